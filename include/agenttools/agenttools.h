@@ -1,0 +1,13 @@
+/*
+ * libagenttools — umbrella header: includes every public header.
+ */
+#ifndef AGENTTOOLS_H
+#define AGENTTOOLS_H
+
+#include "common.h"
+#include "schema.h"
+#include "registry.h"
+#include "dispatch.h"
+#include "session.h"
+
+#endif /* AGENTTOOLS_H */

@@ -1,0 +1,96 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "core.h"
+
+#define AGTI_MSG_MAX 1024
+
+static _Thread_local int last_code;
+static _Thread_local char last_msg[AGTI_MSG_MAX];
+
+int agti_verror(int code, const char *fmt, va_list ap)
+{
+    last_code = code;
+    if (fmt == NULL) {
+        snprintf(last_msg, sizeof last_msg, "%s", agt_status_string(code));
+        return code;
+    }
+    vsnprintf(last_msg, sizeof last_msg, fmt, ap);
+    return code;
+}
+
+int agti_error(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    agti_verror(code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int agti_oom(void)
+{
+    last_code = AGT_ENOMEM;
+    memcpy(last_msg, "out of memory", sizeof "out of memory");
+    return AGT_ENOMEM;
+}
+
+void agti_error_prefix(const char *fmt, ...)
+{
+    char prefix[256];
+    char old[AGTI_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    memcpy(old, last_msg, sizeof old);
+    /* compose by hand: the message is cut at the buffer's end on purpose */
+    size_t n = strlen(prefix);
+    if (n > sizeof last_msg - 3)
+        n = sizeof last_msg - 3;
+    memcpy(last_msg, prefix, n);
+    memcpy(last_msg + n, ": ", 2);
+    n += 2;
+    size_t m = strlen(old);
+    if (m > sizeof last_msg - 1 - n)
+        m = sizeof last_msg - 1 - n;
+    memcpy(last_msg + n, old, m);
+    last_msg[n + m] = '\0';
+}
+
+int agt_error_code(void)
+{
+    return last_code;
+}
+
+const char *agt_error_message(void)
+{
+    return last_msg;
+}
+
+const char *agt_status_string(int code)
+{
+    switch (code) {
+    case AGT_OK: return "success";
+    case AGT_ERROR: return "error";
+    case AGT_ENOMEM: return "out of memory";
+    case AGT_EINVAL: return "invalid argument";
+    case AGT_EINVALID: return "validation failed";
+    case AGT_ENOTFOUND: return "not found";
+    case AGT_EEXISTS: return "already exists";
+    case AGT_EPENDING: return "waiting for approval";
+    case AGT_EFROZEN: return "handle is frozen";
+    case AGT_EPARSE: return "parse error";
+    case AGT_EIO: return "input/output error";
+    case AGT_EDENIED: return "denied";
+    case AGT_ETIMEOUT: return "timed out";
+    case AGT_ECANCELLED: return "cancelled";
+    case AGT_EUNSUPPORTED: return "not supported";
+    case AGT_ELIMIT: return "limit reached";
+    case AGT_EGIT: return "git error";
+    case AGT_ENET: return "network error";
+    case AGT_EAMBIGUOUS: return "ambiguous";
+    case AGT_ESTATE: return "wrong state";
+    default: return "unknown status";
+    }
+}

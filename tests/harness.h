@@ -1,0 +1,90 @@
+/*
+ * Minimal TAP test harness shared by the unit, conformance and integration
+ * tests. Each check prints "ok N - name" or "not ok N - name" (TAP 13), and
+ * t_done() prints the plan and returns the exit status for main().
+ *
+ *   T_CHECK(cond, "name %d", i);       any condition
+ *   T_EQ_INT(got, want, "name");       integers (printed on failure)
+ *   T_EQ_STR(got, want, "name");       NUL-terminated strings (NULL-safe)
+ */
+#ifndef AGT_TEST_HARNESS_H
+#define AGT_TEST_HARNESS_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int t_count;
+static int t_failed;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3), unused))
+#endif
+static int t_check(int ok, const char *fmt, ...)
+{
+    va_list ap;
+    t_count++;
+    if (!ok)
+        t_failed++;
+    printf("%s %d - ", ok ? "ok" : "not ok", t_count);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    return ok;
+}
+
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static void t_diag(const char *fmt, ...)
+{
+    va_list ap;
+    printf("# ");
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+}
+
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static int t_skip(const char *why)
+{
+    t_count++;
+    printf("ok %d # SKIP %s\n", t_count, why);
+    return 1;
+}
+
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static int t_done(void)
+{
+    printf("1..%d\n", t_count);
+    return t_failed ? 1 : 0;
+}
+
+#define T_CHECK(cond, ...) t_check((cond) ? 1 : 0, __VA_ARGS__)
+
+#define T_EQ_INT(got, want, ...)                                                                   \
+    do {                                                                                           \
+        long long t_g_ = (long long)(got), t_w_ = (long long)(want);                               \
+        if (!t_check(t_g_ == t_w_, __VA_ARGS__))                                                   \
+            t_diag("  got %lld, want %lld (%s:%d)", t_g_, t_w_, __FILE__, __LINE__);               \
+    } while (0)
+
+#define T_EQ_STR(got, want, ...)                                                                   \
+    do {                                                                                           \
+        const char *t_g_ = (got), *t_w_ = (want);                                                  \
+        int t_ok_ = (t_g_ == NULL && t_w_ == NULL) ||                                              \
+                    (t_g_ != NULL && t_w_ != NULL && strcmp(t_g_, t_w_) == 0);                     \
+        if (!t_check(t_ok_, __VA_ARGS__))                                                          \
+            t_diag("  got  [%s]\n#   want [%s] (%s:%d)", t_g_ ? t_g_ : "(null)",                   \
+                   t_w_ ? t_w_ : "(null)", __FILE__, __LINE__);                                    \
+    } while (0)
+
+#endif

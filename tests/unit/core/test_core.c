@@ -1,0 +1,76 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "harness.h"
+
+static void test_errors(void)
+{
+    T_EQ_INT(agti_error(AGT_EINVAL, "argument 'x' is %d", 3), AGT_EINVAL, "agti_error returns code");
+    T_EQ_INT(agt_error_code(), AGT_EINVAL, "last code recorded");
+    T_EQ_STR(agt_error_message(), "argument 'x' is 3", "last message recorded");
+    agti_error_prefix("in %s", "f");
+    T_EQ_STR(agt_error_message(), "in f: argument 'x' is 3", "prefix added");
+    T_EQ_STR(agt_status_string(AGT_EPENDING), "waiting for approval", "status string");
+    T_EQ_STR(agt_status_string(-9999), "unknown status", "unknown status string");
+    T_EQ_STR(agt_version(), "1.0.0", "version");
+}
+
+static void test_buf(void)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    T_EQ_STR(agti_buf_cstr(&b), "", "empty buffer is empty string");
+    for (int i = 0; i < 1000; i++)
+        agti_buf_printf(&b, "%d,", i);
+    T_EQ_INT(b.len, 3890, "1000 numbers with commas: 10*2 + 90*3 + 900*4 bytes");
+    T_CHECK(strncmp(b.ptr, "0,1,2,", 6) == 0, "content starts right");
+    agti_buf_truncate(&b, 2);
+    T_EQ_STR(agti_buf_cstr(&b), "0,", "truncate");
+    char *s = agti_buf_detach(&b);
+    T_EQ_STR(s, "0,", "detach");
+    T_CHECK(b.ptr == NULL && b.len == 0, "detach resets");
+    free(s);
+    s = agti_buf_detach(&b);
+    T_EQ_STR(s, "", "detach of empty buffer gives empty string");
+    free(s);
+}
+
+static void test_utf8(void)
+{
+    T_CHECK(agti_utf8_valid("h\xC3\xA9llo", 6), "valid 2-byte");
+    T_CHECK(!agti_utf8_valid("\xC0\xAF", 2), "overlong rejected");
+    T_CHECK(!agti_utf8_valid("\xED\xA0\x80", 3), "surrogate rejected");
+    T_CHECK(!agti_utf8_valid("\xF4\x90\x80\x80", 4), "above U+10FFFF rejected");
+    T_CHECK(!agti_utf8_valid("\xE2\x82", 2), "truncated rejected");
+    T_EQ_INT(agti_utf8_count("\xF0\x9F\x98\x80" "a\xC3\xA9", 7), 3, "code points counted");
+    agti_buf b = AGTI_BUF_INIT;
+    agti_utf8_sanitize(&b, "a\xFF" "b\xE2\x82", 5);
+    T_EQ_STR(agti_buf_cstr(&b), "a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD", "invalid bytes replaced");
+    agti_buf_free(&b);
+    /* "a€" = 61 E2 82 AC: cutting at 2 or 3 would split the euro sign */
+    T_EQ_INT(agti_utf8_floor("a\xE2\x82\xAC", 3), 1, "floor backs off a split sequence");
+    T_EQ_INT(agti_utf8_floor("a\xE2\x82\xAC", 4), 4, "floor keeps a whole sequence");
+    T_EQ_INT(agti_utf8_floor("ab", 2), 2, "floor on ASCII");
+}
+
+static void test_json(void)
+{
+    struct json_t *v = agti_json_parse("{\"a\": [1, 2", 11, "arguments");
+    T_CHECK(v == NULL, "truncated JSON refused");
+    T_EQ_INT(agt_error_code(), AGT_EPARSE, "parse error code");
+    T_CHECK(strncmp(agt_error_message(), "arguments: invalid JSON at line 1", 33) == 0,
+            "parse message names what and where: %s", agt_error_message());
+    agti_buf b = AGTI_BUF_INIT;
+    agti_json_pointer_append(&b, "a/b~c");
+    T_EQ_STR(agti_buf_cstr(&b), "/a~1b~0c", "JSON pointer escaping (RFC 6901)");
+    agti_buf_free(&b);
+}
+
+int main(void)
+{
+    test_errors();
+    test_buf();
+    test_utf8();
+    test_json();
+    return t_done();
+}
