@@ -1,0 +1,205 @@
+/*
+ * Internal filesystem engine of libagenttools: path confinement, sensitive
+ * files, git ignore rules, glob matching, directory walking and atomic writes.
+ * Used by the file tool providers (lib/tools); never installed. Depends on
+ * lib/core only. See docs/fs.md for the decisions behind each part.
+ */
+#ifndef AGT_LIB_FS_H
+#define AGT_LIB_FS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/core.h"
+
+/* ---- wildmatch (git's semantics, compiled to a bit-parallel NFA) ------ */
+
+/* Compiled wildmatch pattern. Semantics of git's wildmatch() with
+ * WM_PATHNAME: '*' and '?' and '[...]' never match '/'; "**" only means
+ * "any number of directories" as a whole component (start or after '/',
+ * followed by '/' or the end), elsewhere it is two plain stars. Matching is
+ * O(len(text) * len(pattern) / 64): no backtracking. */
+typedef struct agti_wm agti_wm;
+
+#define AGTI_WM_CASEFOLD 1u
+
+/* Compiles pattern[0..len). A malformed pattern (unterminated "[", bad
+ * "[:class:]", trailing backslash) compiles to a pattern that matches nothing,
+ * as in git. *bad (may be NULL) is set when that happened. AGT_ENOMEM only. */
+int agti_wm_compile(agti_wm **out, const char *pattern, size_t len, unsigned flags, bool *bad);
+bool agti_wm_match(const agti_wm *wm, const char *text, size_t len);
+void agti_wm_free(agti_wm *wm);
+/* One-shot helper (compile, match, free); false on allocation failure. */
+bool agti_wildmatch(const char *pattern, const char *text, unsigned flags);
+/* Index just past the "]" closing the bracket expression that starts at
+ * p[i] == '[', with git's rules ("[]a]", "[!]]", "[[:alpha:]]"), or 0 when it
+ * is unterminated or malformed. */
+size_t agti_wm_bracket_end(const char *p, size_t len, size_t i);
+
+/* ---- glob (Glob tool, glob filters) ---------------------------------- */
+
+/* A compiled glob: '*', '?', '[...]' (ranges, '!'/'^', POSIX classes), '**'
+ * (zero or more directories), '{a,b}' (nested, escapes), backslash escapes.
+ * A pattern without '/' matches the basename at any depth (like `rg -g`);
+ * a leading "/" or "./" anchors to the root and is dropped; a trailing "/"
+ * matches directories only. Hidden files are not special. */
+typedef struct agti_glob agti_glob;
+
+#define AGTI_GLOB_CASEFOLD 1u
+/* Limit on brace alternatives after expansion. */
+#define AGTI_GLOB_MAX_ALTERNATIVES 1024
+
+/* AGT_EINVAL (NULL/empty), AGT_EPARSE (unbalanced brace, unclosed "[",
+ * trailing backslash: the message names the offset), AGT_ELIMIT (more than
+ * AGTI_GLOB_MAX_ALTERNATIVES alternatives), AGT_ENOMEM. */
+int agti_glob_compile(agti_glob **out, const char *pattern, unsigned flags);
+/* relpath: '/'-separated, relative to the search root, no leading "./". */
+bool agti_glob_match(const agti_glob *g, const char *relpath, size_t len, bool is_dir);
+void agti_glob_free(agti_glob *g);
+
+/* ---- ignore rules ---------------------------------------------------- */
+
+typedef struct agti_ignore agti_ignore;
+
+/* Flags for agti_ignore_new. */
+#define AGTI_IGN_NO_GLOBAL 1u    /* skip core.excludesFile / $XDG_CONFIG_HOME/git/ignore */
+#define AGTI_IGN_NO_EXCLUDE 2u   /* skip <root>/.git/info/exclude */
+#define AGTI_IGN_NO_DOTIGNORE 4u /* read .gitignore only (not .ignore/.rgignore) */
+
+/* An ignore context for the tree at root (an existing directory). Reads the
+ * global excludes and .git/info/exclude now; per-directory files on demand.
+ * home: directory for "~" and ~/.gitconfig (NULL: $HOME). */
+int agti_ignore_new(agti_ignore **out, const char *root, const char *home, unsigned flags);
+void agti_ignore_free(agti_ignore *ig);
+/* Adds the patterns of text (gitignore syntax) as if they were the last
+ * ignore file of directory reldir ("" for the root). For tests and hosts. */
+int agti_ignore_add_text(agti_ignore *ig, const char *reldir, const char *text, size_t len);
+
+/* Walker interface: push the ignore files of directory reldir ("" = root,
+ * no trailing slash) before visiting its entries; pop after. */
+int agti_ignore_push(agti_ignore *ig, const char *reldir);
+void agti_ignore_pop(agti_ignore *ig);
+/* Decides relpath (an entry of the directory on top of the stack) against
+ * the pushed files only: 1 excluded, 0 not (no rule, or a negated rule). */
+int agti_ignore_check_entry(const agti_ignore *ig, const char *relpath, bool is_dir);
+
+/* Full query: whether relpath (relative to the root, '/'-separated) or any
+ * of its parent directories is excluded, loading the needed files along the
+ * path (cached). Independent of the push/pop stack. *out = true when ignored. */
+int agti_ignore_is_ignored(agti_ignore *ig, const char *relpath, bool is_dir, bool *out);
+
+/* ---- sensitive files ------------------------------------------------- */
+
+/* True when the file at relpath (any '/'-separated path) must not be read,
+ * written, listed or searched; *reason (may be NULL) gets a static phrase
+ * such as "environment file (.env)". Case-insensitive. */
+bool agti_fs_is_sensitive(const char *relpath, const char **reason);
+
+/* ---- path resolution and confinement --------------------------------- */
+
+/* Resolves user_path against the workspace root: "~" and "~/x" use home
+ * (NULL: $HOME); relative paths are relative to root; the result is
+ * lexically normalised, then every existing symlink is resolved (dangling
+ * ones too), so a path is judged by where it really leads. Inside test by
+ * path components. A path outside root is accepted when it lies inside one
+ * of allowed[0..nallowed).
+ * *out_abs: absolute real path; *out_rel: root-relative display path ("."
+ * for the root itself), or the absolute path for an allowed directory.
+ * Both malloc'd (either out may be NULL).
+ * AGT_EINVAL (empty path, "~user"), AGT_EDENIED (outside; the message says
+ * how to get access), AGT_ENOTFOUND (root missing), AGT_ELIMIT (symlink
+ * loop), AGT_ENOMEM. */
+int agti_path_resolve(const char *root, const char *const *allowed, size_t nallowed,
+                      const char *home, const char *user_path, char **out_abs, char **out_rel);
+/* Lexical normalisation of an absolute or relative path: drops "." and
+ * empty components, applies ".." (never above "/" for absolute paths; kept
+ * as leading ".." for relative ones). Malloc'd; "." for an empty result. */
+char *agti_path_normalize(const char *path);
+/* True when path equals dir or lies below it (component-wise). */
+bool agti_path_is_within(const char *path, const char *dir);
+
+/* ---- directory walker ------------------------------------------------ */
+
+enum agti_fs_type {
+    AGTI_FS_FILE = 1,    /* regular file (or a symlink to one, is_symlink set) */
+    AGTI_FS_DIR = 2,     /* directory (only reported with include_dirs) */
+    AGTI_FS_SYMLINK = 3, /* symlink to a directory, dangling, or to a special file */
+    AGTI_FS_OTHER = 4    /* fifo, socket, device */
+};
+
+typedef struct agti_walk_entry {
+    const char *relpath; /* root-relative, '/'-separated; valid during the callback */
+    size_t relpath_len;
+    int type;         /* enum agti_fs_type */
+    bool is_symlink;  /* the entry itself is a symlink */
+    uint64_t size;    /* bytes (of the target for a symlink to a file) */
+    int64_t mtime_ns; /* modification time, ns since the epoch */
+} agti_walk_entry;
+
+typedef struct agti_walk_opts {
+    bool include_ignored;   /* do not apply ignore rules */
+    bool include_dirs;      /* also report directories (before their contents) */
+    bool skip_sensitive;    /* drop sensitive files, counting them */
+    unsigned ignore_flags;  /* AGTI_IGN_* for the ignore context */
+    const char *home;       /* for the global excludes; NULL: $HOME */
+    size_t max_entries;     /* stop after this many reported entries (0: no limit) */
+    int64_t time_budget_ms; /* stop after this long (0: no limit) */
+    size_t max_depth;       /* 0: no limit; 1: only the root's entries */
+} agti_walk_opts;
+
+typedef struct agti_walk_result {
+    size_t entries;           /* entries reported */
+    size_t sensitive_skipped; /* with skip_sensitive */
+    bool truncated;           /* max_entries reached */
+    bool timed_out;           /* time budget ran out */
+    char **warnings;          /* unreadable directories etc., malloc'd */
+    size_t nwarnings;
+} agti_walk_result;
+
+/* Callback: non-zero stops the walk (agti_walk returns AGT_ECANCELLED). */
+typedef int (*agti_walk_cb)(const agti_walk_entry *e, void *payload);
+
+/* Walks root recursively in name order (bytewise), depth first. Skips VCS
+ * folders (.git .hg .svn .bzr _darcs .jj), includes hidden files, honours
+ * .gitignore/.ignore/.rgignore/info/exclude/global excludes unless
+ * include_ignored, never follows symlinked directories (symlinks to files
+ * are reported as files). Unreadable directories become warnings. Stopping
+ * at a limit is not an error (see truncated / timed_out). res may be NULL.
+ * AGT_EINVAL, AGT_ENOTFOUND (root), AGT_ECANCELLED, AGT_ENOMEM. */
+int agti_walk(const char *root, const agti_walk_opts *opts, agti_walk_cb cb, void *payload,
+              agti_walk_result *res);
+void agti_walk_result_clear(agti_walk_result *res);
+
+/* ---- atomic writes and line endings ---------------------------------- */
+
+#define AGTI_WRITE_MKDIRS 1u /* create missing parent directories (0777 & ~umask) */
+#define AGTI_WRITE_APPEND 2u /* new content = old content + data (still atomic) */
+
+/* Replaces path with data via a temporary file in the same directory
+ * (mkstemp, O_CLOEXEC), full write, fsync, the original's mode bits (new
+ * files: 0666 & ~umask), rename, fsync of the directory. A symlink at path
+ * is written through (its target is replaced). On any failure the original
+ * is untouched and the temporary file removed.
+ * AGT_EINVAL (NULL path, path is a directory), AGT_ENOTFOUND (parent
+ * missing without AGTI_WRITE_MKDIRS), AGT_EIO (with the failing call and
+ * errno text), AGT_ENOMEM. */
+int agti_fs_write_atomic(const char *path, const void *data, size_t len, unsigned flags);
+
+/* Test hook: when > 0, the n-th step of the next atomic writes on this
+ * thread fails (1 open temp, 2 write, 3 fsync, 4 chmod, 5 rename); reset to
+ * 0 after firing. */
+extern _Thread_local int agti_fs_atomic_fail_step;
+
+enum agti_eol { AGTI_EOL_NONE = 0, AGTI_EOL_LF = 1, AGTI_EOL_CRLF = 2 };
+/* The line ending of text: the majority of its line endings; on a tie the
+ * first one; AGTI_EOL_NONE without any newline. */
+int agti_fs_detect_eol(const char *text, size_t len);
+/* Copies text with every bare "\n" turned into "\r\n" (existing "\r\n"
+ * kept). Malloc'd, NUL-terminated; *out_len its length. NULL on OOM. */
+char *agti_fs_lf_to_crlf(const char *text, size_t len, size_t *out_len);
+/* Copies text with every "\r\n" turned into "\n". */
+char *agti_fs_crlf_to_lf(const char *text, size_t len, size_t *out_len);
+
+#endif

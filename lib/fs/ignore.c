@@ -1,0 +1,596 @@
+/*
+ * Ignore rules with git's semantics (dir.c): .gitignore at every level plus
+ * .ignore and .rgignore (ripgrep's files, read after .gitignore of the same
+ * directory so they win), <root>/.git/info/exclude and the global excludes
+ * file. Precedence: within a file the last matching line wins; a deeper
+ * directory wins over a shallower one; then info/exclude; then the global
+ * file. A path is ignored when it or any parent directory is excluded, and
+ * the ignore files inside an excluded directory are never read.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "fs.h"
+
+#define IGN_MAX_FILE (64u << 20)
+
+typedef struct ign_pat {
+    agti_wm *wm;
+    bool negative;
+    bool mustbedir;
+    bool nodir;
+} ign_pat;
+
+typedef struct ign_list {
+    char *base; /* "" or "dir/sub/" */
+    size_t baselen;
+    ign_pat *pats;
+    size_t n, cap;
+} ign_list;
+
+typedef struct ign_frame {
+    ign_list *list; /* NULL when the directory has no rules */
+    bool owned;
+} ign_frame;
+
+struct agti_ignore {
+    char *root;
+    unsigned flags;
+    ign_list *global;
+    ign_list *exclude;
+    ign_frame *stack;
+    size_t depth, stack_cap;
+    ign_list **tab; /* cache for queries: open addressing on base */
+    size_t tab_cap, tab_n;
+};
+
+/* ---- lists ------------------------------------------------------------ */
+
+static ign_list *list_new(const char *reldir)
+{
+    ign_list *l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return NULL;
+    size_t n = strlen(reldir);
+    l->base = malloc(n + 2);
+    if (l->base == NULL) {
+        free(l);
+        return NULL;
+    }
+    memcpy(l->base, reldir, n);
+    if (n > 0)
+        l->base[n++] = '/';
+    l->base[n] = '\0';
+    l->baselen = n;
+    return l;
+}
+
+static void list_free(ign_list *l)
+{
+    if (l == NULL)
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        agti_wm_free(l->pats[i].wm);
+    free(l->pats);
+    free(l->base);
+    free(l);
+}
+
+/* git's trim_trailing_spaces(): unescaped trailing spaces go. */
+static size_t trim_trailing_spaces(const char *s, size_t len)
+{
+    size_t last_space = len;
+    bool in_space = false;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == ' ') {
+            if (!in_space) {
+                last_space = i;
+                in_space = true;
+            }
+        } else if (s[i] == '\\') {
+            i++;
+            if (i >= len)
+                return len;
+            in_space = false;
+        } else {
+            in_space = false;
+        }
+    }
+    return in_space ? last_space : len;
+}
+
+static int list_add_line(ign_list *l, const char *s, size_t len)
+{
+    ign_pat p = {NULL, false, false, false};
+    if (len > 0 && s[0] == '!') {
+        p.negative = true;
+        s++;
+        len--;
+    }
+    if (len > 0 && s[len - 1] == '/') {
+        p.mustbedir = true;
+        len--;
+    }
+    p.nodir = memchr(s, '/', len) == NULL;
+    if (!p.nodir && s[0] == '/') {
+        s++;
+        len--;
+    }
+    int rc = agti_wm_compile(&p.wm, s, len, 0, NULL);
+    if (rc != AGT_OK)
+        return rc;
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 8;
+        ign_pat *np = realloc(l->pats, nc * sizeof *np);
+        if (np == NULL) {
+            agti_wm_free(p.wm);
+            return agti_oom();
+        }
+        l->pats = np;
+        l->cap = nc;
+    }
+    l->pats[l->n++] = p;
+    return AGT_OK;
+}
+
+/* git's add_patterns_from_buffer(): BOM, '\n' lines, '\r' before it dropped,
+ * '#' comments, empty lines skipped, trailing spaces trimmed. */
+static int list_add_text(ign_list *l, const char *text, size_t len)
+{
+    size_t i = 0;
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+        i = 3;
+    while (i < len) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t end = nl ? (size_t)(nl - text) : len;
+        size_t n = end - i;
+        if (n > 0 && text[i] != '#') {
+            if (text[i + n - 1] == '\r')
+                n--;
+            n = trim_trailing_spaces(text + i, n);
+            if (n > 0) {
+                int rc = list_add_line(l, text + i, n);
+                if (rc != AGT_OK)
+                    return rc;
+            }
+        }
+        i = end + 1;
+    }
+    return AGT_OK;
+}
+
+/* Reads path into l; a missing or unreadable file is no rules. */
+static int list_add_file(ign_list *l, const char *path)
+{
+    FILE *f = fopen(path, "rbe");
+    if (f == NULL)
+        return AGT_OK;
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (uint64_t)st.st_size > IGN_MAX_FILE) {
+        fclose(f);
+        return AGT_OK;
+    }
+    size_t sz = (size_t)st.st_size;
+    char *buf = malloc(sz);
+    if (buf == NULL) {
+        fclose(f);
+        return agti_oom();
+    }
+    size_t got = fread(buf, 1, sz, f);
+    fclose(f);
+    int rc = list_add_text(l, buf, got);
+    free(buf);
+    return rc;
+}
+
+/* 1 excluded, 0 re-included by a negated rule, -1 no rule matched. */
+static int list_match(const ign_list *l, const char *path, size_t len, bool is_dir)
+{
+    if (l == NULL || l->n == 0)
+        return -1;
+    const char *slash = NULL;
+    for (size_t i = len; i-- > 0;)
+        if (path[i] == '/') {
+            slash = path + i;
+            break;
+        }
+    const char *bname = slash ? slash + 1 : path;
+    size_t blen = len - (size_t)(bname - path);
+    bool in_base = l->baselen == 0 || (len > l->baselen && memcmp(path, l->base, l->baselen) == 0);
+    for (size_t i = l->n; i-- > 0;) {
+        const ign_pat *p = &l->pats[i];
+        if (p->mustbedir && !is_dir)
+            continue;
+        bool m;
+        if (p->nodir)
+            m = agti_wm_match(p->wm, bname, blen);
+        else
+            m = in_base && agti_wm_match(p->wm, path + l->baselen, len - l->baselen);
+        if (m)
+            return p->negative ? 0 : 1;
+    }
+    return -1;
+}
+
+/* ---- context ---------------------------------------------------------- */
+
+static char *join(const char *a, const char *b)
+{
+    size_t la = strlen(a);
+    if (la > 0 && a[la - 1] == '/')
+        return agti_aprintf("%s%s", a, b);
+    return agti_aprintf("%s/%s", a, b);
+}
+
+static char *expand_home(const char *v, const char *home)
+{
+    if (v[0] == '~' && (v[1] == '/' || v[1] == '\0') && home != NULL)
+        return agti_aprintf("%s%s", home, v + 1);
+    return agti_strdup(v);
+}
+
+/* Minimal git config reader: the last core.excludesFile in path, or NULL. */
+static char *config_excludes_file(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return NULL;
+    char line[4096];
+    bool in_core = false;
+    char *found = NULL;
+    while (fgets(line, sizeof line, f) != NULL) {
+        char *s = line;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        size_t n = strlen(s);
+        while (n > 0 &&
+               (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+            s[--n] = '\0';
+        if (s[0] == '[') {
+            char *e = strchr(s, ']');
+            in_core = e != NULL && (size_t)(e - s) == 5 && strncasecmp(s + 1, "core", 4) == 0;
+            continue;
+        }
+        if (!in_core || strncasecmp(s, "excludesfile", 12) != 0)
+            continue;
+        char *v = s + 12;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        if (*v != '=')
+            continue;
+        v++;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        size_t vl = strlen(v);
+        if (vl >= 2 && v[0] == '"' && v[vl - 1] == '"') {
+            v[vl - 1] = '\0';
+            v++;
+        }
+        char *copy = agti_strdup(v);
+        if (copy != NULL) {
+            free(found);
+            found = copy;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+static int load_global(agti_ignore *ig, const char *home)
+{
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    char *xdg_dir = NULL;
+    if (xdg != NULL && xdg[0] != '\0')
+        xdg_dir = agti_strdup(xdg);
+    else if (home != NULL)
+        xdg_dir = join(home, ".config");
+    char *file = NULL;
+    /* git reads $XDG_CONFIG_HOME/git/config, then ~/.gitconfig (later wins). */
+    if (xdg_dir != NULL) {
+        char *cfg = join(xdg_dir, "git/config");
+        if (cfg != NULL)
+            file = config_excludes_file(cfg);
+        free(cfg);
+    }
+    if (home != NULL) {
+        char *cfg = join(home, ".gitconfig");
+        char *v = cfg ? config_excludes_file(cfg) : NULL;
+        if (v != NULL) {
+            free(file);
+            file = v;
+        }
+        free(cfg);
+    }
+    char *path = NULL;
+    if (file != NULL)
+        path = expand_home(file, home);
+    else if (xdg_dir != NULL)
+        path = join(xdg_dir, "git/ignore");
+    free(file);
+    free(xdg_dir);
+    int rc = AGT_OK;
+    if (path != NULL) {
+        ig->global = list_new("");
+        rc = ig->global ? list_add_file(ig->global, path) : agti_oom();
+    }
+    free(path);
+    return rc;
+}
+
+int agti_ignore_new(agti_ignore **out, const char *root, const char *home, unsigned flags)
+{
+    if (out == NULL || root == NULL || root[0] == '\0')
+        return agti_error(AGT_EINVAL, "ignore: root directory must be given");
+    *out = NULL;
+    agti_ignore *ig = calloc(1, sizeof *ig);
+    if (ig == NULL)
+        return agti_oom();
+    ig->flags = flags;
+    ig->root = agti_strdup(root);
+    if (ig->root == NULL) {
+        free(ig);
+        return agti_oom();
+    }
+    if (home == NULL)
+        home = getenv("HOME");
+    int rc = AGT_OK;
+    if (!(flags & AGTI_IGN_NO_GLOBAL))
+        rc = load_global(ig, home);
+    if (rc == AGT_OK && !(flags & AGTI_IGN_NO_EXCLUDE)) {
+        char *p = join(root, ".git/info/exclude");
+        ig->exclude = list_new("");
+        if (p == NULL || ig->exclude == NULL)
+            rc = agti_oom();
+        else
+            rc = list_add_file(ig->exclude, p);
+        free(p);
+    }
+    if (rc != AGT_OK) {
+        agti_ignore_free(ig);
+        return rc;
+    }
+    *out = ig;
+    return AGT_OK;
+}
+
+void agti_ignore_free(agti_ignore *ig)
+{
+    if (ig == NULL)
+        return;
+    while (ig->depth > 0)
+        agti_ignore_pop(ig);
+    free(ig->stack);
+    for (size_t i = 0; i < ig->tab_cap; i++)
+        list_free(ig->tab[i]);
+    free(ig->tab);
+    list_free(ig->global);
+    list_free(ig->exclude);
+    free(ig->root);
+    free(ig);
+}
+
+/* Reads the ignore files of reldir into a new list. */
+static int load_dir(const agti_ignore *ig, const char *reldir, ign_list **out)
+{
+    *out = NULL;
+    ign_list *l = list_new(reldir);
+    if (l == NULL)
+        return agti_oom();
+    static const char *const names[] = {".gitignore", ".ignore", ".rgignore"};
+    size_t nnames = (ig->flags & AGTI_IGN_NO_DOTIGNORE) ? 1 : 3;
+    int rc = AGT_OK;
+    for (size_t i = 0; i < nnames && rc == AGT_OK; i++) {
+        char *p = reldir[0] ? agti_aprintf("%s/%s/%s", ig->root, reldir, names[i])
+                            : join(ig->root, names[i]);
+        if (p == NULL) {
+            rc = agti_oom();
+            break;
+        }
+        rc = list_add_file(l, p);
+        free(p);
+    }
+    if (rc != AGT_OK) {
+        list_free(l);
+        return rc;
+    }
+    *out = l;
+    return AGT_OK;
+}
+
+static size_t hash_str(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return (size_t)h;
+}
+
+/* The cached list for reldir (base = reldir + "/"), or NULL. */
+static ign_list *cache_find(const agti_ignore *ig, const char *reldir, size_t n)
+{
+    if (ig->tab_cap == 0)
+        return NULL;
+    size_t mask = ig->tab_cap - 1;
+    for (size_t i = hash_str(reldir, n) & mask;; i = (i + 1) & mask) {
+        ign_list *l = ig->tab[i];
+        if (l == NULL)
+            return NULL;
+        size_t bl = l->baselen ? l->baselen - 1 : 0;
+        if (bl == n && memcmp(l->base, reldir, n) == 0)
+            return l;
+    }
+}
+
+static int cache_put(agti_ignore *ig, ign_list *l)
+{
+    if ((ig->tab_n + 1) * 2 > ig->tab_cap) {
+        size_t nc = ig->tab_cap ? ig->tab_cap * 2 : 64;
+        ign_list **nt = calloc(nc, sizeof *nt);
+        if (nt == NULL)
+            return agti_oom();
+        for (size_t i = 0; i < ig->tab_cap; i++) {
+            ign_list *e = ig->tab[i];
+            if (e == NULL)
+                continue;
+            size_t bl = e->baselen ? e->baselen - 1 : 0;
+            size_t j = hash_str(e->base, bl) & (nc - 1);
+            while (nt[j] != NULL)
+                j = (j + 1) & (nc - 1);
+            nt[j] = e;
+        }
+        free(ig->tab);
+        ig->tab = nt;
+        ig->tab_cap = nc;
+    }
+    size_t bl = l->baselen ? l->baselen - 1 : 0;
+    size_t j = hash_str(l->base, bl) & (ig->tab_cap - 1);
+    while (ig->tab[j] != NULL)
+        j = (j + 1) & (ig->tab_cap - 1);
+    ig->tab[j] = l;
+    ig->tab_n++;
+    return AGT_OK;
+}
+
+/* The cached list of reldir[0..n), loading it on first use. */
+static int cache_get(agti_ignore *ig, const char *reldir, size_t n, ign_list **out)
+{
+    ign_list *l = cache_find(ig, reldir, n);
+    if (l != NULL) {
+        *out = l;
+        return AGT_OK;
+    }
+    char *d = agti_strndup(reldir, n);
+    if (d == NULL)
+        return agti_oom();
+    int rc = load_dir(ig, d, &l);
+    free(d);
+    if (rc == AGT_OK && (rc = cache_put(ig, l)) != AGT_OK)
+        list_free(l);
+    *out = rc == AGT_OK ? l : NULL;
+    return rc;
+}
+
+int agti_ignore_add_text(agti_ignore *ig, const char *reldir, const char *text, size_t len)
+{
+    if (ig == NULL || reldir == NULL || (text == NULL && len > 0))
+        return agti_error(AGT_EINVAL, "ignore: NULL argument");
+    ign_list *l;
+    int rc = cache_get(ig, reldir, strlen(reldir), &l);
+    if (rc != AGT_OK)
+        return rc;
+    return list_add_text(l, text, len);
+}
+
+int agti_ignore_push(agti_ignore *ig, const char *reldir)
+{
+    if (ig->depth == ig->stack_cap) {
+        size_t nc = ig->stack_cap ? ig->stack_cap * 2 : 16;
+        ign_frame *ns = realloc(ig->stack, nc * sizeof *ns);
+        if (ns == NULL)
+            return agti_oom();
+        ig->stack = ns;
+        ig->stack_cap = nc;
+    }
+    ign_frame fr = {NULL, false};
+    size_t n = strlen(reldir);
+    fr.list = cache_find(ig, reldir, n);
+    if (fr.list == NULL) {
+        int rc = load_dir(ig, reldir, &fr.list);
+        if (rc != AGT_OK)
+            return rc;
+        if (fr.list->n == 0) {
+            list_free(fr.list);
+            fr.list = NULL;
+        } else {
+            fr.owned = true;
+        }
+    }
+    ig->stack[ig->depth++] = fr;
+    return AGT_OK;
+}
+
+void agti_ignore_pop(agti_ignore *ig)
+{
+    if (ig == NULL || ig->depth == 0)
+        return;
+    ign_frame *fr = &ig->stack[--ig->depth];
+    if (fr->owned)
+        list_free(fr->list);
+}
+
+static int decide(const agti_ignore *ig, ign_list *const *lists, size_t nlists, const char *path,
+                  size_t len, bool is_dir)
+{
+    for (size_t i = nlists; i-- > 0;) {
+        int r = list_match(lists[i], path, len, is_dir);
+        if (r >= 0)
+            return r;
+    }
+    int r = list_match(ig->exclude, path, len, is_dir);
+    if (r < 0)
+        r = list_match(ig->global, path, len, is_dir);
+    return r > 0 ? 1 : 0;
+}
+
+int agti_ignore_check_entry(const agti_ignore *ig, const char *relpath, bool is_dir)
+{
+    size_t len = strlen(relpath);
+    for (size_t i = ig->depth; i-- > 0;) {
+        int r = list_match(ig->stack[i].list, relpath, len, is_dir);
+        if (r >= 0)
+            return r;
+    }
+    int r = list_match(ig->exclude, relpath, len, is_dir);
+    if (r < 0)
+        r = list_match(ig->global, relpath, len, is_dir);
+    return r > 0 ? 1 : 0;
+}
+
+int agti_ignore_is_ignored(agti_ignore *ig, const char *relpath, bool is_dir, bool *out)
+{
+    if (ig == NULL || relpath == NULL || out == NULL)
+        return agti_error(AGT_EINVAL, "ignore: NULL argument");
+    *out = false;
+    size_t len = strlen(relpath);
+    while (len > 0 && relpath[len - 1] == '/')
+        len--;
+    size_t start = 0;
+    while (start < len && relpath[start] == '/')
+        start++;
+    const char *path = relpath + start;
+    len -= start;
+    if (len == 0)
+        return AGT_OK;
+    size_t ncomp = 1;
+    for (size_t i = 0; i < len; i++)
+        if (path[i] == '/')
+            ncomp++;
+    ign_list **lists = malloc(ncomp * sizeof *lists);
+    if (lists == NULL)
+        return agti_oom();
+    size_t nlists = 0;
+    int rc = cache_get(ig, "", 0, &lists[nlists]);
+    if (rc == AGT_OK)
+        nlists++;
+    for (size_t i = 0; rc == AGT_OK && i <= len; i++) {
+        if (i < len && path[i] != '/')
+            continue;
+        bool last = i == len;
+        if (decide(ig, lists, nlists, path, i, last ? is_dir : true)) {
+            *out = true;
+            break;
+        }
+        if (!last) {
+            rc = cache_get(ig, path, i, &lists[nlists]);
+            if (rc == AGT_OK)
+                nlists++;
+        }
+    }
+    free(lists);
+    return rc;
+}
