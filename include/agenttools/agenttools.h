@@ -9,5 +9,6 @@
 #include "registry.h"
 #include "dispatch.h"
 #include "session.h"
+#include "cron.h"
 
 #endif /* AGENTTOOLS_H */
