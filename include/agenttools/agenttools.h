@@ -10,5 +10,6 @@
 #include "dispatch.h"
 #include "session.h"
 #include "cron.h"
+#include "diff.h"
 
 #endif /* AGENTTOOLS_H */
