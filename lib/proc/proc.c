@@ -501,14 +501,15 @@ static void note_status(agti_proc *p, const siginfo_t *si)
 static void after_exit(agti_proc *p)
 {
     p->exited = true;
-    read_available(p, SIZE_MAX);
-    if (p->keep_group) {
-        close_output(p);
-    } else {
+    /* Kill first: a leftover that writes without pause would otherwise keep
+     * the drain below busy for as long as it lives. */
+    if (!p->keep_group)
         signal_group(p, SIGKILL);
-        if (p->out_fd >= 0)
-            p->drain_until = now_of(p) + DRAIN_LINGER_MS;
-    }
+    read_available(p, READ_BUDGET);
+    if (p->keep_group)
+        close_output(p);
+    else if (p->out_fd >= 0)
+        p->drain_until = now_of(p) + DRAIN_LINGER_MS;
     if (p->out_fd < 0)
         reap(p);
 }
@@ -533,7 +534,7 @@ static void check_exit(agti_proc *p)
             free(p->reason);
             p->reason = agti_aprintf("exit status unavailable: %s", strerror(errno));
         }
-        read_available(p, SIZE_MAX);
+        read_available(p, READ_BUDGET);
         close_output(p);
         if (p->pidfd >= 0) {
             close(p->pidfd);

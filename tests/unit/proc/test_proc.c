@@ -403,6 +403,43 @@ static void test_event_loop(void)
     agti_proc_free(p);
 }
 
+/* A job left behind that writes without pause must not keep the engine
+ * reading forever, even without a hard cap. */
+static void test_leftover_writer(void)
+{
+    agti_proc_opts o;
+    agti_proc_opts_init(&o);
+    o.hard_cap = SIZE_MAX;
+    agti_proc *p;
+    char *out = run("yes & echo started", &o, &p);
+    T_EQ_INT(agti_proc_state_get(p), AGTI_PROC_COMPLETED, "shell leaving a writer completes");
+    T_EQ_INT(agti_proc_exit_code(p), 0, "with the shell's status");
+    free(out);
+    agti_proc_free(p);
+}
+
+/* A host that ignores SIGCHLD has its children reaped by the kernel: the
+ * status is lost, which is reported rather than guessed. */
+static void test_host_reaps(void)
+{
+    struct sigaction old, ign;
+    memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGCHLD, &ign, &old);
+    agti_proc *p;
+    char *out = run("echo hi; exit 3", NULL, &p);
+    T_EQ_STR(out, "hi\n", "output kept when the host reaps");
+    T_EQ_INT(agti_proc_state_get(p), AGTI_PROC_FAILED, "status unknown counts as failed");
+    T_EQ_INT(agti_proc_exit_code(p), -1, "no exit code invented");
+    const char *why = agti_proc_reason(p);
+    T_CHECK(why && strncmp(why, "exit status unavailable", 23) == 0, "reason says why: %s",
+            why ? why : "(null)");
+    free(out);
+    agti_proc_free(p);
+    sigaction(SIGCHLD, &old, NULL);
+}
+
 static void chld_handler(int sig)
 {
     (void)sig;
@@ -439,6 +476,9 @@ int main(void)
     test_utf8();
     test_fake_clock();
     test_event_loop();
+
+    test_leftover_writer();
+    test_host_reaps();
 
     sigaction(SIGCHLD, NULL, &after);
     T_CHECK(after.sa_handler == chld_handler && after.sa_flags == before.sa_flags,
