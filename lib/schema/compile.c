@@ -1,0 +1,1252 @@
+/* Schema compilation: indexes every subschema of every document (base URI,
+ * JSON pointer, draft, resource), registers "$id", "$anchor" and
+ * "$dynamicAnchor", then turns each schema object into an agti_snode with
+ * its "$ref"s resolved to node pointers (cycles are fine: a node is
+ * registered before its children are compiled). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema_internal.h"
+#include "schema_priv.h"
+
+/* ---- arena ----------------------------------------------------------- */
+
+typedef struct arena_chunk {
+    struct arena_chunk *next;
+    size_t used, cap;
+    max_align_t data[];
+} arena_chunk;
+
+static void *arena_alloc(agt_schema *s, size_t size)
+{
+    size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+    arena_chunk *c = s->arena;
+    if (c == NULL || c->cap - c->used < size) {
+        size_t cap = size > 16384 ? size : 16384;
+        arena_chunk *n = calloc(1, sizeof *n + cap);
+        if (n == NULL)
+            return NULL;
+        n->cap = cap;
+        n->next = c;
+        s->arena = n;
+        c = n;
+    }
+    void *p = (char *)c->data + c->used;
+    c->used += size;
+    return p;
+}
+
+static void arena_free(agt_schema *s)
+{
+    arena_chunk *c = s->arena;
+    while (c) {
+        arena_chunk *n = c->next;
+        free(c);
+        c = n;
+    }
+    s->arena = NULL;
+}
+
+static char *arena_strndup(agt_schema *s, const char *p, size_t n)
+{
+    char *d = arena_alloc(s, n + 1);
+    if (d) {
+        memcpy(d, p, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+uint32_t agti_schema_hash(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 16777619u;
+    }
+    return h;
+}
+
+/* ---- maps ------------------------------------------------------------ */
+
+typedef struct sinfo {
+    const json_t *json;
+    char *base; /* base URI in effect inside this schema */
+    char *path; /* JSON pointer inside its document */
+    bool draft7;
+    agti_sres *res;
+    agti_snode *node;
+} sinfo;
+
+typedef struct ptrmap {
+    sinfo **slots;
+    size_t cap, n;
+} ptrmap;
+
+typedef struct strent {
+    char *key;
+    const json_t *json;
+} strent;
+
+typedef struct strmap {
+    strent *slots;
+    size_t cap, n;
+} strmap;
+
+static size_t ptr_hash(const void *p)
+{
+    uintptr_t x = (uintptr_t)p;
+    x ^= x >> 17;
+    x *= 0x9E3779B97F4A7C15ull & UINTPTR_MAX;
+    x ^= x >> 29;
+    return (size_t)x;
+}
+
+static sinfo *ptrmap_get(const ptrmap *m, const json_t *j)
+{
+    if (m->cap == 0)
+        return NULL;
+    size_t i = ptr_hash(j) & (m->cap - 1);
+    while (m->slots[i]) {
+        if (m->slots[i]->json == j)
+            return m->slots[i];
+        i = (i + 1) & (m->cap - 1);
+    }
+    return NULL;
+}
+
+static bool ptrmap_put(ptrmap *m, sinfo *v)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 64;
+        sinfo **ns = calloc(ncap, sizeof *ns);
+        if (ns == NULL)
+            return false;
+        for (size_t k = 0; k < m->cap; k++) {
+            if (m->slots[k] == NULL)
+                continue;
+            size_t i = ptr_hash(m->slots[k]->json) & (ncap - 1);
+            while (ns[i])
+                i = (i + 1) & (ncap - 1);
+            ns[i] = m->slots[k];
+        }
+        free(m->slots);
+        m->slots = ns;
+        m->cap = ncap;
+    }
+    size_t i = ptr_hash(v->json) & (m->cap - 1);
+    while (m->slots[i])
+        i = (i + 1) & (m->cap - 1);
+    m->slots[i] = v;
+    m->n++;
+    return true;
+}
+
+static const json_t *strmap_get(const strmap *m, const char *key)
+{
+    if (m->cap == 0)
+        return NULL;
+    size_t i = agti_schema_hash(key, strlen(key)) & (m->cap - 1);
+    while (m->slots[i].key) {
+        if (strcmp(m->slots[i].key, key) == 0)
+            return m->slots[i].json;
+        i = (i + 1) & (m->cap - 1);
+    }
+    return NULL;
+}
+
+/* First registration wins. */
+static bool strmap_put(strmap *m, const char *key, const json_t *j)
+{
+    if (strmap_get(m, key))
+        return true;
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 64;
+        strent *ns = calloc(ncap, sizeof *ns);
+        if (ns == NULL)
+            return false;
+        for (size_t k = 0; k < m->cap; k++) {
+            if (m->slots[k].key == NULL)
+                continue;
+            size_t i = agti_schema_hash(m->slots[k].key, strlen(m->slots[k].key)) & (ncap - 1);
+            while (ns[i].key)
+                i = (i + 1) & (ncap - 1);
+            ns[i] = m->slots[k];
+        }
+        free(m->slots);
+        m->slots = ns;
+        m->cap = ncap;
+    }
+    char *k = agti_strdup(key);
+    if (k == NULL)
+        return false;
+    size_t i = agti_schema_hash(key, strlen(key)) & (m->cap - 1);
+    while (m->slots[i].key)
+        i = (i + 1) & (m->cap - 1);
+    m->slots[i].key = k;
+    m->slots[i].json = j;
+    m->n++;
+    return true;
+}
+
+/* ---- compiler state -------------------------------------------------- */
+
+typedef struct resinfo {
+    agti_sres *res;
+    const json_t **danchor_json; /* parallel to res->danchor_names */
+    size_t cap;
+} resinfo;
+
+typedef struct cctx {
+    agt_schema *s;
+    const agt_schema_options *opts;
+    ptrmap infos;
+    strmap ids;
+    sinfo **all; /* every sinfo, for freeing */
+    size_t n_all, cap_all;
+    resinfo *res;
+    size_t n_res, cap_res;
+    int status;
+} cctx;
+
+static int c_oom(cctx *c)
+{
+    if (c->status == AGT_OK)
+        c->status = agti_oom();
+    return c->status;
+}
+
+static int c_fail(cctx *c, int code, const char *fmt, ...) AGTI_PRINTF(3, 4);
+static int c_fail(cctx *c, int code, const char *fmt, ...)
+{
+    if (c->status != AGT_OK)
+        return c->status;
+    va_list ap;
+    va_start(ap, fmt);
+    agti_verror(code, fmt, ap);
+    va_end(ap);
+    c->status = code;
+    return code;
+}
+
+static bool is_schema(const json_t *j)
+{
+    return json_is_object(j) || json_is_boolean(j);
+}
+
+static agti_sres *new_res(cctx *c)
+{
+    if (c->n_res == c->cap_res) {
+        size_t ncap = c->cap_res ? c->cap_res * 2 : 8;
+        resinfo *nr = realloc(c->res, ncap * sizeof *nr);
+        if (nr == NULL)
+            return NULL;
+        c->res = nr;
+        c->cap_res = ncap;
+    }
+    agti_sres *r = arena_alloc(c->s, sizeof *r);
+    if (r == NULL)
+        return NULL;
+    memset(r, 0, sizeof *r);
+    c->res[c->n_res].res = r;
+    c->res[c->n_res].danchor_json = NULL;
+    c->res[c->n_res].cap = 0;
+    c->n_res++;
+    return r;
+}
+
+static bool res_add_danchor(cctx *c, agti_sres *r, const char *name, const json_t *j)
+{
+    resinfo *ri = NULL;
+    for (size_t i = c->n_res; i-- > 0;)
+        if (c->res[i].res == r) {
+            ri = &c->res[i];
+            break;
+        }
+    if (ri == NULL)
+        return false;
+    for (size_t i = 0; i < r->n_danchors; i++)
+        if (strcmp(r->danchor_names[i], name) == 0)
+            return true;
+    if (r->n_danchors == ri->cap) {
+        size_t ncap = ri->cap ? ri->cap * 2 : 4;
+        const char **nn = arena_alloc(c->s, ncap * sizeof *nn);
+        agti_snode **nd = arena_alloc(c->s, ncap * sizeof *nd);
+        const json_t **nj = realloc(ri->danchor_json, ncap * sizeof *nj);
+        if (nn == NULL || nd == NULL || nj == NULL) {
+            if (nj)
+                ri->danchor_json = nj;
+            return false;
+        }
+        if (r->n_danchors) {
+            memcpy(nn, r->danchor_names, r->n_danchors * sizeof *nn);
+            memcpy(nd, r->danchor_nodes, r->n_danchors * sizeof *nd);
+        }
+        r->danchor_names = nn;
+        r->danchor_nodes = nd;
+        ri->danchor_json = nj;
+        ri->cap = ncap;
+    }
+    const char *nm = arena_strndup(c->s, name, strlen(name));
+    if (nm == NULL)
+        return false;
+    r->danchor_names[r->n_danchors] = nm;
+    r->danchor_nodes[r->n_danchors] = NULL;
+    ri->danchor_json[r->n_danchors] = j;
+    r->n_danchors++;
+    return true;
+}
+
+/* Strips the fragment of a URI in place; returns a pointer to the fragment
+ * text (after '#') or NULL when there was none. */
+static char *split_fragment(char *uri)
+{
+    char *h = strchr(uri, '#');
+    if (h == NULL)
+        return NULL;
+    *h = '\0';
+    return h + 1;
+}
+
+static int draft_from_schema_uri(const char *u)
+{
+    if (strstr(u, "draft-07") || strstr(u, "draft-06") || strstr(u, "draft-04"))
+        return AGT_DRAFT_7;
+    if (strstr(u, "2020-12") || strstr(u, "2019-09"))
+        return AGT_DRAFT_2020_12;
+    return AGT_DRAFT_AUTO;
+}
+
+/* ---- indexing -------------------------------------------------------- */
+
+static void index_schema(cctx *c, const json_t *j, const char *base, const char *path, bool draft7,
+                         agti_sres *res, bool doc_root);
+
+static void index_child(cctx *c, const json_t *j, const sinfo *parent, const char *kw,
+                        const char *key, size_t idx, bool use_idx)
+{
+    agti_buf p = AGTI_BUF_INIT;
+    agti_buf_puts(&p, parent->path);
+    agti_json_pointer_append(&p, kw);
+    if (key)
+        agti_json_pointer_append(&p, key);
+    else if (use_idx)
+        agti_buf_printf(&p, "/%zu", idx);
+    if (p.oom) {
+        agti_buf_free(&p);
+        c_oom(c);
+        return;
+    }
+    index_schema(c, j, parent->base, agti_buf_cstr(&p), parent->draft7, parent->res, false);
+    agti_buf_free(&p);
+}
+
+static void index_children(cctx *c, const json_t *j, const sinfo *in)
+{
+    static const char *single[] = {"additionalItems",
+                                   "items",
+                                   "contains",
+                                   "additionalProperties",
+                                   "propertyNames",
+                                   "not",
+                                   "if",
+                                   "then",
+                                   "else",
+                                   "unevaluatedItems",
+                                   "unevaluatedProperties"};
+    static const char *lists[] = {"allOf", "anyOf", "oneOf", "prefixItems", "items"};
+    static const char *maps[] = {"properties",  "patternProperties", "$defs",
+                                 "definitions", "dependentSchemas",  "dependencies"};
+    for (size_t k = 0; k < sizeof single / sizeof *single && c->status == AGT_OK; k++) {
+        const json_t *v = json_object_get(j, single[k]);
+        if (v && is_schema(v))
+            index_child(c, v, in, single[k], NULL, 0, false);
+    }
+    for (size_t k = 0; k < sizeof lists / sizeof *lists && c->status == AGT_OK; k++) {
+        const json_t *v = json_object_get(j, lists[k]);
+        if (!json_is_array(v))
+            continue;
+        for (size_t i = 0; i < json_array_size(v) && c->status == AGT_OK; i++)
+            if (is_schema(json_array_get(v, i)))
+                index_child(c, json_array_get(v, i), in, lists[k], NULL, i, true);
+    }
+    for (size_t k = 0; k < sizeof maps / sizeof *maps && c->status == AGT_OK; k++) {
+        const json_t *v = json_object_get(j, maps[k]);
+        const char *key;
+        const json_t *sub;
+        if (!json_is_object(v))
+            continue;
+        json_object_foreach((json_t *)v, key, sub)
+        {
+            if (c->status != AGT_OK)
+                break;
+            if (is_schema(sub))
+                index_child(c, sub, in, maps[k], key, 0, false);
+        }
+    }
+}
+
+static bool all_push(cctx *c, sinfo *in)
+{
+    if (c->n_all == c->cap_all) {
+        size_t nc = c->cap_all ? c->cap_all * 2 : 64;
+        sinfo **na = realloc(c->all, nc * sizeof *na);
+        if (na == NULL)
+            return false;
+        c->all = na;
+        c->cap_all = nc;
+    }
+    c->all[c->n_all++] = in;
+    return true;
+}
+
+static void index_schema(cctx *c, const json_t *j, const char *base, const char *path, bool draft7,
+                         agti_sres *res, bool doc_root)
+{
+    if (c->status != AGT_OK || !is_schema(j) || ptrmap_get(&c->infos, j))
+        return;
+    sinfo *in = calloc(1, sizeof *in);
+    if (in == NULL || !all_push(c, in)) {
+        free(in);
+        c_oom(c);
+        return;
+    }
+    in->json = j;
+    in->draft7 = draft7;
+    in->res = res;
+    in->path = agti_strdup(path);
+    char *nb = NULL;
+    if (json_is_object(j)) {
+        const json_t *sch = json_object_get(j, "$schema");
+        const json_t *id = json_object_get(j, "$id");
+        if (json_is_string(sch) && (doc_root || id)) {
+            int d = draft_from_schema_uri(json_string_value(sch));
+            if (d != AGT_DRAFT_AUTO)
+                in->draft7 = d == AGT_DRAFT_7;
+        }
+        bool ref_wins = in->draft7 && json_object_get(j, "$ref") != NULL;
+        if (json_is_string(id) && !ref_wins) {
+            const char *ids = json_string_value(id);
+            char *full = agti_uri_resolve(base, ids);
+            if (full == NULL) {
+                c_oom(c);
+                return;
+            }
+            if (ids[0] == '#' && in->draft7) {
+                /* draft-07 location-independent identifier: an anchor */
+                if (ids[1] && !strmap_put(&c->ids, full, j))
+                    c_oom(c);
+                free(full);
+            } else {
+                split_fragment(full);
+                nb = full;
+                if (!strmap_put(&c->ids, nb, j))
+                    c_oom(c);
+                in->res = new_res(c);
+                if (in->res == NULL)
+                    c_oom(c);
+            }
+        }
+    }
+    if (in->res == NULL) {
+        in->res = new_res(c);
+        if (in->res == NULL)
+            c_oom(c);
+    }
+    in->base = nb ? nb : agti_strdup(base);
+    if (in->path == NULL || in->base == NULL) {
+        c_oom(c);
+        return;
+    }
+    if (doc_root && !strmap_put(&c->ids, in->base, j)) {
+        c_oom(c);
+        return;
+    }
+    if (!ptrmap_put(&c->infos, in)) {
+        c_oom(c);
+        return;
+    }
+    if (!json_is_object(j))
+        return;
+    if (!in->draft7) {
+        const char *akw[] = {"$anchor", "$dynamicAnchor"};
+        for (int k = 0; k < 2; k++) {
+            const json_t *a = json_object_get(j, akw[k]);
+            if (!json_is_string(a))
+                continue;
+            char *u = agti_aprintf("%s#%s", in->base, json_string_value(a));
+            if (u == NULL || !strmap_put(&c->ids, u, j))
+                c_oom(c);
+            free(u);
+            if (k == 1 && !res_add_danchor(c, in->res, json_string_value(a), j))
+                c_oom(c);
+        }
+    }
+    index_children(c, j, in);
+}
+
+/* ---- loading documents ----------------------------------------------- */
+
+static int add_document(cctx *c, json_t *doc)
+{
+    if (json_array_append(c->s->documents, doc) != 0)
+        return c_oom(c);
+    return AGT_OK;
+}
+
+static const json_t *load_remote(cctx *c, const char *uri)
+{
+    const json_t *have = strmap_get(&c->ids, uri);
+    if (have)
+        return have;
+    json_t *doc = NULL;
+    const agt_schema_options *o = c->opts;
+    if (o) {
+        for (size_t i = 0; i < o->n_res; i++) {
+            if (strcmp(o->res_uris[i], uri) == 0) {
+                doc = json_incref(o->res_docs[i]);
+                break;
+            }
+        }
+    }
+    if (doc == NULL) {
+        const char *text = agti_schema_embedded(uri);
+        if (text) {
+            doc = agti_json_parse(text, strlen(text), "embedded meta-schema");
+            if (doc == NULL) {
+                c_oom(c);
+                return NULL;
+            }
+        }
+    }
+    if (doc == NULL && o && o->resolver != NULL) {
+        struct agt_schema_resolution r = {NULL};
+        int rc = o->resolver(uri, &r, o->payload);
+        if (rc != 0) {
+            json_decref(r.doc);
+            c_fail(c, AGT_ECANCELLED, "resolver cancelled the compilation at '%s'", uri);
+            return NULL;
+        }
+        doc = r.doc;
+    }
+    if (doc == NULL) {
+        c_fail(c, AGT_ENOTFOUND,
+               "cannot resolve '%s': no registered resource, embedded meta-schema or "
+               "resolver answer for it",
+               uri);
+        return NULL;
+    }
+    if (!is_schema(doc)) {
+        json_decref(doc);
+        c_fail(c, AGT_EINVALID, "document '%s' is not a schema (object or boolean)", uri);
+        return NULL;
+    }
+    if (add_document(c, doc) != AGT_OK) {
+        json_decref(doc);
+        return NULL;
+    }
+    json_decref(doc); /* the documents array holds it */
+    bool d7 = o && o->draft == AGT_DRAFT_7;
+    if (json_is_object(doc)) {
+        const json_t *sch = json_object_get(doc, "$schema");
+        if (json_is_string(sch) && draft_from_schema_uri(json_string_value(sch)) != AGT_DRAFT_AUTO)
+            d7 = draft_from_schema_uri(json_string_value(sch)) == AGT_DRAFT_7;
+    }
+    if (!strmap_put(&c->ids, uri, doc)) {
+        c_oom(c);
+        return NULL;
+    }
+    index_schema(c, doc, uri, "", d7, NULL, true);
+    return c->status == AGT_OK ? doc : NULL;
+}
+
+/* Resolves a reference to a schema value; indexes it when it was reached by a
+ * JSON pointer into a place the index walk does not visit. */
+static const json_t *resolve_ref(cctx *c, const char *base, const char *ref, const char *where)
+{
+    char *full = agti_uri_resolve(base, ref);
+    if (full == NULL) {
+        c_oom(c);
+        return NULL;
+    }
+    char *frag = split_fragment(full);
+    const json_t *target = NULL;
+    if (frag == NULL || frag[0] == '\0' || frag[0] == '/') {
+        const json_t *doc = strmap_get(&c->ids, full);
+        if (doc == NULL)
+            doc = load_remote(c, full);
+        if (doc == NULL) {
+            free(full);
+            return NULL;
+        }
+        const sinfo *anc = ptrmap_get(&c->infos, doc);
+        const json_t *cur = doc;
+        char *ptr = frag ? agti_uri_pct_decode(frag, strlen(frag)) : agti_strdup("");
+        if (ptr == NULL) {
+            free(full);
+            c_oom(c);
+            return NULL;
+        }
+        agti_buf path = AGTI_BUF_INIT;
+        agti_buf_puts(&path, anc ? anc->path : "");
+        const char *p = ptr;
+        while (*p == '/' && cur) {
+            p++;
+            const char *e = strchr(p, '/');
+            size_t n = e ? (size_t)(e - p) : strlen(p);
+            agti_buf tok = AGTI_BUF_INIT;
+            for (size_t i = 0; i < n; i++) {
+                if (p[i] == '~' && i + 1 < n && p[i + 1] == '1') {
+                    agti_buf_putc(&tok, '/');
+                    i++;
+                } else if (p[i] == '~' && i + 1 < n && p[i + 1] == '0') {
+                    agti_buf_putc(&tok, '~');
+                    i++;
+                } else {
+                    agti_buf_putc(&tok, p[i]);
+                }
+            }
+            const char *t = agti_buf_cstr(&tok);
+            if (json_is_object(cur)) {
+                cur = json_object_getn(cur, t, tok.len);
+            } else if (json_is_array(cur)) {
+                char *end;
+                unsigned long long ix = strtoull(t, &end, 10);
+                cur = (tok.len && *end == '\0' && (t[0] != '0' || tok.len == 1))
+                          ? json_array_get(cur, (size_t)ix)
+                          : NULL;
+            } else {
+                cur = NULL;
+            }
+            agti_json_pointer_append(&path, t);
+            agti_buf_free(&tok);
+            if (cur && ptrmap_get(&c->infos, cur))
+                anc = ptrmap_get(&c->infos, cur);
+            p += n;
+        }
+        if (cur == NULL || *p != '\0') {
+            c_fail(c, AGT_ENOTFOUND, "schema %s: cannot resolve $ref '%s': no such location", where,
+                   ref);
+        } else if (!is_schema(cur)) {
+            c_fail(c, AGT_EINVALID, "schema %s: $ref '%s' points at a value that is not a schema",
+                   where, ref);
+        } else if (!ptrmap_get(&c->infos, cur)) {
+            if (path.oom)
+                c_oom(c);
+            else
+                index_schema(c, cur, anc ? anc->base : full, agti_buf_cstr(&path),
+                             anc ? anc->draft7 : false, anc ? anc->res : NULL, false);
+            target = c->status == AGT_OK ? cur : NULL;
+        } else {
+            target = cur;
+        }
+        agti_buf_free(&path);
+        free(ptr);
+    } else {
+        char *anchor = agti_aprintf("%s#%s", full, frag);
+        if (anchor == NULL) {
+            free(full);
+            c_oom(c);
+            return NULL;
+        }
+        target = strmap_get(&c->ids, anchor);
+        if (target == NULL && strmap_get(&c->ids, full) == NULL && load_remote(c, full))
+            target = strmap_get(&c->ids, anchor);
+        if (target == NULL)
+            c_fail(c, AGT_ENOTFOUND, "schema %s: cannot resolve $ref '%s': no anchor '%s'", where,
+                   ref, frag);
+        free(anchor);
+    }
+    free(full);
+    return target;
+}
+
+/* ---- keyword compilation --------------------------------------------- */
+
+static agti_snode *compile_node(cctx *c, const json_t *j);
+
+static int bad_kw(cctx *c, const sinfo *in, const char *kw, const char *what)
+{
+    return c_fail(c, AGT_EINVALID, "invalid schema at '%s/%s': \"%s\" %s", in->path, kw, kw, what);
+}
+
+static bool get_count(cctx *c, const sinfo *in, const char *kw, int64_t *out)
+{
+    const json_t *v = json_object_get(in->json, kw);
+    if (v == NULL)
+        return true;
+    double d = json_number_value(v);
+    if (!json_is_number(v) || d < 0 || floor(d) != d || d > 9.0e15) {
+        bad_kw(c, in, kw, "must be a non-negative integer");
+        return false;
+    }
+    *out = (int64_t)d;
+    return true;
+}
+
+static bool get_number(cctx *c, const sinfo *in, const char *kw, double *out, unsigned bit,
+                       unsigned *flags)
+{
+    const json_t *v = json_object_get(in->json, kw);
+    if (v == NULL)
+        return true;
+    if (!json_is_number(v)) {
+        bad_kw(c, in, kw, "must be a number");
+        return false;
+    }
+    *out = json_number_value(v);
+    *flags |= bit;
+    return true;
+}
+
+static agti_snode *sub(cctx *c, const sinfo *in, const char *kw, const json_t *v)
+{
+    if (!is_schema(v)) {
+        bad_kw(c, in, kw, "must be a schema (an object or a boolean)");
+        return NULL;
+    }
+    return compile_node(c, v);
+}
+
+static bool sub_list(cctx *c, const sinfo *in, const char *kw, agti_snode ***out, size_t *n,
+                     bool nonempty)
+{
+    const json_t *v = json_object_get(in->json, kw);
+    if (v == NULL)
+        return true;
+    if (!json_is_array(v) || (nonempty && json_array_size(v) == 0)) {
+        bad_kw(c, in, kw,
+               nonempty ? "must be a non-empty array of schemas" : "must be an array of schemas");
+        return false;
+    }
+    size_t m = json_array_size(v);
+    agti_snode **arr = arena_alloc(c->s, (m ? m : 1) * sizeof *arr);
+    if (arr == NULL) {
+        c_oom(c);
+        return false;
+    }
+    for (size_t i = 0; i < m; i++) {
+        arr[i] = sub(c, in, kw, json_array_get(v, i));
+        if (arr[i] == NULL)
+            return false;
+    }
+    *out = arr;
+    *n = m;
+    return true;
+}
+
+static bool sub_one(cctx *c, const sinfo *in, const char *kw, agti_snode **out)
+{
+    const json_t *v = json_object_get(in->json, kw);
+    if (v == NULL)
+        return true;
+    *out = sub(c, in, kw, v);
+    return *out != NULL;
+}
+
+static bool compile_types(cctx *c, const sinfo *in, agti_snode *n)
+{
+    static const char *names[] = {"null",   "boolean", "object", "array",
+                                  "number", "string",  "integer"};
+    const json_t *v = json_object_get(in->json, "type");
+    if (v == NULL)
+        return true;
+    size_t m = json_is_array(v) ? json_array_size(v) : 1;
+    if (!json_is_array(v) && !json_is_string(v))
+        return bad_kw(c, in, "type", "must be a type name or an array of type names"), false;
+    for (size_t i = 0; i < m; i++) {
+        const json_t *t = json_is_array(v) ? json_array_get(v, i) : v;
+        unsigned bit = 0;
+        for (unsigned k = 0; k < 7 && json_is_string(t); k++)
+            if (strcmp(json_string_value(t), names[k]) == 0)
+                bit = 1u << k;
+        if (bit == 0)
+            return bad_kw(c, in, "type",
+                          "must name only null, boolean, object, array, number, string or "
+                          "integer"),
+                   false;
+        n->types |= bit;
+    }
+    if (n->types & AGTI_T_NUMBER)
+        n->types |= AGTI_T_INTEGER;
+    if (m == 0)
+        n->types = 0x80; /* an empty list accepts nothing */
+    return true;
+}
+
+static bool add_code(cctx *c, pcre2_code *re)
+{
+    agt_schema *s = c->s;
+    if (s->n_codes == s->cap_codes) {
+        size_t nc = s->cap_codes ? s->cap_codes * 2 : 8;
+        pcre2_code **na = realloc(s->codes, nc * sizeof *na);
+        if (na == NULL) {
+            pcre2_code_free(re);
+            c_oom(c);
+            return false;
+        }
+        s->codes = na;
+        s->cap_codes = nc;
+    }
+    s->codes[s->n_codes++] = re;
+    return true;
+}
+
+static pcre2_code *regex(cctx *c, const sinfo *in, const char *kw, const char *src, size_t len)
+{
+    char err[512];
+    pcre2_code *re = agti_schema_regex_compile(src, len, err, sizeof err);
+    if (re == NULL) {
+        c_fail(c, AGT_EINVALID, "invalid schema at '%s/%s': %s", in->path, kw, err);
+        return NULL;
+    }
+    return add_code(c, re) ? re : NULL;
+}
+
+static bool compile_strings(cctx *c, const sinfo *in, const char *kw, const json_t *v,
+                            const char ***names, size_t **lens, size_t *n)
+{
+    if (!json_is_array(v))
+        return bad_kw(c, in, kw, "must be an array of strings"), false;
+    size_t m = json_array_size(v);
+    *names = arena_alloc(c->s, (m ? m : 1) * sizeof **names);
+    *lens = arena_alloc(c->s, (m ? m : 1) * sizeof **lens);
+    if (*names == NULL || *lens == NULL)
+        return c_oom(c), false;
+    for (size_t i = 0; i < m; i++) {
+        const json_t *e = json_array_get(v, i);
+        if (!json_is_string(e))
+            return bad_kw(c, in, kw, "must be an array of strings"), false;
+        (*names)[i] = json_string_value(e);
+        (*lens)[i] = json_string_length(e);
+    }
+    *n = m;
+    return true;
+}
+
+static bool build_prop_table(cctx *c, agti_snode *n)
+{
+    uint32_t cap = 8;
+    while (cap < n->n_props * 2)
+        cap *= 2;
+    n->prop_table = arena_alloc(c->s, cap * sizeof *n->prop_table);
+    if (n->prop_table == NULL)
+        return c_oom(c), false;
+    memset(n->prop_table, 0, cap * sizeof *n->prop_table);
+    n->prop_mask = cap - 1;
+    for (size_t i = 0; i < n->n_props; i++) {
+        uint32_t h = n->props[i].hash & n->prop_mask;
+        while (n->prop_table[h])
+            h = (h + 1) & n->prop_mask;
+        n->prop_table[h] = (uint32_t)i + 1;
+    }
+    return true;
+}
+
+static bool compile_props(cctx *c, const sinfo *in, const char *kw, agti_sprop **out, size_t *count)
+{
+    const json_t *v = json_object_get(in->json, kw);
+    if (v == NULL)
+        return true;
+    if (!json_is_object(v))
+        return bad_kw(c, in, kw, "must be an object whose values are schemas"), false;
+    size_t m = json_object_size(v);
+    agti_sprop *arr = arena_alloc(c->s, (m ? m : 1) * sizeof *arr);
+    if (arr == NULL)
+        return c_oom(c), false;
+    size_t i = 0;
+    const char *key;
+    size_t klen;
+    json_t *val;
+    json_object_keylen_foreach((json_t *)v, key, klen, val)
+    {
+        arr[i].key = key;
+        arr[i].len = klen;
+        arr[i].hash = agti_schema_hash(key, klen);
+        arr[i].node = sub(c, in, kw, val);
+        if (arr[i].node == NULL)
+            return false;
+        i++;
+    }
+    *out = arr;
+    *count = m;
+    return true;
+}
+
+static bool compile_object_kws(cctx *c, const sinfo *in, agti_snode *n)
+{
+    const json_t *j = in->json;
+    if (!compile_props(c, in, "properties", &n->props, &n->n_props))
+        return false;
+    if (n->n_props && !build_prop_table(c, n))
+        return false;
+    const json_t *pp = json_object_get(j, "patternProperties");
+    if (pp) {
+        if (!json_is_object(pp))
+            return bad_kw(c, in, "patternProperties", "must be an object whose values are schemas"),
+                   false;
+        size_t m = json_object_size(pp), i = 0;
+        n->patterns = arena_alloc(c->s, (m ? m : 1) * sizeof *n->patterns);
+        if (n->patterns == NULL)
+            return c_oom(c), false;
+        const char *key;
+        size_t klen;
+        json_t *val;
+        json_object_keylen_foreach((json_t *)pp, key, klen, val)
+        {
+            n->patterns[i].src = key;
+            n->patterns[i].re = regex(c, in, "patternProperties", key, klen);
+            if (n->patterns[i].re == NULL)
+                return false;
+            n->patterns[i].node = sub(c, in, "patternProperties", val);
+            if (n->patterns[i].node == NULL)
+                return false;
+            i++;
+        }
+        n->n_patterns = m;
+    }
+    if (!sub_one(c, in, "additionalProperties", &n->additional) ||
+        !sub_one(c, in, "propertyNames", &n->property_names))
+        return false;
+    const json_t *req = json_object_get(j, "required");
+    if (req &&
+        !compile_strings(c, in, "required", req, &n->required, &n->required_lens, &n->n_required))
+        return false;
+    if (!get_count(c, in, "maxProperties", &n->max_props) ||
+        !get_count(c, in, "minProperties", &n->min_props))
+        return false;
+
+    /* dependentRequired / dependentSchemas (2020-12) or dependencies (draft 7) */
+    const char *dr_kw = in->draft7 ? "dependencies" : "dependentRequired";
+    const json_t *dr = json_object_get(j, dr_kw);
+    const json_t *ds = in->draft7 ? dr : json_object_get(j, "dependentSchemas");
+    if (dr && !json_is_object(dr))
+        return bad_kw(c, in, dr_kw, "must be an object"), false;
+    if (ds && !json_is_object(ds))
+        return bad_kw(c, in, "dependentSchemas", "must be an object whose values are schemas"),
+               false;
+    size_t mr = dr ? json_object_size(dr) : 0, ms = ds ? json_object_size(ds) : 0;
+    if (mr) {
+        n->dep_required = arena_alloc(c->s, mr * sizeof *n->dep_required);
+        if (n->dep_required == NULL)
+            return c_oom(c), false;
+    }
+    if (ms) {
+        n->dep_schemas = arena_alloc(c->s, ms * sizeof *n->dep_schemas);
+        if (n->dep_schemas == NULL)
+            return c_oom(c), false;
+    }
+    const char *key;
+    size_t klen;
+    json_t *val;
+    if (dr) {
+        json_object_keylen_foreach((json_t *)dr, key, klen, val)
+        {
+            if (in->draft7 && !json_is_array(val))
+                continue; /* a schema: handled below */
+            agti_sdepreq *d = &n->dep_required[n->n_dep_required++];
+            d->key = key;
+            d->len = klen;
+            if (!compile_strings(c, in, dr_kw, val, &d->names, &d->lens, &d->n))
+                return false;
+        }
+    }
+    if (ds) {
+        json_object_keylen_foreach((json_t *)ds, key, klen, val)
+        {
+            if (in->draft7 && json_is_array(val))
+                continue;
+            agti_sprop *d = &n->dep_schemas[n->n_dep_schemas++];
+            d->key = key;
+            d->len = klen;
+            d->node = sub(c, in, in->draft7 ? "dependencies" : "dependentSchemas", val);
+            if (d->node == NULL)
+                return false;
+        }
+    }
+    if (!in->draft7 && !sub_one(c, in, "unevaluatedProperties", &n->unevaluated_props))
+        return false;
+    return true;
+}
+
+static bool compile_array_kws(cctx *c, const sinfo *in, agti_snode *n)
+{
+    const json_t *j = in->json;
+    const json_t *items = json_object_get(j, "items");
+    if (in->draft7) {
+        if (json_is_array(items)) {
+            if (!sub_list(c, in, "items", &n->prefix, &n->n_prefix, false) ||
+                !sub_one(c, in, "additionalItems", &n->items))
+                return false;
+            n->items_kw = "additionalItems";
+        } else if (items) {
+            n->items = sub(c, in, "items", items);
+            if (n->items == NULL)
+                return false;
+            n->items_kw = "items";
+        }
+    } else {
+        if (!sub_list(c, in, "prefixItems", &n->prefix, &n->n_prefix, false))
+            return false;
+        if (items) {
+            n->items = sub(c, in, "items", items);
+            if (n->items == NULL)
+                return false;
+            n->items_kw = "items";
+        }
+        if (!sub_one(c, in, "unevaluatedItems", &n->unevaluated_items))
+            return false;
+    }
+    if (!sub_one(c, in, "contains", &n->contains))
+        return false;
+    n->min_contains = 1;
+    n->max_contains = -1;
+    if (!in->draft7 && (!get_count(c, in, "minContains", &n->min_contains) ||
+                        !get_count(c, in, "maxContains", &n->max_contains)))
+        return false;
+    if (!get_count(c, in, "maxItems", &n->max_items) ||
+        !get_count(c, in, "minItems", &n->min_items))
+        return false;
+    const json_t *u = json_object_get(j, "uniqueItems");
+    if (u && !json_is_boolean(u))
+        return bad_kw(c, in, "uniqueItems", "must be a boolean"), false;
+    if (json_is_true(u))
+        n->flags |= AGTI_K_UNIQUE;
+    return true;
+}
+
+static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
+{
+    const json_t *j = in->json;
+    if (!compile_types(c, in, n))
+        return false;
+    const json_t *e = json_object_get(j, "enum");
+    if (e && !json_is_array(e))
+        return bad_kw(c, in, "enum", "must be an array"), false;
+    n->enum_values = (json_t *)e;
+    const json_t *k = json_object_get(j, "const");
+    if (k) {
+        n->const_value = (json_t *)k;
+        n->flags |= AGTI_K_CONST;
+    }
+    if (!get_number(c, in, "multipleOf", &n->multiple_of, AGTI_K_MULTIPLE_OF, &n->flags) ||
+        !get_number(c, in, "maximum", &n->maximum, AGTI_K_MAXIMUM, &n->flags) ||
+        !get_number(c, in, "minimum", &n->minimum, AGTI_K_MINIMUM, &n->flags) ||
+        !get_number(c, in, "exclusiveMaximum", &n->excl_maximum, AGTI_K_EXCL_MAXIMUM, &n->flags) ||
+        !get_number(c, in, "exclusiveMinimum", &n->excl_minimum, AGTI_K_EXCL_MINIMUM, &n->flags))
+        return false;
+    if (n->flags & AGTI_K_MULTIPLE_OF) {
+        if (!(n->multiple_of > 0))
+            return bad_kw(c, in, "multipleOf", "must be a number greater than 0"), false;
+        const json_t *m = json_object_get(j, "multipleOf");
+        if (json_is_integer(m))
+            n->multiple_of_int = json_integer_value(m);
+    }
+    n->max_length = n->min_length = -1;
+    if (!get_count(c, in, "maxLength", &n->max_length) ||
+        !get_count(c, in, "minLength", &n->min_length))
+        return false;
+    const json_t *p = json_object_get(j, "pattern");
+    if (p) {
+        if (!json_is_string(p))
+            return bad_kw(c, in, "pattern", "must be a string"), false;
+        n->pattern_src = json_string_value(p);
+        n->pattern = regex(c, in, "pattern", json_string_value(p), json_string_length(p));
+        if (n->pattern == NULL)
+            return false;
+    }
+    const json_t *f = json_object_get(j, "format");
+    if (f) {
+        if (!json_is_string(f))
+            return bad_kw(c, in, "format", "must be a string"), false;
+        if (c->s->format_assert)
+            n->format = agti_schema_format_id(json_string_value(f));
+    }
+    return true;
+}
+
+static bool compile_refs(cctx *c, const sinfo *in, agti_snode *n)
+{
+    const json_t *r = json_object_get(in->json, "$ref");
+    if (r) {
+        if (!json_is_string(r))
+            return bad_kw(c, in, "$ref", "must be a string (a URI reference)"), false;
+        const json_t *t = resolve_ref(c, in->base, json_string_value(r), in->path);
+        if (t == NULL)
+            return false;
+        n->ref_src = json_string_value(r);
+        n->ref = compile_node(c, t);
+        if (n->ref == NULL)
+            return false;
+    }
+    if (in->draft7)
+        return true;
+    const json_t *d = json_object_get(in->json, "$dynamicRef");
+    if (d) {
+        if (!json_is_string(d))
+            return bad_kw(c, in, "$dynamicRef", "must be a string (a URI reference)"), false;
+        const char *src = json_string_value(d);
+        const json_t *t = resolve_ref(c, in->base, src, in->path);
+        if (t == NULL)
+            return false;
+        n->dyn_ref_src = src;
+        n->dyn_ref = compile_node(c, t);
+        if (n->dyn_ref == NULL)
+            return false;
+        const char *h = strchr(src, '#');
+        const json_t *da = json_object_get(t, "$dynamicAnchor");
+        if (h && h[1] && h[1] != '/' && json_is_string(da) &&
+            strcmp(json_string_value(da), h + 1) == 0)
+            n->dyn_ref_anchor = json_string_value(da);
+    }
+    return true;
+}
+
+static agti_snode *compile_node(cctx *c, const json_t *j)
+{
+    if (c->status != AGT_OK)
+        return NULL;
+    sinfo *in = ptrmap_get(&c->infos, j);
+    if (in == NULL) {
+        c_fail(c, AGT_ERROR, "internal: schema location was not indexed");
+        return NULL;
+    }
+    if (in->node)
+        return in->node;
+    agti_snode *n = arena_alloc(c->s, sizeof *n);
+    if (n == NULL) {
+        c_oom(c);
+        return NULL;
+    }
+    memset(n, 0, sizeof *n);
+    in->node = n;
+    n->path = arena_strndup(c->s, in->path, strlen(in->path));
+    n->res = in->res;
+    n->draft7 = in->draft7;
+    n->max_length = n->min_length = -1;
+    n->max_props = n->min_props = n->max_items = n->min_items = -1;
+    n->max_contains = -1;
+    n->min_contains = 1;
+    if (n->path == NULL) {
+        c_oom(c);
+        return NULL;
+    }
+    if (json_is_boolean(j)) {
+        n->is_bool = true;
+        n->bool_value = json_is_true(j);
+        return n;
+    }
+    if (in->draft7 && json_object_get(j, "$ref")) {
+        /* draft 7: "$ref" overrides every sibling keyword */
+        return compile_refs(c, in, n) ? n : NULL;
+    }
+    if (!compile_value_kws(c, in, n) || !compile_array_kws(c, in, n) ||
+        !compile_object_kws(c, in, n) ||
+        !sub_list(c, in, "allOf", &n->all_of, &n->n_all_of, true) ||
+        !sub_list(c, in, "anyOf", &n->any_of, &n->n_any_of, true) ||
+        !sub_list(c, in, "oneOf", &n->one_of, &n->n_one_of, true) ||
+        !sub_one(c, in, "not", &n->not_) || !sub_one(c, in, "if", &n->if_) ||
+        !sub_one(c, in, "then", &n->then_) || !sub_one(c, in, "else", &n->else_) ||
+        !compile_refs(c, in, n))
+        return NULL;
+    n->has_unevaluated = n->unevaluated_items != NULL || n->unevaluated_props != NULL;
+    return n;
+}
+
+/* Compiles the node of every "$dynamicAnchor", including those of documents
+ * loaded while doing so. */
+static bool compile_dynamic_anchors(cctx *c)
+{
+    for (size_t i = 0; i < c->n_res && c->status == AGT_OK; i++) {
+        agti_sres *r = c->res[i].res;
+        for (size_t k = 0; k < r->n_danchors && c->status == AGT_OK; k++) {
+            r->danchor_nodes[k] = compile_node(c, c->res[i].danchor_json[k]);
+            r = c->res[i].res; /* c->res may have moved */
+        }
+    }
+    return c->status == AGT_OK;
+}
+
+static void cctx_free(cctx *c)
+{
+    for (size_t i = 0; i < c->n_all; i++) {
+        free(c->all[i]->base);
+        free(c->all[i]->path);
+        free(c->all[i]);
+    }
+    free(c->all);
+    free(c->infos.slots);
+    for (size_t i = 0; i < c->ids.cap; i++)
+        free(c->ids.slots[i].key);
+    free(c->ids.slots);
+    for (size_t i = 0; i < c->n_res; i++)
+        free(c->res[i].danchor_json);
+    free(c->res);
+}
+
+void agti_schema_destroy(agt_schema *s)
+{
+    if (s == NULL)
+        return;
+    for (size_t i = 0; i < s->n_codes; i++)
+        pcre2_code_free(s->codes[i]);
+    free(s->codes);
+    arena_free(s);
+    json_decref(s->documents);
+    pcre2_match_data_free(atomic_load(&s->match_cache));
+    free(s);
+}
+
+int agti_schema_compile_json(agt_schema **out, struct json_t *schema,
+                             const agt_schema_options *opts)
+{
+    if (out == NULL)
+        return agti_error(AGT_EINVAL, "agt_schema_compile: out is NULL");
+    *out = NULL;
+    if (schema == NULL)
+        return agti_error(AGT_EINVAL, "agt_schema_compile: schema is NULL");
+    if (!is_schema(schema))
+        return agti_error(AGT_EINVALID,
+                          "invalid schema: a schema must be an object or a boolean, got %s",
+                          json_is_array(schema)    ? "an array"
+                          : json_is_string(schema) ? "a string"
+                          : json_is_null(schema)   ? "null"
+                                                   : "a number");
+    agt_schema *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return agti_oom();
+    s->documents = json_array();
+    if (s->documents == NULL || json_array_append(s->documents, schema) != 0) {
+        agti_schema_destroy(s);
+        return agti_oom();
+    }
+    s->format_assert = opts && opts->format_assert;
+    atomic_init(&s->match_cache, NULL);
+    cctx c;
+    memset(&c, 0, sizeof c);
+    c.s = s;
+    c.opts = opts;
+    bool d7 = opts && opts->draft == AGT_DRAFT_7;
+    if (json_is_object(schema)) {
+        const json_t *sch = json_object_get(schema, "$schema");
+        if (json_is_string(sch)) {
+            int d = draft_from_schema_uri(json_string_value(sch));
+            if (d != AGT_DRAFT_AUTO)
+                d7 = d == AGT_DRAFT_7;
+        }
+    }
+    index_schema(&c, schema, "", "", d7, NULL, true);
+    if (c.status == AGT_OK)
+        s->root = compile_node(&c, schema);
+    if (c.status == AGT_OK)
+        compile_dynamic_anchors(&c);
+    int rc = c.status;
+    cctx_free(&c);
+    if (rc != AGT_OK) {
+        agti_schema_destroy(s);
+        return rc;
+    }
+    *out = s;
+    return AGT_OK;
+}

@@ -1,0 +1,199 @@
+/*
+ * Private structures of the JSON Schema component: the compiled keyword tree
+ * shared by compile.c and validate.c. Never installed.
+ */
+#ifndef AGT_LIB_SCHEMA_PRIV_H
+#define AGT_LIB_SCHEMA_PRIV_H
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agenttools/schema.h"
+#include "core/core.h"
+
+/* Type bits for "type". */
+enum {
+    AGTI_T_NULL = 1u << 0,
+    AGTI_T_BOOLEAN = 1u << 1,
+    AGTI_T_OBJECT = 1u << 2,
+    AGTI_T_ARRAY = 1u << 3,
+    AGTI_T_NUMBER = 1u << 4,
+    AGTI_T_STRING = 1u << 5,
+    AGTI_T_INTEGER = 1u << 6
+};
+
+/* Formats that can be asserted. */
+enum agti_format {
+    AGTI_FMT_NONE = 0,
+    AGTI_FMT_DATE_TIME,
+    AGTI_FMT_DATE,
+    AGTI_FMT_TIME,
+    AGTI_FMT_EMAIL,
+    AGTI_FMT_URI,
+    AGTI_FMT_UUID,
+    AGTI_FMT_IPV4,
+    AGTI_FMT_IPV6
+};
+
+/* Presence bits of number/size keywords. */
+enum {
+    AGTI_K_MULTIPLE_OF = 1u << 0,
+    AGTI_K_MAXIMUM = 1u << 1,
+    AGTI_K_MINIMUM = 1u << 2,
+    AGTI_K_EXCL_MAXIMUM = 1u << 3,
+    AGTI_K_EXCL_MINIMUM = 1u << 4,
+    AGTI_K_CONST = 1u << 5,
+    AGTI_K_UNIQUE = 1u << 6
+};
+
+typedef struct agti_snode agti_snode;
+typedef struct agti_sres agti_sres;
+
+typedef struct agti_sprop {
+    const char *key;
+    size_t len;
+    uint32_t hash;
+    agti_snode *node;
+} agti_sprop;
+
+typedef struct agti_spattern {
+    pcre2_code *re;
+    const char *src;
+    agti_snode *node;
+} agti_spattern;
+
+typedef struct agti_sdepreq {
+    const char *key;
+    size_t len;
+    const char **names;
+    size_t *lens;
+    size_t n;
+} agti_sdepreq;
+
+/* A schema resource (document root or subschema with "$id"): the unit of the
+ * dynamic scope. Its dynamic anchors are looked up by $dynamicRef. */
+struct agti_sres {
+    const char **danchor_names;
+    agti_snode **danchor_nodes;
+    size_t n_danchors;
+};
+
+struct agti_snode {
+    /* boolean schema: is_bool set, bool_value holds the value */
+    bool is_bool;
+    bool bool_value;
+    bool draft7;
+    unsigned flags;   /* AGTI_K_* */
+    unsigned types;   /* AGTI_T_* mask; 0 = no "type" */
+    const char *path; /* JSON pointer of this schema inside its document */
+    agti_sres *res;   /* resource this node belongs to */
+
+    json_t *enum_values; /* array, borrowed from the document */
+    json_t *const_value;
+    double multiple_of, maximum, minimum, excl_maximum, excl_minimum;
+    json_int_t multiple_of_int; /* > 0 when multipleOf is an integer */
+
+    int64_t max_length, min_length; /* -1 = absent */
+    pcre2_code *pattern;
+    const char *pattern_src;
+    int format;
+
+    /* arrays */
+    agti_snode **prefix;
+    size_t n_prefix;
+    agti_snode *items;    /* for elements past the prefix */
+    const char *items_kw; /* "items" or "additionalItems" */
+    agti_snode *contains;
+    int64_t min_contains, max_contains; /* max -1 = absent */
+    int64_t max_items, min_items;
+    agti_snode *unevaluated_items;
+
+    /* objects */
+    agti_sprop *props;
+    size_t n_props;
+    uint32_t *prop_table; /* open addressing: index+1, 0 = empty */
+    uint32_t prop_mask;
+    agti_spattern *patterns;
+    size_t n_patterns;
+    agti_snode *additional;
+    const char **required;
+    size_t *required_lens;
+    size_t n_required;
+    agti_sdepreq *dep_required;
+    size_t n_dep_required;
+    agti_sprop *dep_schemas;
+    size_t n_dep_schemas;
+    agti_snode *property_names;
+    int64_t max_props, min_props;
+    agti_snode *unevaluated_props;
+
+    /* combinators */
+    agti_snode **all_of, **any_of, **one_of;
+    size_t n_all_of, n_any_of, n_one_of;
+    agti_snode *not_;
+    agti_snode *if_, *then_, *else_;
+
+    /* references */
+    agti_snode *ref;
+    const char *ref_src;
+    agti_snode *dyn_ref; /* static target of $dynamicRef */
+    const char *dyn_ref_src;
+    const char *dyn_ref_anchor; /* set when the static target bookends */
+
+    /* true when some keyword of this node needs evaluated-location tracking */
+    bool has_unevaluated;
+};
+
+/* A compiled schema. */
+struct agt_schema {
+    agti_snode *root;
+    bool format_assert;
+    /* arena */
+    void *arena;
+    pcre2_code **codes;
+    size_t n_codes, cap_codes;
+    json_t *documents; /* array of every parsed document (keeps borrowed values alive) */
+    _Atomic(pcre2_match_data *) match_cache;
+};
+
+struct agt_schema_options {
+    int draft;
+    bool format_assert;
+    char **res_uris;
+    json_t **res_docs;
+    size_t n_res, cap_res;
+    agt_schema_resolve_fn resolver;
+    void *payload;
+};
+
+struct agt_schema_resolution {
+    json_t *doc;
+};
+
+void agti_schema_destroy(agt_schema *s);
+
+uint32_t agti_schema_hash(const char *s, size_t len);
+
+/* regex.c: compiles an ECMA-262 pattern with PCRE2 (UTF, UCP, JIT). On failure
+ * returns NULL and writes a message into err. */
+pcre2_code *agti_schema_regex_compile(const char *src, size_t len, char *err, size_t errlen);
+
+/* format.c */
+int agti_schema_format_id(const char *name);
+bool agti_schema_format_check(int fmt, const char *s, size_t len);
+
+/* uri.c: RFC 3986 reference resolution (section 5.2). Returns a malloc'd
+ * string or NULL on OOM. base may be "" (the reference is returned as is). */
+char *agti_uri_resolve(const char *base, const char *ref);
+/* Decodes %XX escapes into a malloc'd string (invalid escapes kept as is). */
+char *agti_uri_pct_decode(const char *s, size_t len);
+
+/* metaschemas.c: embedded documents, looked up by URI without fragment. */
+const char *agti_schema_embedded(const char *uri);
+
+#endif

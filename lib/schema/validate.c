@@ -1,0 +1,1035 @@
+/* Validation: walks the compiled keyword tree over a jansson instance. In
+ * "first error" mode it stops at the first violation and allocates nothing
+ * beyond a cached PCRE2 match block; in "all errors" mode it records every
+ * violation with its instance and schema JSON pointers. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "schema_internal.h"
+#include "schema_priv.h"
+
+#define MAX_DEPTH 6000  /* nested schema evaluations */
+#define MAX_REF_HOPS 64 /* nested $refs at one instance location */
+
+typedef struct ipath {
+    const struct ipath *up;
+    const char *key; /* NULL: array index */
+    size_t index;
+    int hops;
+} ipath;
+
+typedef struct dscope {
+    const struct dscope *up;
+    const agti_sres *res;
+} dscope;
+
+/* Evaluated properties (by position in the object's iteration order) or
+ * items (by index) of one instance, for unevaluated*. */
+typedef struct eset {
+    size_t n;
+    uint64_t *bits;
+    uint64_t inl[2];
+} eset;
+
+typedef struct vctx {
+    agt_schema *s;
+    json_t *errors; /* NULL: stop at the first error */
+    pcre2_match_data *md;
+    int depth;
+    int fatal; /* AGT_ENOMEM, or AGT_EINVALID for a recursion limit */
+    bool limit_hit;
+    int quiet;       /* > 0 inside anyOf/oneOf/not/if/contains subschemas */
+    bool have_first; /* first-error mode: first_msg holds the violation */
+    const char *limit_kw;
+    char limit_msg[256];
+    char first_msg[512];
+} vctx;
+
+static bool v_node(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip, const dscope *ds,
+                   eset *ev);
+
+/* ---- evaluated sets -------------------------------------------------- */
+
+static bool eset_init(vctx *c, eset *e, size_t n)
+{
+    e->n = n;
+    size_t words = (n + 63) / 64;
+    if (words <= 2) {
+        e->bits = e->inl;
+        e->inl[0] = e->inl[1] = 0;
+        return true;
+    }
+    e->bits = calloc(words, sizeof *e->bits);
+    if (e->bits == NULL) {
+        c->fatal = AGT_ENOMEM;
+        return false;
+    }
+    return true;
+}
+
+static void eset_free(eset *e)
+{
+    if (e->bits != e->inl)
+        free(e->bits);
+}
+
+static void eset_mark(eset *e, size_t i)
+{
+    if (e && i < e->n)
+        e->bits[i / 64] |= 1ull << (i % 64);
+}
+
+static bool eset_has(const eset *e, size_t i)
+{
+    return (e->bits[i / 64] >> (i % 64)) & 1u;
+}
+
+static void eset_merge(eset *dst, const eset *src)
+{
+    if (dst == NULL)
+        return;
+    for (size_t w = 0; w < (dst->n + 63) / 64; w++)
+        dst->bits[w] |= src->bits[w];
+}
+
+/* ---- errors ---------------------------------------------------------- */
+
+static void path_build(agti_buf *b, const ipath *ip)
+{
+    if (ip == NULL || ip->up == NULL)
+        return;
+    path_build(b, ip->up);
+    if (ip->key)
+        agti_json_pointer_append(b, ip->key);
+    else
+        agti_buf_printf(b, "/%zu", ip->index);
+}
+
+static void report(vctx *c, const ipath *ip, const agti_snode *n, const char *kw, const char *fmt,
+                   ...) AGTI_PRINTF(5, 6);
+static void report(vctx *c, const ipath *ip, const agti_snode *n, const char *kw, const char *fmt,
+                   ...)
+{
+    if (c->quiet || c->fatal || (c->errors == NULL && c->have_first))
+        return;
+    agti_buf ipb = AGTI_BUF_INIT, spb = AGTI_BUF_INIT, msg = AGTI_BUF_INIT;
+    path_build(&ipb, ip);
+    if (c->errors == NULL) {
+        va_list ap;
+        va_start(ap, fmt);
+        agti_buf_vprintf(&msg, fmt, ap);
+        va_end(ap);
+        snprintf(c->first_msg, sizeof c->first_msg, "%s: %s",
+                 ipb.len ? agti_buf_cstr(&ipb) : "instance", agti_buf_cstr(&msg));
+        c->have_first = true;
+        agti_buf_free(&ipb);
+        agti_buf_free(&msg);
+        return;
+    }
+    agti_buf_puts(&spb, n->path);
+    if (kw && !n->is_bool)
+        agti_json_pointer_append(&spb, kw);
+    va_list ap;
+    va_start(ap, fmt);
+    agti_buf_vprintf(&msg, fmt, ap);
+    va_end(ap);
+    json_t *e = NULL;
+    if (!ipb.oom && !spb.oom && !msg.oom)
+        e = json_pack("{s:s, s:s, s:s, s:s}", "instance_path", agti_buf_cstr(&ipb), "schema_path",
+                      agti_buf_cstr(&spb), "keyword", kw ? kw : "false", "message",
+                      agti_buf_cstr(&msg));
+    if (e == NULL || json_array_append_new(c->errors, e) != 0)
+        c->fatal = AGT_ENOMEM;
+    agti_buf_free(&ipb);
+    agti_buf_free(&spb);
+    agti_buf_free(&msg);
+}
+
+/* Evaluates a subschema without recording errors (for subschemas whose
+ * failure is not itself the failure: anyOf branches, not, if, contains). */
+static bool quiet_node(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip,
+                       const dscope *ds, eset *ev)
+{
+    json_t *saved = c->errors;
+    c->errors = NULL;
+    c->quiet++;
+    bool r = v_node(c, n, inst, ip, ds, ev);
+    c->quiet--;
+    c->errors = saved;
+    return r;
+}
+
+/* ---- value helpers --------------------------------------------------- */
+
+static const char *type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return "object";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_STRING:
+        return "string";
+    case JSON_INTEGER:
+        return "integer";
+    case JSON_REAL: {
+        double d = json_real_value(v);
+        return (isfinite(d) && floor(d) == d) ? "integer" : "number";
+    }
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return "boolean";
+    default:
+        return "null";
+    }
+}
+
+static unsigned type_bits(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        return AGTI_T_OBJECT;
+    case JSON_ARRAY:
+        return AGTI_T_ARRAY;
+    case JSON_STRING:
+        return AGTI_T_STRING;
+    case JSON_INTEGER:
+        return AGTI_T_NUMBER | AGTI_T_INTEGER;
+    case JSON_REAL: {
+        double d = json_real_value(v);
+        return (isfinite(d) && floor(d) == d) ? (AGTI_T_NUMBER | AGTI_T_INTEGER) : AGTI_T_NUMBER;
+    }
+    case JSON_TRUE:
+    case JSON_FALSE:
+        return AGTI_T_BOOLEAN;
+    default:
+        return AGTI_T_NULL;
+    }
+}
+
+static bool num_equal(const json_t *a, const json_t *b)
+{
+    if (json_is_integer(a) && json_is_integer(b))
+        return json_integer_value(a) == json_integer_value(b);
+    return json_number_value(a) == json_number_value(b);
+}
+
+/* Equality as JSON Schema defines it: numbers by value, objects unordered. */
+static bool j_equal(const json_t *a, const json_t *b)
+{
+    if (json_is_number(a) && json_is_number(b))
+        return num_equal(a, b);
+    if (json_typeof(a) != json_typeof(b))
+        return false;
+    switch (json_typeof(a)) {
+    case JSON_STRING:
+        return json_string_length(a) == json_string_length(b) &&
+               memcmp(json_string_value(a), json_string_value(b), json_string_length(a)) == 0;
+    case JSON_ARRAY: {
+        size_t n = json_array_size(a);
+        if (n != json_array_size(b))
+            return false;
+        for (size_t i = 0; i < n; i++)
+            if (!j_equal(json_array_get(a, i), json_array_get(b, i)))
+                return false;
+        return true;
+    }
+    case JSON_OBJECT: {
+        if (json_object_size(a) != json_object_size(b))
+            return false;
+        const char *k;
+        size_t kl;
+        json_t *v;
+        json_object_keylen_foreach((json_t *)a, k, kl, v)
+        {
+            const json_t *w = json_object_getn(b, k, kl);
+            if (w == NULL || !j_equal(v, w))
+                return false;
+        }
+        return true;
+    }
+    default:
+        return true;
+    }
+}
+
+static void short_json(agti_buf *b, const json_t *v)
+{
+    char *s = agti_json_dump(v);
+    if (s == NULL) {
+        b->oom = true;
+        return;
+    }
+    size_t n = strlen(s);
+    if (n > 120) {
+        agti_buf_put(b, s, agti_utf8_floor(s, 117));
+        agti_buf_puts(b, "...");
+    } else {
+        agti_buf_put(b, s, n);
+    }
+    free(s);
+}
+
+static void report_json(vctx *c, const ipath *ip, const agti_snode *n, const char *kw,
+                        const char *prefix, const json_t *v)
+{
+    if (c->quiet || (c->errors == NULL && c->have_first))
+        return;
+    agti_buf b = AGTI_BUF_INIT;
+    short_json(&b, v);
+    report(c, ip, n, kw, "%s%s", prefix, agti_buf_cstr(&b));
+    agti_buf_free(&b);
+}
+
+static bool re_search(vctx *c, const pcre2_code *re, const char *s, size_t len)
+{
+    if (c->md == NULL) {
+        c->md = atomic_exchange(&c->s->match_cache, NULL);
+        if (c->md == NULL)
+            c->md = pcre2_match_data_create(1, NULL);
+        if (c->md == NULL) {
+            c->fatal = AGT_ENOMEM;
+            return false;
+        }
+    }
+    int rc = pcre2_match(re, (PCRE2_SPTR)s, len, 0, 0, c->md, NULL);
+    return rc >= 0;
+}
+
+static void fmt_num(char *buf, size_t n, double d)
+{
+    if (floor(d) == d && fabs(d) < 1e15) {
+        snprintf(buf, n, "%.0f", d);
+        return;
+    }
+    snprintf(buf, n, "%.17g", d);
+    /* prefer the shortest form that reads back the same */
+    for (int p = 1; p <= 17; p++) {
+        char t[40];
+        snprintf(t, sizeof t, "%.*g", p, d);
+        if (strtod(t, NULL) == d) {
+            snprintf(buf, n, "%s", t);
+            return;
+        }
+    }
+}
+
+static bool is_multiple(const agti_snode *n, const json_t *inst)
+{
+    if (json_is_integer(inst) && n->multiple_of_int > 0)
+        return json_integer_value(inst) % n->multiple_of_int == 0;
+    double v = json_number_value(inst), m = n->multiple_of;
+    double q = v / m;
+    if (!isfinite(q))
+        return false;
+    if (fmod(v, m) == 0)
+        return true;
+    double r = nearbyint(q);
+    return fabs(q - r) <= 1e-9 * fmax(1.0, fabs(q)) && fabs(r * m - v) <= 1e-9 * fmax(1.0, fabs(v));
+}
+
+/* ---- keyword groups -------------------------------------------------- */
+
+static bool v_number(vctx *c, const agti_snode *n, const json_t *inst, const ipath *ip)
+{
+    bool ok = true;
+    double v = json_number_value(inst);
+    char b[40];
+    if ((n->flags & AGTI_K_MULTIPLE_OF) && !is_multiple(n, inst)) {
+        ok = false;
+        fmt_num(b, sizeof b, n->multiple_of);
+        report(c, ip, n, "multipleOf", "must be a multiple of %s", b);
+        if (!c->errors)
+            return false;
+    }
+    if ((n->flags & AGTI_K_MAXIMUM) && !(v <= n->maximum)) {
+        ok = false;
+        fmt_num(b, sizeof b, n->maximum);
+        report(c, ip, n, "maximum", "must be at most %s", b);
+        if (!c->errors)
+            return false;
+    }
+    if ((n->flags & AGTI_K_MINIMUM) && !(v >= n->minimum)) {
+        ok = false;
+        fmt_num(b, sizeof b, n->minimum);
+        report(c, ip, n, "minimum", "must be at least %s", b);
+        if (!c->errors)
+            return false;
+    }
+    if ((n->flags & AGTI_K_EXCL_MAXIMUM) && !(v < n->excl_maximum)) {
+        ok = false;
+        fmt_num(b, sizeof b, n->excl_maximum);
+        report(c, ip, n, "exclusiveMaximum", "must be less than %s", b);
+        if (!c->errors)
+            return false;
+    }
+    if ((n->flags & AGTI_K_EXCL_MINIMUM) && !(v > n->excl_minimum)) {
+        ok = false;
+        fmt_num(b, sizeof b, n->excl_minimum);
+        report(c, ip, n, "exclusiveMinimum", "must be greater than %s", b);
+    }
+    return ok;
+}
+
+static const char *fmt_name(int f)
+{
+    static const char *names[] = {"",    "date-time", "date", "time", "email",
+                                  "uri", "uuid",      "ipv4", "ipv6"};
+    return (f > 0 && f <= AGTI_FMT_IPV6) ? names[f] : "";
+}
+
+static bool v_string(vctx *c, const agti_snode *n, const json_t *inst, const ipath *ip)
+{
+    bool ok = true;
+    const char *s = json_string_value(inst);
+    size_t len = json_string_length(inst);
+    if (n->max_length >= 0 || n->min_length >= 0) {
+        size_t cps = agti_utf8_count(s, len);
+        if (n->max_length >= 0 && cps > (uint64_t)n->max_length) {
+            ok = false;
+            report(c, ip, n, "maxLength", "must be at most %lld character%s long, got %zu",
+                   (long long)n->max_length, n->max_length == 1 ? "" : "s", cps);
+            if (!c->errors)
+                return false;
+        }
+        if (n->min_length >= 0 && cps < (uint64_t)n->min_length) {
+            ok = false;
+            report(c, ip, n, "minLength", "must be at least %lld character%s long, got %zu",
+                   (long long)n->min_length, n->min_length == 1 ? "" : "s", cps);
+            if (!c->errors)
+                return false;
+        }
+    }
+    if (n->pattern && !re_search(c, n->pattern, s, len)) {
+        ok = false;
+        report(c, ip, n, "pattern", "does not match pattern '%s'", n->pattern_src);
+        if (!c->errors)
+            return false;
+    }
+    if (n->format && !agti_schema_format_check(n->format, s, len)) {
+        ok = false;
+        report(c, ip, n, "format", "is not a valid %s", fmt_name(n->format));
+    }
+    return ok;
+}
+
+static bool child_false(const agti_snode *n)
+{
+    return n->is_bool && !n->bool_value;
+}
+
+static bool v_array(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip, const dscope *ds,
+                    eset *ev)
+{
+    bool ok = true;
+    size_t size = json_array_size(inst);
+    if (n->max_items >= 0 && size > (uint64_t)n->max_items) {
+        ok = false;
+        report(c, ip, n, "maxItems", "must have at most %lld item%s, got %zu",
+               (long long)n->max_items, n->max_items == 1 ? "" : "s", size);
+        if (!c->errors)
+            return false;
+    }
+    if (n->min_items >= 0 && size < (uint64_t)n->min_items) {
+        ok = false;
+        report(c, ip, n, "minItems", "must have at least %lld item%s, got %zu",
+               (long long)n->min_items, n->min_items == 1 ? "" : "s", size);
+        if (!c->errors)
+            return false;
+    }
+    if ((n->flags & AGTI_K_UNIQUE) && size > 1) {
+        for (size_t i = 0; i < size && ok; i++)
+            for (size_t k = i + 1; k < size; k++)
+                if (j_equal(json_array_get(inst, i), json_array_get(inst, k))) {
+                    ok = false;
+                    report(c, ip, n, "uniqueItems",
+                           "must not contain duplicate items (items %zu and %zu are equal)", i, k);
+                    if (!c->errors)
+                        return false;
+                    break;
+                }
+    }
+    if (n->n_prefix || n->items) {
+        for (size_t i = 0; i < size; i++) {
+            const agti_snode *sub;
+            const char *kw;
+            if (i < n->n_prefix) {
+                sub = n->prefix[i];
+                kw = n->draft7 ? "items" : "prefixItems";
+            } else if (n->items) {
+                sub = n->items;
+                kw = n->items_kw;
+            } else {
+                break;
+            }
+            ipath cp = {ip, NULL, i, 0};
+            if (child_false(sub)) {
+                ok = false;
+                report(c, &cp, n, kw, "item %zu is not allowed (at most %zu items)", i,
+                       n->n_prefix);
+                if (!c->errors)
+                    return false;
+                continue;
+            }
+            if (!v_node(c, sub, json_array_get(inst, i), &cp, ds, NULL)) {
+                ok = false;
+                if (!c->errors || c->fatal)
+                    return false;
+            }
+            eset_mark(ev, i);
+        }
+    }
+    if (n->contains) {
+        size_t matches = 0;
+        for (size_t i = 0; i < size && !c->fatal; i++) {
+            ipath cp = {ip, NULL, i, 0};
+            if (quiet_node(c, n->contains, json_array_get(inst, i), &cp, ds, NULL)) {
+                matches++;
+                eset_mark(ev, i);
+            }
+        }
+        if (c->fatal)
+            return false;
+        if (matches < (uint64_t)n->min_contains) {
+            ok = false;
+            if (n->min_contains == 1)
+                report(c, ip, n, "contains", "must contain at least one item matching the schema");
+            else
+                report(c, ip, n, "minContains",
+                       "must contain at least %lld items matching \"contains\", got %zu",
+                       (long long)n->min_contains, matches);
+            if (!c->errors)
+                return false;
+        }
+        if (n->max_contains >= 0 && matches > (uint64_t)n->max_contains) {
+            ok = false;
+            report(c, ip, n, "maxContains",
+                   "must contain at most %lld items matching \"contains\", got %zu",
+                   (long long)n->max_contains, matches);
+            if (!c->errors)
+                return false;
+        }
+    }
+    return ok;
+}
+
+static const agti_sprop *find_prop(const agti_snode *n, const char *key, size_t len)
+{
+    if (n->n_props == 0)
+        return NULL;
+    uint32_t h = agti_schema_hash(key, len);
+    uint32_t i = h & n->prop_mask;
+    while (n->prop_table[i]) {
+        const agti_sprop *p = &n->props[n->prop_table[i] - 1];
+        if (p->hash == h && p->len == len && memcmp(p->key, key, len) == 0)
+            return p;
+        i = (i + 1) & n->prop_mask;
+    }
+    return NULL;
+}
+
+static bool v_object(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip, const dscope *ds,
+                     eset *ev)
+{
+    bool ok = true;
+    size_t size = json_object_size(inst);
+    if (n->max_props >= 0 && size > (uint64_t)n->max_props) {
+        ok = false;
+        report(c, ip, n, "maxProperties", "must have at most %lld propert%s, got %zu",
+               (long long)n->max_props, n->max_props == 1 ? "y" : "ies", size);
+        if (!c->errors)
+            return false;
+    }
+    if (n->min_props >= 0 && size < (uint64_t)n->min_props) {
+        ok = false;
+        report(c, ip, n, "minProperties", "must have at least %lld propert%s, got %zu",
+               (long long)n->min_props, n->min_props == 1 ? "y" : "ies", size);
+        if (!c->errors)
+            return false;
+    }
+    for (size_t i = 0; i < n->n_required; i++) {
+        if (json_object_getn(inst, n->required[i], n->required_lens[i]) == NULL) {
+            ok = false;
+            report(c, ip, n, "required", "missing required property '%s'", n->required[i]);
+            if (!c->errors)
+                return false;
+        }
+    }
+    for (size_t i = 0; i < n->n_dep_required; i++) {
+        const agti_sdepreq *d = &n->dep_required[i];
+        if (json_object_getn(inst, d->key, d->len) == NULL)
+            continue;
+        for (size_t k = 0; k < d->n; k++) {
+            if (json_object_getn(inst, d->names[k], d->lens[k]) == NULL) {
+                ok = false;
+                report(c, ip, n, n->draft7 ? "dependencies" : "dependentRequired",
+                       "missing property '%s', required when '%s' is present", d->names[k], d->key);
+                if (!c->errors)
+                    return false;
+            }
+        }
+    }
+    for (size_t i = 0; i < n->n_dep_schemas; i++) {
+        const agti_sprop *d = &n->dep_schemas[i];
+        if (json_object_getn(inst, d->key, d->len) == NULL)
+            continue;
+        if (!v_node(c, d->node, inst, ip, ds, ev)) {
+            ok = false;
+            if (!c->errors || c->fatal)
+                return false;
+        }
+    }
+    if (n->n_props || n->n_patterns || n->additional || n->property_names) {
+        size_t idx = 0;
+        const char *key;
+        size_t klen;
+        json_t *val;
+        json_object_keylen_foreach((json_t *)inst, key, klen, val)
+        {
+            ipath cp = {ip, key, 0, 0};
+            if (n->property_names) {
+                json_t *ks = json_stringn_nocheck(key, klen);
+                if (ks == NULL) {
+                    c->fatal = AGT_ENOMEM;
+                    return false;
+                }
+                bool r;
+                if (child_false(n->property_names)) {
+                    r = false;
+                    report(c, &cp, n, "propertyNames", "property name '%s' is not allowed", key);
+                } else {
+                    r = v_node(c, n->property_names, ks, &cp, ds, NULL);
+                }
+                json_decref(ks);
+                if (!r) {
+                    ok = false;
+                    if (!c->errors || c->fatal)
+                        return false;
+                }
+            }
+            bool matched = false;
+            const agti_sprop *p = find_prop(n, key, klen);
+            if (p) {
+                matched = true;
+                if (child_false(p->node)) {
+                    ok = false;
+                    report(c, &cp, n, "properties", "property '%s' is not allowed", key);
+                    if (!c->errors)
+                        return false;
+                } else if (!v_node(c, p->node, val, &cp, ds, NULL)) {
+                    ok = false;
+                    if (!c->errors || c->fatal)
+                        return false;
+                }
+            }
+            for (size_t k = 0; k < n->n_patterns; k++) {
+                if (!re_search(c, n->patterns[k].re, key, klen))
+                    continue;
+                matched = true;
+                if (!v_node(c, n->patterns[k].node, val, &cp, ds, NULL)) {
+                    ok = false;
+                    if (!c->errors || c->fatal)
+                        return false;
+                }
+            }
+            if (!matched && n->additional) {
+                matched = true;
+                if (child_false(n->additional)) {
+                    ok = false;
+                    report(c, &cp, n, "additionalProperties", "property '%s' is not allowed", key);
+                    if (!c->errors)
+                        return false;
+                } else if (!v_node(c, n->additional, val, &cp, ds, NULL)) {
+                    ok = false;
+                    if (!c->errors || c->fatal)
+                        return false;
+                }
+            }
+            if (matched)
+                eset_mark(ev, idx);
+            idx++;
+        }
+    }
+    return ok;
+}
+
+static bool v_unevaluated(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip,
+                          const dscope *ds, eset *local)
+{
+    bool ok = true;
+    if (n->unevaluated_props && json_is_object(inst)) {
+        size_t idx = 0;
+        const char *key;
+        json_t *val;
+        json_object_foreach((json_t *)inst, key, val)
+        {
+            size_t i = idx++;
+            if (eset_has(local, i))
+                continue;
+            ipath cp = {ip, key, 0, 0};
+            if (child_false(n->unevaluated_props)) {
+                ok = false;
+                report(c, &cp, n, "unevaluatedProperties", "property '%s' is not allowed", key);
+                if (!c->errors)
+                    return false;
+                continue;
+            }
+            if (!v_node(c, n->unevaluated_props, val, &cp, ds, NULL)) {
+                ok = false;
+                if (!c->errors || c->fatal)
+                    return false;
+            }
+            eset_mark(local, i);
+        }
+    }
+    if (n->unevaluated_items && json_is_array(inst)) {
+        for (size_t i = 0; i < json_array_size(inst); i++) {
+            if (eset_has(local, i))
+                continue;
+            ipath cp = {ip, NULL, i, 0};
+            if (child_false(n->unevaluated_items)) {
+                ok = false;
+                report(c, &cp, n, "unevaluatedItems", "item %zu is not allowed", i);
+                if (!c->errors)
+                    return false;
+                continue;
+            }
+            if (!v_node(c, n->unevaluated_items, json_array_get(inst, i), &cp, ds, NULL)) {
+                ok = false;
+                if (!c->errors || c->fatal)
+                    return false;
+            }
+            eset_mark(local, i);
+        }
+    }
+    return ok;
+}
+
+static size_t inst_size(const json_t *inst)
+{
+    return json_is_object(inst) ? json_object_size(inst)
+                                : (json_is_array(inst) ? json_array_size(inst) : 0);
+}
+
+/* A subschema applied in place, whose annotations count only when it passes. */
+static bool v_branch(vctx *c, const agti_snode *sub, const json_t *inst, ipath *ip,
+                     const dscope *ds, eset *ev, bool quiet)
+{
+    if (ev == NULL)
+        return quiet ? quiet_node(c, sub, inst, ip, ds, NULL) : v_node(c, sub, inst, ip, ds, NULL);
+    eset tmp;
+    if (!eset_init(c, &tmp, ev->n))
+        return false;
+    bool r = quiet ? quiet_node(c, sub, inst, ip, ds, &tmp) : v_node(c, sub, inst, ip, ds, &tmp);
+    if (r)
+        eset_merge(ev, &tmp);
+    eset_free(&tmp);
+    return r;
+}
+
+static bool v_follow(vctx *c, const agti_snode *n, const agti_snode *target, const char *kw,
+                     const char *src, const json_t *inst, ipath *ip, const dscope *ds, eset *ev)
+{
+    if (++ip->hops > MAX_REF_HOPS) {
+        ip->hops--;
+        snprintf(c->limit_msg, sizeof c->limit_msg,
+                 "%s '%s' at schema '%s' recursed more than %d times without moving into the "
+                 "instance: the schema loops",
+                 kw, src, n->path, MAX_REF_HOPS);
+        report(c, ip, n, kw, "%s", c->limit_msg);
+        c->limit_kw = kw;
+        c->limit_hit = true;
+        c->fatal = AGT_EINVALID;
+        return false;
+    }
+    bool r = v_node(c, target, inst, ip, ds, ev);
+    ip->hops--;
+    return r;
+}
+
+static const agti_snode *dynamic_target(const agti_snode *n, const dscope *ds)
+{
+    const agti_snode *found = NULL;
+    for (const dscope *d = ds; d; d = d->up) {
+        const agti_sres *r = d->res;
+        for (size_t i = 0; i < r->n_danchors; i++)
+            if (strcmp(r->danchor_names[i], n->dyn_ref_anchor) == 0) {
+                found = r->danchor_nodes[i];
+                break;
+            }
+    }
+    return found ? found : n->dyn_ref;
+}
+
+static bool v_applicators(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip,
+                          const dscope *ds, eset *ev)
+{
+    bool ok = true;
+    if (n->ref && !v_follow(c, n, n->ref, "$ref", n->ref_src, inst, ip, ds, ev)) {
+        ok = false;
+        if (!c->errors || c->fatal)
+            return false;
+    }
+    if (n->dyn_ref) {
+        const agti_snode *t = n->dyn_ref_anchor ? dynamic_target(n, ds) : n->dyn_ref;
+        if (!v_follow(c, n, t, "$dynamicRef", n->dyn_ref_src, inst, ip, ds, ev)) {
+            ok = false;
+            if (!c->errors || c->fatal)
+                return false;
+        }
+    }
+    for (size_t i = 0; i < n->n_all_of; i++) {
+        if (!v_node(c, n->all_of[i], inst, ip, ds, ev)) {
+            ok = false;
+            if (!c->errors || c->fatal)
+                return false;
+        }
+    }
+    if (n->n_any_of) {
+        bool any = false;
+        for (size_t i = 0; i < n->n_any_of && !c->fatal; i++) {
+            if (v_branch(c, n->any_of[i], inst, ip, ds, ev, true)) {
+                any = true;
+                if (ev == NULL)
+                    break;
+            }
+        }
+        if (c->fatal)
+            return false;
+        if (!any) {
+            ok = false;
+            report(c, ip, n, "anyOf", "must match at least one of the %zu schemas in anyOf",
+                   n->n_any_of);
+            if (!c->errors)
+                return false;
+        }
+    }
+    if (n->n_one_of) {
+        size_t count = 0, first = 0, second = 0;
+        for (size_t i = 0; i < n->n_one_of && count < 2 && !c->fatal; i++) {
+            if (v_branch(c, n->one_of[i], inst, ip, ds, ev, true)) {
+                if (count++ == 0)
+                    first = i;
+                else
+                    second = i;
+            }
+        }
+        if (c->fatal)
+            return false;
+        if (count != 1) {
+            ok = false;
+            if (count == 0)
+                report(c, ip, n, "oneOf",
+                       "must match exactly one of the %zu schemas in oneOf, "
+                       "matches none",
+                       n->n_one_of);
+            else
+                report(c, ip, n, "oneOf",
+                       "must match exactly one schema in oneOf, matches both %zu and %zu", first,
+                       second);
+            if (!c->errors)
+                return false;
+        }
+    }
+    if (n->not_) {
+        bool r = quiet_node(c, n->not_, inst, ip, ds, NULL);
+        if (c->fatal)
+            return false;
+        if (r) {
+            ok = false;
+            report(c, ip, n, "not", "must not match the schema in \"not\"");
+            if (!c->errors)
+                return false;
+        }
+    }
+    if (n->if_) {
+        bool r = v_branch(c, n->if_, inst, ip, ds, ev, true);
+        if (c->fatal)
+            return false;
+        const agti_snode *next = r ? n->then_ : n->else_;
+        if (next && !v_node(c, next, inst, ip, ds, ev)) {
+            ok = false;
+            if (!c->errors || c->fatal)
+                return false;
+        }
+    }
+    return ok;
+}
+
+static bool v_node(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip, const dscope *ds,
+                   eset *ev)
+{
+    if (n->is_bool) {
+        if (!n->bool_value)
+            report(c, ip, n, NULL, "no value is allowed here (the schema is false)");
+        return n->bool_value;
+    }
+    if (++c->depth > MAX_DEPTH) {
+        c->depth--;
+        snprintf(c->limit_msg, sizeof c->limit_msg,
+                 "schema evaluation nested deeper than %d levels (at schema '%s')", MAX_DEPTH,
+                 n->path);
+        report(c, ip, n, "depth", "%s", c->limit_msg);
+        c->limit_kw = "depth";
+        c->limit_hit = true;
+        c->fatal = AGT_EINVALID;
+        return false;
+    }
+    dscope here;
+    if (ds == NULL || ds->res != n->res) {
+        here.up = ds;
+        here.res = n->res;
+        ds = &here;
+    }
+    bool ok = true;
+    eset local, *lev = ev;
+    bool have_local = false;
+    if (n->has_unevaluated) {
+        if (!eset_init(c, &local, inst_size(inst))) {
+            c->depth--;
+            return false;
+        }
+        have_local = true;
+        lev = &local;
+    }
+    if (n->types && !(n->types & type_bits(inst))) {
+        ok = false;
+        if (!c->quiet) {
+            agti_buf b = AGTI_BUF_INIT;
+            static const char *names[] = {"null",   "boolean", "object", "array",
+                                          "number", "string",  "integer"};
+            unsigned shown = n->types;
+            if (shown & AGTI_T_NUMBER)
+                shown &= ~(unsigned)AGTI_T_INTEGER;
+            int k = 0;
+            for (unsigned t = 0; t < 7; t++)
+                if (shown & (1u << t)) {
+                    if (k++)
+                        agti_buf_puts(&b, " or ");
+                    agti_buf_puts(&b, names[t]);
+                }
+            report(c, ip, n, "type", "expected %s, got %s", k ? agti_buf_cstr(&b) : "nothing",
+                   type_name(inst));
+            agti_buf_free(&b);
+        }
+        if (!c->errors)
+            goto out;
+    }
+    if (n->enum_values) {
+        bool found = false;
+        for (size_t i = 0; i < json_array_size(n->enum_values) && !found; i++)
+            found = j_equal(inst, json_array_get(n->enum_values, i));
+        if (!found) {
+            ok = false;
+            report_json(c, ip, n, "enum", "must be one of ", n->enum_values);
+            if (!c->errors)
+                goto out;
+        }
+    }
+    if ((n->flags & AGTI_K_CONST) && !j_equal(inst, n->const_value)) {
+        ok = false;
+        report_json(c, ip, n, "const", "must be equal to ", n->const_value);
+        if (!c->errors)
+            goto out;
+    }
+    switch (json_typeof(inst)) {
+    case JSON_INTEGER:
+    case JSON_REAL:
+        if ((n->flags & 0x1f) && !v_number(c, n, inst, ip))
+            ok = false;
+        break;
+    case JSON_STRING:
+        if ((n->max_length >= 0 || n->min_length >= 0 || n->pattern || n->format) &&
+            !v_string(c, n, inst, ip))
+            ok = false;
+        break;
+    case JSON_ARRAY:
+        if (!v_array(c, n, inst, ip, ds, lev))
+            ok = false;
+        break;
+    case JSON_OBJECT:
+        if (!v_object(c, n, inst, ip, ds, lev))
+            ok = false;
+        break;
+    default:
+        break;
+    }
+    if ((!ok && !c->errors) || c->fatal)
+        goto out;
+    if (!v_applicators(c, n, inst, ip, ds, lev))
+        ok = false;
+    if ((!ok && !c->errors) || c->fatal)
+        goto out;
+    if (have_local) {
+        if (!v_unevaluated(c, n, inst, ip, ds, &local))
+            ok = false;
+        if (ok)
+            eset_merge(ev, &local);
+    }
+out:
+    if (have_local)
+        eset_free(&local);
+    c->depth--;
+    return ok && !c->fatal;
+}
+
+int agti_schema_validate_json(const agt_schema *s, const struct json_t *instance,
+                              struct json_t **errors_out)
+{
+    if (errors_out)
+        *errors_out = NULL;
+    if (s == NULL || instance == NULL)
+        return agti_error(AGT_EINVAL, "agt_schema_validate: %s is NULL",
+                          s == NULL ? "schema" : "instance");
+    vctx c;
+    memset(&c, 0, sizeof c);
+    c.s = (agt_schema *)s;
+    if (errors_out) {
+        c.errors = json_array();
+        if (c.errors == NULL)
+            return agti_oom();
+    }
+    ipath root = {NULL, NULL, 0, 0};
+    bool ok = v_node(&c, s->root, instance, &root, NULL, NULL);
+    if (c.md) {
+        pcre2_match_data *expected = NULL;
+        if (!atomic_compare_exchange_strong(&c.s->match_cache, &expected, c.md))
+            pcre2_match_data_free(c.md);
+    }
+    if (c.fatal == AGT_ENOMEM) {
+        json_decref(c.errors);
+        return agti_oom();
+    }
+    if (ok) {
+        json_decref(c.errors);
+        return AGT_OK;
+    }
+    if (errors_out && c.limit_hit && json_array_size(c.errors) == 0) {
+        /* the limit was hit inside a subschema whose errors are not kept */
+        json_t *e = json_pack("{s:s, s:s, s:s, s:s}", "instance_path", "", "schema_path", "",
+                              "keyword", c.limit_kw, "message", c.limit_msg);
+        if (e == NULL || json_array_append_new(c.errors, e) != 0) {
+            json_decref(c.errors);
+            return agti_oom();
+        }
+    }
+    if (errors_out)
+        *errors_out = c.errors;
+    if (c.limit_hit)
+        return agti_error(AGT_EINVALID, "instance is invalid: %s", c.limit_msg);
+    if (errors_out) {
+        json_t *first = json_array_get(c.errors, 0);
+        if (first)
+            return agti_error(AGT_EINVALID, "%s: %s",
+                              json_string_value(json_object_get(first, "instance_path"))[0]
+                                  ? json_string_value(json_object_get(first, "instance_path"))
+                                  : "instance",
+                              json_string_value(json_object_get(first, "message")));
+    }
+    if (c.have_first)
+        return agti_error(AGT_EINVALID, "%s", c.first_msg);
+    return agti_error(AGT_EINVALID, "instance is invalid");
+}

@@ -1,0 +1,416 @@
+/* Unit tests of the JSON Schema public API (schema.h) and the internal
+ * jansson entry points (schema_internal.h). Expected values were worked out by
+ * hand from the drafts' text. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agenttools/schema.h"
+#include "harness.h"
+#include "schema/schema_internal.h"
+
+static agt_schema *compile(const char *json)
+{
+    agt_schema *s = NULL;
+    int rc = agt_schema_compile(&s, json, strlen(json));
+    if (rc != AGT_OK)
+        t_diag("compile %s: %s", json, agt_error_message());
+    return s;
+}
+
+static int validate(const agt_schema *s, const char *inst, char **errs)
+{
+    return agt_schema_validate(s, inst, strlen(inst), errs);
+}
+
+/* The first error's field, or NULL. */
+static char *first_field(const char *errors_json, const char *field)
+{
+    json_t *a = json_loads(errors_json ? errors_json : "null", 0, NULL);
+    json_t *v = json_object_get(json_array_get(a, 0), field);
+    char *r = json_is_string(v) ? strdup(json_string_value(v)) : NULL;
+    json_decref(a);
+    return r;
+}
+
+static size_t error_count(const char *errors_json)
+{
+    json_t *a = json_loads(errors_json ? errors_json : "[]", 0, NULL);
+    size_t n = json_array_size(a);
+    json_decref(a);
+    return n;
+}
+
+static void expect_error(const char *schema, const char *inst, const char *ipath, const char *spath,
+                         const char *kw, const char *msg)
+{
+    agt_schema *s = compile(schema);
+    char *errs = NULL;
+    int rc = s ? validate(s, inst, &errs) : AGT_ERROR;
+    T_EQ_INT(rc, AGT_EINVALID, "%s against %s is invalid", inst, schema);
+    char *f;
+    f = first_field(errs, "instance_path");
+    T_EQ_STR(f, ipath, "instance_path of %s", inst);
+    free(f);
+    f = first_field(errs, "schema_path");
+    T_EQ_STR(f, spath, "schema_path of %s", inst);
+    free(f);
+    f = first_field(errs, "keyword");
+    T_EQ_STR(f, kw, "keyword of %s", inst);
+    free(f);
+    if (msg) {
+        f = first_field(errs, "message");
+        T_EQ_STR(f, msg, "message of %s", inst);
+        free(f);
+    }
+    agt_free(errs);
+    agt_schema_free(s);
+}
+
+static void expect_valid(const char *schema, const char *inst, int valid)
+{
+    agt_schema *s = compile(schema);
+    char *errs = NULL;
+    int rc = s ? validate(s, inst, &errs) : AGT_ERROR;
+    T_EQ_INT(rc, valid ? AGT_OK : AGT_EINVALID, "%s against %s: %s", inst, schema,
+             valid ? "valid" : "invalid");
+    if (valid)
+        T_CHECK(errs == NULL, "no errors_json when valid");
+    agt_free(errs);
+    agt_schema_free(s);
+}
+
+static void expect_bad_schema(const char *schema, int code, const char *needle)
+{
+    agt_schema *s = (agt_schema *)1;
+    int rc = agt_schema_compile(&s, schema, strlen(schema));
+    T_EQ_INT(rc, code, "schema %s is rejected", schema);
+    T_CHECK(s == NULL, "out is NULL after a failed compile");
+    T_CHECK(strstr(agt_error_message(), needle) != NULL, "message names '%s': %s", needle,
+            agt_error_message());
+}
+
+static void test_messages(void)
+{
+    const char *tool = "{\"type\":\"object\",\"required\":[\"path\"],\"properties\":{"
+                       "\"path\":{\"type\":\"string\"},"
+                       "\"n\":{\"type\":\"integer\",\"maximum\":300,\"minimum\":1},"
+                       "\"tags\":{\"type\":\"array\",\"items\":{\"enum\":[\"a\",\"b\"]}}},"
+                       "\"additionalProperties\":false}";
+    expect_error(tool, "{}", "", "/required", "required", "missing required property 'path'");
+    expect_error(tool, "{\"path\":5}", "/path", "/properties/path/type", "type",
+                 "expected string, got integer");
+    expect_error(tool, "{\"path\":\"x\",\"n\":301}", "/n", "/properties/n/maximum", "maximum",
+                 "must be at most 300");
+    expect_error(tool, "{\"path\":\"x\",\"n\":0}", "/n", "/properties/n/minimum", "minimum",
+                 "must be at least 1");
+    expect_error(tool, "{\"path\":\"x\",\"n\":1.5}", "/n", "/properties/n/type", "type",
+                 "expected integer, got number");
+    expect_error(tool, "{\"path\":\"x\",\"tags\":[\"a\",\"c\"]}", "/tags/1",
+                 "/properties/tags/items/enum", "enum", "must be one of [\"a\",\"b\"]");
+    expect_error(tool, "{\"path\":\"x\",\"extra\":1}", "/extra", "/additionalProperties",
+                 "additionalProperties", "property 'extra' is not allowed");
+    expect_error("{\"type\":[\"string\",\"null\"]}", "3", "", "/type", "type",
+                 "expected null or string, got integer");
+    expect_error("{\"maxLength\":2}", "\"\xc3\xa9\xc3\xa9\xc3\xa9\"", "", "/maxLength", "maxLength",
+                 "must be at most 2 characters long, got 3");
+    expect_error("{\"pattern\":\"^a\"}", "\"ba\"", "", "/pattern", "pattern",
+                 "does not match pattern '^a'");
+    expect_error("{\"properties\":{\"a/b\":{\"properties\":{\"~\":{\"const\":1}}}}}",
+                 "{\"a/b\":{\"~\":2}}", "/a~1b/~0", "/properties/a~1b/properties/~0/const", "const",
+                 "must be equal to 1");
+    expect_error(
+        "{\"$defs\":{\"pos\":{\"exclusiveMinimum\":0}},\"items\":{\"$ref\":\"#/$defs/pos\"}}",
+        "[1,0]", "/1", "/$defs/pos/exclusiveMinimum", "exclusiveMinimum", "must be greater than 0");
+    expect_error("{\"multipleOf\":0.5}", "0.75", "", "/multipleOf", "multipleOf",
+                 "must be a multiple of 0.5");
+    expect_error("{\"anyOf\":[{\"type\":\"string\"},{\"minimum\":2}]}", "1", "", "/anyOf", "anyOf",
+                 NULL);
+    expect_error("{\"oneOf\":[{\"minimum\":0},{\"maximum\":5}]}", "3", "", "/oneOf", "oneOf",
+                 "must match exactly one schema in oneOf, matches both 0 and 1");
+    expect_error("{\"not\":{\"type\":\"null\"}}", "null", "", "/not", "not", NULL);
+    expect_error("{\"prefixItems\":[{}],\"items\":false}", "[1,2]", "/1", "/items", "items", NULL);
+    expect_error("false", "1", "", "", "false", NULL);
+    expect_error("{\"unevaluatedProperties\":false,\"allOf\":[{\"properties\":{\"a\":true}}]}",
+                 "{\"a\":1,\"b\":2}", "/b", "/unevaluatedProperties", "unevaluatedProperties",
+                 "property 'b' is not allowed");
+    expect_error("{\"dependentRequired\":{\"a\":[\"b\"]}}", "{\"a\":1}", "", "/dependentRequired",
+                 "dependentRequired", "missing property 'b', required when 'a' is present");
+
+    /* every violation is listed in all-errors mode */
+    agt_schema *s = compile(tool);
+    char *errs = NULL;
+    T_EQ_INT(validate(s, "{\"n\":0,\"tags\":[1,\"a\",2],\"x\":null}", &errs), AGT_EINVALID,
+             "several violations");
+    T_EQ_INT(error_count(errs), 5, "required + minimum + 2 enum + additionalProperties: %s", errs);
+    agt_free(errs);
+    /* errors_json NULL: first-error mode, same verdict */
+    T_EQ_INT(validate(s, "{\"n\":0}", NULL), AGT_EINVALID, "first-error mode");
+    T_CHECK(strstr(agt_error_message(), "path") != NULL, "last error names the problem: %s",
+            agt_error_message());
+    T_EQ_INT(validate(s, "{\"path\":\"p\",\"n\":300,\"tags\":[]}", &errs), AGT_OK, "valid call");
+    T_CHECK(errs == NULL, "errors_json NULL when valid");
+    agt_schema_free(s);
+}
+
+static void test_semantics(void)
+{
+    expect_valid("{\"type\":\"integer\"}", "1.0", 1);
+    expect_valid("{\"type\":\"integer\"}", "1.5", 0);
+    expect_valid("{\"uniqueItems\":true}", "[1,1.0]", 0);
+    expect_valid("{\"uniqueItems\":true}", "[{\"a\":1,\"b\":2},{\"b\":2,\"a\":1.0}]", 0);
+    expect_valid("{\"uniqueItems\":true}", "[[1],[true]]", 1);
+    expect_valid("{\"enum\":[1]}", "1.0", 1);
+    expect_valid("{\"const\":false}", "0", 0);
+    expect_valid("{\"type\":\"integer\",\"multipleOf\":0.123456789}", "1e308", 0);
+    expect_valid("{\"multipleOf\":0.0001}", "0.0075", 1);
+    expect_valid("{\"multipleOf\":0.01}", "19.99", 1);
+    expect_valid("{\"minLength\":2}", "\"\xf0\x9f\x92\xa9\"", 0); /* one code point */
+    expect_valid("{\"pattern\":\"\\\\d\"}", "\"\xd9\xa3\"", 0);   /* ARABIC-INDIC 3: not ASCII */
+    expect_valid("{\"pattern\":\"b\"}", "\"abc\"", 1);            /* unanchored */
+    expect_valid("{\"pattern\":\"^a$\"}", "\"a\\n\"", 0);         /* $ only at the very end */
+    expect_valid("{\"$schema\":\"http://json-schema.org/draft-07/schema#\","
+                 "\"definitions\":{\"s\":{\"type\":\"string\"}},"
+                 "\"properties\":{\"a\":{\"$ref\":\"#/definitions/s\",\"type\":\"integer\"}}}",
+                 "{\"a\":\"x\"}", 1); /* draft 7: $ref overrides siblings */
+    expect_valid("{\"$defs\":{\"s\":{\"type\":\"string\"}},"
+                 "\"properties\":{\"a\":{\"$ref\":\"#/$defs/s\",\"maxLength\":1}}}",
+                 "{\"a\":\"xy\"}", 0); /* 2020-12: siblings apply */
+    expect_valid("{\"$ref\":\"https://json-schema.org/draft/2020-12/schema\"}",
+                 "{\"type\":\"string\"}", 1); /* embedded meta-schema */
+    expect_valid("{\"$ref\":\"https://json-schema.org/draft/2020-12/schema\"}", "{\"type\":7}", 0);
+    expect_valid("{\"$ref\":\"http://json-schema.org/draft-07/schema#\"}", "{\"minLength\":-1}", 0);
+    expect_valid("{\"format\":\"email\"}", "\"nope\"", 1); /* annotation by default */
+
+    /* a cycle of $refs compiles; walking it without progress is an error */
+    agt_schema *s =
+        compile("{\"$defs\":{\"a\":{\"$ref\":\"#/$defs/b\"},\"b\":{\"$ref\":\"#/$defs/a\"}},"
+                "\"$ref\":\"#/$defs/a\"}");
+    T_CHECK(s != NULL, "schema with a $ref cycle compiles");
+    char *errs = NULL;
+    T_EQ_INT(validate(s, "1", &errs), AGT_EINVALID, "a $ref loop makes the instance invalid");
+    char *kw = first_field(errs, "keyword");
+    T_EQ_STR(kw, "$ref", "the loop is reported on $ref");
+    free(kw);
+    T_CHECK(strstr(agt_error_message(), "loops") != NULL, "message says the schema loops: %s",
+            agt_error_message());
+    agt_free(errs);
+    T_EQ_INT(validate(s, "1", NULL), AGT_EINVALID, "same in first-error mode");
+    agt_schema_free(s);
+
+    /* a loop inside anyOf still reports why */
+    s = compile("{\"anyOf\":[{\"$ref\":\"#\"}]}");
+    T_EQ_INT(validate(s, "1", &errs), AGT_EINVALID, "a $ref loop inside anyOf");
+    T_EQ_INT(error_count(errs), 1, "one error: %s", errs);
+    kw = first_field(errs, "keyword");
+    T_EQ_STR(kw, "$ref", "reported on $ref");
+    free(kw);
+    agt_free(errs);
+    agt_schema_free(s);
+
+    /* a recursive schema over a nested instance is fine */
+    s = compile("{\"type\":\"array\",\"items\":{\"$ref\":\"#\"}}");
+    T_EQ_INT(validate(s, "[[[[]]],[]]", NULL), AGT_OK, "recursive schema, nested arrays");
+    T_EQ_INT(validate(s, "[[[[1]]],[]]", NULL), AGT_EINVALID, "recursive schema, deep violation");
+    agt_schema_free(s);
+}
+
+static void test_bad_input(void)
+{
+    agt_schema *s = NULL;
+    T_EQ_INT(agt_schema_compile(NULL, "{}", 2), AGT_EINVAL, "compile: out NULL");
+    T_EQ_INT(agt_schema_compile(&s, NULL, 0), AGT_EINVAL, "compile: json NULL");
+    T_EQ_INT(agt_schema_compile(&s, "{", 1), AGT_EPARSE, "compile: not JSON");
+    T_CHECK(strstr(agt_error_message(), "line 1") != NULL, "parse error gives the line: %s",
+            agt_error_message());
+    expect_bad_schema("[1]", AGT_EINVALID, "object or a boolean");
+    expect_bad_schema("{\"type\":\"strin\"}", AGT_EINVALID, "/type");
+    expect_bad_schema("{\"minLength\":-1}", AGT_EINVALID, "/minLength");
+    expect_bad_schema("{\"required\":\"a\"}", AGT_EINVALID, "/required");
+    expect_bad_schema("{\"multipleOf\":0}", AGT_EINVALID, "multipleOf");
+    expect_bad_schema("{\"properties\":{\"a\":3}}", AGT_EINVALID, "/properties");
+    expect_bad_schema("{\"pattern\":\"a(\"}", AGT_EINVALID, "invalid regular expression 'a('");
+    expect_bad_schema("{\"patternProperties\":{\"[\":{}}}", AGT_EINVALID, "/patternProperties");
+    expect_bad_schema("{\"$ref\":\"#/$defs/missing\"}", AGT_ENOTFOUND, "#/$defs/missing");
+    expect_bad_schema("{\"$ref\":\"http://example.com/x.json\"}", AGT_ENOTFOUND,
+                      "http://example.com/x.json");
+    expect_bad_schema("{\"$ref\":\"#nope\"}", AGT_ENOTFOUND, "nope");
+    expect_bad_schema("{\"allOf\":[]}", AGT_EINVALID, "allOf");
+
+    s = compile("{\"type\":\"object\"}");
+    char *errs = (char *)1;
+    T_EQ_INT(agt_schema_validate(NULL, "{}", 2, &errs), AGT_EINVAL, "validate: schema NULL");
+    T_CHECK(errs == NULL, "errors_json reset on error");
+    T_EQ_INT(agt_schema_validate(s, NULL, 0, NULL), AGT_EINVAL, "validate: instance NULL");
+    T_EQ_INT(validate(s, "{\"a\":", NULL), AGT_EPARSE, "validate: instance not JSON");
+    T_EQ_INT(validate(s, "{} x", NULL), AGT_EPARSE, "validate: trailing garbage");
+    agt_schema_free(s);
+    agt_schema_free(NULL);
+    agt_schema_options_free(NULL);
+
+    agt_schema_options *o = NULL;
+    T_EQ_INT(agt_schema_options_new(NULL), AGT_EINVAL, "options_new: out NULL");
+    T_EQ_INT(agt_schema_options_new(&o), AGT_OK, "options_new");
+    T_EQ_INT(agt_schema_options_set_draft(o, 6), AGT_EINVAL, "unknown draft");
+    T_EQ_INT(agt_schema_options_set_draft(NULL, 7), AGT_EINVAL, "set_draft: opts NULL");
+    T_EQ_INT(agt_schema_options_add_resource(o, "http://x/a.json", "{", 1), AGT_EPARSE,
+             "resource that is not JSON");
+    T_EQ_INT(agt_schema_options_add_resource(o, "http://x/a.json#frag", "{}", 2), AGT_EINVAL,
+             "resource URI with a fragment");
+    T_EQ_INT(agt_schema_options_add_resource(o, NULL, "{}", 2), AGT_EINVAL, "resource URI NULL");
+    T_EQ_INT(agt_schema_options_set_format_assertion(NULL, 1), AGT_EINVAL, "format: opts NULL");
+    T_EQ_INT(agt_schema_options_set_resolver(NULL, NULL, NULL), AGT_EINVAL, "resolver: opts NULL");
+    T_EQ_INT(agt_schema_resolution_provide(NULL, "{}", 2), AGT_EINVAL, "provide: NULL");
+    agt_schema_options_free(o);
+}
+
+static void test_deep_nesting(void)
+{
+    /* 100,000 nested arrays: jansson refuses nesting past its depth limit */
+    size_t n = 100000;
+    char *text = malloc(2 * n + 1);
+    memset(text, '[', n);
+    memset(text + n, ']', n);
+    text[2 * n] = '\0';
+    agt_schema *s = compile("{\"items\":{\"$ref\":\"#\"}}");
+    T_EQ_INT(validate(s, text, NULL), AGT_EPARSE, "100,000 nested arrays: parse error, no crash");
+    char *errs = NULL;
+    T_EQ_INT(validate(s, text, &errs), AGT_EPARSE, "same with errors_json");
+    T_CHECK(errs == NULL, "no errors_json on a parse error");
+
+    /* the deepest jansson accepts (2048) validates */
+    size_t m = 2000;
+    text[m] = '\0';
+    memset(text, '[', m);
+    memset(text + m, ']', m);
+    text[2 * m] = '\0';
+    T_EQ_INT(validate(s, text, NULL), AGT_OK, "2,000 nested arrays validate");
+
+    /* built in memory, deeper than any parse allows: a clear limit, no crash */
+    json_t *root = json_array(), *cur = root;
+    for (size_t i = 0; i < 20000; i++) {
+        json_t *c = json_array();
+        json_array_append_new(cur, c);
+        cur = c;
+    }
+    json_t *jerrs = NULL;
+    T_EQ_INT(agti_schema_validate_json(s, root, &jerrs), AGT_EINVALID,
+             "20,000 nested arrays in memory: depth limit");
+    T_CHECK(strstr(agt_error_message(), "deeper") != NULL, "message names the depth limit: %s",
+            agt_error_message());
+    json_decref(jerrs);
+    T_EQ_INT(agti_schema_validate_json(s, root, NULL), AGT_EINVALID, "same, first-error mode");
+    /* free iteratively: json_decref recurses */
+    while (json_array_size(root)) {
+        json_t *child = json_incref(json_array_get(root, 0));
+        json_decref(root);
+        root = child;
+    }
+    json_decref(root);
+    agt_schema_free(s);
+    free(text);
+}
+
+static int resolver_calls;
+
+static int resolver(const char *uri, agt_schema_resolution *r, void *payload)
+{
+    resolver_calls++;
+    if (strcmp(uri, "http://example.com/int.json") == 0)
+        return agt_schema_resolution_provide(r, "{\"type\":\"integer\"}", 18);
+    if (strcmp(uri, "http://example.com/cancel.json") == 0)
+        return 1;
+    (void)payload;
+    return 0;
+}
+
+static void test_options(void)
+{
+    agt_schema_options *o = NULL;
+    agt_schema *s = NULL;
+    agt_schema_options_new(&o);
+    const char *res = "{\"$defs\":{\"name\":{\"type\":\"string\",\"minLength\":1}}}";
+    T_EQ_INT(agt_schema_options_add_resource(o, "http://example.com/defs.json", res, strlen(res)),
+             AGT_OK, "add resource");
+    agt_schema_options_set_resolver(o, resolver, NULL);
+    const char *sch =
+        "{\"properties\":{\"n\":{\"$ref\":\"http://example.com/defs.json#/$defs/name\"},"
+        "\"i\":{\"$ref\":\"int.json\"}},\"$id\":\"http://example.com/root.json\"}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK, "compile with resources");
+    T_EQ_INT(resolver_calls, 1, "resolver asked once, for int.json");
+    agt_schema_options_free(o); /* the schema does not depend on the options */
+    T_EQ_INT(validate(s, "{\"n\":\"x\",\"i\":2}", NULL), AGT_OK, "remote refs: valid");
+    T_EQ_INT(validate(s, "{\"n\":\"\"}", NULL), AGT_EINVALID, "registered resource applies");
+    T_EQ_INT(validate(s, "{\"i\":\"2\"}", NULL), AGT_EINVALID, "resolved document applies");
+    agt_schema_free(s);
+
+    agt_schema_options_new(&o);
+    agt_schema_options_set_resolver(o, resolver, NULL);
+    const char *c1 = "{\"$ref\":\"http://example.com/cancel.json\"}";
+    T_EQ_INT(agt_schema_compile_with(&s, c1, strlen(c1), o), AGT_ECANCELLED, "resolver cancels");
+    const char *c2 = "{\"$ref\":\"http://example.com/unknown.json\"}";
+    T_EQ_INT(agt_schema_compile_with(&s, c2, strlen(c2), o), AGT_ENOTFOUND, "resolver: unknown");
+    T_CHECK(strstr(agt_error_message(), "http://example.com/unknown.json") != NULL,
+            "message names the URI: %s", agt_error_message());
+
+    /* format assertion */
+    agt_schema_options_set_format_assertion(o, 1);
+    const char *f = "{\"properties\":{\"d\":{\"format\":\"date\"},\"u\":{\"format\":\"uuid\"},"
+                    "\"x\":{\"format\":\"no-such-format\"}}}";
+    T_EQ_INT(agt_schema_compile_with(&s, f, strlen(f), o), AGT_OK, "compile with formats");
+    T_EQ_INT(validate(s,
+                      "{\"d\":\"2024-02-29\",\"u\":\"123e4567-e89b-12d3-a456-426614174000\","
+                      "\"x\":\"?\"}",
+                      NULL),
+             AGT_OK, "valid date, uuid; unknown format is an annotation");
+    char *errs = NULL;
+    T_EQ_INT(validate(s, "{\"d\":\"2023-02-29\"}", &errs), AGT_EINVALID, "2023-02-29 is no date");
+    char *m = first_field(errs, "message");
+    T_EQ_STR(m, "is not a valid date", "format message");
+    free(m);
+    agt_free(errs);
+    T_EQ_INT(validate(s, "{\"u\":\"123e4567e89b12d3a456426614174000\"}", NULL), AGT_EINVALID,
+             "uuid without hyphens");
+    agt_schema_free(s);
+
+    /* draft option for schemas without $schema */
+    agt_schema_options_set_draft(o, AGT_DRAFT_7);
+    const char *d7 = "{\"items\":[{\"type\":\"integer\"}],\"additionalItems\":false}";
+    T_EQ_INT(agt_schema_compile_with(&s, d7, strlen(d7), o), AGT_OK, "draft 7 array items");
+    T_EQ_INT(validate(s, "[1]", NULL), AGT_OK, "draft 7 tuple");
+    T_EQ_INT(validate(s, "[1,2]", NULL), AGT_EINVALID, "draft 7 additionalItems");
+    agt_schema_free(s);
+    agt_schema_options_free(o);
+}
+
+static void test_internal_json(void)
+{
+    json_t *sch =
+        json_pack("{s:s, s:{s:{s:s}}}", "type", "object", "properties", "a", "type", "boolean");
+    agt_schema *s = NULL;
+    T_EQ_INT(agti_schema_compile_json(&s, sch, NULL), AGT_OK, "compile from json_t");
+    json_decref(sch); /* the schema keeps its own reference */
+    json_t *inst = json_pack("{s:i}", "a", 1);
+    json_t *errs = NULL;
+    T_EQ_INT(agti_schema_validate_json(s, inst, &errs), AGT_EINVALID, "validate json_t");
+    T_EQ_INT(json_array_size(errs), 1, "one error");
+    T_EQ_STR(json_string_value(json_object_get(json_array_get(errs, 0), "instance_path")), "/a",
+             "instance_path");
+    json_decref(errs);
+    json_decref(inst);
+    T_EQ_INT(agti_schema_validate_json(s, NULL, NULL), AGT_EINVAL, "NULL instance");
+    agt_schema_free(s);
+    T_EQ_INT(agti_schema_compile_json(&s, NULL, NULL), AGT_EINVAL, "NULL schema");
+}
+
+int main(void)
+{
+    test_messages();
+    test_semantics();
+    test_bad_input();
+    test_deep_nesting();
+    test_options();
+    test_internal_json();
+    return t_done();
+}
