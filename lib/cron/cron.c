@@ -407,6 +407,37 @@ static int next_wall(const agt_cron *c, int64_t start, int64_t *out)
                       AGTI_CRON_HORIZON_YEARS);
 }
 
+/* Instants showing a wall time w lie within MARGIN of it (offsets stay
+ * within -25 h..+26 h). */
+#define MARGIN (27 * 3600)
+
+/* The common case, without agti_zone_resolve's probes: when no transition
+ * can lie between `after` and every instant that could show w, w maps to
+ * the one instant w - off. A loaded zone knows the span of `after`'s offset;
+ * for the process zone two more probes check it, assuming (true of every zone
+ * in use) that transitions are more than 4 days apart. Returns AGT_ENOTFOUND
+ * when the general resolution is needed. */
+static int fast_resolve(const agti_zone *zone, int64_t after, int32_t off, int64_t lo, int64_t hi,
+                        int64_t w, int64_t *out)
+{
+    if (zone) {
+        if (w - MARGIN >= lo && w + MARGIN < hi) {
+            *out = w - off;
+            return AGT_OK;
+        }
+        return AGT_ENOTFOUND;
+    }
+    int64_t from = w - MARGIN < after ? w - MARGIN : after;
+    if (w + MARGIN - from > 4 * 86400)
+        return AGT_ENOTFOUND;
+    int32_t o1, o2;
+    if (agti_zone_offset(NULL, w - MARGIN, &o1) != AGT_OK ||
+        agti_zone_offset(NULL, w + MARGIN, &o2) != AGT_OK || o1 != off || o2 != off)
+        return AGT_ENOTFOUND;
+    *out = w - off;
+    return AGT_OK;
+}
+
 int agti_cron_next_in(const agt_cron *c, const agti_zone *zone, int64_t after, int64_t *out)
 {
     if (!c || !out)
@@ -415,7 +446,9 @@ int agti_cron_next_in(const agt_cron *c, const agti_zone *zone, int64_t after, i
         return agti_error(AGT_EINVAL, "cron: time %lld is outside years 0001..9999",
                           (long long)after);
     int32_t off;
-    int rc = agti_zone_offset(zone, after, &off);
+    int64_t lo = INT64_MAX, hi = INT64_MIN; /* empty: no known span */
+    int rc =
+        zone ? agti_zone_span(zone, after, &off, &lo, &hi) : agti_zone_offset(NULL, after, &off);
     if (rc != AGT_OK)
         return rc;
     int64_t start = agti_floordiv(after + off, 60) + 1;
@@ -428,7 +461,12 @@ int agti_cron_next_in(const agt_cron *c, const agti_zone *zone, int64_t after, i
         int n = 0;
         if ((rc = next_wall(c, start, &wm)) != AGT_OK)
             return rc;
-        if ((rc = agti_zone_resolve(zone, wm * 60, &n, &first, &second)) != AGT_OK)
+        int64_t w = wm * 60;
+        if (fast_resolve(zone, after, off, lo, hi, w, &first) == AGT_OK && first > after) {
+            *out = first;
+            return AGT_OK;
+        }
+        if ((rc = agti_zone_resolve(zone, w, &n, &first, &second)) != AGT_OK)
             return rc;
         if (first > after) {
             *out = first;

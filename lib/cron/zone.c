@@ -212,6 +212,37 @@ static int32_t posix_offset(const posix_tz *tz, int64_t t)
     return dst ? tz->dst_off : tz->std_off;
 }
 
+/* The offset at t and the interval [*lo, *hi) around t over which it holds:
+ * between the neighbouring rule transitions of the years around t. */
+static void posix_span(const posix_tz *tz, int64_t t, int32_t *off, int64_t *lo, int64_t *hi)
+{
+    *lo = INT64_MIN;
+    *hi = INT64_MAX;
+    if (!tz->has_dst) {
+        *off = tz->std_off;
+        return;
+    }
+    int64_t y;
+    int m, d, last = -1; /* kind of the latest transition <= t: 0 start, 1 end */
+    agti_civil_from_days(agti_floordiv(t + tz->std_off, 86400), &y, &m, &d);
+    for (int64_t yy = y - 1; yy <= y + 1; yy++) {
+        int64_t e[2] = {rule_day(&tz->start, yy) * 86400 + tz->start.time - tz->std_off,
+                        rule_day(&tz->end, yy) * 86400 + tz->end.time - tz->dst_off};
+        for (int k = 0; k < 2; k++) {
+            if (e[k] <= t && e[k] >= *lo) {
+                *lo = e[k];
+                last = k;
+            }
+            if (e[k] > t && e[k] < *hi)
+                *hi = e[k];
+        }
+    }
+    if (last < 0)
+        *off = posix_offset(tz, t);
+    else
+        *off = last == 0 ? tz->dst_off : tz->std_off;
+}
+
 int agti_zone_from_posix(agti_zone **out, const char *rule)
 {
     posix_tz tz;
@@ -449,6 +480,41 @@ int agti_zone_offset(const agti_zone *z, int64_t utc, int32_t *off)
             hi = mid;
     }
     *off = z->toff[z->ttype[lo]];
+    return AGT_OK;
+}
+
+int agti_zone_span(const agti_zone *z, int64_t utc, int32_t *off, int64_t *lo, int64_t *hi)
+{
+    size_t n = z->ntrans;
+    if (n == 0 || utc >= z->trans[n - 1]) {
+        if (z->has_rule) {
+            posix_span(&z->rule, utc, off, lo, hi);
+            if (n > 0 && *lo < z->trans[n - 1])
+                *lo = z->trans[n - 1];
+            return AGT_OK;
+        }
+        *off = n == 0 ? z->toff[0] : z->toff[z->ttype[n - 1]];
+        *lo = n == 0 ? INT64_MIN : z->trans[n - 1];
+        *hi = INT64_MAX;
+        return AGT_OK;
+    }
+    if (utc < z->trans[0]) {
+        *off = z->toff[0];
+        *lo = INT64_MIN;
+        *hi = z->trans[0];
+        return AGT_OK;
+    }
+    size_t a = 0, b = n - 1; /* trans[a] <= utc < trans[b] */
+    while (b - a > 1) {
+        size_t mid = a + (b - a) / 2;
+        if (z->trans[mid] <= utc)
+            a = mid;
+        else
+            b = mid;
+    }
+    *off = z->toff[z->ttype[a]];
+    *lo = z->trans[a];
+    *hi = z->trans[b];
     return AGT_OK;
 }
 
