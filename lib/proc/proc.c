@@ -33,6 +33,7 @@ extern char **environ;
 /* Bytes read per pump before returning to the caller's loop. */
 #define READ_BUDGET (4u * 1024 * 1024)
 #define READ_CHUNK 65536
+#define MAX_GRACE_MS (365LL * 24 * 3600 * 1000)
 
 struct agti_proc {
     pid_t pid;
@@ -165,6 +166,11 @@ static int check_opts(const char *command, const agti_proc_opts *o)
     }
     if (o->timeout_ms < 0 || o->grace_ms < -1)
         return agti_error(AGT_EINVAL, "process: negative timeout or grace period");
+    /* Beyond a year a grace period is a mistake, and now + grace must not
+     * overflow. */
+    if (o->grace_ms > MAX_GRACE_MS)
+        return agti_error(AGT_EINVAL, "process: grace period of %lld ms is over the %lld ms limit",
+                          (long long)o->grace_ms, (long long)MAX_GRACE_MS);
     return AGT_OK;
 }
 
@@ -337,7 +343,7 @@ int agti_proc_spawn(agti_proc **out, const char *command, const agti_proc_opts *
     if (!opts->no_pidfd)
         p->pidfd = open_pidfd(p->pid);
     p->started = now_of(p);
-    if (p->timeout_ms > 0)
+    if (p->timeout_ms > 0 && p->timeout_ms <= INT64_MAX / 2 - p->started)
         p->deadline = p->started + p->timeout_ms;
     *out = p;
     return AGT_OK;

@@ -46,7 +46,8 @@ typedef struct agti_proc_opts {
     const char *log_path;
     /* Wall time limit in ms; <= 0 = none. */
     int64_t timeout_ms;
-    /* Time between TERM and KILL when terminating; < 0 = default (5000). */
+    /* Time between TERM and KILL when terminating; < 0 = default (5000),
+     * at most a year. */
     int64_t grace_ms;
     /* Characters of output kept in memory: the first cap/2 and the last
      * cap - cap/2, with a marker between them; 0 = default (30000). */
@@ -59,7 +60,9 @@ typedef struct agti_proc_opts {
     bool keep_group;
     /* Tests: do not use pidfd_open (exercise the waitid polling fallback). */
     bool no_pidfd;
-    /* Clock; NULL = agti_proc_monotonic_ms. */
+    /* Clock; NULL = agti_proc_monotonic_ms. Deadlines (timeout, grace, the
+     * 250 ms wait for EOF after exit) are read from it, so a test clock that
+     * never advances never fires them. */
     agti_clock_fn clock;
     void *clock_ctx;
 } agti_proc_opts;

@@ -19,6 +19,7 @@
 
 #include "harness.h"
 #include "proc/proc.h"
+#include "proc/proc_capture.h"
 
 static char tmpdir[PATH_MAX];
 
@@ -151,6 +152,11 @@ static void test_spawn_errors(void)
     T_EQ_INT(agti_proc_spawn(&p, "true", &o), AGT_EIO, "missing shell");
     T_CHECK(strstr(agt_error_message(), "/nonexistent/agt-sh") != NULL, "message names the shell");
     agti_proc_opts_init(&o);
+    o.grace_ms = 400LL * 24 * 3600 * 1000;
+    T_EQ_INT(agti_proc_spawn(&p, "true", &o), AGT_EINVAL, "grace period over a year");
+    o.grace_ms = -2;
+    T_EQ_INT(agti_proc_spawn(&p, "true", &o), AGT_EINVAL, "negative grace period");
+    agti_proc_opts_init(&o);
     o.log_path = "/nonexistent/dir/log";
     T_EQ_INT(agti_proc_spawn(&p, "true", &o), AGT_EIO, "log in a missing directory");
     T_CHECK(strstr(agt_error_message(), "/nonexistent/dir/log") != NULL, "message names the log");
@@ -199,6 +205,13 @@ static void test_timeouts(bool no_pidfd)
     long gc = out ? strtol(out, NULL, 10) : 0;
     T_CHECK(gc > 1, "grandchild pid printed%s", tag);
     T_CHECK(gc > 1 && pid_dead((pid_t)gc), "grandchild is dead afterwards%s", tag);
+    free(out);
+    agti_proc_free(p);
+
+    /* A stopped shell holds TERM pending until it is continued. */
+    out = run("kill -STOP $$; sleep 100", &o, &p);
+    T_EQ_INT(agti_proc_state_get(p), AGTI_PROC_TIMED_OUT, "a stopped command times out%s", tag);
+    T_EQ_INT(agti_proc_signal(p), SIGTERM, "TERM reached it (CONT sent with it)%s", tag);
     free(out);
     agti_proc_free(p);
 
@@ -342,6 +355,42 @@ static void test_utf8(void)
     free(out);
 }
 
+/* The capture fed piece by piece, as reads would deliver it. */
+static void test_capture_pieces(void)
+{
+    agti_capture c;
+    agti_capture_init(&c, 100);
+    agti_capture_feed(&c, "x\xE2\x82", 3);
+    T_EQ_INT(agti_capture_held(&c), 1, "an incomplete sequence is held back");
+    agti_capture_feed(&c, "\xAC\n", 2);
+    /* "h\xC3\xA9" one byte at a time: é must survive being split. */
+    const char *word = "h\xC3\xA9\xF0\x9F\x98\x80!";
+    for (size_t i = 0; i < strlen(word); i++)
+        agti_capture_feed(&c, word + i, 1);
+    agti_capture_feed(&c, "\xF0\x9F", 2); /* truncated by the end of the stream */
+    agti_capture_finish(&c);
+    char *out = NULL;
+    size_t len = 0;
+    T_EQ_INT(agti_capture_render(&c, NULL, &out, &len), AGT_OK, "render");
+    T_EQ_STR(out, "x\xE2\x82\xAC\nh\xC3\xA9\xF0\x9F\x98\x80!\xEF\xBF\xBD\xEF\xBF\xBD",
+             "split sequences joined; the truncated one replaced byte by byte");
+    T_EQ_INT(len, 19, "1+3+1 + 1+2+4+1 + 3+3 bytes");
+    free(out);
+    agti_capture_free(&c);
+
+    /* Tail bigger than the limit in one piece, then in small pieces. */
+    agti_capture_init(&c, 6);
+    agti_capture_feed(&c, "abcdefghijklmnop", 16);
+    for (int i = 0; i < 10; i++)
+        agti_capture_feed(&c, "q", 1);
+    agti_capture_feed(&c, "\n", 1);
+    T_EQ_INT(agti_capture_render(&c, "/x.log", &out, NULL), AGT_OK, "render small cap");
+    T_EQ_STR(out, "abc\n[... 21 bytes (0 lines) cut; full output in /x.log ...]\nqq\n",
+             "27 bytes: abc kept, qq\\n kept, 21 cut");
+    free(out);
+    agti_capture_free(&c);
+}
+
 static int64_t fake_now;
 static int64_t fake_clock(void *ctx)
 {
@@ -474,6 +523,7 @@ int main(void)
     test_stop();
     test_caps();
     test_utf8();
+    test_capture_pieces();
     test_fake_clock();
     test_event_loop();
 
