@@ -520,6 +520,16 @@ static const agti_sprop *find_prop(const agti_snode *n, const char *key, size_t 
 {
     if (n->n_props == 0)
         return NULL;
+    if (n->n_props <= 8) {
+        /* few properties: comparing beats hashing */
+        for (size_t i = 0; i < n->n_props; i++) {
+            const agti_sprop *p = &n->props[i];
+            if (p->len == len && (len == 0 || p->key[0] == key[0]) &&
+                memcmp(p->key, key, len) == 0)
+                return p;
+        }
+        return NULL;
+    }
     uint32_t h = agti_schema_hash(key, len);
     uint32_t i = h & n->prop_mask;
     while (n->prop_table[i]) {

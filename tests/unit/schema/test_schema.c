@@ -404,8 +404,137 @@ static void test_internal_json(void)
     T_EQ_INT(agti_schema_compile_json(&s, NULL, NULL), AGT_EINVAL, "NULL schema");
 }
 
+/* $dynamicRef / $dynamicAnchor and unevaluated* (draft 2020-12): cases taken
+ * from the examples of the 2020-12 core specification and its test suite. */
+static void test_dynamic_and_unevaluated(void)
+{
+    /* same resource: like a $ref to an $anchor */
+    const char *same = "{\"$id\":\"https://t.example/same/root\",\"type\":\"array\","
+                       "\"items\":{\"$dynamicRef\":\"#items\"},"
+                       "\"$defs\":{\"foo\":{\"$dynamicAnchor\":\"items\",\"type\":\"string\"}}}";
+    expect_valid(same, "[\"foo\",\"bar\"]", 1);
+    expect_valid(same, "[\"foo\",42]", 0);
+    /* resolved to the outermost dynamic anchor in scope */
+    const char *typical =
+        "{\"$id\":\"https://t.example/typical/root\",\"$ref\":\"list\","
+        "\"$defs\":{\"foo\":{\"$dynamicAnchor\":\"items\",\"type\":\"string\"},"
+        "\"list\":{\"$id\":\"list\",\"type\":\"array\",\"items\":{\"$dynamicRef\":\"#items\"},"
+        "\"$defs\":{\"items\":{\"$dynamicAnchor\":\"items\"}}}}}";
+    expect_valid(typical, "[\"foo\",\"bar\"]", 1);
+    expect_valid(typical, "[\"foo\",42]", 0);
+    /* a JSON pointer fragment is a plain $ref */
+    const char *noanchor = "{\"$id\":\"https://t.example/noanchor/root\",\"$ref\":\"list\","
+                           "\"$defs\":{\"foo\":{\"$dynamicAnchor\":\"items\",\"type\":\"string\"},"
+                           "\"list\":{\"$id\":\"list\",\"type\":\"array\",\"items\":{\"$"
+                           "dynamicRef\":\"#/$defs/items\"},"
+                           "\"$defs\":{\"items\":{\"$anchor\":\"items\",\"$dynamicAnchor\":"
+                           "\"items\",\"type\":\"number\"}}}}}";
+    expect_valid(noanchor, "[\"foo\",\"bar\"]", 0);
+    expect_valid(noanchor, "[24,42]", 1);
+    /* a plain $anchor of the same name does not take part */
+    const char *plain =
+        "{\"$id\":\"https://t.example/plain/root\",\"$ref\":\"list\","
+        "\"$defs\":{\"foo\":{\"$anchor\":\"items\",\"type\":\"string\"},"
+        "\"list\":{\"$id\":\"list\",\"type\":\"array\",\"items\":{\"$dynamicRef\":\"#items\"},"
+        "\"$defs\":{\"items\":{\"$dynamicAnchor\":\"items\"}}}}}";
+    expect_valid(plain, "[\"foo\",42]", 1);
+    /* without the bookend the reference is static */
+    const char *nobookend =
+        "{\"$id\":\"https://t.example/nobookend/root\",\"$ref\":\"list\","
+        "\"$defs\":{\"foo\":{\"$dynamicAnchor\":\"items\",\"type\":\"string\"},"
+        "\"list\":{\"$id\":\"list\",\"type\":\"array\",\"items\":{\"$dynamicRef\":\"#items\"},"
+        "\"$defs\":{\"items\":{\"$anchor\":\"items\"}}}}}";
+    expect_valid(nobookend, "[\"foo\",42]", 1);
+    /* strict tree: the extension's unevaluatedProperties reaches every node */
+    const char *tree =
+        "{\"$id\":\"https://t.example/strict-tree\",\"$dynamicAnchor\":\"node\",\"$ref\":\"tree\","
+        "\"unevaluatedProperties\":false,\"$defs\":{\"tree\":{\"$id\":\"tree\","
+        "\"$dynamicAnchor\":\"node\",\"type\":\"object\",\"properties\":{\"data\":true,"
+        "\"children\":{\"type\":\"array\",\"items\":{\"$dynamicRef\":\"#node\"}}}}}}";
+    expect_valid(tree, "{\"children\":[{\"data\":1}]}", 1);
+    expect_valid(tree, "{\"children\":[{\"daat\":1}]}", 0);
+    expect_error(tree, "{\"children\":[{\"daat\":1}]}", "/children/0/daat",
+                 "/unevaluatedProperties", "unevaluatedProperties",
+                 "property 'daat' is not allowed");
+    /* the 2020-12 meta-schema extends its vocabularies through $dynamicRef */
+    const char *meta = "{\"$ref\":\"https://json-schema.org/draft/2020-12/schema\"}";
+    expect_valid(meta, "{\"properties\":{\"a\":{\"type\":\"string\"}}}", 1);
+    expect_valid(meta, "{\"properties\":{\"a\":{\"type\":7}}}", 0);
+    expect_valid(meta, "{\"items\":{\"minLength\":-1}}", 0);
+
+    /* unevaluatedProperties */
+    const char *adj = "{\"properties\":{\"foo\":true},\"unevaluatedProperties\":false}";
+    expect_valid(adj, "{\"foo\":1}", 1);
+    expect_valid(adj, "{\"foo\":1,\"bar\":2}", 0);
+    const char *any =
+        "{\"properties\":{\"foo\":true},\"anyOf\":[{\"properties\":{\"bar\":"
+        "{\"const\":\"bar\"}},\"required\":[\"bar\"]},{\"properties\":{\"baz\":"
+        "{\"const\":\"baz\"}},\"required\":[\"baz\"]}],\"unevaluatedProperties\":false}";
+    expect_valid(any, "{\"foo\":1,\"bar\":\"bar\"}", 1);
+    expect_valid(any, "{\"foo\":1,\"bar\":\"bar\",\"baz\":\"baz\"}", 1); /* both branches count */
+    expect_valid(any, "{\"foo\":1,\"bar\":\"bar\",\"baz\":\"x\"}", 0); /* failed branch does not */
+    const char *notk =
+        "{\"properties\":{\"foo\":true},\"not\":{\"not\":{\"properties\":{\"bar\":"
+        "{\"const\":\"bar\"}},\"required\":[\"bar\"]}},\"unevaluatedProperties\":false}";
+    expect_valid(notk, "{\"foo\":1,\"bar\":\"bar\"}", 0); /* not collects no annotations */
+    const char *cond =
+        "{\"if\":{\"properties\":{\"foo\":{\"const\":\"then\"}},\"required\":[\"foo\"]},"
+        "\"then\":{\"properties\":{\"bar\":true}},\"else\":{\"properties\":{\"baz\":true}},"
+        "\"unevaluatedProperties\":false}";
+    expect_valid(cond, "{\"foo\":\"then\",\"bar\":1}", 1);
+    expect_valid(cond, "{\"foo\":\"then\",\"baz\":1}", 0);
+    expect_valid(cond, "{\"baz\":1}", 1);
+    expect_valid(cond, "{\"foo\":\"else\",\"baz\":1}", 0); /* if failed: foo not evaluated */
+    const char *cousins =
+        "{\"allOf\":[{\"properties\":{\"foo\":true},\"unevaluatedProperties\":true},"
+        "{\"unevaluatedProperties\":false}]}";
+    expect_valid(cousins, "{\"foo\":1}", 0); /* a sibling's annotations are not visible */
+    const char *nested =
+        "{\"allOf\":[{\"unevaluatedProperties\":true}],\"unevaluatedProperties\":false}";
+    expect_valid(nested, "{\"foo\":1}", 1);
+    const char *viaref =
+        "{\"$defs\":{\"b\":{\"properties\":{\"bar\":true}}},\"$ref\":\"#/$defs/b\","
+        "\"properties\":{\"foo\":true},\"unevaluatedProperties\":false}";
+    expect_valid(viaref, "{\"foo\":1,\"bar\":2}", 1);
+    expect_valid(viaref, "{\"foo\":1,\"bar\":2,\"baz\":3}", 0);
+    const char *dep =
+        "{\"properties\":{\"foo\":true},\"dependentSchemas\":{\"foo\":{\"properties\":"
+        "{\"bar\":{\"const\":\"bar\"}},\"required\":[\"bar\"]}},"
+        "\"unevaluatedProperties\":false}";
+    expect_valid(dep, "{\"foo\":1,\"bar\":\"bar\"}", 1);
+    expect_valid(dep, "{\"bar\":\"bar\"}", 0);
+    const char *schema_uev = "{\"unevaluatedProperties\":{\"type\":\"string\",\"minLength\":3}}";
+    expect_valid(schema_uev, "{\"foo\":\"foo\"}", 1);
+    expect_valid(schema_uev, "{\"foo\":\"fo\"}", 0);
+
+    /* unevaluatedItems */
+    const char *pi = "{\"prefixItems\":[{\"type\":\"string\"}],\"unevaluatedItems\":false}";
+    expect_valid(pi, "[\"a\"]", 1);
+    expect_valid(pi, "[\"a\",\"b\"]", 0);
+    const char *it = "{\"items\":{\"type\":\"string\"},\"unevaluatedItems\":false}";
+    expect_valid(it, "[\"a\",\"b\"]", 1);
+    const char *ct =
+        "{\"contains\":{\"type\":\"string\"},\"unevaluatedItems\":{\"type\":\"integer\"}}";
+    expect_valid(ct, "[1,\"a\",2]", 1);
+    expect_valid(ct, "[1,\"a\",2.5]", 0);
+    const char *ai = "{\"prefixItems\":[{\"const\":\"foo\"}],\"allOf\":[{\"prefixItems\":[true,"
+                     "{\"const\":\"bar\"}]}],\"unevaluatedItems\":false}";
+    expect_valid(ai, "[\"foo\",\"bar\"]", 1);
+    expect_valid(ai, "[\"foo\",\"bar\",\"baz\"]", 0);
+    const char *uncle = "{\"properties\":{\"foo\":{\"prefixItems\":[{\"type\":\"string\"}],"
+                        "\"unevaluatedItems\":false}},\"anyOf\":[{\"properties\":{\"foo\":"
+                        "{\"prefixItems\":[true,{\"type\":\"string\"}]}}}]}";
+    expect_valid(uncle, "{\"foo\":[\"test\"]}", 1);
+    expect_valid(uncle, "{\"foo\":[\"test\",\"test\"]}", 0);
+    /* draft 7 has no unevaluated*: the keyword is ignored there */
+    expect_valid("{\"$schema\":\"http://json-schema.org/draft-07/schema#\","
+                 "\"unevaluatedProperties\":false}",
+                 "{\"a\":1}", 1);
+}
+
 int main(void)
 {
+    test_dynamic_and_unevaluated();
     test_messages();
     test_semantics();
     test_bad_input();
