@@ -21,7 +21,8 @@ static int t_failed;
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3), unused))
 #endif
-static int t_check(int ok, const char *fmt, ...)
+static int
+t_check(int ok, const char *fmt, ...)
 {
     va_list ap;
     t_count++;
@@ -39,7 +40,8 @@ static int t_check(int ok, const char *fmt, ...)
 #if defined(__GNUC__)
 __attribute__((unused))
 #endif
-static void t_diag(const char *fmt, ...)
+static void
+t_diag(const char *fmt, ...)
 {
     va_list ap;
     printf("# ");
@@ -52,7 +54,8 @@ static void t_diag(const char *fmt, ...)
 #if defined(__GNUC__)
 __attribute__((unused))
 #endif
-static int t_skip(const char *why)
+static int
+t_skip(const char *why)
 {
     t_count++;
     printf("ok %d # SKIP %s\n", t_count, why);
@@ -62,7 +65,8 @@ static int t_skip(const char *why)
 #if defined(__GNUC__)
 __attribute__((unused))
 #endif
-static int t_done(void)
+static int
+t_done(void)
 {
     printf("1..%d\n", t_count);
     return t_failed ? 1 : 0;

@@ -47,25 +47,25 @@ extern "C" {
  */
 enum agt_status {
     AGT_OK = 0,
-    AGT_ERROR = -1,        /**< generic failure; the message says what */
-    AGT_ENOMEM = -2,       /**< out of memory */
-    AGT_EINVAL = -3,       /**< an argument of the call is wrong (NULL, range) */
-    AGT_EINVALID = -4,     /**< a JSON instance failed validation */
-    AGT_ENOTFOUND = -5,    /**< the named thing does not exist */
-    AGT_EEXISTS = -6,      /**< the named thing exists already */
-    AGT_EPENDING = -7,     /**< a tool call waits for the user's approval */
-    AGT_EFROZEN = -8,      /**< the handle is frozen (read-only) */
-    AGT_EPARSE = -9,       /**< text could not be parsed (JSON, diff, cron, ...) */
-    AGT_EIO = -10,         /**< an operating-system I/O call failed */
-    AGT_EDENIED = -11,     /**< refused by a rule, a mode or a hook */
-    AGT_ETIMEOUT = -12,    /**< a time limit ran out */
-    AGT_ECANCELLED = -13,  /**< cancelled by the host (a callback returned non-zero) */
+    AGT_ERROR = -1,         /**< generic failure; the message says what */
+    AGT_ENOMEM = -2,        /**< out of memory */
+    AGT_EINVAL = -3,        /**< an argument of the call is wrong (NULL, range) */
+    AGT_EINVALID = -4,      /**< a JSON instance failed validation */
+    AGT_ENOTFOUND = -5,     /**< the named thing does not exist */
+    AGT_EEXISTS = -6,       /**< the named thing exists already */
+    AGT_EPENDING = -7,      /**< a tool call waits for the user's approval */
+    AGT_EFROZEN = -8,       /**< the handle is frozen (read-only) */
+    AGT_EPARSE = -9,        /**< text could not be parsed (JSON, diff, cron, ...) */
+    AGT_EIO = -10,          /**< an operating-system I/O call failed */
+    AGT_EDENIED = -11,      /**< refused by a rule, a mode or a hook */
+    AGT_ETIMEOUT = -12,     /**< a time limit ran out */
+    AGT_ECANCELLED = -13,   /**< cancelled by the host (a callback returned non-zero) */
     AGT_EUNSUPPORTED = -14, /**< a feature or format this build does not support */
-    AGT_ELIMIT = -15,      /**< a configured limit was reached */
-    AGT_EGIT = -16,        /**< a git repository operation failed */
-    AGT_ENET = -17,        /**< a network transfer failed */
-    AGT_EAMBIGUOUS = -18,  /**< more than one candidate matched */
-    AGT_ESTATE = -19       /**< the call does not fit the handle's current state */
+    AGT_ELIMIT = -15,       /**< a configured limit was reached */
+    AGT_EGIT = -16,         /**< a git repository operation failed */
+    AGT_ENET = -17,         /**< a network transfer failed */
+    AGT_EAMBIGUOUS = -18,   /**< more than one candidate matched */
+    AGT_ESTATE = -19        /**< the call does not fit the handle's current state */
 };
 
 /**

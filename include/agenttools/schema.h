@@ -31,8 +31,8 @@ typedef struct agt_schema_options agt_schema_options;
 
 /** Drafts. Append-only. */
 enum agt_schema_draft {
-    AGT_DRAFT_AUTO = 0,    /**< from "$schema"; draft 2020-12 when absent */
-    AGT_DRAFT_7 = 7,       /**< draft-07 */
+    AGT_DRAFT_AUTO = 0,      /**< from "$schema"; draft 2020-12 when absent */
+    AGT_DRAFT_7 = 7,         /**< draft-07 */
     AGT_DRAFT_2020_12 = 2020 /**< draft 2020-12 */
 };
 
@@ -95,16 +95,16 @@ AGT_EXTERN int agt_schema_options_add_resource(agt_schema_options *opts, const c
  *
  * @return AGT_OK, AGT_EINVAL (opts is NULL).
  */
-AGT_EXTERN int agt_schema_options_set_resolver(agt_schema_options *opts,
-                                               agt_schema_resolve_fn fn, void *payload);
+AGT_EXTERN int agt_schema_options_set_resolver(agt_schema_options *opts, agt_schema_resolve_fn fn,
+                                               void *payload);
 
 /**
  * Answers a resolver callback with a document (copied).
  *
  * @return AGT_OK, AGT_EPARSE (not JSON), AGT_EINVAL, AGT_ENOMEM.
  */
-AGT_EXTERN int agt_schema_resolution_provide(agt_schema_resolution *resolution,
-                                             const char *json, size_t len);
+AGT_EXTERN int agt_schema_resolution_provide(agt_schema_resolution *resolution, const char *json,
+                                             size_t len);
 
 /**
  * Compiles a schema with default options.

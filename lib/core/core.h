@@ -43,7 +43,10 @@ typedef struct agti_buf {
     bool oom;
 } agti_buf;
 
-#define AGTI_BUF_INIT {NULL, 0, 0, false}
+#define AGTI_BUF_INIT                                                                              \
+    {                                                                                              \
+        NULL, 0, 0, false                                                                          \
+    }
 
 bool agti_buf_reserve(agti_buf *b, size_t extra);
 void agti_buf_put(agti_buf *b, const void *data, size_t len);

@@ -71,26 +71,47 @@ const char *agt_error_message(void)
 const char *agt_status_string(int code)
 {
     switch (code) {
-    case AGT_OK: return "success";
-    case AGT_ERROR: return "error";
-    case AGT_ENOMEM: return "out of memory";
-    case AGT_EINVAL: return "invalid argument";
-    case AGT_EINVALID: return "validation failed";
-    case AGT_ENOTFOUND: return "not found";
-    case AGT_EEXISTS: return "already exists";
-    case AGT_EPENDING: return "waiting for approval";
-    case AGT_EFROZEN: return "handle is frozen";
-    case AGT_EPARSE: return "parse error";
-    case AGT_EIO: return "input/output error";
-    case AGT_EDENIED: return "denied";
-    case AGT_ETIMEOUT: return "timed out";
-    case AGT_ECANCELLED: return "cancelled";
-    case AGT_EUNSUPPORTED: return "not supported";
-    case AGT_ELIMIT: return "limit reached";
-    case AGT_EGIT: return "git error";
-    case AGT_ENET: return "network error";
-    case AGT_EAMBIGUOUS: return "ambiguous";
-    case AGT_ESTATE: return "wrong state";
-    default: return "unknown status";
+    case AGT_OK:
+        return "success";
+    case AGT_ERROR:
+        return "error";
+    case AGT_ENOMEM:
+        return "out of memory";
+    case AGT_EINVAL:
+        return "invalid argument";
+    case AGT_EINVALID:
+        return "validation failed";
+    case AGT_ENOTFOUND:
+        return "not found";
+    case AGT_EEXISTS:
+        return "already exists";
+    case AGT_EPENDING:
+        return "waiting for approval";
+    case AGT_EFROZEN:
+        return "handle is frozen";
+    case AGT_EPARSE:
+        return "parse error";
+    case AGT_EIO:
+        return "input/output error";
+    case AGT_EDENIED:
+        return "denied";
+    case AGT_ETIMEOUT:
+        return "timed out";
+    case AGT_ECANCELLED:
+        return "cancelled";
+    case AGT_EUNSUPPORTED:
+        return "not supported";
+    case AGT_ELIMIT:
+        return "limit reached";
+    case AGT_EGIT:
+        return "git error";
+    case AGT_ENET:
+        return "network error";
+    case AGT_EAMBIGUOUS:
+        return "ambiguous";
+    case AGT_ESTATE:
+        return "wrong state";
+    default:
+        return "unknown status";
     }
 }

@@ -15,8 +15,8 @@ json_t *agti_json_parse(const char *text, size_t len, const char *what)
         if (json_error_code(&err) == json_error_out_of_memory)
             agti_oom();
         else
-            agti_error(AGT_EPARSE, "%s: invalid JSON at line %d, column %d: %s", what,
-                       err.line, err.column, err.text);
+            agti_error(AGT_EPARSE, "%s: invalid JSON at line %d, column %d: %s", what, err.line,
+                       err.column, err.text);
     }
     return v;
 }

@@ -6,7 +6,8 @@
 
 static void test_errors(void)
 {
-    T_EQ_INT(agti_error(AGT_EINVAL, "argument 'x' is %d", 3), AGT_EINVAL, "agti_error returns code");
+    T_EQ_INT(agti_error(AGT_EINVAL, "argument 'x' is %d", 3), AGT_EINVAL,
+             "agti_error returns code");
     T_EQ_INT(agt_error_code(), AGT_EINVAL, "last code recorded");
     T_EQ_STR(agt_error_message(), "argument 'x' is 3", "last message recorded");
     agti_error_prefix("in %s", "f");
@@ -42,10 +43,19 @@ static void test_utf8(void)
     T_CHECK(!agti_utf8_valid("\xED\xA0\x80", 3), "surrogate rejected");
     T_CHECK(!agti_utf8_valid("\xF4\x90\x80\x80", 4), "above U+10FFFF rejected");
     T_CHECK(!agti_utf8_valid("\xE2\x82", 2), "truncated rejected");
-    T_EQ_INT(agti_utf8_count("\xF0\x9F\x98\x80" "a\xC3\xA9", 7), 3, "code points counted");
+    T_EQ_INT(agti_utf8_count("\xF0\x9F\x98\x80"
+                             "a\xC3\xA9",
+                             7),
+             3, "code points counted");
     agti_buf b = AGTI_BUF_INIT;
-    agti_utf8_sanitize(&b, "a\xFF" "b\xE2\x82", 5);
-    T_EQ_STR(agti_buf_cstr(&b), "a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD", "invalid bytes replaced");
+    agti_utf8_sanitize(&b,
+                       "a\xFF"
+                       "b\xE2\x82",
+                       5);
+    T_EQ_STR(agti_buf_cstr(&b),
+             "a\xEF\xBF\xBD"
+             "b\xEF\xBF\xBD\xEF\xBF\xBD",
+             "invalid bytes replaced");
     agti_buf_free(&b);
     /* "a€" = 61 E2 82 AC: cutting at 2 or 3 would split the euro sign */
     T_EQ_INT(agti_utf8_floor("a\xE2\x82\xAC", 3), 1, "floor backs off a split sequence");

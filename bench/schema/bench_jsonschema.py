@@ -1,0 +1,34 @@
+#!/usr/bin/python3
+"""Validations per second with python3-jsonschema (Debian) on the cases the C
+benchmark wrote: [{"schema": {...}, "instances": ["<json text>", ...]}].
+Each validation parses the instance text and asks is_valid(), like the C side.
+Prints: rate <validations per second>"""
+import json
+import sys
+import time
+
+import jsonschema
+
+
+def main():
+    cases = json.load(open(sys.argv[1]))
+    seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
+    work = []
+    for c in cases:
+        cls = jsonschema.validators.validator_for(c["schema"], default=jsonschema.Draft202012Validator)
+        v = cls(c["schema"])
+        for text in c["instances"]:
+            work.append((v, text))
+    n = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        for v, text in work:
+            v.is_valid(json.loads(text))
+        n += len(work)
+    elapsed = time.perf_counter() - start
+    print("rate %.1f" % (n / elapsed))
+
+
+if __name__ == "__main__":
+    main()

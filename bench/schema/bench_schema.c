@@ -1,0 +1,188 @@
+/*
+ * bench-schema: validations per second of the built-in tools' argument
+ * schemas with realistic valid and invalid arguments (instances.json), next
+ * to python3-jsonschema and Ajv on the same schemas and instances in the same
+ * run, plus the cost of a full dispatch (look-up, parse, validate, provider,
+ * result) of a small call. Prints rates and ratios; asserts nothing.
+ *
+ * usage: bench-schema SOURCE_DIR WORK_DIR [SECONDS]
+ */
+#include <agenttools/agenttools.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+typedef struct {
+    agt_schema *schema;
+    char *text[2]; /* valid, invalid */
+} bench_case;
+
+static json_t *find_tool(json_t *sets[2], const char *name)
+{
+    for (int s = 0; s < 2; s++) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(sets[s], i, e)
+        {
+            if (strcmp(json_string_value(json_object_get(e, "name")), name) == 0)
+                return e;
+        }
+    }
+    return NULL;
+}
+
+static int ok_provider(agt_call *call, void *payload)
+{
+    (void)payload;
+    return agt_call_set_text(call, "ok");
+}
+
+static double run_external(const char *cmd)
+{
+    FILE *p = popen(cmd, "r");
+    if (p == NULL)
+        return 0;
+    char line[256];
+    double rate = 0;
+    while (fgets(line, sizeof line, p) != NULL)
+        if (sscanf(line, "rate %lf", &rate) == 1)
+            break;
+    pclose(p);
+    return rate;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: bench-schema SOURCE_DIR WORK_DIR [SECONDS]\n");
+        return 2;
+    }
+    const char *src = argv[1], *work = argv[2];
+    double seconds = argc > 3 ? atof(argv[3]) : 2.0;
+    char path[4096];
+    json_error_t jerr;
+    json_t *sets[2];
+    snprintf(path, sizeof path, "%s/lib/registry/builtin/review.json", src);
+    sets[0] = json_load_file(path, 0, &jerr);
+    snprintf(path, sizeof path, "%s/lib/registry/builtin/chat.json", src);
+    sets[1] = json_load_file(path, 0, &jerr);
+    snprintf(path, sizeof path, "%s/bench/schema/instances.json", src);
+    json_t *inst = json_load_file(path, 0, &jerr);
+    if (!sets[0] || !sets[1] || !inst) {
+        fprintf(stderr, "bench-schema: cannot read the tool sets or instances: %s\n", jerr.text);
+        return 1;
+    }
+
+    size_t n = json_array_size(inst);
+    bench_case *cases = calloc(n, sizeof *cases);
+    json_t *dump = json_array();
+    size_t i;
+    json_t *c;
+    int mismatches = 0;
+    json_array_foreach(inst, i, c)
+    {
+        const char *tool = json_string_value(json_object_get(c, "tool"));
+        json_t *entry = find_tool(sets, tool);
+        json_t *params = json_object_get(json_object_get(entry, "definition"), "parameters");
+        char *stext = json_dumps(params, JSON_COMPACT);
+        if (agt_schema_compile(&cases[i].schema, stext, strlen(stext)) != AGT_OK) {
+            fprintf(stderr, "%s: schema does not compile: %s\n", tool, agt_error_message());
+            return 1;
+        }
+        cases[i].text[0] = json_dumps(json_object_get(c, "valid"), JSON_COMPACT);
+        cases[i].text[1] = json_dumps(json_object_get(c, "invalid"), JSON_COMPACT);
+        for (int k = 0; k < 2; k++) {
+            int rc = agt_schema_validate(cases[i].schema, cases[i].text[k],
+                                         strlen(cases[i].text[k]), NULL);
+            if (rc != (k == 0 ? AGT_OK : AGT_EINVALID)) {
+                fprintf(stderr, "note: %s %s instance gave %d\n", tool, k ? "invalid" : "valid",
+                        rc);
+                mismatches++;
+            }
+        }
+        json_array_append_new(dump, json_pack("{s:O, s:[s,s]}", "schema", params, "instances",
+                                              cases[i].text[0], cases[i].text[1]));
+        free(stext);
+    }
+    snprintf(path, sizeof path, "%s/schema-cases.json", work);
+    json_dump_file(dump, path, JSON_COMPACT);
+
+    /* ours: text in, verdict out (parse + validate), first error only */
+    long count = 0;
+    double start = now_s(), end = start + seconds;
+    while (now_s() < end) {
+        for (size_t k = 0; k < n; k++)
+            for (int v = 0; v < 2; v++)
+                agt_schema_validate(cases[k].schema, cases[k].text[v], strlen(cases[k].text[v]),
+                                    NULL);
+        count += (long)(2 * n);
+    }
+    double ours = (double)count / (now_s() - start);
+
+    /* full dispatch of a small call through a session */
+    agt_registry *reg = NULL;
+    agt_session *s = NULL;
+    agt_registry_new(&reg);
+    agt_registry_load_builtin(reg, "chat");
+    agt_registry_set_provider(reg, "Read", ok_provider, NULL);
+    agt_registry_freeze(reg);
+    agt_session_new(&s, reg, work);
+    const char *small = "{\"path\":\"src/main.c\",\"line_offset\":10,\"n_lines\":50}";
+    long calls = 0;
+    start = now_s();
+    end = start + seconds;
+    while (now_s() < end) {
+        for (int k = 0; k < 1000; k++) {
+            agt_result *r = NULL;
+            agt_session_dispatch(s, "c1", "Read", small, &r);
+            agt_result_free(r);
+        }
+        calls += 1000;
+    }
+    double dispatch_ns = (now_s() - start) * 1e9 / (double)calls;
+
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/bench/schema/bench_jsonschema.py %s %g", src,
+             path, seconds);
+    double py = run_external(cmd);
+    snprintf(cmd, sizeof cmd, "node %s/bench/schema/bench_ajv.js %s %g %s 2>/dev/null", src, path,
+             seconds, work);
+    double ajv = run_external(cmd);
+
+    printf("bench-schema: %zu tool schemas, %zu instances (valid + invalid)%s\n", n, 2 * n,
+           mismatches ? " [some instances disagreed with their label, see notes]" : "");
+    printf("  libagenttools     %12.0f validations/s\n", ours);
+    if (py > 0)
+        printf("  python3-jsonschema%12.0f validations/s   ours/python = %.1fx\n", py, ours / py);
+    else
+        printf("  python3-jsonschema not available (apt-get install python3-jsonschema)\n");
+    if (ajv > 0)
+        printf("  ajv (node)        %12.0f validations/s   ours/ajv    = %.2fx\n", ajv, ours / ajv);
+    else
+        printf("  ajv not available (npm install --prefix %s ajv)\n", work);
+    printf("  dispatch of a small Read call: %.0f ns per call (look-up, parse, validate, "
+           "provider, result)\n",
+           dispatch_ns);
+    agt_session_free(s);
+    agt_registry_free(reg);
+    for (size_t k = 0; k < n; k++) {
+        agt_schema_free(cases[k].schema);
+        free(cases[k].text[0]);
+        free(cases[k].text[1]);
+    }
+    free(cases);
+    json_decref(dump);
+    json_decref(inst);
+    json_decref(sets[0]);
+    json_decref(sets[1]);
+    return 0;
+}

@@ -1,0 +1,205 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch_internal.h"
+#include "schema/schema_internal.h"
+
+/* Lists the tools offered in the phase, for the not-available message. */
+static void list_offered(agti_buf *b, const agti_dispatch_env *env)
+{
+    const agt_registry *reg = env->reg;
+    size_t shown = 0;
+    for (size_t i = 0; i < reg->ntools; i++) {
+        if (!agti_tool_offered(reg, &reg->tools[i], env->phase))
+            continue;
+        agti_buf_puts(b, shown++ ? ", " : "");
+        agti_buf_puts(b, reg->tools[i].name);
+    }
+    if (shown == 0)
+        agti_buf_puts(b, "(none)");
+}
+
+static int error_result(agt_result **out, const char *call_id, const char *tool, agti_buf *text,
+                        int status, json_t *json)
+{
+    if (text->oom) {
+        agti_buf_free(text);
+        json_decref(json);
+        return agti_oom();
+    }
+    agt_result *r = agti_result_new(call_id, tool, agti_buf_cstr(text), true, status);
+    agti_buf_free(text);
+    if (r != NULL && json != NULL) {
+        r->json = agti_json_dump(json);
+        if (r->json == NULL) {
+            agt_result_free(r);
+            r = NULL;
+        }
+    }
+    json_decref(json);
+    if (r == NULL)
+        return agti_oom();
+    *out = r;
+    return AGT_OK;
+}
+
+static int not_available(const agti_dispatch_env *env, const char *call_id, const char *tool,
+                         agt_result **out)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    agti_buf_puts(&b, "Tool '");
+    agti_utf8_sanitize(&b, tool, strlen(tool));
+    agti_buf_puts(&b, "' is not available here. Call one of the available tools instead: ");
+    list_offered(&b, env);
+    agti_buf_puts(&b, ".");
+    return error_result(out, call_id, tool, &b, AGT_ENOTFOUND, NULL);
+}
+
+static void describe_violations(agti_buf *b, const char *tool, json_t *errors)
+{
+    agti_buf_printf(b, "The arguments for %s do not match its parameters (%zu problem%s):\n", tool,
+                    json_array_size(errors), json_array_size(errors) == 1 ? "" : "s");
+    size_t i;
+    json_t *e;
+    json_array_foreach(errors, i, e)
+    {
+        const char *path = json_string_value(json_object_get(e, "instance_path"));
+        const char *msg = json_string_value(json_object_get(e, "message"));
+        agti_buf_puts(b, "- ");
+        agti_buf_puts(b, path && path[0] ? path : "(arguments)");
+        agti_buf_puts(b, ": ");
+        agti_buf_puts(b, msg ? msg : "invalid");
+        agti_buf_putc(b, '\n');
+    }
+    agti_buf_printf(b, "Fix these and call %s again.", tool);
+}
+
+/* Parses and validates the arguments; on a bad call builds the error result
+ * and returns AGT_EINVALID (result in *out). */
+static int parse_args(const agti_tool *t, const char *call_id, const char *args_json, json_t **args,
+                      agt_result **out)
+{
+    const char *text = (args_json == NULL || args_json[0] == '\0') ? "{}" : args_json;
+    json_t *v = agti_json_parse(text, strlen(text), "arguments");
+    if (v == NULL) {
+        if (agt_error_code() == AGT_ENOMEM)
+            return AGT_ENOMEM;
+        agti_buf b = AGTI_BUF_INIT;
+        agti_buf_printf(&b,
+                        "The arguments for %s are not valid JSON (%s). Call %s again with a JSON "
+                        "object that matches its parameters.",
+                        t->name, agt_error_message() + strlen("arguments: "), t->name);
+        int rc = error_result(out, call_id, t->name, &b, AGT_EPARSE, NULL);
+        return rc == AGT_OK ? AGT_EINVALID : rc;
+    }
+    if (!json_is_object(v)) {
+        json_decref(v);
+        agti_buf b = AGTI_BUF_INIT;
+        agti_buf_printf(&b,
+                        "The arguments for %s must be a JSON object of named parameters, not a "
+                        "single value. Call %s again with an object.",
+                        t->name, t->name);
+        int rc = error_result(out, call_id, t->name, &b, AGT_EINVALID, NULL);
+        return rc == AGT_OK ? AGT_EINVALID : rc;
+    }
+    if (t->schema != NULL) {
+        json_t *errors = NULL;
+        int rc = agti_schema_validate_json(t->schema, v, &errors);
+        if (rc == AGT_EINVALID) {
+            json_decref(v);
+            agti_buf b = AGTI_BUF_INIT;
+            describe_violations(&b, t->name, errors);
+            json_t *doc = json_pack("{s:o}", "errors", errors);
+            rc = error_result(out, call_id, t->name, &b, AGT_EINVALID, doc);
+            return rc == AGT_OK ? AGT_EINVALID : rc;
+        }
+        json_decref(errors);
+        if (rc != AGT_OK) {
+            json_decref(v);
+            return rc;
+        }
+    }
+    *args = v;
+    return AGT_OK;
+}
+
+static void call_release(agt_call *c)
+{
+    json_decref(c->args);
+    free(c->args_dump);
+    agti_buf_free(&c->text);
+    json_decref(c->json);
+}
+
+/* Turns what the provider left in the call into a result. */
+static int finish_call(agt_call *c, int prc, agt_result **out)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    bool is_error = c->is_error;
+    int status = AGT_OK;
+    if (prc != AGT_OK) {
+        is_error = true;
+        status = prc;
+        if (c->text_set && c->is_error)
+            agti_buf_puts(&b, agti_buf_cstr(&c->text));
+        else if (prc == AGT_ENOMEM)
+            agti_buf_printf(&b, "%s failed: the host ran out of memory.", c->tool);
+        else
+            agti_buf_printf(&b, "%s failed: %s", c->tool, agt_error_message());
+    } else {
+        if (is_error)
+            status = AGT_ERROR;
+        agti_buf_puts(&b, agti_buf_cstr(&c->text));
+    }
+    if (b.oom)
+        return agti_oom();
+    agt_result *r = agti_result_new(c->id, c->tool, agti_buf_cstr(&b), is_error, status);
+    agti_buf_free(&b);
+    if (r == NULL)
+        return agti_oom();
+    if (c->json != NULL && (r->json = agti_json_dump(c->json)) == NULL) {
+        agt_result_free(r);
+        return agti_oom();
+    }
+    *out = r;
+    return AGT_OK;
+}
+
+int agti_dispatch(const agti_dispatch_env *env, const char *call_id, const char *tool,
+                  const char *args_json, agt_result **out)
+{
+    if (out == NULL || tool == NULL)
+        return agti_error(AGT_EINVAL, "agt_session_dispatch: tool or out is NULL");
+    *out = NULL;
+    if (call_id == NULL)
+        call_id = "";
+    const agti_tool *t = agti_registry_find(env->reg, tool);
+    agt_provider_fn fn = NULL;
+    void *payload = NULL;
+    if (t == NULL || !agti_tool_offered(env->reg, t, env->phase) ||
+        !agti_registry_provider(env->reg, t, &fn, &payload))
+        return not_available(env, call_id, tool, out);
+
+    agt_call c;
+    memset(&c, 0, sizeof c);
+    c.id = call_id;
+    c.tool = t->name;
+    c.entry = t;
+    c.session = env->session;
+    c.args_text = (args_json == NULL || args_json[0] == '\0') ? "{}" : args_json;
+    int rc = parse_args(t, call_id, args_json, &c.args, out);
+    if (rc != AGT_OK)
+        return rc == AGT_EINVALID ? AGT_OK : rc;
+
+    if (env->gate != NULL) {
+        rc = env->gate(env->gate_ctx, &c, out);
+        if (rc != AGT_OK) {
+            call_release(&c);
+            return rc == AGT_EDENIED ? AGT_OK : rc;
+        }
+    }
+    int prc = fn(&c, payload);
+    rc = finish_call(&c, prc, out);
+    call_release(&c);
+    return rc;
+}

@@ -1,0 +1,62 @@
+/* Internal dispatcher: runs one tool call through look-up, argument parsing,
+ * schema validation, an approval gate and the provider. The session layer
+ * owns the state (mode, rules, hooks) and passes it in as a gate. */
+#ifndef AGT_LIB_DISPATCH_INTERNAL_H
+#define AGT_LIB_DISPATCH_INTERNAL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "agenttools/dispatch.h"
+#include "core/core.h"
+#include "registry/registry_internal.h"
+
+struct agt_call {
+    const char *id;
+    const char *tool;
+    const agti_tool *entry;
+    struct agt_session *session;
+    json_t *args;          /* parsed, validated arguments (owned) */
+    const char *args_text; /* the arguments as received (borrowed) */
+    char *args_dump;       /* compact text of `args` when it was rewritten */
+    agti_buf text;
+    bool text_set;
+    bool is_error;
+    json_t *json;
+};
+
+struct agt_result {
+    char *text;
+    char *json;
+    char *call_id;
+    char *tool;
+    int status;
+    bool is_error;
+};
+
+/* The approval gate: returns AGT_OK to run the call, AGT_EDENIED with an error
+ * result in *out to refuse it, or AGT_EPENDING to park it. */
+typedef int (*agti_gate_fn)(void *ctx, agt_call *call, agt_result **out);
+
+typedef struct agti_dispatch_env {
+    const agt_registry *reg;
+    int phase;
+    struct agt_session *session;
+    agti_gate_fn gate; /* NULL: allow */
+    void *gate_ctx;
+} agti_dispatch_env;
+
+int agti_dispatch(const agti_dispatch_env *env, const char *call_id, const char *tool,
+                  const char *args_json, agt_result **out);
+
+/* Builds a result (copies the strings); NULL on OOM. */
+agt_result *agti_result_new(const char *call_id, const char *tool, const char *text, bool is_error,
+                            int status);
+
+/* The parsed arguments of a call (borrowed). */
+json_t *agti_call_args_json(const agt_call *call);
+
+/* Replaces the arguments (e.g. after a hook rewrote them); takes ownership. */
+void agti_call_replace_args(agt_call *call, json_t *args);
+
+#endif

@@ -1,0 +1,109 @@
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/core.h"
+#include "dispatch/dispatch_internal.h"
+#include "session_internal.h"
+
+int agt_session_new(agt_session **out, agt_registry *reg, const char *workspace_root)
+{
+    if (out == NULL || reg == NULL || workspace_root == NULL)
+        return agti_error(AGT_EINVAL, "agt_session_new: out, registry or workspace_root is NULL");
+    *out = NULL;
+    char *root = realpath(workspace_root, NULL);
+    if (root == NULL)
+        return agti_error(errno == ENOMEM ? AGT_ENOMEM : AGT_ENOTFOUND,
+                          "workspace root '%s' cannot be resolved: %s", workspace_root,
+                          strerror(errno));
+    struct stat st;
+    if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        free(root);
+        return agti_error(AGT_ENOTFOUND, "workspace root '%s' is not a directory", workspace_root);
+    }
+    agt_session *s = calloc(1, sizeof *s);
+    json_t *todos = json_array();
+    if (s == NULL || todos == NULL) {
+        free(root);
+        free(s);
+        json_decref(todos);
+        return agti_oom();
+    }
+    s->reg = reg;
+    s->root = root;
+    s->mode = AGT_MODE_MANUAL;
+    s->phase = AGT_PHASE_ALL;
+    s->todos = todos;
+    *out = s;
+    return AGT_OK;
+}
+
+void agt_session_free(agt_session *s)
+{
+    if (s == NULL)
+        return;
+    free(s->root);
+    json_decref(s->todos);
+    free(s);
+}
+
+const char *agt_session_root(const agt_session *s)
+{
+    return s ? s->root : NULL;
+}
+
+agt_registry *agt_session_registry(const agt_session *s)
+{
+    return s ? s->reg : NULL;
+}
+
+int agt_session_set_mode(agt_session *s, int mode)
+{
+    if (s == NULL)
+        return agti_error(AGT_EINVAL, "agt_session_set_mode: session is NULL");
+    if (mode < AGT_MODE_MANUAL || mode > AGT_MODE_AUTO)
+        return agti_error(AGT_EINVAL, "agt_session_set_mode: unknown mode %d", mode);
+    s->mode = mode;
+    return AGT_OK;
+}
+
+int agt_session_mode(const agt_session *s)
+{
+    return s ? s->mode : AGT_MODE_MANUAL;
+}
+
+int agt_session_set_phase(agt_session *s, int phase)
+{
+    if (s == NULL)
+        return agti_error(AGT_EINVAL, "agt_session_set_phase: session is NULL");
+    if (phase != AGT_PHASE_ALL && phase != AGT_PHASE_PLAN && phase != AGT_PHASE_MAIN)
+        return agti_error(AGT_EINVAL, "agt_session_set_phase: unknown phase %d", phase);
+    s->phase = phase;
+    return AGT_OK;
+}
+
+int agt_session_phase(const agt_session *s)
+{
+    return s ? s->phase : AGT_PHASE_ALL;
+}
+
+int agt_session_dispatch(agt_session *s, const char *call_id, const char *tool,
+                         const char *args_json, agt_result **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (s == NULL)
+        return agti_error(AGT_EINVAL, "agt_session_dispatch: session is NULL");
+    agti_dispatch_env env = {s->reg, s->phase, s, NULL, NULL};
+    return agti_dispatch(&env, call_id, tool, args_json, out);
+}
+
+int agt_session_todos(const agt_session *s, char **out_json)
+{
+    if (s == NULL || out_json == NULL)
+        return agti_error(AGT_EINVAL, "agt_session_todos: session or out_json is NULL");
+    *out_json = agti_json_dump(s->todos);
+    return *out_json ? AGT_OK : agti_oom();
+}

@@ -1,0 +1,12 @@
+#include "registry/registry_internal.h"
+#include "tools_internal.h"
+
+/* Tool name → built-in provider. A built-in tool that is not listed here has
+ * no provider in the library (host-backed tools such as WebSearch or
+ * AskUserQuestion): it is offered only once the host sets a provider. */
+const agti_builtin_provider agti_builtin_providers[] = {
+    {"TodoList", agti_tool_todolist},
+};
+
+const size_t agti_builtin_provider_count =
+    sizeof agti_builtin_providers / sizeof agti_builtin_providers[0];

@@ -1,0 +1,10 @@
+/* Built-in providers (the thin adapters from validated arguments to engines
+ * and session state). Each is listed in providers.c. */
+#ifndef AGT_LIB_TOOLS_INTERNAL_H
+#define AGT_LIB_TOOLS_INTERNAL_H
+
+#include "agenttools/dispatch.h"
+
+int agti_tool_todolist(agt_call *call, void *payload);
+
+#endif

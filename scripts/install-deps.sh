@@ -1,0 +1,13 @@
+#!/bin/sh
+# Installs what libagenttools needs to build, test and benchmark on Debian 12
+# (run as root, or with sudo available).
+set -eu
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+    build-essential g++ clang meson ninja-build pkg-config git ca-certificates \
+    libjansson-dev libcurl4-openssl-dev libgit2-dev libpcre2-dev \
+    python3 json-schema-test-suite abigail-tools binutils \
+    python3-jsonschema python3-croniter ripgrep luajit tzdata >/dev/null

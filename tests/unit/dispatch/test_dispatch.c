@@ -1,0 +1,341 @@
+/* Dispatcher and session entry points: every way a tool call can go wrong
+ * comes back as an error result with a status and a message for the model. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agenttools/agenttools.h"
+#include "harness.h"
+
+/* A host tool with two parameters, used by most cases below. */
+static const char *echo_entry =
+    "{\"name\":\"echo\",\"plan_task\":false,\"main_task\":true,\"access\":\"read\","
+    "\"definition\":{\"name\":\"echo\",\"description\":\"Echo the text back.\","
+    "\"parameters\":{\"type\":\"object\",\"properties\":{"
+    "\"text\":{\"type\":\"string\",\"minLength\":1},"
+    "\"times\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":3}},"
+    "\"required\":[\"text\"],\"additionalProperties\":false}}}";
+
+static atomic_int echo_calls;
+
+static int echo_provider(agt_call *call, void *payload)
+{
+    echo_calls++;
+    const char *mode = payload;
+    if (mode != NULL && strcmp(mode, "fail") == 0)
+        return AGT_EIO;
+    if (mode != NULL && strcmp(mode, "error-text") == 0)
+        return agt_call_set_error(call, "the echo chamber is closed");
+    if (mode != NULL && strcmp(mode, "bad-utf8") == 0)
+        return agt_call_set_text(call, "a\xff"
+                                       "b");
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s|%s|%s", agt_call_id(call), agt_call_tool(call),
+             agt_call_args(call));
+    int rc = agt_call_set_text(call, buf);
+    if (rc == AGT_OK)
+        rc = agt_call_set_json(call, "{\"ok\":true}", 11);
+    return rc;
+}
+
+static agt_registry *make_registry(void *payload)
+{
+    agt_registry *reg = NULL;
+    if (agt_registry_new(&reg) != AGT_OK)
+        return NULL;
+    agt_registry_set_provider(reg, "echo", echo_provider, payload);
+    if (agt_registry_add_json(reg, echo_entry, strlen(echo_entry)) != AGT_OK) {
+        t_diag("add_json failed: %s", agt_error_message());
+        agt_registry_free(reg);
+        return NULL;
+    }
+    return reg;
+}
+
+static agt_result *call(agt_session *s, const char *tool, const char *args)
+{
+    agt_result *r = NULL;
+    int rc = agt_session_dispatch(s, "call_1", tool, args, &r);
+    if (rc != AGT_OK)
+        t_diag("dispatch returned %d: %s", rc, agt_error_message());
+    return r;
+}
+
+static void test_success(void)
+{
+    agt_registry *reg = make_registry(NULL);
+    agt_session *s = NULL;
+    T_EQ_INT(agt_session_new(&s, reg, "."), AGT_OK, "session on the current directory");
+    agt_result *r = call(s, "echo", "{\"text\": \"hi\", \"times\": 2}");
+    T_EQ_STR(agt_result_text(r), "call_1|echo|{\"text\": \"hi\", \"times\": 2}",
+             "provider sees id, tool and the arguments as sent");
+    T_EQ_INT(agt_result_is_error(r), 0, "success is not an error");
+    T_EQ_INT(agt_result_status(r), AGT_OK, "status OK");
+    T_EQ_STR(agt_result_json(r), "{\"ok\":true}", "structured result kept");
+    T_EQ_STR(agt_result_call_id(r), "call_1", "result carries the call id");
+    T_EQ_STR(agt_result_tool(r), "echo", "result carries the tool");
+    agt_result_free(r);
+    agt_session_free(s);
+    agt_registry_free(reg);
+}
+
+static void test_bad_calls(void)
+{
+    agt_registry *reg = make_registry(NULL);
+    agt_session *s = NULL;
+    agt_session_new(&s, reg, ".");
+    echo_calls = 0;
+
+    agt_result *r = call(s, "nope", "{}");
+    T_EQ_INT(agt_result_status(r), AGT_ENOTFOUND, "unknown tool: not found");
+    T_EQ_STR(agt_result_text(r),
+             "Tool 'nope' is not available here. Call one of the available tools instead: echo.",
+             "unknown tool: message lists the available tools");
+    T_EQ_INT(agt_result_is_error(r), 1, "unknown tool is an error result");
+    agt_result_free(r);
+
+    r = call(s, "echo", "{\"text\": ");
+    T_EQ_INT(agt_result_status(r), AGT_EPARSE, "truncated JSON: parse status");
+    T_CHECK(strstr(agt_result_text(r), "The arguments for echo are not valid JSON (invalid JSON "
+                                       "at line 1") == agt_result_text(r),
+            "truncated JSON: message says so and where: %s", agt_result_text(r));
+    agt_result_free(r);
+
+    r = call(s, "echo", "[1,2]");
+    T_EQ_INT(agt_result_status(r), AGT_EINVALID, "array arguments refused");
+    T_EQ_STR(agt_result_text(r),
+             "The arguments for echo must be a JSON object of named parameters, not a single "
+             "value. Call echo again with an object.",
+             "array arguments: message");
+    agt_result_free(r);
+
+    r = call(s, "echo", "{\"times\": 7, \"loud\": true}");
+    T_EQ_INT(agt_result_status(r), AGT_EINVALID, "schema violations: invalid status");
+    const char *text = agt_result_text(r);
+    T_CHECK(strncmp(text, "The arguments for echo do not match its parameters (3 problems):\n",
+                    65) == 0,
+            "every violation counted (missing text, times > 3, extra loud): %s", text);
+    T_CHECK(strstr(text, "- /times: ") != NULL, "violation at /times listed");
+    T_CHECK(strstr(text, "- (arguments): ") != NULL, "root-level violations listed");
+    T_CHECK(strstr(text, "Fix these and call echo again.") != NULL, "tells what to do");
+    T_CHECK(agt_result_json(r) != NULL && strstr(agt_result_json(r), "\"errors\":[") != NULL,
+            "structured errors attached");
+    agt_result_free(r);
+
+    T_EQ_INT(echo_calls, 0, "the provider never ran for a bad call");
+
+    r = NULL;
+    T_EQ_INT(agt_session_dispatch(s, NULL, "echo", NULL, &r), AGT_OK, "NULL args means {}");
+    T_EQ_INT(agt_result_status(r), AGT_EINVALID, "{} misses the required text");
+    T_EQ_STR(agt_result_call_id(r), "", "NULL call id reads as empty");
+    agt_result_free(r);
+
+    r = (agt_result *)1;
+    T_EQ_INT(agt_session_dispatch(s, "x", NULL, "{}", &r), AGT_EINVAL, "NULL tool: EINVAL");
+    T_CHECK(r == NULL, "out cleared on EINVAL");
+    T_EQ_INT(agt_session_dispatch(NULL, "x", "echo", "{}", &r), AGT_EINVAL, "NULL session");
+
+    agt_session_free(s);
+    agt_registry_free(reg);
+}
+
+static void test_provider_failures(void)
+{
+    const char *modes[] = {"fail", "error-text", "bad-utf8"};
+    agt_result *r;
+    for (int i = 0; i < 3; i++) {
+        agt_registry *reg = make_registry((void *)modes[i]);
+        agt_session *s = NULL;
+        agt_session_new(&s, reg, ".");
+        r = call(s, "echo", "{\"text\":\"x\"}");
+        if (i == 0) {
+            T_EQ_INT(agt_result_status(r), AGT_EIO, "provider failure code kept");
+            T_CHECK(strncmp(agt_result_text(r), "echo failed: ", 13) == 0,
+                    "provider failure message: %s", agt_result_text(r));
+        } else if (i == 1) {
+            T_EQ_INT(agt_result_is_error(r), 1, "error text makes an error result");
+            T_EQ_INT(agt_result_status(r), AGT_ERROR, "error result status");
+            T_EQ_STR(agt_result_text(r), "the echo chamber is closed", "error text kept");
+        } else {
+            T_EQ_STR(agt_result_text(r),
+                     "a\xEF\xBF\xBD"
+                     "b",
+                     "invalid UTF-8 replaced");
+        }
+        agt_result_free(r);
+        agt_session_free(s);
+        agt_registry_free(reg);
+    }
+}
+
+static void test_phases(void)
+{
+    agt_registry *reg = make_registry(NULL);
+    agt_session *s = NULL;
+    agt_session_new(&s, reg, ".");
+    T_EQ_INT(agt_session_set_phase(s, AGT_PHASE_PLAN), AGT_OK, "set plan phase");
+    agt_result *r = call(s, "echo", "{\"text\":\"x\"}");
+    T_EQ_INT(agt_result_status(r), AGT_ENOTFOUND, "main-only tool not available in plan phase");
+    T_EQ_STR(agt_result_text(r),
+             "Tool 'echo' is not available here. Call one of the available tools instead: "
+             "(none).",
+             "plan phase lists no tools");
+    agt_result_free(r);
+    T_EQ_INT(agt_session_set_phase(s, 9), AGT_EINVAL, "unknown phase refused");
+    T_EQ_INT(agt_session_set_mode(s, 42), AGT_EINVAL, "unknown mode refused");
+    T_EQ_INT(agt_session_set_mode(s, AGT_MODE_YOLO), AGT_OK, "mode set");
+    T_EQ_INT(agt_session_mode(s), AGT_MODE_YOLO, "mode read back");
+    agt_session_free(s);
+    agt_registry_free(reg);
+}
+
+static void test_session_root(void)
+{
+    agt_registry *reg = make_registry(NULL);
+    agt_session *s = (agt_session *)1;
+    T_EQ_INT(agt_session_new(&s, reg, "/nonexistent/dir/x"), AGT_ENOTFOUND, "missing root");
+    T_CHECK(strstr(agt_error_message(), "/nonexistent/dir/x") != NULL, "message names the root: %s",
+            agt_error_message());
+    T_EQ_INT(agt_session_new(&s, reg, "/etc/hostname"), AGT_ENOTFOUND, "file as root refused");
+    T_EQ_INT(agt_session_new(&s, reg, "/usr/../usr/include"), AGT_OK, "root normalised");
+    T_EQ_STR(agt_session_root(s), "/usr/include", "root resolved to its real path");
+    agt_session_free(s);
+    agt_registry_free(reg);
+}
+
+static void test_todolist(void)
+{
+    agt_registry *reg = NULL;
+    agt_registry_new(&reg);
+    T_EQ_INT(agt_registry_load_builtin(reg, "chat"), AGT_OK, "chat set loads");
+    agt_session *s = NULL;
+    agt_session_new(&s, reg, ".");
+
+    agt_result *r = call(s, "TodoList", "{}");
+    T_EQ_STR(agt_result_text(r), "The todo list is empty.", "empty list");
+    agt_result_free(r);
+
+    r = call(s, "TodoList",
+             "{\"todos\":[{\"title\":\"Read the parser\",\"status\":\"done\"},"
+             "{\"title\":\"Fix the bug\",\"status\":\"in_progress\"},"
+             "{\"title\":\"Add a test\",\"status\":\"pending\"}]}");
+    T_EQ_STR(agt_result_text(r),
+             "Todo list updated: 3 items (1 done, 1 in progress, 1 pending).\n"
+             "1. [x] Read the parser\n2. [>] Fix the bug\n3. [ ] Add a test",
+             "list replaced and rendered");
+    T_EQ_INT(agt_result_is_error(r), 0, "update is not an error");
+    agt_result_free(r);
+
+    char *json = NULL;
+    agt_session_todos(s, &json);
+    T_EQ_STR(json,
+             "[{\"title\":\"Read the parser\",\"status\":\"done\"},{\"title\":\"Fix the bug\","
+             "\"status\":\"in_progress\"},{\"title\":\"Add a test\",\"status\":\"pending\"}]",
+             "session holds the list");
+    agt_free(json);
+
+    r = call(s, "TodoList", "{\"todos\":[{\"title\":\"x\",\"status\":\"finished\"}]}");
+    T_EQ_INT(agt_result_status(r), AGT_EINVALID, "unknown status refused by the schema");
+    T_CHECK(strstr(agt_result_text(r), "/todos/0/status") != NULL,
+            "violation points at /todos/0/status: %s", agt_result_text(r));
+    agt_result_free(r);
+
+    r = call(s, "TodoList", "{\"todos\":[{\"title\":\"   \",\"status\":\"pending\"}]}");
+    T_EQ_INT(agt_result_is_error(r), 1, "blank title refused");
+    agt_result_free(r);
+
+    r = call(s, "TodoList", "{}");
+    T_CHECK(strncmp(agt_result_text(r), "Todo list: 3 items", 18) == 0,
+            "failed updates left the list alone: %s", agt_result_text(r));
+    agt_result_free(r);
+
+    r = call(s, "TodoList", "{\"todos\":[]}");
+    T_EQ_STR(agt_result_text(r), "The todo list was cleared.", "[] clears");
+    agt_result_free(r);
+
+    agt_session_free(s);
+    agt_registry_free(reg);
+}
+
+/* Arbitrary bytes as arguments never crash and always give a result. */
+static void test_garbage(void)
+{
+    agt_registry *reg = make_registry(NULL);
+    agt_session *s = NULL;
+    agt_session_new(&s, reg, ".");
+    unsigned seed = 12345;
+    int results = 0;
+    for (int i = 0; i < 2000; i++) {
+        char buf[64];
+        size_t n = (size_t)(i % 63);
+        for (size_t k = 0; k < n; k++) {
+            seed = seed * 1103515245u + 12345u;
+            buf[k] = "{}[]\":,01 tex\\u\xff\xc3"[(seed >> 16) % 18];
+        }
+        buf[n] = '\0';
+        agt_result *r = NULL;
+        if (agt_session_dispatch(s, "g", "echo", buf, &r) == AGT_OK && r != NULL)
+            results++;
+        agt_result_free(r);
+    }
+    T_EQ_INT(results, 2000, "2000 garbage argument strings each got a result");
+    agt_session_free(s);
+    agt_registry_free(reg);
+}
+
+/* One frozen registry shared by sessions on four threads. */
+typedef struct {
+    agt_registry *reg;
+    int good;
+} thread_arg;
+
+static void *thread_main(void *p)
+{
+    thread_arg *a = p;
+    agt_session *s = NULL;
+    if (agt_session_new(&s, a->reg, ".") != AGT_OK)
+        return NULL;
+    for (int i = 0; i < 500; i++) {
+        agt_result *r = NULL;
+        const char *args = (i % 2) ? "{\"text\":\"hello\",\"times\":2}" : "{\"times\":9}";
+        if (agt_session_dispatch(s, "t", "echo", args, &r) == AGT_OK &&
+            agt_result_is_error(r) == (i % 2 == 0))
+            a->good++;
+        agt_result_free(r);
+    }
+    agt_session_free(s);
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    agt_registry *reg = make_registry(NULL);
+    agt_registry_freeze(reg);
+    pthread_t th[4];
+    thread_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (thread_arg){reg, 0};
+        pthread_create(&th[i], NULL, thread_main, &args[i]);
+    }
+    int total = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        total += args[i].good;
+    }
+    T_EQ_INT(total, 2000, "4 threads x 500 calls on one frozen registry, all answered right");
+    agt_registry_free(reg);
+}
+
+int main(void)
+{
+    test_success();
+    test_bad_calls();
+    test_provider_failures();
+    test_phases();
+    test_session_root();
+    test_todolist();
+    test_garbage();
+    test_threads();
+    return t_done();
+}

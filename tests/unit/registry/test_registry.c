@@ -1,0 +1,215 @@
+/* Registry: loading built-in sets and host files, providers, phases, export
+ * formats, freezing. Expected JSON texts are written out by hand from the
+ * formats in docs/tools.md (OpenAI function tools, Anthropic input_schema,
+ * MCP tools/list inputSchema). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agenttools/agenttools.h"
+#include "harness.h"
+
+static int dummy_provider(agt_call *call, void *payload)
+{
+    (void)payload;
+    return agt_call_set_text(call, "ok");
+}
+
+#define PARAMS                                                                                     \
+    "{\"type\":\"object\",\"properties\":{\"q\":{\"type\":\"string\"}},\"required\":[\"q\"]}"
+
+static const char *host_file =
+    "[{\"name\":\"find\",\"plan_task\":true,\"main_task\":true,"
+    "\"definition\":{\"name\":\"find\",\"description\":\"Find things.\",\"parameters\":" PARAMS
+    "}},"
+    "{\"name\":\"find2\",\"provider\":\"find\",\"plan_task\":false,"
+    "\"definition\":{\"name\":\"find2\",\"description\":\"Find more.\"}}]";
+
+static void test_builtin_sets(void)
+{
+    agt_registry *reg = NULL;
+    T_EQ_INT(agt_registry_new(&reg), AGT_OK, "new registry");
+    T_EQ_INT(agt_registry_count(reg), 0, "starts empty");
+    T_EQ_INT(agt_registry_load_builtin(reg, "review"), AGT_OK, "review set loads");
+    T_EQ_INT(agt_registry_count(reg), 6, "review set has six tools");
+    const char *want[] = {"task_done",      "code_comment", "file_read",
+                          "file_read_diff", "file_find",    "code_search"};
+    int same = 1;
+    for (size_t i = 0; i < 6; i++)
+        same &= agt_registry_name_at(reg, i) && strcmp(agt_registry_name_at(reg, i), want[i]) == 0;
+    T_CHECK(same, "review tools in catalogue order");
+    T_CHECK(agt_registry_name_at(reg, 6) == NULL, "name_at past the end is NULL");
+    T_EQ_INT(agt_registry_load_builtin(reg, "chat"), AGT_OK, "chat set loads beside it");
+    T_EQ_INT(agt_registry_count(reg), 28, "6 + 22 tools");
+    T_EQ_INT(agt_registry_load_builtin(reg, "chat"), AGT_OK, "loading twice replaces");
+    T_EQ_INT(agt_registry_count(reg), 28, "still 28 tools");
+    T_EQ_INT(agt_registry_load_builtin(reg, "vim"), AGT_ENOTFOUND, "unknown set");
+    T_CHECK(strstr(agt_error_message(), "'vim'") != NULL, "message names the set");
+
+    /* Host-backed tools are not offered without a host provider. */
+    T_EQ_INT(agt_registry_is_offered(reg, "AskUserQuestion", AGT_PHASE_ALL), 0,
+             "AskUserQuestion not offered without a callback");
+    T_EQ_INT(agt_registry_set_provider(reg, "AskUserQuestion", dummy_provider, NULL), AGT_OK,
+             "host provider set");
+    T_EQ_INT(agt_registry_is_offered(reg, "AskUserQuestion", AGT_PHASE_ALL), 1,
+             "offered once the host provides it");
+    T_EQ_INT(agt_registry_is_offered(reg, "TodoList", AGT_PHASE_ALL), 1,
+             "TodoList has a built-in provider");
+    T_EQ_INT(agt_registry_access(reg, "TodoList"), AGT_ACCESS_READ, "TodoList is read access");
+    T_EQ_INT(agt_registry_access(reg, "Bash"), AGT_ACCESS_EXECUTE, "Bash is execute access");
+    T_EQ_INT(agt_registry_access(reg, "Write"), AGT_ACCESS_WRITE, "Write is write access");
+    T_EQ_INT(agt_registry_access(reg, "nope"), AGT_ENOTFOUND, "access of unknown tool");
+
+    /* review phases from the tools.json flags */
+    agt_registry_set_provider(reg, "file_read", dummy_provider, NULL);
+    agt_registry_set_provider(reg, "code_search", dummy_provider, NULL);
+    T_EQ_INT(agt_registry_is_offered(reg, "file_read", AGT_PHASE_PLAN), 0,
+             "file_read is not a plan-phase tool");
+    T_EQ_INT(agt_registry_is_offered(reg, "file_read", AGT_PHASE_MAIN), 1,
+             "file_read is a main-phase tool");
+    T_EQ_INT(agt_registry_is_offered(reg, "code_search", AGT_PHASE_PLAN), 1,
+             "code_search is a plan-phase tool");
+    agt_registry_free(reg);
+}
+
+static void test_host_file_and_export(void)
+{
+    agt_registry *reg = NULL;
+    agt_registry_new(&reg);
+    T_EQ_INT(agt_registry_load_json(reg, host_file, strlen(host_file)), AGT_EINVALID,
+             "a name without provider is refused at load");
+    T_CHECK(strstr(agt_error_message(), "tool entry 0 (\"find\")") != NULL,
+            "message names the entry: %s", agt_error_message());
+    T_EQ_INT(agt_registry_set_provider(reg, "find", dummy_provider, NULL), AGT_OK,
+             "provider set before the load");
+    T_EQ_INT(agt_registry_load_json(reg, host_file, strlen(host_file)), AGT_OK, "host file loads");
+    T_EQ_INT(agt_registry_count(reg), 2, "two entries");
+    T_EQ_INT(agt_registry_is_offered(reg, "find2", AGT_PHASE_MAIN), 1,
+             "find2 runs on find's provider");
+    T_EQ_INT(agt_registry_is_offered(reg, "find2", AGT_PHASE_PLAN), 0, "find2 is main only");
+
+    char *out = NULL;
+    T_EQ_INT(agt_registry_export(reg, "openai", AGT_PHASE_PLAN, &out), AGT_OK, "openai export");
+    T_EQ_STR(out,
+             "[{\"type\":\"function\",\"function\":{\"name\":\"find\",\"description\":\"Find "
+             "things.\",\"parameters\":" PARAMS "}}]",
+             "openai format, plan phase");
+    agt_free(out);
+    T_EQ_INT(agt_registry_export(reg, "anthropic", AGT_PHASE_MAIN, &out), AGT_OK, "anthropic");
+    T_EQ_STR(out,
+             "[{\"name\":\"find\",\"description\":\"Find things.\",\"input_schema\":" PARAMS "},"
+             "{\"name\":\"find2\",\"description\":\"Find more.\",\"input_schema\":"
+             "{\"type\":\"object\",\"properties\":{}}}]",
+             "anthropic format; a tool without parameters takes an empty object");
+    agt_free(out);
+    T_EQ_INT(agt_registry_export(reg, "mcp", AGT_PHASE_ALL, &out), AGT_OK, "mcp export");
+    T_EQ_STR(
+        out,
+        "{\"tools\":[{\"name\":\"find\",\"description\":\"Find things.\",\"inputSchema\":" PARAMS
+        "},{\"name\":\"find2\",\"description\":\"Find more.\",\"inputSchema\":"
+        "{\"type\":\"object\",\"properties\":{}}}]}",
+        "mcp tools/list format");
+    agt_free(out);
+    T_EQ_INT(agt_registry_export(reg, "native", AGT_PHASE_PLAN, &out), AGT_OK, "native export");
+    T_EQ_STR(out,
+             "[{\"name\":\"find\",\"plan_task\":true,\"main_task\":true,\"definition\":{\"name\":"
+             "\"find\",\"description\":\"Find things.\",\"parameters\":" PARAMS "}}]",
+             "native format is the entry as loaded");
+    agt_free(out);
+    out = (char *)1;
+    T_EQ_INT(agt_registry_export(reg, "yaml", AGT_PHASE_ALL, &out), AGT_ENOTFOUND,
+             "unknown format");
+    T_CHECK(out == NULL, "out cleared on failure");
+
+    T_EQ_INT(agt_registry_set_description(reg, "find", "Find \"things\"."), AGT_OK, "re-describe");
+    agt_registry_export(reg, "anthropic", AGT_PHASE_PLAN, &out);
+    T_CHECK(out && strstr(out, "\"description\":\"Find \\\"things\\\".\"") != NULL,
+            "new description exported: %s", out);
+    agt_free(out);
+    T_EQ_INT(agt_registry_remove(reg, "find2"), AGT_OK, "remove");
+    T_EQ_INT(agt_registry_remove(reg, "find2"), AGT_ENOTFOUND, "remove twice");
+    T_EQ_INT(agt_registry_count(reg), 1, "one left");
+    agt_registry_free(reg);
+}
+
+static void expect_load_error(agt_registry *reg, const char *json, int code, const char *needle,
+                              const char *name)
+{
+    size_t before = agt_registry_count(reg);
+    int rc = agt_registry_load_json(reg, json, strlen(json));
+    T_EQ_INT(rc, code, "%s: status", name);
+    T_CHECK(strstr(agt_error_message(), needle) != NULL, "%s: message has \"%s\": %s", name, needle,
+            agt_error_message());
+    T_EQ_INT(agt_registry_count(reg), before, "%s: registry unchanged", name);
+}
+
+static void test_load_errors(void)
+{
+    agt_registry *reg = NULL;
+    agt_registry_new(&reg);
+    agt_registry_set_provider(reg, "find", dummy_provider, NULL);
+    agt_registry_load_json(reg, host_file, strlen(host_file));
+    expect_load_error(reg, "{\"name\":1", AGT_EPARSE, "tools.json: invalid JSON", "broken JSON");
+    expect_load_error(reg, "{}", AGT_EINVALID, "must be a JSON array", "object at top");
+    expect_load_error(reg, "[3]", AGT_EINVALID, "tool entry 0: must be a JSON object",
+                      "number entry");
+    expect_load_error(reg, "[{\"definition\":{}}]", AGT_EINVALID, "\"name\" is missing",
+                      "missing name");
+    expect_load_error(reg, "[{\"name\":\"a b\",\"definition\":{}}]", AGT_EINVALID,
+                      "1-64 characters", "bad name");
+    expect_load_error(reg, "[{\"name\":\"find\"}]", AGT_EINVALID, "\"definition\" is missing",
+                      "missing definition");
+    expect_load_error(reg, "[{\"name\":\"find\",\"definition\":{\"name\":\"other\"}}]",
+                      AGT_EINVALID, "differs from", "definition name differs");
+    expect_load_error(
+        reg, "[{\"name\":\"find\",\"definition\":{}},{\"name\":\"find\",\"definition\":{}}]",
+        AGT_EINVALID, "tool entry 1 (\"find\"): the name is used", "duplicate");
+    expect_load_error(reg, "[{\"name\":\"find\",\"plan_task\":\"yes\",\"definition\":{}}]",
+                      AGT_EINVALID, "\"plan_task\" must be true or false", "bad flag");
+    expect_load_error(reg, "[{\"name\":\"find\",\"access\":\"root\",\"definition\":{}}]",
+                      AGT_EINVALID, "\"access\" must be one of", "bad access");
+    expect_load_error(reg, "[{\"name\":\"x\",\"provider\":\"nothing\",\"definition\":{}}]",
+                      AGT_EINVALID, "\"provider\" names no built-in tool", "unknown provider");
+    expect_load_error(reg,
+                      "[{\"name\":\"find\",\"definition\":{\"parameters\":{\"type\":\"object\","
+                      "\"properties\":{\"q\":{\"type\":\"string\",\"pattern\":\"(\"}}}}}]",
+                      AGT_EINVALID, "tool entry 0 (\"find\"): \"definition.parameters\"",
+                      "bad schema");
+    /* a built-in tool name without a provider is accepted (not offered) */
+    const char *ask = "[{\"name\":\"AskUserQuestion\",\"definition\":{\"description\":\"Ask.\"}}]";
+    T_EQ_INT(agt_registry_load_json(reg, ask, strlen(ask)), AGT_OK,
+             "built-in host tool name accepted without provider");
+    T_EQ_INT(agt_registry_is_offered(reg, "AskUserQuestion", AGT_PHASE_ALL), 0, "but not offered");
+    agt_registry_free(reg);
+}
+
+static void test_freeze(void)
+{
+    agt_registry *reg = NULL;
+    agt_registry_new(&reg);
+    agt_registry_load_builtin(reg, "chat");
+    T_EQ_INT(agt_registry_is_frozen(reg), 0, "not frozen at first");
+    T_EQ_INT(agt_registry_freeze(reg), AGT_OK, "freeze");
+    T_EQ_INT(agt_registry_is_frozen(reg), 1, "frozen");
+    T_EQ_INT(agt_registry_set_provider(reg, "WebSearch", dummy_provider, NULL), AGT_EFROZEN,
+             "set_provider refused when frozen");
+    T_EQ_INT(agt_registry_load_builtin(reg, "review"), AGT_EFROZEN, "load refused when frozen");
+    T_EQ_INT(agt_registry_remove(reg, "Read"), AGT_EFROZEN, "remove refused when frozen");
+    T_EQ_INT(agt_registry_set_description(reg, "Read", "x"), AGT_EFROZEN,
+             "describe refused when frozen");
+    char *out = NULL;
+    T_EQ_INT(agt_registry_export(reg, "openai", AGT_PHASE_ALL, &out), AGT_OK,
+             "export works when frozen");
+    agt_free(out);
+    agt_registry_free(reg);
+    agt_registry_free(NULL);
+    T_EQ_INT(agt_registry_new(NULL), AGT_EINVAL, "new with NULL out");
+}
+
+int main(void)
+{
+    test_builtin_sets();
+    test_host_file_and_export();
+    test_load_errors();
+    test_freeze();
+    return t_done();
+}
