@@ -430,8 +430,9 @@ static int fast_resolve(const agti_zone *zone, int64_t after, int32_t off, int64
     int64_t from = w - MARGIN < after ? w - MARGIN : after;
     if (w + MARGIN - from > 4 * 86400)
         return AGT_ENOTFOUND;
-    int32_t o1, o2;
-    if (agti_zone_offset(NULL, w - MARGIN, &o1) != AGT_OK ||
+    int32_t o1 = off, o2;
+    /* When w - MARGIN >= after the window starts at `after`, whose offset is known. */
+    if ((from < after && agti_zone_offset(NULL, from, &o1) != AGT_OK) ||
         agti_zone_offset(NULL, w + MARGIN, &o2) != AGT_OK || o1 != off || o2 != off)
         return AGT_ENOTFOUND;
     *out = w - off;

@@ -182,6 +182,81 @@ static void test_dst(void)
     check_chain("Europe/Berlin", "0,30 * * * *", "2026-10-25T00:40:00", be3, 2);
 }
 
+/* Brute-force reference for zones whose DST shift is one hour (New York,
+ * Berlin): walk UTC minutes; an instant t fires when its wall time matches
+ * and is that wall time's first occurrence (the instant an hour earlier did
+ * not show the same wall time), or when t ends a spring-forward gap and a
+ * wall minute inside the skipped hour matches. */
+static bool wall_matches(const agt_cron *c, int64_t wall)
+{
+    time_t tt = (time_t)wall;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    bool md = c->mdays >> tm.tm_mday & 1, wd = c->wdays >> tm.tm_wday & 1;
+    bool day = c->day_or ? (md || wd) : (md && wd);
+    return (c->minutes >> tm.tm_min & 1) && (c->hours >> tm.tm_hour & 1) &&
+           (c->months >> (tm.tm_mon + 1) & 1) && day;
+}
+
+static long utc_offset(int64_t t)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    localtime_r(&tt, &tm);
+    return tm.tm_gmtoff;
+}
+
+static int64_t brute_next(const agt_cron *c, int64_t after, int64_t limit)
+{
+    for (int64_t t = (after / 60 + 1) * 60; t <= limit; t += 60) {
+        long o = utc_offset(t), prev = utc_offset(t - 60);
+        int64_t wall = t + o;
+        if (wall_matches(c, wall) && utc_offset(t - 3600) != o + 3600)
+            return t;
+        if (o - prev == 3600)
+            for (int64_t w = wall - 3600; w < wall; w += 60)
+                if (wall_matches(c, w))
+                    return t;
+    }
+    return -1;
+}
+
+static void test_bruteforce(const char *zone, const char *const *transitions, int ntrans)
+{
+    static const char *const exprs[] = {
+        "* * * * *",  "*/15 * * * *",   "30 * * * *",    "0 */2 * * *",
+        "30 2 * * *", "0 1,2,3 * * *",  "59 1 * * *",    "*/20 0-3 * * 0",
+        "0 2 * * *",  "45 1,2 * * sun", "*/7 1-2 * * *", "0 3 * mar,oct,nov *",
+    };
+    set_tz(zone);
+    uint32_t rnd = 12345;
+    int bad = 0, checked = 0;
+    for (int k = 0; k < 240; k++) {
+        rnd = rnd * 1103515245u + 12345u;
+        const char *expr = exprs[(rnd >> 8) % (sizeof exprs / sizeof exprs[0])];
+        rnd = rnd * 1103515245u + 12345u;
+        int64_t base = iso(transitions[(rnd >> 8) % (uint32_t)ntrans]);
+        rnd = rnd * 1103515245u + 12345u;
+        int64_t after = base - 3 * 3600 + (int64_t)((rnd >> 4) % (6 * 3600));
+        agt_cron *c = NULL;
+        if (agt_cron_parse(&c, expr) != AGT_OK)
+            continue;
+        int64_t limit = after + 3 * 86400, want = brute_next(c, after, limit), got = 0, got_tz = 0;
+        int rc = agt_cron_next(c, after, &got);
+        int rc2 = agt_cron_next_tz(c, after, zone, &got_tz);
+        bool ok = rc == AGT_OK && rc2 == AGT_OK && got == got_tz &&
+                  (want >= 0 ? got == want : got > limit);
+        checked++;
+        if (!ok && bad++ < 5)
+            t_diag("%s '%s' after %lld: brute %lld, next %lld, next_tz %lld", zone, expr,
+                   (long long)after, (long long)want, (long long)got, (long long)got_tz);
+        agt_cron_free(c);
+    }
+    T_CHECK(bad == 0 && checked == 240, "%s: %d random DST-window cases agree with brute force",
+            zone, checked);
+    set_tz("UTC");
+}
+
 static void expect_error(const char *expr, const char *msg_part)
 {
     agt_cron *c = NULL;
@@ -432,6 +507,10 @@ int main(void)
     test_semantics();
     test_describe();
     test_dst();
+    const char *ny[] = {"2026-03-08T07:00:00", "2026-11-01T06:00:00", "2026-06-01T12:00:00"};
+    test_bruteforce("America/New_York", ny, 3);
+    const char *be[] = {"2026-03-29T01:00:00", "2026-10-25T01:00:00", "2026-01-15T12:00:00"};
+    test_bruteforce("Europe/Berlin", be, 3);
     test_internal();
     return t_done();
 }
