@@ -415,7 +415,9 @@ static bool read_available(agti_proc *p, size_t budget)
         } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
             break;
         } else {
+            int e = errno;
             close_output(p);
+            errno = e;
             return false;
         }
     }
@@ -461,14 +463,17 @@ static void begin_terminate(agti_proc *p, agti_proc_state why, char *reason)
     }
 }
 
-static void set_final_state(agti_proc *p)
+/* The state the process ends in, once its exit has been seen. */
+static agti_proc_state final_state(const agti_proc *p)
 {
     if (p->terminating)
-        p->state = p->pending;
-    else if (p->exit_code == 0)
-        p->state = AGTI_PROC_COMPLETED;
-    else
-        p->state = AGTI_PROC_FAILED;
+        return p->pending;
+    return p->exit_code == 0 ? AGTI_PROC_COMPLETED : AGTI_PROC_FAILED;
+}
+
+static void set_final_state(agti_proc *p)
+{
+    p->state = final_state(p);
 }
 
 static void reap(agti_proc *p)
@@ -696,7 +701,7 @@ int agti_proc_stop(agti_proc *p, const char *reason)
     if (p->state != AGTI_PROC_RUNNING || p->exited)
         return agti_error(
             AGT_ESTATE, "process %d has already finished (%s)", (int)p->pid,
-            agti_proc_state_name(p->state == AGTI_PROC_RUNNING ? AGTI_PROC_COMPLETED : p->state));
+            agti_proc_state_name(p->state == AGTI_PROC_RUNNING ? final_state(p) : p->state));
     if (p->terminating)
         return AGT_OK;
     begin_terminate(p, AGTI_PROC_KILLED,
