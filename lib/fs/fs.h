@@ -50,10 +50,13 @@ typedef struct agti_glob agti_glob;
 #define AGTI_GLOB_CASEFOLD 1u
 /* Limit on brace alternatives after expansion. */
 #define AGTI_GLOB_MAX_ALTERNATIVES 1024
+/* Limit on the pattern's length in bytes. */
+#define AGTI_GLOB_MAX_LEN 4096
 
 /* AGT_EINVAL (NULL/empty), AGT_EPARSE (unbalanced brace, unclosed "[",
  * trailing backslash: the message names the offset), AGT_ELIMIT (more than
- * AGTI_GLOB_MAX_ALTERNATIVES alternatives), AGT_ENOMEM. */
+ * AGTI_GLOB_MAX_ALTERNATIVES alternatives, longer than AGTI_GLOB_MAX_LEN),
+ * AGT_ENOMEM. */
 int agti_glob_compile(agti_glob **out, const char *pattern, unsigned flags);
 /* relpath: '/'-separated, relative to the search root, no leading "./". */
 bool agti_glob_match(const agti_glob *g, const char *relpath, size_t len, bool is_dir);
@@ -188,8 +191,8 @@ void agti_walk_result_clear(agti_walk_result *res);
 int agti_fs_write_atomic(const char *path, const void *data, size_t len, unsigned flags);
 
 /* Test hook: when > 0, the n-th step of the next atomic writes on this
- * thread fails (1 open temp, 2 write, 3 fsync, 4 chmod, 5 rename); reset to
- * 0 after firing. */
+ * thread fails with EIO (1 create temp, 2 write, 3 chmod, 4 fsync, 5
+ * rename); reset to 0 after firing. */
 extern _Thread_local int agti_fs_atomic_fail_step;
 
 enum agti_eol { AGTI_EOL_NONE = 0, AGTI_EOL_LF = 1, AGTI_EOL_CRLF = 2 };

@@ -211,8 +211,9 @@ static int tokenize(const char *p, size_t len, bool casefold, tok **toks, size_t
                 continue;
             }
             if (dbl && left && (p[j] == '/' || (p[j] == '\\' && j + 1 < len && p[j + 1] == '/'))) {
-                /* entry (skip all three, or go on), loop, '/' */
-                if ((rc = tok_push(toks, n, &cap, T_ENTRY)) != AGT_OK)
+                /* entry (skip all three, or go on), loop, '/'. git only
+                 * takes the zero-directory shortcut for an unescaped '/'. */
+                if (p[j] == '/' && (rc = tok_push(toks, n, &cap, T_ENTRY)) != AGT_OK)
                     return rc;
                 if ((rc = tok_push(toks, n, &cap, T_ALL_SLASH)) != AGT_OK)
                     return rc;

@@ -116,6 +116,10 @@ static void test_wildmatch(void)
         {"abc\\", "abc\\", 0},
         {"a**b", "a/x/b", 0},
         {"a**b", "axxb", 1},
+        /* Found by fuzz_glob: an escaped slash after "**" gets no
+         * zero-directory shortcut (checked with git check-ignore). */
+        {"**\\/*.c", "x.c", 0},
+        {"**\\/*.c", "a/x.c", 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         T_EQ_INT(agti_wildmatch(cases[i].pat, cases[i].text, 0), cases[i].want,
