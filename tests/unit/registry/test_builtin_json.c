@@ -3,8 +3,8 @@
  * chat.json) against the contracts of /work/shared/design/TOOLS.md: the tool
  * names and their order, the tools.json entry shape, well-formed argument
  * schemas, and the limits, defaults and enums that models and hosts rely on.
- * When built with AGT_TEST_SCHEMA, every argument schema is also compiled with
- * agt_schema_compile() and run against realistic valid and invalid calls.
+ * Every argument schema is also compiled with agt_schema_compile() and run
+ * against realistic valid and invalid calls.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -12,10 +12,8 @@
 
 #include "harness.h"
 
-#ifdef AGT_TEST_SCHEMA
 #include "agenttools/common.h"
 #include "agenttools/schema.h"
-#endif
 
 static const char *const review_names[] = {"task_done",      "code_comment", "file_read",
                                            "file_read_diff", "file_find",    "code_search"};
@@ -440,7 +438,6 @@ static void check_code_comment_items(json_t *const sets[2])
             "code_comment: thinking is not advertised to the model");
 }
 
-#ifdef AGT_TEST_SCHEMA
 struct call {
     const char *tool;
     const char *args;
@@ -692,7 +689,6 @@ static void check_with_validator(json_t *const sets[2])
     for (size_t i = 0; i < sizeof metas / sizeof metas[0]; i++)
         agt_schema_free(schemas[i]);
 }
-#endif
 
 int main(void)
 {
@@ -705,11 +701,7 @@ int main(void)
         check_meta(sets);
         check_expects(sets);
         check_code_comment_items(sets);
-#ifdef AGT_TEST_SCHEMA
         check_with_validator(sets);
-#else
-        t_skip("argument schemas not run through agt_schema_compile: lib/schema not built");
-#endif
     }
     json_decref(review);
     json_decref(chat);
