@@ -1025,10 +1025,20 @@ static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
     if (e && !json_is_array(e))
         return bad_kw(c, in, "enum", "must be an array"), false;
     n->enum_values = (json_t *)e;
+    if (e) {
+        bool deep;
+        n->enum_jv = agti_jv_from_json(&c->s->consts, e, &deep);
+        if (n->enum_jv == NULL)
+            return deep ? bad_kw(c, in, "enum", "is nested too deeply"), false : (c_oom(c), false);
+    }
     const json_t *k = json_object_get(j, "const");
     if (k) {
         n->const_value = (json_t *)k;
         n->flags |= AGTI_K_CONST;
+        bool deep;
+        n->const_jv = agti_jv_from_json(&c->s->consts, k, &deep);
+        if (n->const_jv == NULL)
+            return deep ? bad_kw(c, in, "const", "is nested too deeply"), false : (c_oom(c), false);
     }
     if (!get_number(c, in, "multipleOf", &n->multiple_of, AGTI_K_MULTIPLE_OF, &n->flags) ||
         !get_number(c, in, "maximum", &n->maximum, AGTI_K_MAXIMUM, &n->flags) ||
@@ -1193,6 +1203,7 @@ void agti_schema_destroy(agt_schema *s)
         pcre2_code_free(s->codes[i]);
     free(s->codes);
     arena_free(s);
+    agti_jarena_free(&s->consts);
     json_decref(s->documents);
     pcre2_match_data_free(atomic_load(&s->match_cache));
     free(s);
@@ -1216,6 +1227,7 @@ int agti_schema_compile_json(agt_schema **out, struct json_t *schema,
     agt_schema *s = calloc(1, sizeof *s);
     if (s == NULL)
         return agti_oom();
+    agti_jarena_init(&s->consts, NULL, 0);
     s->documents = json_array();
     if (s->documents == NULL || json_array_append(s->documents, schema) != 0) {
         agti_schema_destroy(s);

@@ -142,19 +142,23 @@ int agt_schema_validate(const agt_schema *schema, const char *instance, size_t l
     if (schema == NULL || instance == NULL)
         return agti_error(AGT_EINVAL, "agt_schema_validate: %s is NULL",
                           schema == NULL ? "schema" : "instance");
-    json_t *inst = agti_json_parse(instance, len, "instance");
-    if (inst == NULL)
+    _Alignas(16) char first[8192];
+    agti_jarena a;
+    agti_jarena_init(&a, first, sizeof first);
+    const agti_jv *inst = agti_jv_parse(&a, instance, len, "instance");
+    if (inst == NULL) {
+        agti_jarena_free(&a);
         return agt_error_code();
+    }
     json_t *errors = NULL;
-    int rc = agti_schema_validate_json(schema, inst, errors_json ? &errors : NULL);
-    json_decref(inst);
+    int rc = agti_schema_validate_jv(schema, inst, errors_json ? &errors : NULL);
+    agti_jarena_free(&a);
     if (rc == AGT_EINVALID && errors_json && errors) {
         *errors_json = agti_json_dump(errors);
         if (*errors_json == NULL) {
             json_decref(errors);
             return agti_oom();
         }
-        /* agti_json_dump does not touch the last error set by validation */
     }
     json_decref(errors);
     return rc;

@@ -15,6 +15,7 @@
 
 #include "agenttools/schema.h"
 #include "core/core.h"
+#include "jv.h"
 
 /* Type bits for "type". */
 enum {
@@ -93,8 +94,10 @@ struct agti_snode {
     const char *path; /* JSON pointer of this schema inside its document */
     agti_sres *res;   /* resource this node belongs to */
 
-    json_t *enum_values; /* array, borrowed from the document */
+    json_t *enum_values; /* array, borrowed from the document (for messages) */
     json_t *const_value;
+    const agti_jv *enum_jv; /* the same values, for comparison */
+    const agti_jv *const_jv;
     double multiple_of, maximum, minimum, excl_maximum, excl_minimum;
     json_int_t multiple_of_int; /* > 0 when multipleOf is an integer */
 
@@ -157,7 +160,8 @@ struct agt_schema {
     void *arena;
     pcre2_code **codes;
     size_t n_codes, cap_codes;
-    json_t *documents; /* array of every parsed document (keeps borrowed values alive) */
+    json_t *documents;  /* array of every parsed document (keeps borrowed values alive) */
+    agti_jarena consts; /* enum/const values converted for comparison */
     _Atomic(pcre2_match_data *) match_cache;
 };
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "schema_internal.h"
+#include "jv.h"
 #include "schema_priv.h"
 
 #define MAX_DEPTH 6000  /* nested schema evaluations */
@@ -17,6 +18,7 @@
 typedef struct ipath {
     const struct ipath *up;
     const char *key; /* NULL: array index */
+    size_t klen;
     size_t index;
     int hops;
 } ipath;
@@ -48,7 +50,7 @@ typedef struct vctx {
     char first_msg[512];
 } vctx;
 
-static bool v_node(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip, const dscope *ds,
+static bool v_node(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip, const dscope *ds,
                    eset *ev);
 
 /* ---- evaluated sets -------------------------------------------------- */
@@ -102,9 +104,17 @@ static void path_build(agti_buf *b, const ipath *ip)
     if (ip == NULL || ip->up == NULL)
         return;
     path_build(b, ip->up);
-    if (ip->key)
-        agti_json_pointer_append(b, ip->key);
-    else
+    if (ip->key) {
+        agti_buf_putc(b, '/');
+        for (size_t i = 0; i < ip->klen; i++) {
+            if (ip->key[i] == '~')
+                agti_buf_puts(b, "~0");
+            else if (ip->key[i] == '/')
+                agti_buf_puts(b, "~1");
+            else
+                agti_buf_putc(b, ip->key[i]);
+        }
+    } else
         agti_buf_printf(b, "/%zu", ip->index);
 }
 
@@ -150,7 +160,7 @@ static void report(vctx *c, const ipath *ip, const agti_snode *n, const char *kw
 
 /* Evaluates a subschema without recording errors (for subschemas whose
  * failure is not itself the failure: anyOf branches, not, if, contains). */
-static bool quiet_node(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip,
+static bool quiet_node(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip,
                        const dscope *ds, eset *ev)
 {
     json_t *saved = c->errors;
@@ -164,93 +174,94 @@ static bool quiet_node(vctx *c, const agti_snode *n, const json_t *inst, ipath *
 
 /* ---- value helpers --------------------------------------------------- */
 
-static const char *type_name(const json_t *v)
+static bool is_integral(const agti_jv *v)
 {
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
+    if (v->type == AGTI_JV_INT)
+        return true;
+    return v->type == AGTI_JV_REAL && isfinite(v->u.d) && floor(v->u.d) == v->u.d;
+}
+
+static double num(const agti_jv *v)
+{
+    return v->type == AGTI_JV_INT ? (double)v->u.i : v->u.d;
+}
+
+static const char *type_name(const agti_jv *v)
+{
+    switch (v->type) {
+    case AGTI_JV_OBJECT:
         return "object";
-    case JSON_ARRAY:
+    case AGTI_JV_ARRAY:
         return "array";
-    case JSON_STRING:
+    case AGTI_JV_STRING:
         return "string";
-    case JSON_INTEGER:
+    case AGTI_JV_INT:
         return "integer";
-    case JSON_REAL: {
-        double d = json_real_value(v);
-        return (isfinite(d) && floor(d) == d) ? "integer" : "number";
-    }
-    case JSON_TRUE:
-    case JSON_FALSE:
+    case AGTI_JV_REAL:
+        return is_integral(v) ? "integer" : "number";
+    case AGTI_JV_TRUE:
+    case AGTI_JV_FALSE:
         return "boolean";
     default:
         return "null";
     }
 }
 
-static unsigned type_bits(const json_t *v)
+static unsigned type_bits(const agti_jv *v)
 {
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
+    switch (v->type) {
+    case AGTI_JV_OBJECT:
         return AGTI_T_OBJECT;
-    case JSON_ARRAY:
+    case AGTI_JV_ARRAY:
         return AGTI_T_ARRAY;
-    case JSON_STRING:
+    case AGTI_JV_STRING:
         return AGTI_T_STRING;
-    case JSON_INTEGER:
+    case AGTI_JV_INT:
         return AGTI_T_NUMBER | AGTI_T_INTEGER;
-    case JSON_REAL: {
-        double d = json_real_value(v);
-        return (isfinite(d) && floor(d) == d) ? (AGTI_T_NUMBER | AGTI_T_INTEGER) : AGTI_T_NUMBER;
-    }
-    case JSON_TRUE:
-    case JSON_FALSE:
+    case AGTI_JV_REAL:
+        return is_integral(v) ? (AGTI_T_NUMBER | AGTI_T_INTEGER) : AGTI_T_NUMBER;
+    case AGTI_JV_TRUE:
+    case AGTI_JV_FALSE:
         return AGTI_T_BOOLEAN;
     default:
         return AGTI_T_NULL;
     }
 }
 
-static bool num_equal(const json_t *a, const json_t *b)
+static bool is_num(const agti_jv *v)
 {
-    if (json_is_integer(a) && json_is_integer(b))
-        return json_integer_value(a) == json_integer_value(b);
-    return json_number_value(a) == json_number_value(b);
+    return v->type == AGTI_JV_INT || v->type == AGTI_JV_REAL;
 }
 
 /* Equality as JSON Schema defines it: numbers by value, objects unordered. */
-static bool j_equal(const json_t *a, const json_t *b)
+static bool j_equal(const agti_jv *a, const agti_jv *b)
 {
-    if (json_is_number(a) && json_is_number(b))
-        return num_equal(a, b);
-    if (json_typeof(a) != json_typeof(b))
+    if (is_num(a) && is_num(b)) {
+        if (a->type == AGTI_JV_INT && b->type == AGTI_JV_INT)
+            return a->u.i == b->u.i;
+        return num(a) == num(b);
+    }
+    if (a->type != b->type)
         return false;
-    switch (json_typeof(a)) {
-    case JSON_STRING:
-        return json_string_length(a) == json_string_length(b) &&
-               memcmp(json_string_value(a), json_string_value(b), json_string_length(a)) == 0;
-    case JSON_ARRAY: {
-        size_t n = json_array_size(a);
-        if (n != json_array_size(b))
+    switch (a->type) {
+    case AGTI_JV_STRING:
+        return a->len == b->len && memcmp(a->u.s, b->u.s, a->len) == 0;
+    case AGTI_JV_ARRAY:
+        if (a->len != b->len)
             return false;
-        for (size_t i = 0; i < n; i++)
-            if (!j_equal(json_array_get(a, i), json_array_get(b, i)))
+        for (size_t i = 0; i < a->len; i++)
+            if (!j_equal(&a->u.a[i], &b->u.a[i]))
                 return false;
         return true;
-    }
-    case JSON_OBJECT: {
-        if (json_object_size(a) != json_object_size(b))
+    case AGTI_JV_OBJECT:
+        if (a->len != b->len)
             return false;
-        const char *k;
-        size_t kl;
-        json_t *v;
-        json_object_keylen_foreach((json_t *)a, k, kl, v)
-        {
-            const json_t *w = json_object_getn(b, k, kl);
-            if (w == NULL || !j_equal(v, w))
+        for (size_t i = 0; i < a->len; i++) {
+            const agti_jv *w = agti_jv_get(b, a->u.o[i].key, a->u.o[i].klen);
+            if (w == NULL || !j_equal(&a->u.o[i].val, w))
                 return false;
         }
         return true;
-    }
     default:
         return true;
     }
@@ -317,11 +328,11 @@ static void fmt_num(char *buf, size_t n, double d)
     }
 }
 
-static bool is_multiple(const agti_snode *n, const json_t *inst)
+static bool is_multiple(const agti_snode *n, const agti_jv *inst)
 {
-    if (json_is_integer(inst) && n->multiple_of_int > 0)
-        return json_integer_value(inst) % n->multiple_of_int == 0;
-    double v = json_number_value(inst), m = n->multiple_of;
+    if (inst->type == AGTI_JV_INT && n->multiple_of_int > 0)
+        return inst->u.i % n->multiple_of_int == 0;
+    double v = num(inst), m = n->multiple_of;
     double q = v / m;
     if (!isfinite(q))
         return false;
@@ -333,10 +344,10 @@ static bool is_multiple(const agti_snode *n, const json_t *inst)
 
 /* ---- keyword groups -------------------------------------------------- */
 
-static bool v_number(vctx *c, const agti_snode *n, const json_t *inst, const ipath *ip)
+static bool v_number(vctx *c, const agti_snode *n, const agti_jv *inst, const ipath *ip)
 {
     bool ok = true;
-    double v = json_number_value(inst);
+    double v = num(inst);
     char b[40];
     if ((n->flags & AGTI_K_MULTIPLE_OF) && !is_multiple(n, inst)) {
         ok = false;
@@ -381,11 +392,11 @@ static const char *fmt_name(int f)
     return (f > 0 && f <= AGTI_FMT_IPV6) ? names[f] : "";
 }
 
-static bool v_string(vctx *c, const agti_snode *n, const json_t *inst, const ipath *ip)
+static bool v_string(vctx *c, const agti_snode *n, const agti_jv *inst, const ipath *ip)
 {
     bool ok = true;
-    const char *s = json_string_value(inst);
-    size_t len = json_string_length(inst);
+    const char *s = inst->u.s;
+    size_t len = inst->len;
     if (n->max_length >= 0 || n->min_length >= 0) {
         size_t cps = agti_utf8_count(s, len);
         if (n->max_length >= 0 && cps > (uint64_t)n->max_length) {
@@ -421,11 +432,11 @@ static bool child_false(const agti_snode *n)
     return n->is_bool && !n->bool_value;
 }
 
-static bool v_array(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip, const dscope *ds,
+static bool v_array(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip, const dscope *ds,
                     eset *ev)
 {
     bool ok = true;
-    size_t size = json_array_size(inst);
+    size_t size = inst->len;
     if (n->max_items >= 0 && size > (uint64_t)n->max_items) {
         ok = false;
         report(c, ip, n, "maxItems", "must have at most %lld item%s, got %zu",
@@ -443,7 +454,7 @@ static bool v_array(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip,
     if ((n->flags & AGTI_K_UNIQUE) && size > 1) {
         for (size_t i = 0; i < size && ok; i++)
             for (size_t k = i + 1; k < size; k++)
-                if (j_equal(json_array_get(inst, i), json_array_get(inst, k))) {
+                if (j_equal(&inst->u.a[i], &inst->u.a[k])) {
                     ok = false;
                     report(c, ip, n, "uniqueItems",
                            "must not contain duplicate items (items %zu and %zu are equal)", i, k);
@@ -465,7 +476,7 @@ static bool v_array(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip,
             } else {
                 break;
             }
-            ipath cp = {ip, NULL, i, 0};
+            ipath cp = {ip, NULL, 0, i, 0};
             if (child_false(sub)) {
                 ok = false;
                 report(c, &cp, n, kw, "item %zu is not allowed (at most %zu items)", i,
@@ -474,7 +485,7 @@ static bool v_array(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip,
                     return false;
                 continue;
             }
-            if (!v_node(c, sub, json_array_get(inst, i), &cp, ds, NULL)) {
+            if (!v_node(c, sub, &inst->u.a[i], &cp, ds, NULL)) {
                 ok = false;
                 if (!c->errors || c->fatal)
                     return false;
@@ -485,8 +496,8 @@ static bool v_array(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip,
     if (n->contains) {
         size_t matches = 0;
         for (size_t i = 0; i < size && !c->fatal; i++) {
-            ipath cp = {ip, NULL, i, 0};
-            if (quiet_node(c, n->contains, json_array_get(inst, i), &cp, ds, NULL)) {
+            ipath cp = {ip, NULL, 0, i, 0};
+            if (quiet_node(c, n->contains, &inst->u.a[i], &cp, ds, NULL)) {
                 matches++;
                 eset_mark(ev, i);
             }
@@ -524,8 +535,7 @@ static const agti_sprop *find_prop(const agti_snode *n, const char *key, size_t 
         /* few properties: comparing beats hashing */
         for (size_t i = 0; i < n->n_props; i++) {
             const agti_sprop *p = &n->props[i];
-            if (p->len == len && (len == 0 || p->key[0] == key[0]) &&
-                memcmp(p->key, key, len) == 0)
+            if (p->len == len && (len == 0 || p->key[0] == key[0]) && memcmp(p->key, key, len) == 0)
                 return p;
         }
         return NULL;
@@ -541,11 +551,11 @@ static const agti_sprop *find_prop(const agti_snode *n, const char *key, size_t 
     return NULL;
 }
 
-static bool v_object(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip, const dscope *ds,
+static bool v_object(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip, const dscope *ds,
                      eset *ev)
 {
     bool ok = true;
-    size_t size = json_object_size(inst);
+    size_t size = inst->len;
     if (n->max_props >= 0 && size > (uint64_t)n->max_props) {
         ok = false;
         report(c, ip, n, "maxProperties", "must have at most %lld propert%s, got %zu",
@@ -561,7 +571,7 @@ static bool v_object(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip
             return false;
     }
     for (size_t i = 0; i < n->n_required; i++) {
-        if (json_object_getn(inst, n->required[i], n->required_lens[i]) == NULL) {
+        if (agti_jv_get(inst, n->required[i], n->required_lens[i]) == NULL) {
             ok = false;
             report(c, ip, n, "required", "missing required property '%s'", n->required[i]);
             if (!c->errors)
@@ -570,10 +580,10 @@ static bool v_object(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip
     }
     for (size_t i = 0; i < n->n_dep_required; i++) {
         const agti_sdepreq *d = &n->dep_required[i];
-        if (json_object_getn(inst, d->key, d->len) == NULL)
+        if (agti_jv_get(inst, d->key, d->len) == NULL)
             continue;
         for (size_t k = 0; k < d->n; k++) {
-            if (json_object_getn(inst, d->names[k], d->lens[k]) == NULL) {
+            if (agti_jv_get(inst, d->names[k], d->lens[k]) == NULL) {
                 ok = false;
                 report(c, ip, n, n->draft7 ? "dependencies" : "dependentRequired",
                        "missing property '%s', required when '%s' is present", d->names[k], d->key);
@@ -584,7 +594,7 @@ static bool v_object(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip
     }
     for (size_t i = 0; i < n->n_dep_schemas; i++) {
         const agti_sprop *d = &n->dep_schemas[i];
-        if (json_object_getn(inst, d->key, d->len) == NULL)
+        if (agti_jv_get(inst, d->key, d->len) == NULL)
             continue;
         if (!v_node(c, d->node, inst, ip, ds, ev)) {
             ok = false;
@@ -593,27 +603,24 @@ static bool v_object(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip
         }
     }
     if (n->n_props || n->n_patterns || n->additional || n->property_names) {
-        size_t idx = 0;
-        const char *key;
-        size_t klen;
-        json_t *val;
-        json_object_keylen_foreach((json_t *)inst, key, klen, val)
-        {
-            ipath cp = {ip, key, 0, 0};
+        for (size_t idx = 0; idx < inst->len; idx++) {
+            const char *key = inst->u.o[idx].key;
+            size_t klen = inst->u.o[idx].klen;
+            const agti_jv *val = &inst->u.o[idx].val;
+            ipath cp = {ip, key, klen, 0, 0};
             if (n->property_names) {
-                json_t *ks = json_stringn_nocheck(key, klen);
-                if (ks == NULL) {
-                    c->fatal = AGT_ENOMEM;
-                    return false;
-                }
+                agti_jv ks;
+                ks.type = AGTI_JV_STRING;
+                ks.len = klen;
+                ks.u.s = key;
                 bool r;
                 if (child_false(n->property_names)) {
                     r = false;
-                    report(c, &cp, n, "propertyNames", "property name '%s' is not allowed", key);
+                    report(c, &cp, n, "propertyNames", "property name '%.*s' is not allowed",
+                           (int)klen, key);
                 } else {
-                    r = v_node(c, n->property_names, ks, &cp, ds, NULL);
+                    r = v_node(c, n->property_names, &ks, &cp, ds, NULL);
                 }
-                json_decref(ks);
                 if (!r) {
                     ok = false;
                     if (!c->errors || c->fatal)
@@ -626,7 +633,8 @@ static bool v_object(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip
                 matched = true;
                 if (child_false(p->node)) {
                     ok = false;
-                    report(c, &cp, n, "properties", "property '%s' is not allowed", key);
+                    report(c, &cp, n, "properties", "property '%.*s' is not allowed", (int)klen,
+                           key);
                     if (!c->errors)
                         return false;
                 } else if (!v_node(c, p->node, val, &cp, ds, NULL)) {
@@ -649,7 +657,8 @@ static bool v_object(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip
                 matched = true;
                 if (child_false(n->additional)) {
                     ok = false;
-                    report(c, &cp, n, "additionalProperties", "property '%s' is not allowed", key);
+                    report(c, &cp, n, "additionalProperties", "property '%.*s' is not allowed",
+                           (int)klen, key);
                     if (!c->errors)
                         return false;
                 } else if (!v_node(c, n->additional, val, &cp, ds, NULL)) {
@@ -660,29 +669,27 @@ static bool v_object(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip
             }
             if (matched)
                 eset_mark(ev, idx);
-            idx++;
         }
     }
     return ok;
 }
 
-static bool v_unevaluated(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip,
+static bool v_unevaluated(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip,
                           const dscope *ds, eset *local)
 {
     bool ok = true;
-    if (n->unevaluated_props && json_is_object(inst)) {
-        size_t idx = 0;
-        const char *key;
-        json_t *val;
-        json_object_foreach((json_t *)inst, key, val)
-        {
-            size_t i = idx++;
+    if (n->unevaluated_props && inst->type == AGTI_JV_OBJECT) {
+        for (size_t i = 0; i < inst->len; i++) {
             if (eset_has(local, i))
                 continue;
-            ipath cp = {ip, key, 0, 0};
+            const char *key = inst->u.o[i].key;
+            size_t klen = inst->u.o[i].klen;
+            const agti_jv *val = &inst->u.o[i].val;
+            ipath cp = {ip, key, klen, 0, 0};
             if (child_false(n->unevaluated_props)) {
                 ok = false;
-                report(c, &cp, n, "unevaluatedProperties", "property '%s' is not allowed", key);
+                report(c, &cp, n, "unevaluatedProperties", "property '%.*s' is not allowed",
+                       (int)klen, key);
                 if (!c->errors)
                     return false;
                 continue;
@@ -695,11 +702,11 @@ static bool v_unevaluated(vctx *c, const agti_snode *n, const json_t *inst, ipat
             eset_mark(local, i);
         }
     }
-    if (n->unevaluated_items && json_is_array(inst)) {
-        for (size_t i = 0; i < json_array_size(inst); i++) {
+    if (n->unevaluated_items && inst->type == AGTI_JV_ARRAY) {
+        for (size_t i = 0; i < inst->len; i++) {
             if (eset_has(local, i))
                 continue;
-            ipath cp = {ip, NULL, i, 0};
+            ipath cp = {ip, NULL, 0, i, 0};
             if (child_false(n->unevaluated_items)) {
                 ok = false;
                 report(c, &cp, n, "unevaluatedItems", "item %zu is not allowed", i);
@@ -707,7 +714,7 @@ static bool v_unevaluated(vctx *c, const agti_snode *n, const json_t *inst, ipat
                     return false;
                 continue;
             }
-            if (!v_node(c, n->unevaluated_items, json_array_get(inst, i), &cp, ds, NULL)) {
+            if (!v_node(c, n->unevaluated_items, &inst->u.a[i], &cp, ds, NULL)) {
                 ok = false;
                 if (!c->errors || c->fatal)
                     return false;
@@ -718,14 +725,13 @@ static bool v_unevaluated(vctx *c, const agti_snode *n, const json_t *inst, ipat
     return ok;
 }
 
-static size_t inst_size(const json_t *inst)
+static size_t inst_size(const agti_jv *inst)
 {
-    return json_is_object(inst) ? json_object_size(inst)
-                                : (json_is_array(inst) ? json_array_size(inst) : 0);
+    return (inst->type == AGTI_JV_OBJECT || inst->type == AGTI_JV_ARRAY) ? inst->len : 0;
 }
 
 /* A subschema applied in place, whose annotations count only when it passes. */
-static bool v_branch(vctx *c, const agti_snode *sub, const json_t *inst, ipath *ip,
+static bool v_branch(vctx *c, const agti_snode *sub, const agti_jv *inst, ipath *ip,
                      const dscope *ds, eset *ev, bool quiet)
 {
     if (ev == NULL)
@@ -741,7 +747,7 @@ static bool v_branch(vctx *c, const agti_snode *sub, const json_t *inst, ipath *
 }
 
 static bool v_follow(vctx *c, const agti_snode *n, const agti_snode *target, const char *kw,
-                     const char *src, const json_t *inst, ipath *ip, const dscope *ds, eset *ev)
+                     const char *src, const agti_jv *inst, ipath *ip, const dscope *ds, eset *ev)
 {
     if (++ip->hops > MAX_REF_HOPS) {
         ip->hops--;
@@ -774,7 +780,7 @@ static const agti_snode *dynamic_target(const agti_snode *n, const dscope *ds)
     return found ? found : n->dyn_ref;
 }
 
-static bool v_applicators(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip,
+static bool v_applicators(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip,
                           const dscope *ds, eset *ev)
 {
     bool ok = true;
@@ -869,7 +875,7 @@ static bool v_applicators(vctx *c, const agti_snode *n, const json_t *inst, ipat
     return ok;
 }
 
-static bool v_node(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip, const dscope *ds,
+static bool v_node(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip, const dscope *ds,
                    eset *ev)
 {
     if (n->is_bool) {
@@ -930,8 +936,8 @@ static bool v_node(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip, 
     }
     if (n->enum_values) {
         bool found = false;
-        for (size_t i = 0; i < json_array_size(n->enum_values) && !found; i++)
-            found = j_equal(inst, json_array_get(n->enum_values, i));
+        for (size_t i = 0; i < n->enum_jv->len && !found; i++)
+            found = j_equal(inst, &n->enum_jv->u.a[i]);
         if (!found) {
             ok = false;
             report_json(c, ip, n, "enum", "must be one of ", n->enum_values);
@@ -939,28 +945,28 @@ static bool v_node(vctx *c, const agti_snode *n, const json_t *inst, ipath *ip, 
                 goto out;
         }
     }
-    if ((n->flags & AGTI_K_CONST) && !j_equal(inst, n->const_value)) {
+    if ((n->flags & AGTI_K_CONST) && !j_equal(inst, n->const_jv)) {
         ok = false;
         report_json(c, ip, n, "const", "must be equal to ", n->const_value);
         if (!c->errors)
             goto out;
     }
-    switch (json_typeof(inst)) {
-    case JSON_INTEGER:
-    case JSON_REAL:
+    switch (inst->type) {
+    case AGTI_JV_INT:
+    case AGTI_JV_REAL:
         if ((n->flags & 0x1f) && !v_number(c, n, inst, ip))
             ok = false;
         break;
-    case JSON_STRING:
+    case AGTI_JV_STRING:
         if ((n->max_length >= 0 || n->min_length >= 0 || n->pattern || n->format) &&
             !v_string(c, n, inst, ip))
             ok = false;
         break;
-    case JSON_ARRAY:
+    case AGTI_JV_ARRAY:
         if (!v_array(c, n, inst, ip, ds, lev))
             ok = false;
         break;
-    case JSON_OBJECT:
+    case AGTI_JV_OBJECT:
         if (!v_object(c, n, inst, ip, ds, lev))
             ok = false;
         break;
@@ -986,6 +992,17 @@ out:
     return ok && !c->fatal;
 }
 
+static int limit_result(const char *kw, const char *msg, json_t **errors_out)
+{
+    if (errors_out) {
+        *errors_out = json_pack("[{s:s, s:s, s:s, s:s}]", "instance_path", "", "schema_path", "",
+                                "keyword", kw, "message", msg);
+        if (*errors_out == NULL)
+            return agti_oom();
+    }
+    return agti_error(AGT_EINVALID, "instance is invalid: %s", msg);
+}
+
 int agti_schema_validate_json(const agt_schema *s, const struct json_t *instance,
                               struct json_t **errors_out)
 {
@@ -994,6 +1011,26 @@ int agti_schema_validate_json(const agt_schema *s, const struct json_t *instance
     if (s == NULL || instance == NULL)
         return agti_error(AGT_EINVAL, "agt_schema_validate: %s is NULL",
                           s == NULL ? "schema" : "instance");
+    _Alignas(16) char first[8192];
+    agti_jarena a;
+    agti_jarena_init(&a, first, sizeof first);
+    bool too_deep = false;
+    const agti_jv *v = agti_jv_from_json(&a, instance, &too_deep);
+    int rc;
+    if (v)
+        rc = agti_schema_validate_jv(s, v, errors_out);
+    else if (too_deep)
+        rc = limit_result("depth", "the instance is nested deeper than 10000 levels", errors_out);
+    else
+        rc = agti_oom();
+    agti_jarena_free(&a);
+    return rc;
+}
+
+int agti_schema_validate_jv(const agt_schema *s, const agti_jv *instance, json_t **errors_out)
+{
+    if (errors_out)
+        *errors_out = NULL;
     vctx c;
     memset(&c, 0, sizeof c);
     c.s = (agt_schema *)s;
@@ -1002,7 +1039,7 @@ int agti_schema_validate_json(const agt_schema *s, const struct json_t *instance
         if (c.errors == NULL)
             return agti_oom();
     }
-    ipath root = {NULL, NULL, 0, 0};
+    ipath root = {NULL, NULL, 0, 0, 0};
     bool ok = v_node(&c, s->root, instance, &root, NULL, NULL);
     if (c.md) {
         pcre2_match_data *expected = NULL;

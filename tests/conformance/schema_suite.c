@@ -181,10 +181,17 @@ static int run_file(const char *dir, const char *name, const char *label,
                 json_t *errors = NULL;
                 int v1 = agti_schema_validate_json(s, json_object_get(t, "data"), NULL);
                 int v2 = agti_schema_validate_json(s, json_object_get(t, "data"), &errors);
+                /* and through the text API (our own parser) */
+                char *text = json_dumps(json_object_get(t, "data"),
+                                        JSON_ENCODE_ANY | JSON_COMPACT | JSON_PRESERVE_ORDER);
+                int v3 = text ? agt_schema_validate(s, text, strlen(text), NULL) : AGT_ENOMEM;
+                free(text);
                 int got = v1 == AGT_OK;
-                /* both modes agree, and the error list is empty iff valid */
-                ok =
-                    got == want && v1 == v2 && (got ? errors == NULL : json_array_size(errors) > 0);
+                /* all modes agree, and the error list is empty iff valid */
+                ok = got == want && v1 == v2 && v1 == v3 &&
+                     (got ? errors == NULL : json_array_size(errors) > 0);
+                if (!ok && v1 != v3)
+                    t_diag("text API gives %d, json_t API %d", v3, v1);
                 if (!ok && (v1 == AGT_OK) != (v2 == AGT_OK))
                     t_diag("first-error and all-errors modes disagree");
                 json_decref(errors);

@@ -532,8 +532,97 @@ static void test_dynamic_and_unevaluated(void)
                  "{\"a\":1}", 1);
 }
 
+/* The instance parser (RFC 8259) behind agt_schema_validate(). */
+static void test_parser(void)
+{
+    agt_schema *any = compile("true");
+    static const char *bad[] = {"",
+                                "  ",
+                                "[1,]",
+                                "{\"a\":1,}",
+                                "01",
+                                "1.",
+                                "-",
+                                ".5",
+                                "+1",
+                                "[1 2]",
+                                "tru",
+                                "nul",
+                                "true false",
+                                "\"abc",
+                                "{\"a\" 1}",
+                                "{1:2}",
+                                "\"\\x\"",
+                                "\"\\ud800\"",
+                                "\"\\udc00x\"",
+                                "\"a\tb\"",
+                                "1e400",
+                                "\"\xff\"",
+                                "\"\xc0\xaf\"",
+                                "[",
+                                "{\"a\":",
+                                "\"\\u12\"",
+                                "1e",
+                                "-01"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        T_EQ_INT(validate(any, bad[i], NULL), AGT_EPARSE, "not JSON: [%s]", bad[i]);
+    T_EQ_INT(validate(any, "{\n  \"a\": tru}", NULL), AGT_EPARSE, "bad token on line 2");
+    T_CHECK(strstr(agt_error_message(), "line 2, column 8") != NULL, "line and column: %s",
+            agt_error_message());
+    static const char *good[] = {"0",
+                                 "-0",
+                                 "1.5e-3",
+                                 "1E+2",
+                                 " [ ] ",
+                                 "{}",
+                                 "\"\\u0000\"",
+                                 "\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"",
+                                 "null",
+                                 "-9223372036854775808",
+                                 "123456789012345678901234567890",
+                                 "[[[{\"a\":[]}]]]"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        T_EQ_INT(validate(any, good[i], NULL), AGT_OK, "JSON: [%s]", good[i]);
+    agt_schema_free(any);
+
+    /* escapes decode to code points */
+    expect_valid("{\"maxLength\":1}", "\"\\u00e9\"", 1);
+    expect_valid("{\"maxLength\":1}", "\"\\ud83d\\udca9\"", 1);
+    expect_valid("{\"const\":\"\xf0\x9f\x92\xa9\"}", "\"\\ud83d\\udca9\"", 1);
+    expect_valid("{\"const\":\"a\\u0000b\"}", "\"a\\u0000b\"", 1);
+    expect_valid("{\"const\":\"a\\u0000b\"}", "\"a\\u0000c\"", 0);
+    expect_valid("{\"type\":\"integer\"}", "-9223372036854775808", 1);
+    expect_valid("{\"type\":\"integer\"}", "123456789012345678901234567890", 1);
+    expect_valid("{\"minimum\":1e20}", "123456789012345678901234567890", 1);
+    expect_valid("{\"type\":\"integer\"}", "1e2", 1);
+    /* a repeated key: the last value wins */
+    expect_valid("{\"properties\":{\"a\":{\"type\":\"string\"}}}", "{\"a\":1,\"a\":\"x\"}", 1);
+    expect_valid("{\"maxProperties\":1}", "{\"a\":1,\"a\":2}", 1);
+    /* escaped keys in instance paths */
+    expect_error("{\"additionalProperties\":false}", "{\"a\\/b\":1}", "/a~1b",
+                 "/additionalProperties", "additionalProperties", "property 'a/b' is not allowed");
+    /* a long array and a long string (scratch and arena growth) */
+    size_t n = 5000;
+    char *big = malloc(n * 2 + 3);
+    big[0] = '[';
+    for (size_t i = 0; i < n; i++) {
+        big[1 + 2 * i] = '1';
+        big[2 + 2 * i] = ',';
+    }
+    big[2 * n] = ']';
+    big[2 * n + 1] = '\0';
+    expect_valid("{\"items\":{\"const\":1},\"minItems\":5000,\"maxItems\":5000}", big, 1);
+    memset(big, 'x', 2 * n);
+    big[0] = '"';
+    big[2 * n - 1] = '"';
+    big[2 * n] = '\0';
+    expect_valid("{\"minLength\":9998,\"maxLength\":9998}", big, 1);
+    free(big);
+}
+
 int main(void)
 {
+    test_parser();
     test_dynamic_and_unevaluated();
     test_messages();
     test_semantics();

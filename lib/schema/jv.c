@@ -1,0 +1,625 @@
+/* Fast JSON text → agti_jv parser (RFC 8259) and jansson → agti_jv conversion. */
+#include <errno.h>
+#include <jansson.h>
+#include <locale.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "jv.h"
+
+#define JV_MAX_DEPTH 2048
+
+struct agti_jchunk {
+    agti_jchunk *next;
+    size_t cap;
+    max_align_t data[];
+};
+
+void agti_jarena_init(agti_jarena *a, void *first, size_t size)
+{
+    a->buf = first;
+    a->used = 0;
+    a->cap = first ? size : 0;
+    a->heap = NULL;
+}
+
+void *agti_jarena_alloc(agti_jarena *a, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    if (a->cap - a->used < size) {
+        size_t cap = size > 32768 ? size : 32768;
+        agti_jchunk *c = malloc(sizeof *c + cap);
+        if (c == NULL)
+            return NULL;
+        c->next = a->heap;
+        c->cap = cap;
+        a->heap = c;
+        a->buf = (char *)c->data;
+        a->used = 0;
+        a->cap = cap;
+    }
+    void *p = a->buf + a->used;
+    a->used += size;
+    return p;
+}
+
+void agti_jarena_free(agti_jarena *a)
+{
+    agti_jchunk *c = a->heap;
+    while (c) {
+        agti_jchunk *n = c->next;
+        free(c);
+        c = n;
+    }
+    a->heap = NULL;
+}
+
+/* ---- parser ---------------------------------------------------------- */
+
+typedef struct jparser {
+    const char *start, *p, *end;
+    agti_jarena *a;
+    const char *err;
+    int depth;
+    bool oom;
+    /* scratch stacks for the children of open containers */
+    agti_jv *vs;
+    size_t vtop, vcap;
+    agti_jkv *ks;
+    size_t ktop, kcap;
+    agti_jv vinl[64];
+    agti_jkv kinl[32];
+} jparser;
+
+static bool fail(jparser *j, const char *msg)
+{
+    if (j->err == NULL)
+        j->err = msg;
+    return false;
+}
+
+static void skip_ws(jparser *j)
+{
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\n' || *j->p == '\r' || *j->p == '\t'))
+        j->p++;
+}
+
+static bool push_v(jparser *j, const agti_jv *v)
+{
+    if (j->vtop == j->vcap) {
+        size_t nc = j->vcap * 2;
+        agti_jv *n = malloc(nc * sizeof *n);
+        if (n == NULL)
+            return j->oom = true, false;
+        memcpy(n, j->vs, j->vtop * sizeof *n);
+        if (j->vs != j->vinl)
+            free(j->vs);
+        j->vs = n;
+        j->vcap = nc;
+    }
+    j->vs[j->vtop++] = *v;
+    return true;
+}
+
+static bool push_k(jparser *j, const agti_jkv *kv)
+{
+    if (j->ktop == j->kcap) {
+        size_t nc = j->kcap * 2;
+        agti_jkv *n = malloc(nc * sizeof *n);
+        if (n == NULL)
+            return j->oom = true, false;
+        memcpy(n, j->ks, j->ktop * sizeof *n);
+        if (j->ks != j->kinl)
+            free(j->ks);
+        j->ks = n;
+        j->kcap = nc;
+    }
+    j->ks[j->ktop++] = *kv;
+    return true;
+}
+
+static int hex4(const char *p)
+{
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9')
+            v |= c - '0';
+        else if (c >= 'a' && c <= 'f')
+            v |= c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            v |= c - 'A' + 10;
+        else
+            return -1;
+    }
+    return v;
+}
+
+static size_t put_utf8(char *o, uint32_t cp)
+{
+    if (cp < 0x80) {
+        o[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | (cp >> 6));
+        o[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | (cp >> 12));
+        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | (cp >> 18));
+    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* j->p is just past the opening quote. */
+static bool parse_string(jparser *j, const char **out, size_t *outlen)
+{
+    const char *s = j->p;
+    bool high = false, esc = false;
+    const char *q = s;
+    while (q < j->end && *q != '"') {
+        unsigned char c = (unsigned char)*q;
+        if (c == '\\') {
+            esc = true;
+            q += 2;
+            continue;
+        }
+        if (c < 0x20) {
+            j->p = q;
+            return fail(j, "control character in string");
+        }
+        if (c >= 0x80)
+            high = true;
+        q++;
+    }
+    if (q >= j->end) {
+        j->p = j->end;
+        return fail(j, "unterminated string");
+    }
+    if (high && !agti_utf8_valid(s, (size_t)(q - s))) {
+        j->p = s;
+        return fail(j, "invalid UTF-8 in string");
+    }
+    if (!esc) {
+        *out = s;
+        *outlen = (size_t)(q - s);
+        j->p = q + 1;
+        return true;
+    }
+    char *buf = agti_jarena_alloc(j->a, (size_t)(q - s) + 1);
+    if (buf == NULL)
+        return j->oom = true, false;
+    size_t o = 0;
+    const char *p = s;
+    while (p < q) {
+        if (*p != '\\') {
+            buf[o++] = *p++;
+            continue;
+        }
+        char e = p[1];
+        p += 2;
+        switch (e) {
+        case '"':
+            buf[o++] = '"';
+            break;
+        case '\\':
+            buf[o++] = '\\';
+            break;
+        case '/':
+            buf[o++] = '/';
+            break;
+        case 'b':
+            buf[o++] = '\b';
+            break;
+        case 'f':
+            buf[o++] = '\f';
+            break;
+        case 'n':
+            buf[o++] = '\n';
+            break;
+        case 'r':
+            buf[o++] = '\r';
+            break;
+        case 't':
+            buf[o++] = '\t';
+            break;
+        case 'u': {
+            int v = (q - p >= 4) ? hex4(p) : -1;
+            if (v < 0) {
+                j->p = p - 2;
+                return fail(j, "invalid \\u escape");
+            }
+            p += 4;
+            uint32_t cp = (uint32_t)v;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                int lo = (q - p >= 6 && p[0] == '\\' && p[1] == 'u') ? hex4(p + 2) : -1;
+                if (lo < 0xDC00 || lo > 0xDFFF) {
+                    j->p = p - 6;
+                    return fail(j, "invalid Unicode surrogate pair");
+                }
+                cp = 0x10000 + ((cp - 0xD800) << 10) + ((uint32_t)lo - 0xDC00);
+                p += 6;
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                j->p = p - 6;
+                return fail(j, "invalid Unicode surrogate pair");
+            }
+            o += put_utf8(buf + o, cp);
+            break;
+        }
+        default:
+            j->p = p - 2;
+            return fail(j, "invalid escape in string");
+        }
+    }
+    buf[o] = '\0';
+    *out = buf;
+    *outlen = o;
+    j->p = q + 1;
+    return true;
+}
+
+static bool parse_number(jparser *j, agti_jv *v)
+{
+    const char *s = j->p, *p = s;
+    bool neg = false, is_int = true;
+    if (p < j->end && *p == '-') {
+        neg = true;
+        p++;
+    }
+    if (p >= j->end || *p < '0' || *p > '9')
+        return fail(j, "invalid number");
+    if (*p == '0') {
+        p++;
+    } else {
+        while (p < j->end && *p >= '0' && *p <= '9')
+            p++;
+    }
+    if (p < j->end && *p == '.') {
+        is_int = false;
+        p++;
+        if (p >= j->end || *p < '0' || *p > '9')
+            return j->p = p, fail(j, "invalid number: digit expected after '.'");
+        while (p < j->end && *p >= '0' && *p <= '9')
+            p++;
+    }
+    if (p < j->end && (*p == 'e' || *p == 'E')) {
+        is_int = false;
+        p++;
+        if (p < j->end && (*p == '+' || *p == '-'))
+            p++;
+        if (p >= j->end || *p < '0' || *p > '9')
+            return j->p = p, fail(j, "invalid number: digit expected in exponent");
+        while (p < j->end && *p >= '0' && *p <= '9')
+            p++;
+    }
+    j->p = p;
+    if (is_int) {
+        uint64_t acc = 0;
+        bool over = false;
+        for (const char *d = s + neg; d < p; d++) {
+            uint64_t digit = (uint64_t)(*d - '0');
+            if (acc > (UINT64_MAX - digit) / 10) {
+                over = true;
+                break;
+            }
+            acc = acc * 10 + digit;
+        }
+        if (!over && (neg ? acc <= (uint64_t)INT64_MAX + 1 : acc <= (uint64_t)INT64_MAX)) {
+            v->type = AGTI_JV_INT;
+            v->u.i =
+                neg ? (acc == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)acc) : (int64_t)acc;
+            return true;
+        }
+    }
+    size_t n = (size_t)(p - s);
+    char local[64];
+    char *tmp = n < sizeof local ? local : agti_jarena_alloc(j->a, n + 1);
+    if (tmp == NULL)
+        return j->oom = true, false;
+    memcpy(tmp, s, n);
+    tmp[n] = '\0';
+    const char *dp = localeconv()->decimal_point;
+    if (dp && dp[0] != '.' && dp[0] && dp[1] == '\0') {
+        char *dot = strchr(tmp, '.');
+        if (dot)
+            *dot = dp[0];
+    }
+    errno = 0;
+    double d = strtod(tmp, NULL);
+    if (errno == ERANGE && isinf(d))
+        return j->p = s, fail(j, "real number overflow");
+    v->type = AGTI_JV_REAL;
+    v->u.d = d;
+    return true;
+}
+
+static bool parse_value(jparser *j, agti_jv *v);
+
+static bool parse_array(jparser *j, agti_jv *v)
+{
+    size_t base = j->vtop;
+    j->p++;
+    skip_ws(j);
+    if (j->p < j->end && *j->p == ']') {
+        j->p++;
+    } else {
+        for (;;) {
+            agti_jv item;
+            if (!parse_value(j, &item) || !push_v(j, &item))
+                return false;
+            skip_ws(j);
+            if (j->p < j->end && *j->p == ',') {
+                j->p++;
+                continue;
+            }
+            if (j->p < j->end && *j->p == ']') {
+                j->p++;
+                break;
+            }
+            return fail(j, "',' or ']' expected");
+        }
+    }
+    size_t n = j->vtop - base;
+    agti_jv *items = NULL;
+    if (n) {
+        items = agti_jarena_alloc(j->a, n * sizeof *items);
+        if (items == NULL)
+            return j->oom = true, false;
+        memcpy(items, j->vs + base, n * sizeof *items);
+    }
+    j->vtop = base;
+    v->type = AGTI_JV_ARRAY;
+    v->len = n;
+    v->u.a = items;
+    return true;
+}
+
+static bool parse_object(jparser *j, agti_jv *v)
+{
+    size_t base = j->ktop;
+    j->p++;
+    skip_ws(j);
+    if (j->p < j->end && *j->p == '}') {
+        j->p++;
+    } else {
+        for (;;) {
+            agti_jkv kv;
+            skip_ws(j);
+            if (j->p >= j->end || *j->p != '"')
+                return fail(j, "string or '}' expected");
+            j->p++;
+            if (!parse_string(j, &kv.key, &kv.klen))
+                return false;
+            skip_ws(j);
+            if (j->p >= j->end || *j->p != ':')
+                return fail(j, "':' expected");
+            j->p++;
+            if (!parse_value(j, &kv.val))
+                return false;
+            /* a repeated key: the last value wins, as in jansson */
+            bool replaced = false;
+            for (size_t i = base; i < j->ktop; i++) {
+                if (j->ks[i].klen == kv.klen && memcmp(j->ks[i].key, kv.key, kv.klen) == 0) {
+                    j->ks[i].val = kv.val;
+                    replaced = true;
+                    break;
+                }
+            }
+            if (!replaced && !push_k(j, &kv))
+                return false;
+            skip_ws(j);
+            if (j->p < j->end && *j->p == ',') {
+                j->p++;
+                continue;
+            }
+            if (j->p < j->end && *j->p == '}') {
+                j->p++;
+                break;
+            }
+            return fail(j, "',' or '}' expected");
+        }
+    }
+    size_t n = j->ktop - base;
+    agti_jkv *members = NULL;
+    if (n) {
+        members = agti_jarena_alloc(j->a, n * sizeof *members);
+        if (members == NULL)
+            return j->oom = true, false;
+        memcpy(members, j->ks + base, n * sizeof *members);
+    }
+    j->ktop = base;
+    v->type = AGTI_JV_OBJECT;
+    v->len = n;
+    v->u.o = members;
+    return true;
+}
+
+static bool literal(jparser *j, const char *word, size_t n, uint8_t type, agti_jv *v)
+{
+    if ((size_t)(j->end - j->p) < n || memcmp(j->p, word, n) != 0)
+        return fail(j, "invalid token");
+    j->p += n;
+    v->type = type;
+    return true;
+}
+
+static bool parse_value(jparser *j, agti_jv *v)
+{
+    skip_ws(j);
+    if (j->p >= j->end)
+        return fail(j, "unexpected end of input");
+    v->len = 0;
+    v->u.i = 0;
+    switch (*j->p) {
+    case '{':
+    case '[': {
+        if (++j->depth > JV_MAX_DEPTH)
+            return fail(j, "maximum nesting depth (2048) exceeded");
+        bool ok = *j->p == '{' ? parse_object(j, v) : parse_array(j, v);
+        j->depth--;
+        return ok;
+    }
+    case '"':
+        j->p++;
+        v->type = AGTI_JV_STRING;
+        return parse_string(j, &v->u.s, &v->len);
+    case 't':
+        return literal(j, "true", 4, AGTI_JV_TRUE, v);
+    case 'f':
+        return literal(j, "false", 5, AGTI_JV_FALSE, v);
+    case 'n':
+        return literal(j, "null", 4, AGTI_JV_NULL, v);
+    default:
+        return parse_number(j, v);
+    }
+}
+
+const agti_jv *agti_jv_parse(agti_jarena *a, const char *text, size_t len, const char *what)
+{
+    if (text == NULL) {
+        agti_error(AGT_EINVAL, "%s: no JSON text given (NULL)", what);
+        return NULL;
+    }
+    jparser j;
+    j.start = j.p = text;
+    j.end = text + len;
+    j.a = a;
+    j.err = NULL;
+    j.depth = 0;
+    j.oom = false;
+    j.vs = j.vinl;
+    j.vtop = 0;
+    j.vcap = sizeof j.vinl / sizeof j.vinl[0];
+    j.ks = j.kinl;
+    j.ktop = 0;
+    j.kcap = sizeof j.kinl / sizeof j.kinl[0];
+    agti_jv *root = agti_jarena_alloc(a, sizeof *root);
+    bool ok = root != NULL && parse_value(&j, root);
+    if (root == NULL)
+        j.oom = true;
+    if (ok) {
+        skip_ws(&j);
+        if (j.p != j.end)
+            ok = fail(&j, "end of input expected");
+    }
+    if (j.vs != j.vinl)
+        free(j.vs);
+    if (j.ks != j.kinl)
+        free(j.ks);
+    if (ok)
+        return root;
+    if (j.oom) {
+        agti_oom();
+        return NULL;
+    }
+    int line = 1, col = 0;
+    for (const char *p = text; p < j.p && p < j.end; p++) {
+        if (*p == '\n') {
+            line++;
+            col = 0;
+        } else {
+            col++;
+        }
+    }
+    agti_error(AGT_EPARSE, "%s: invalid JSON at line %d, column %d: %s", what, line, col + 1,
+               j.err ? j.err : "syntax error");
+    return NULL;
+}
+
+static bool from_json(agti_jarena *a, const json_t *v, agti_jv *out, int depth, bool *too_deep)
+{
+    out->len = 0;
+    out->u.i = 0;
+    if (depth > 10000) {
+        *too_deep = true;
+        return false;
+    }
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        size_t n = json_object_size(v), i = 0;
+        agti_jkv *m = n ? agti_jarena_alloc(a, n * sizeof *m) : NULL;
+        if (n && m == NULL)
+            return false;
+        const char *key;
+        size_t klen;
+        json_t *val;
+        json_object_keylen_foreach((json_t *)v, key, klen, val)
+        {
+            m[i].key = key;
+            m[i].klen = klen;
+            if (!from_json(a, val, &m[i].val, depth + 1, too_deep))
+                return false;
+            i++;
+        }
+        out->type = AGTI_JV_OBJECT;
+        out->len = n;
+        out->u.o = m;
+        return true;
+    }
+    case JSON_ARRAY: {
+        size_t n = json_array_size(v);
+        agti_jv *items = n ? agti_jarena_alloc(a, n * sizeof *items) : NULL;
+        if (n && items == NULL)
+            return false;
+        for (size_t i = 0; i < n; i++)
+            if (!from_json(a, json_array_get(v, i), &items[i], depth + 1, too_deep))
+                return false;
+        out->type = AGTI_JV_ARRAY;
+        out->len = n;
+        out->u.a = items;
+        return true;
+    }
+    case JSON_STRING:
+        out->type = AGTI_JV_STRING;
+        out->u.s = json_string_value(v);
+        out->len = json_string_length(v);
+        return true;
+    case JSON_INTEGER:
+        out->type = AGTI_JV_INT;
+        out->u.i = json_integer_value(v);
+        return true;
+    case JSON_REAL:
+        out->type = AGTI_JV_REAL;
+        out->u.d = json_real_value(v);
+        return true;
+    case JSON_TRUE:
+        out->type = AGTI_JV_TRUE;
+        return true;
+    case JSON_FALSE:
+        out->type = AGTI_JV_FALSE;
+        return true;
+    default:
+        out->type = AGTI_JV_NULL;
+        return true;
+    }
+}
+
+const agti_jv *agti_jv_from_json(agti_jarena *a, const json_t *v, bool *too_deep)
+{
+    agti_jv *root = agti_jarena_alloc(a, sizeof *root);
+    *too_deep = false;
+    if (root == NULL || !from_json(a, v, root, 0, too_deep))
+        return NULL;
+    return root;
+}
+
+const agti_jv *agti_jv_get(const agti_jv *obj, const char *key, size_t klen)
+{
+    for (size_t i = 0; i < obj->len; i++) {
+        const agti_jkv *m = &obj->u.o[i];
+        if (m->klen == klen && memcmp(m->key, key, klen) == 0)
+            return &m->val;
+    }
+    return NULL;
+}
