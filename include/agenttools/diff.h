@@ -225,15 +225,19 @@ AGT_EXTERN int agt_diff_file_text(const agt_diff *d, const char *path, char **ou
  * the stages listed at the top of this header. The result is JSON:
  * {"path","requested_path","start_line","end_line","side":"new|old",
  *  "method":"hunk_new|hunk_old|file|moved|unanchored","ambiguous":bool,
- *  "candidates":[[start,end],...],"relocated":bool,"attempts":n,
- *  "snippet":"the snippet that matched (after relocation)","reason":"..."}.
+ *  "candidates":[[start,end],...],"relocated":bool,"attempts":n, ...}.
  * "path" is the canonical path of the file it landed in (the new path of a
  * renamed file addressed by its old path; the other file for "moved"; the
- * requested path otherwise). When ambiguous, start_line and end_line are 0,
+ * requested path otherwise, null when none was given); "requested_path" is
+ * the path as given (or null). When ambiguous, start_line and end_line are 0,
  * "method" names the stage that found several places and "candidates" lists
- * them all (at most 100) in file order; otherwise "candidates" is
- * [[start_line,end_line]] or [] when unanchored. "reason" explains an
- * unanchored result. "attempts" counts relocation callback calls.
+ * them (at most 100) in file order; otherwise "candidates" is
+ * [[start_line,end_line]], or [] when unanchored. "side" is "old" only for
+ * "hunk_old" (and "moved" into another file's old side). "attempts" counts
+ * relocation callback calls; when "relocated" is true, "snippet" holds the
+ * snippet that matched. When stage 4 found the snippet in several other
+ * files, "other_paths" names (up to 5 of) them. An unanchored result has a
+ * "reason".
  *
  * @param d        the change set.
  * @param path     the file the comment is addressed to (new or old path); may

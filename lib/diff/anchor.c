@@ -55,8 +55,9 @@ int agti_line_index_build(agti_line_index *ix, const uint64_t *hashes, size_t n)
         cap *= 2;
     ix->keys = calloc(cap, sizeof(uint64_t));
     ix->heads = malloc(cap * sizeof(uint32_t));
+    ix->counts = malloc(cap * sizeof(uint32_t));
     ix->next = malloc((n ? n : 1) * sizeof(uint32_t));
-    if (!ix->keys || !ix->heads || !ix->next) {
+    if (!ix->keys || !ix->heads || !ix->counts || !ix->next) {
         agti_line_index_free(ix);
         return agti_oom();
     }
@@ -72,8 +73,10 @@ int agti_line_index_build(agti_line_index *ix, const uint64_t *hashes, size_t n)
             slot = (slot + 1) & ix->mask;
         if (ix->keys[slot]) {
             ix->next[i] = ix->heads[slot];
+            ix->counts[slot]++;
         } else {
             ix->keys[slot] = h;
+            ix->counts[slot] = 1;
         }
         ix->heads[slot] = (uint32_t)i;
     }
@@ -84,18 +87,24 @@ void agti_line_index_free(agti_line_index *ix)
 {
     free(ix->keys);
     free(ix->heads);
+    free(ix->counts);
     free(ix->next);
     memset(ix, 0, sizeof(*ix));
 }
 
-uint32_t agti_line_index_first(const agti_line_index *ix, uint64_t h)
+uint32_t agti_line_index_first(const agti_line_index *ix, uint64_t h, uint32_t *count)
 {
+    if (count)
+        *count = 0;
     if (!ix->keys || h == 0)
         return AGTI_DIFF_NONE;
     size_t slot = (size_t)h & ix->mask;
     while (ix->keys[slot]) {
-        if (ix->keys[slot] == h)
+        if (ix->keys[slot] == h) {
+            if (count)
+                *count = ix->counts[slot];
             return ix->heads[slot];
+        }
         slot = (slot + 1) & ix->mask;
     }
     return AGTI_DIFF_NONE;
@@ -204,8 +213,29 @@ static void hits_add(hits *h, uint32_t s, uint32_t e)
     h->total++;
 }
 
-/* Index (in d->lines) one past the hunk that holds file-local line pos. */
-static uint32_t hunk_end(const agt_diff *d, const agti_diff_file *f, uint32_t pos)
+/* Picks the snippet line with the fewest occurrences in ix as the pivot, so a
+ * snippet is verified only where its rarest line is. Returns false when some
+ * line does not occur at all (no match possible). */
+static bool pick_pivot(const agti_line_index *ix, const snippet *sn, size_t *kp, uint32_t *head)
+{
+    uint32_t best = UINT32_MAX;
+    for (size_t k = 0; k < sn->n; k++) {
+        uint32_t count;
+        uint32_t h = agti_line_index_first(ix, sn->l[k].hash, &count);
+        if (h == AGTI_DIFF_NONE)
+            return false;
+        if (count < best) {
+            best = count;
+            *kp = k;
+            *head = h;
+        }
+    }
+    return sn->n > 0;
+}
+
+/* The hunk (range in d->lines) that holds file-local line pos. */
+static void hunk_bounds(const agt_diff *d, const agti_diff_file *f, uint32_t pos, uint32_t *hs,
+                        uint32_t *he)
 {
     uint32_t abs = f->first_line + pos;
     uint32_t lo = 0, hi = f->nhunks;
@@ -217,37 +247,53 @@ static uint32_t hunk_end(const agt_diff *d, const agti_diff_file *f, uint32_t po
             hi = mid;
     }
     const agti_diff_hunk *h = &d->hunks[f->first_hunk + lo];
-    return h->first_line + h->nlines;
+    *hs = h->first_line;
+    *he = h->first_line + h->nlines;
+}
+
+/* Whether diff line l is on the side (not `skip`) and not blank. */
+static bool diff_line_counts(const agt_diff *d, const agti_diff_line *l, char skip)
+{
+    if (l->origin == skip)
+        return false;
+    const char *s = d->text.ptr + l->off;
+    size_t len = l->len;
+    agti_line_trim(&s, &len);
+    return len > 0;
 }
 
 static void match_hunks(const agt_diff *d, const agti_diff_file *f, const snippet *sn, bool old,
                         hits *h)
 {
     char skip = old ? '+' : '-';
-    for (uint32_t p = agti_line_index_first(&f->idx, sn->l[0].hash); p != AGTI_DIFF_NONE;
-         p = f->idx.next[p]) {
+    size_t kp = 0;
+    uint32_t head = AGTI_DIFF_NONE;
+    if (!pick_pivot(&f->idx, sn, &kp, &head))
+        return;
+    for (uint32_t p = head; p != AGTI_DIFF_NONE; p = f->idx.next[p]) {
         const agti_diff_line *l = &d->lines[f->first_line + p];
-        if (l->origin == skip || !same(&sn->l[0], d->text.ptr + l->off, l->len))
+        if (l->origin == skip || !same(&sn->l[kp], d->text.ptr + l->off, l->len))
             continue;
-        uint32_t end = hunk_end(d, f, p), j = f->first_line + p;
-        const agti_diff_line *last = l;
-        size_t k = 1;
-        for (; k < sn->n; k++) {
-            const agti_diff_line *m = NULL;
-            while (++j < end) {
-                m = &d->lines[j];
-                const char *s = d->text.ptr + m->off;
-                size_t len = m->len;
-                agti_line_trim(&s, &len);
-                if (m->origin != skip && len)
-                    break;
-            }
-            if (j >= end || !same(&sn->l[k], d->text.ptr + m->off, m->len))
-                break;
-            last = m;
+        uint32_t hs, he, j = f->first_line + p;
+        hunk_bounds(d, f, p, &hs, &he);
+        const agti_diff_line *last = l, *firstl = l;
+        bool ok = true;
+        for (size_t k = kp + 1; ok && k < sn->n; k++) {
+            while (++j < he && !diff_line_counts(d, &d->lines[j], skip))
+                ;
+            ok = j < he && same(&sn->l[k], d->text.ptr + d->lines[j].off, d->lines[j].len);
+            last = ok ? &d->lines[j] : last;
         }
-        if (k == sn->n)
-            hits_add(h, old ? l->old_no : l->new_no, old ? last->old_no : last->new_no);
+        j = f->first_line + p;
+        for (size_t k = kp; ok && k-- > 0;) {
+            while (j-- > hs && !diff_line_counts(d, &d->lines[j], skip))
+                ;
+            ok = j != UINT32_MAX && j >= hs &&
+                 same(&sn->l[k], d->text.ptr + d->lines[j].off, d->lines[j].len);
+            firstl = ok ? &d->lines[j] : firstl;
+        }
+        if (ok)
+            hits_add(h, old ? firstl->old_no : firstl->new_no, old ? last->old_no : last->new_no);
     }
 }
 
@@ -261,29 +307,49 @@ static void content_line(const agti_diff_content *c, uint32_t i, const char **s,
     *len = b - a;
 }
 
+static bool content_blank(const agti_diff_content *c, uint32_t i)
+{
+    const char *s;
+    size_t len;
+    content_line(c, i, &s, &len);
+    agti_line_trim(&s, &len);
+    return len == 0;
+}
+
+static bool content_same(const agti_diff_content *c, uint32_t i, const sline *sl)
+{
+    const char *s;
+    size_t len;
+    content_line(c, i, &s, &len);
+    return same(sl, s, len);
+}
+
 static void match_content(const agti_diff_content *c, const snippet *sn, hits *h)
 {
-    for (uint32_t p = agti_line_index_first(&c->idx, sn->l[0].hash); p != AGTI_DIFF_NONE;
-         p = c->idx.next[p]) {
-        const char *s;
-        size_t len;
-        content_line(c, p, &s, &len);
-        if (!same(&sn->l[0], s, len))
+    size_t kp = 0;
+    uint32_t head = AGTI_DIFF_NONE;
+    if (!pick_pivot(&c->idx, sn, &kp, &head))
+        return;
+    for (uint32_t p = head; p != AGTI_DIFF_NONE; p = c->idx.next[p]) {
+        if (!content_same(c, p, &sn->l[kp]))
             continue;
-        uint32_t j = p;
-        size_t k = 1;
-        for (; k < sn->n; k++) {
-            while (++j < c->nlines) {
-                content_line(c, j, &s, &len);
-                agti_line_trim(&s, &len);
-                if (len)
-                    break;
-            }
-            if (j >= c->nlines || !same(&sn->l[k], s, len))
-                break;
+        uint32_t j = p, first = p, last = p;
+        bool ok = true;
+        for (size_t k = kp + 1; ok && k < sn->n; k++) {
+            while (++j < c->nlines && content_blank(c, j))
+                ;
+            ok = j < c->nlines && content_same(c, j, &sn->l[k]);
+            last = j;
         }
-        if (k == sn->n)
-            hits_add(h, p + 1, j + 1);
+        j = p;
+        for (size_t k = kp; ok && k-- > 0;) {
+            while (j > 0 && content_blank(c, --j))
+                ;
+            ok = j < p && content_same(c, j, &sn->l[k]);
+            first = j;
+        }
+        if (ok)
+            hits_add(h, first + 1, last + 1);
     }
 }
 

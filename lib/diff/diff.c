@@ -136,15 +136,15 @@ int agti_diff_add_hunk(agt_diff *d, uint32_t old_start, uint32_t old_lines, uint
 
 int agti_diff_push_line(agt_diff *d, char origin, size_t off, size_t len)
 {
-    if (len > UINT32_MAX)
-        return agti_error(AGT_ELIMIT, "diff: line too long");
+    if (len >= UINT32_MAX || off >= UINT32_MAX - len)
+        return agti_error(AGT_ELIMIT, "diff: text store exceeds 4 GiB");
     if (d->nlines >= d->cap_lines &&
         !grow((void **)&d->lines, &d->cap_lines, d->nlines + 1, sizeof(agti_diff_line)))
         return agti_oom();
     agti_diff_hunk *h = &d->hunks[d->nhunks - 1];
     agti_diff_file *f = &d->files[d->nfiles - 1];
     agti_diff_line *l = &d->lines[d->nlines];
-    l->off = off;
+    l->off = (uint32_t)off;
     l->len = (uint32_t)len;
     l->origin = origin;
     l->flags = 0;

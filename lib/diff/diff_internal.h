@@ -18,7 +18,8 @@
 #define AGTI_LINE_NOEOL 0x1u /* followed by "\ No newline at end of file" */
 
 typedef struct agti_diff_line {
-    size_t off;      /* content start in d->text (after the origin character) */
+    uint32_t off;    /* content start in d->text (after the origin character);
+                      * the store is kept under 4 GiB */
     uint32_t len;    /* content length, without the LF (a CR is kept) */
     uint32_t old_no; /* 1-based old-file line; 0 for an added line */
     uint32_t new_no; /* 1-based new-file line; 0 for a deleted line */
@@ -37,9 +38,10 @@ typedef struct agti_diff_hunk {
 /* Trimmed-line hash index: key -> first position, positions chained in
  * ascending order through next[]. Blank lines are not indexed. */
 typedef struct agti_line_index {
-    uint64_t *keys;  /* 0 = empty slot */
-    uint32_t *heads; /* first position of the key */
-    uint32_t *next;  /* per position: next position with the same key */
+    uint64_t *keys;   /* 0 = empty slot */
+    uint32_t *heads;  /* first position of the key */
+    uint32_t *counts; /* positions with the key */
+    uint32_t *next;   /* per position: next position with the same key */
     size_t mask;
 } agti_line_index;
 
@@ -126,8 +128,9 @@ uint64_t agti_line_hash(const char *s, size_t len);
 void agti_line_trim(const char **s, size_t *len);
 int agti_line_index_build(agti_line_index *ix, const uint64_t *hashes, size_t n);
 void agti_line_index_free(agti_line_index *ix);
-/* First position with that hash, or AGTI_DIFF_NONE. */
-uint32_t agti_line_index_first(const agti_line_index *ix, uint64_t h);
+/* First position with that hash, or AGTI_DIFF_NONE; *count (may be NULL)
+ * gets the number of positions with it. */
+uint32_t agti_line_index_first(const agti_line_index *ix, uint64_t h, uint32_t *count);
 
 void agti_diff_content_free(agti_diff_content *c);
 /* Builds the per-file anchoring indexes (idempotent). */
