@@ -1,0 +1,52 @@
+/* Shared between the files of lib/search: the searcher and per-thread state. */
+#ifndef AGT_LIB_SEARCH_INTERNAL_H
+#define AGT_LIB_SEARCH_INTERNAL_H
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "fs/fs.h"
+#include "search/search.h"
+
+struct agti_searcher {
+    agti_search_opts o; /* copy; the pointer arrays are only read by agti_searcher_new */
+    char *pattern;
+    size_t plen;
+    bool use_memmem;      /* case-sensitive literal: memmem instead of PCRE2 */
+    pcre2_code *code;     /* NULL with use_memmem */
+    unsigned char req[2]; /* prefilter: a file without any of these bytes cannot match */
+    int nreq;
+    size_t max_line;
+    uint64_t max_size;
+    agti_glob **inc;
+    size_t ninc;
+    agti_glob **exc;
+    size_t nexc;
+    agti_glob **typeg;
+    size_t ntypeg;
+    agti_pathspec *ps;
+    struct agti_sworker *own; /* for agti_searcher_search_buffer */
+};
+
+/* Per-thread matching state. */
+typedef struct agti_sworker {
+    pcre2_match_data *md;
+    pcre2_match_context *mctx;
+    pcre2_jit_stack *jit;
+    char *buf; /* reused read buffer */
+    size_t cap;
+    int64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none */
+    bool timed_out;
+} agti_sworker;
+
+int agti_sworker_init(agti_sworker *w, const agti_searcher *s);
+void agti_sworker_fini(agti_sworker *w);
+int64_t agti_search_now_ns(void);
+
+/* Searches data[0..len); see agti_searcher_search_buffer. Binary check
+ * included. Returns AGT_OK, AGT_ELIMIT (regex limit) or AGT_ENOMEM; on
+ * error *out is cleared. */
+int agti_search_data(const agti_searcher *s, agti_sworker *w, const char *data, size_t len,
+                     agti_search_file *out, bool *matched, bool *binary);
+
+#endif

@@ -1,0 +1,598 @@
+/*
+ * Parallel tree search: the calling thread walks the tree (lib/fs walker,
+ * which applies ignore rules and sorts names) and appends the selected
+ * files to a queue; worker threads take them in order and search them.
+ * Results land in the queue slot of their file, so the output follows the
+ * walker's order whatever the thread timing. Caps are applied in that
+ * order at the end; a worker skips a file only once the completed prefix of
+ * the queue has provably used a cap up.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "search/search_internal.h"
+
+/* Files at least this big are mapped instead of read into the worker's buffer. */
+#define MMAP_MIN (4u << 20)
+#define MAX_THREADS 8
+
+enum slot_state { SLOT_QUEUED = 0, SLOT_DONE, SLOT_SKIPPED };
+
+typedef struct slot {
+    char *path;
+    int64_t mtime_ns;
+    int state;
+    bool matched;
+    bool binary;
+    bool searched;
+    int err;
+    char *errmsg;
+    agti_search_file file;
+} slot;
+
+typedef struct tree {
+    agti_searcher *s;
+    const char *root;
+    size_t rootlen;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    slot *slots;
+    size_t n, cap, next;
+    bool walk_done;
+    bool stop;        /* time budget or a cap: take no more files */
+    size_t too_large; /* guarded by mu */
+    bool oom;
+    /* completed prefix [0, done) and what it used */
+    size_t done;
+    size_t pfx_files, pfx_lines, pfx_bytes;
+    bool pfx_full;
+    bool timed_out;
+    int64_t deadline_ns;
+} tree;
+
+static size_t file_bytes(const agti_search_file *f, const char *path)
+{
+    size_t b = strlen(path) + 16;
+    for (size_t i = 0; i < f->nlines; i++)
+        b += f->lines[i].len + strlen(path) + 16;
+    return b;
+}
+
+/* Caller holds mu. Advances the completed prefix and its cap accounting. */
+static void advance_prefix(tree *t)
+{
+    const agti_search_opts *o = &t->s->o;
+    while (t->done < t->n && t->slots[t->done].state != SLOT_QUEUED) {
+        slot *sl = &t->slots[t->done++];
+        if (sl->state != SLOT_DONE || !sl->matched)
+            continue;
+        t->pfx_files++;
+        t->pfx_lines += sl->file.nmatch_lines;
+        t->pfx_bytes += file_bytes(&sl->file, sl->path);
+        if ((o->max_files && t->pfx_files >= o->max_files) ||
+            (o->max_matches && t->pfx_lines >= o->max_matches) ||
+            (o->max_output_bytes && t->pfx_bytes >= o->max_output_bytes))
+            t->pfx_full = true;
+    }
+}
+
+static int read_file(agti_sworker *w, const char *abs, uint64_t max, const char **data, size_t *len,
+                     bool *mapped, bool *too_large, char **errmsg)
+{
+    *mapped = false;
+    *too_large = false;
+    int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        *errmsg = agti_aprintf("cannot open: %s", strerror(errno));
+        return AGT_EIO;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        *errmsg = agti_aprintf("not a regular file");
+        return AGT_EIO;
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    if (size > max) {
+        close(fd);
+        *too_large = true;
+        return AGT_OK;
+    }
+    if (size >= MMAP_MIN) {
+        void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p != MAP_FAILED) {
+            close(fd);
+            madvise(p, (size_t)size, MADV_SEQUENTIAL);
+            *data = p;
+            *len = (size_t)size;
+            *mapped = true;
+            return AGT_OK;
+        }
+    }
+    /* The size from fstat is a hint: the file may grow or shrink meanwhile. */
+    size_t want = (size_t)size + 1, got = 0;
+    for (;;) {
+        if (want > w->cap) {
+            char *nb = realloc(w->buf, want);
+            if (nb == NULL) {
+                close(fd);
+                return agti_oom();
+            }
+            w->buf = nb;
+            w->cap = want;
+        }
+        ssize_t r = read(fd, w->buf + got, w->cap - got);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            *errmsg = agti_aprintf("read failed: %s", strerror(errno));
+            close(fd);
+            return AGT_EIO;
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+        if (got == w->cap) {
+            if (got > max) {
+                close(fd);
+                *too_large = true;
+                return AGT_OK;
+            }
+            want = w->cap * 2;
+        }
+    }
+    close(fd);
+    *data = w->buf;
+    *len = got;
+    return AGT_OK;
+}
+
+static void search_slot(tree *t, agti_sworker *w, slot *sl, agti_buf *abs)
+{
+    agti_buf_truncate(abs, t->rootlen);
+    agti_buf_putc(abs, '/');
+    agti_buf_puts(abs, sl->path);
+    if (abs->oom) {
+        sl->err = AGT_ENOMEM;
+        return;
+    }
+    const char *data = NULL;
+    size_t len = 0;
+    bool mapped, too_large;
+    int rc = read_file(w, abs->ptr, t->s->max_size, &data, &len, &mapped, &too_large, &sl->errmsg);
+    if (rc != AGT_OK) {
+        sl->err = rc;
+        return;
+    }
+    if (too_large) {
+        pthread_mutex_lock(&t->mu);
+        t->too_large++;
+        pthread_mutex_unlock(&t->mu);
+        return;
+    }
+    sl->searched = true;
+    rc = agti_search_data(t->s, w, data, len, &sl->file, &sl->matched, &sl->binary);
+    if (mapped)
+        munmap((void *)(uintptr_t)data, len);
+    if (rc != AGT_OK) {
+        sl->err = rc;
+        sl->errmsg = agti_strdup(agt_error_message());
+    }
+}
+
+typedef struct worker_arg {
+    tree *t;
+    int rc;
+} worker_arg;
+
+static void *worker_main(void *arg)
+{
+    worker_arg *wa = arg;
+    tree *t = wa->t;
+    agti_sworker w;
+    agti_buf abs = AGTI_BUF_INIT;
+    wa->rc = agti_sworker_init(&w, t->s);
+    if (wa->rc != AGT_OK) {
+        pthread_mutex_lock(&t->mu);
+        t->oom = true;
+        t->stop = true;
+        pthread_cond_broadcast(&t->cv);
+        pthread_mutex_unlock(&t->mu);
+        return NULL;
+    }
+    w.deadline_ns = t->deadline_ns;
+    agti_buf_puts(&abs, t->root);
+    pthread_mutex_lock(&t->mu);
+    for (;;) {
+        while (t->next >= t->n && !t->walk_done && !t->stop)
+            pthread_cond_wait(&t->cv, &t->mu);
+        if (t->stop || t->next >= t->n)
+            break;
+        size_t i = t->next++;
+        if (t->pfx_full && t->done <= i) {
+            t->slots[i].state = SLOT_SKIPPED;
+            continue;
+        }
+        slot sl = t->slots[i];
+        pthread_mutex_unlock(&t->mu);
+        if (w.timed_out || (w.deadline_ns && agti_search_now_ns() >= w.deadline_ns)) {
+            w.timed_out = true;
+            pthread_mutex_lock(&t->mu);
+            t->timed_out = true;
+            t->stop = true;
+            t->slots[i].state = SLOT_SKIPPED;
+            pthread_cond_broadcast(&t->cv);
+            break;
+        }
+        search_slot(t, &w, &sl, &abs);
+        pthread_mutex_lock(&t->mu);
+        sl.state = SLOT_DONE;
+        t->slots[i] = sl;
+        if (w.timed_out) {
+            t->timed_out = true;
+            t->stop = true;
+            pthread_cond_broadcast(&t->cv);
+        }
+        advance_prefix(t);
+    }
+    pthread_mutex_unlock(&t->mu);
+    agti_buf_free(&abs);
+    agti_sworker_fini(&w);
+    return NULL;
+}
+
+static int walk_cb(const agti_walk_entry *e, void *payload)
+{
+    tree *t = payload;
+    if (e->type != AGTI_FS_FILE)
+        return 0;
+    if (!agti_searcher_selects(t->s, e->relpath, e->relpath_len))
+        return 0;
+    pthread_mutex_lock(&t->mu);
+    if (t->stop || (t->pfx_full && t->done >= t->n)) {
+        pthread_mutex_unlock(&t->mu);
+        return 1;
+    }
+    if (e->size > t->s->max_size) {
+        t->too_large++;
+        pthread_mutex_unlock(&t->mu);
+        return 0;
+    }
+    if (t->n == t->cap) {
+        size_t ncap = t->cap ? 2 * t->cap : 256;
+        slot *ns = realloc(t->slots, ncap * sizeof *ns);
+        if (ns == NULL) {
+            t->oom = true;
+            t->stop = true;
+            pthread_cond_broadcast(&t->cv);
+            pthread_mutex_unlock(&t->mu);
+            return 1;
+        }
+        t->slots = ns;
+        t->cap = ncap;
+    }
+    slot *sl = &t->slots[t->n];
+    memset(sl, 0, sizeof *sl);
+    sl->path = agti_strndup(e->relpath, e->relpath_len);
+    sl->mtime_ns = e->mtime_ns;
+    if (sl->path == NULL) {
+        t->oom = true;
+        t->stop = true;
+        pthread_cond_broadcast(&t->cv);
+        pthread_mutex_unlock(&t->mu);
+        return 1;
+    }
+    t->n++;
+    pthread_cond_signal(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    return 0;
+}
+
+static int push_error(agti_search_result *res, const slot *sl)
+{
+    agti_search_error *ne = realloc(res->errors, (res->nerrors + 1) * sizeof *ne);
+    if (ne == NULL)
+        return agti_oom();
+    res->errors = ne;
+    agti_search_error *e = &res->errors[res->nerrors++];
+    e->path = agti_strdup(sl->path);
+    e->code = sl->err;
+    e->message = agti_aprintf("%s: %s", sl->path, sl->errmsg ? sl->errmsg : "search failed");
+    if (e->path == NULL || e->message == NULL)
+        return agti_oom();
+    return AGT_OK;
+}
+
+/* Moves the results out of the slots in order, applying the call caps. */
+static int collect(tree *t, agti_search_result *res)
+{
+    const agti_search_opts *o = &t->s->o;
+    size_t nmatched = 0;
+    for (size_t i = 0; i < t->n; i++)
+        nmatched += t->slots[i].state == SLOT_DONE && t->slots[i].matched;
+    res->files = calloc(nmatched ? nmatched : 1, sizeof *res->files);
+    if (res->files == NULL)
+        return agti_oom();
+    size_t bytes = 0;
+    bool full = false;
+    int rc = AGT_OK;
+    for (size_t i = 0; i < t->n && rc == AGT_OK; i++) {
+        slot *sl = &t->slots[i];
+        if (sl->state != SLOT_DONE)
+            continue;
+        if (sl->searched)
+            res->files_searched++;
+        if (sl->binary && !sl->matched)
+            res->binary_skipped++;
+        if (sl->err != AGT_OK) {
+            if (!full)
+                rc = push_error(res, sl);
+            continue;
+        }
+        if (!sl->matched)
+            continue;
+        if (full) {
+            continue;
+        }
+        agti_search_file *f = &sl->file;
+        if (f->truncated && o->max_matches_per_file && f->nmatch_lines >= o->max_matches_per_file)
+            res->truncated_matches = true;
+        /* Cut this file's lines to what the call caps leave. */
+        if (o->max_matches && res->total_match_lines + f->nmatch_lines > o->max_matches) {
+            size_t room = o->max_matches - res->total_match_lines, seen = 0, keep = f->nlines;
+            for (size_t k = 0; k < f->nlines; k++) {
+                if (f->lines[k].is_match && ++seen > room) {
+                    keep = k;
+                    break;
+                }
+            }
+            f->nlines = keep;
+            f->nmatch_lines = room;
+            f->truncated = true;
+            res->truncated_matches = true;
+            full = true;
+        }
+        size_t fb = file_bytes(f, sl->path);
+        if (o->max_output_bytes && bytes + fb > o->max_output_bytes) {
+            size_t k = 0, b = bytes + strlen(sl->path) + 16, kept_matches = 0;
+            for (; k < f->nlines; k++) {
+                size_t lb = f->lines[k].len + strlen(sl->path) + 16;
+                if (b + lb > o->max_output_bytes)
+                    break;
+                b += lb;
+                kept_matches += f->lines[k].is_match;
+            }
+            res->truncated_output = true;
+            full = true;
+            if (o->mode == AGTI_SEARCH_CONTENT && kept_matches == 0)
+                continue;
+            if (o->mode == AGTI_SEARCH_CONTENT) {
+                f->nlines = k;
+                f->nmatch_lines = kept_matches;
+                f->truncated = true;
+            } else if (b > o->max_output_bytes) {
+                continue;
+            }
+            fb = b - bytes;
+        }
+        bytes += fb;
+        f->path = sl->path;
+        sl->path = NULL;
+        f->mtime_ns = sl->mtime_ns;
+        res->total_match_lines += f->nmatch_lines;
+        res->files[res->nfiles++] = *f;
+        memset(f, 0, sizeof *f);
+        if (o->max_files && res->nfiles >= o->max_files && !full) {
+            full = true;
+            /* Cut only when a later file would have been reported. */
+            for (size_t j = i + 1; j < t->n; j++)
+                if (t->slots[j].state != SLOT_DONE || t->slots[j].matched) {
+                    res->truncated_files = true;
+                    break;
+                }
+        }
+        if (o->max_matches && res->total_match_lines >= o->max_matches && !full) {
+            full = true;
+            for (size_t j = i + 1; j < t->n; j++)
+                if (t->slots[j].state != SLOT_DONE || t->slots[j].matched) {
+                    res->truncated_matches = true;
+                    break;
+                }
+        }
+    }
+    return rc;
+}
+
+static unsigned thread_count(const agti_searcher *s)
+{
+    unsigned n = s->o.threads;
+    if (n == 0) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        n = c > 0 ? (unsigned)c : 1;
+    }
+    return n > MAX_THREADS ? MAX_THREADS : n;
+}
+
+static int search_single(agti_searcher *s, const char *root, const struct stat *st,
+                         agti_search_result *res)
+{
+    const char *base = strrchr(root, '/');
+    base = base && base[1] ? base + 1 : root;
+    if (!agti_searcher_selects(s, base, strlen(base)))
+        return AGT_OK;
+    if ((uint64_t)st->st_size > s->max_size) {
+        res->too_large_skipped = 1;
+        return AGT_OK;
+    }
+    agti_sworker w;
+    int rc = agti_sworker_init(&w, s);
+    if (rc != AGT_OK)
+        return rc;
+    if (s->o.time_budget_ms > 0)
+        w.deadline_ns = agti_search_now_ns() + s->o.time_budget_ms * 1000000;
+    const char *data = NULL;
+    size_t len = 0;
+    bool mapped, too_large, matched = false, binary = false;
+    char *msg = NULL;
+    agti_search_file f;
+    memset(&f, 0, sizeof f);
+    rc = read_file(&w, root, s->max_size, &data, &len, &mapped, &too_large, &msg);
+    if (rc == AGT_EIO) {
+        agti_error(rc, "%s: %s", root, msg ? msg : "read failed");
+        free(msg);
+        agti_sworker_fini(&w);
+        return AGT_EIO;
+    }
+    if (rc == AGT_OK && too_large)
+        res->too_large_skipped = 1;
+    else if (rc == AGT_OK) {
+        res->files_searched = 1;
+        rc = agti_search_data(s, &w, data, len, &f, &matched, &binary);
+        if (mapped)
+            munmap((void *)(uintptr_t)data, len);
+    }
+    res->timed_out = w.timed_out;
+    agti_sworker_fini(&w);
+    if (rc == AGT_ELIMIT) {
+        res->errors = calloc(1, sizeof *res->errors);
+        if (res->errors == NULL)
+            return agti_oom();
+        res->nerrors = 1;
+        res->errors[0].path = agti_strdup(base);
+        res->errors[0].code = rc;
+        res->errors[0].message = agti_aprintf("%s: %s", base, agt_error_message());
+        return AGT_OK;
+    }
+    if (rc != AGT_OK)
+        return rc;
+    if (binary && !matched)
+        res->binary_skipped = 1;
+    if (matched) {
+        res->files = calloc(1, sizeof *res->files);
+        f.path = agti_strdup(base);
+        f.mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+        if (res->files == NULL || f.path == NULL) {
+            agti_search_file_clear(&f);
+            return agti_oom();
+        }
+        if (s->o.max_matches_per_file && f.truncated)
+            res->truncated_matches = true;
+        res->files[0] = f;
+        res->nfiles = 1;
+        res->total_match_lines = f.nmatch_lines;
+    }
+    return AGT_OK;
+}
+
+int agti_search_tree(agti_searcher *s, const char *root, agti_search_result *res)
+{
+    if (s == NULL || root == NULL || res == NULL)
+        return agti_error(AGT_EINVAL, "search: NULL argument");
+    memset(res, 0, sizeof *res);
+    struct stat st;
+    if (stat(root, &st) != 0)
+        return agti_error(AGT_ENOTFOUND, "search root '%s': %s", root, strerror(errno));
+    if (S_ISREG(st.st_mode))
+        return search_single(s, root, &st, res);
+    if (!S_ISDIR(st.st_mode))
+        return agti_error(AGT_EINVAL, "search root '%s' is neither a file nor a directory", root);
+
+    tree t;
+    memset(&t, 0, sizeof t);
+    t.s = s;
+    t.root = root;
+    t.rootlen = strlen(root);
+    while (t.rootlen > 1 && root[t.rootlen - 1] == '/')
+        t.rootlen--;
+    if (s->o.time_budget_ms > 0)
+        t.deadline_ns = agti_search_now_ns() + s->o.time_budget_ms * 1000000;
+    pthread_mutex_init(&t.mu, NULL);
+    pthread_cond_init(&t.cv, NULL);
+
+    unsigned nth = thread_count(s);
+    pthread_t th[MAX_THREADS];
+    worker_arg wa[MAX_THREADS];
+    unsigned started = 0;
+    for (unsigned i = 0; i < nth; i++) {
+        wa[i].t = &t;
+        wa[i].rc = AGT_OK;
+        if (pthread_create(&th[i], NULL, worker_main, &wa[i]) != 0)
+            break;
+        started++;
+    }
+    int rc = AGT_OK;
+    if (started == 0)
+        rc = agti_error(AGT_ERROR, "search: cannot start a worker thread");
+
+    agti_walk_opts wo;
+    memset(&wo, 0, sizeof wo);
+    wo.include_ignored = s->o.include_ignored;
+    wo.skip_sensitive = s->o.skip_sensitive;
+    wo.ignore_flags = s->o.ignore_flags;
+    wo.home = s->o.home;
+    wo.time_budget_ms = s->o.time_budget_ms;
+    agti_walk_result wr;
+    memset(&wr, 0, sizeof wr);
+    if (rc == AGT_OK) {
+        rc = agti_walk(root, &wo, walk_cb, &t, &wr);
+        if (rc == AGT_ECANCELLED)
+            rc = AGT_OK;
+    }
+    pthread_mutex_lock(&t.mu);
+    t.walk_done = true;
+    if (rc != AGT_OK)
+        t.stop = true;
+    pthread_cond_broadcast(&t.cv);
+    pthread_mutex_unlock(&t.mu);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+
+    if (rc == AGT_OK && t.oom)
+        rc = agti_oom();
+    if (rc == AGT_OK) {
+        res->sensitive_skipped = wr.sensitive_skipped;
+        res->too_large_skipped = t.too_large;
+        res->timed_out = t.timed_out || wr.timed_out;
+        res->warnings = wr.warnings;
+        res->nwarnings = wr.nwarnings;
+        wr.warnings = NULL;
+        wr.nwarnings = 0;
+        rc = collect(&t, res);
+    }
+    agti_walk_result_clear(&wr);
+    for (size_t i = 0; i < t.n; i++) {
+        free(t.slots[i].path);
+        free(t.slots[i].errmsg);
+        agti_search_file_clear(&t.slots[i].file);
+    }
+    free(t.slots);
+    pthread_mutex_destroy(&t.mu);
+    pthread_cond_destroy(&t.cv);
+    if (rc != AGT_OK)
+        agti_search_result_clear(res);
+    return rc;
+}
+
+void agti_search_result_clear(agti_search_result *res)
+{
+    if (res == NULL)
+        return;
+    for (size_t i = 0; i < res->nfiles; i++)
+        agti_search_file_clear(&res->files[i]);
+    free(res->files);
+    for (size_t i = 0; i < res->nerrors; i++) {
+        free(res->errors[i].path);
+        free(res->errors[i].message);
+    }
+    free(res->errors);
+    for (size_t i = 0; i < res->nwarnings; i++)
+        free(res->warnings[i]);
+    free(res->warnings);
+    memset(res, 0, sizeof *res);
+}

@@ -1,0 +1,604 @@
+/*
+ * Unit tests of the search engine (lib/search) on generated trees in temp
+ * directories. Expected outputs were produced by ripgrep 13 (`rg -n --hidden
+ * --sort path ...` on the same trees, checked by eye) and by `git ls-files`
+ * for the pathspec cases.
+ */
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "search/search.h"
+
+static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+static void rmtree(const char *dir)
+{
+    nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static char *mktree(void)
+{
+    const char *t = getenv("TMPDIR");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "%s/agt-search-XXXXXX", t && t[0] ? t : "/tmp");
+    char *d = mkdtemp(tmpl);
+    return d ? strdup(d) : NULL;
+}
+
+static void put(const char *root, const char *rel, const char *data, size_t len)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    for (char *s = p + strlen(root) + 1; *s; s++) {
+        if (*s == '/') {
+            *s = '\0';
+            mkdir(p, 0755);
+            *s = '/';
+        }
+    }
+    FILE *f = fopen(p, "wb");
+    if (f == NULL) {
+        perror(p);
+        exit(2);
+    }
+    if (len)
+        fwrite(data, 1, len, f);
+    fclose(f);
+}
+
+static void puts_file(const char *root, const char *rel, const char *text)
+{
+    put(root, rel, text, strlen(text));
+}
+
+static void set_mtime(const char *root, const char *rel, long sec)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    struct timeval tv[2] = {{sec, 0}, {sec, 0}};
+    utimes(p, tv);
+}
+
+/* Runs a search and renders it as rg would print it; NULL on error. */
+static char *run(const char *root, const agti_search_opts *o, agti_search_result *res_out)
+{
+    agti_searcher *s = NULL;
+    if (agti_searcher_new(&s, o) != AGT_OK) {
+        t_diag("searcher_new: %s", agt_error_message());
+        return NULL;
+    }
+    agti_search_result res;
+    if (agti_search_tree(s, root, &res) != AGT_OK) {
+        t_diag("search_tree: %s", agt_error_message());
+        agti_searcher_free(s);
+        return NULL;
+    }
+    agti_buf b = AGTI_BUF_INIT;
+    agti_search_format(&b, s, &res, true);
+    if (res_out)
+        *res_out = res;
+    else
+        agti_search_result_clear(&res);
+    agti_searcher_free(s);
+    return agti_buf_detach(&b);
+}
+
+static agti_search_opts opts(const char *pattern)
+{
+    agti_search_opts o;
+    memset(&o, 0, sizeof o);
+    o.pattern = pattern;
+    return o;
+}
+
+static void check(const char *root, const agti_search_opts *o, const char *want, const char *name)
+{
+    char *got = run(root, o, NULL);
+    T_EQ_STR(got, want, "%s", name);
+    free(got);
+}
+
+static void make_tree_a(const char *r)
+{
+    mkdir(r, 0755);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/.git", r);
+    mkdir(p, 0755);
+    puts_file(r, "src/main.c", "int main(void)\n{\n    return foo(1);\n}\n");
+    puts_file(r, "src/util.c", "int foo(int x)\n{\n    return x + 1; // FOO\n}\n");
+    puts_file(r, "src/util.h", "int foo(int x);\n");
+    puts_file(r, "lib/a.py", "def foo():\n    return 'Foo'\n");
+    puts_file(r, "README.md", "# Project\nUse foo to frob.\n");
+    puts_file(r, ".gitignore", "build/\n");
+    puts_file(r, "build/out.c", "foo\n");
+    puts_file(r, ".hidden/h.txt", "foo hidden\n");
+    put(r, "bin.dat", "foo\0bar\n", 8);
+    puts_file(r, "bad.txt", "caf\xe9 foo\n\xff\xfe foo2\n");
+}
+
+static void test_basic(const char *r)
+{
+    agti_search_opts o = opts("foo");
+    agti_search_result res;
+    char *got = run(r, &o, &res);
+    T_EQ_STR(got,
+             ".hidden/h.txt:1:foo hidden\n"
+             "README.md:2:Use foo to frob.\n"
+             "bad.txt:1:caf\xEF\xBF\xBD foo\n"
+             "bad.txt:2:\xEF\xBF\xBD\xEF\xBF\xBD foo2\n"
+             "lib/a.py:1:def foo():\n"
+             "src/main.c:3:    return foo(1);\n"
+             "src/util.c:1:int foo(int x)\n"
+             "src/util.h:1:int foo(int x);\n",
+             "literal foo (rg -n)");
+    free(got);
+    T_EQ_INT(res.binary_skipped, 1, "binary file skipped and counted");
+    T_EQ_INT(res.files_searched, 9, "9 files searched (build/ ignored)");
+    T_EQ_INT(res.total_match_lines, 8, "8 matched lines");
+    T_EQ_INT(res.nfiles, 7, "7 files");
+    T_CHECK(!res.timed_out && !res.truncated_matches, "no flags");
+    T_EQ_INT(res.files[2].lines[1].offset, 9, "byte offset of bad.txt line 2");
+    agti_search_result_clear(&res);
+
+    o = opts("foo");
+    o.case_insensitive = true;
+    check(r, &o,
+          ".hidden/h.txt:1:foo hidden\n"
+          "README.md:2:Use foo to frob.\n"
+          "bad.txt:1:caf\xEF\xBF\xBD foo\n"
+          "bad.txt:2:\xEF\xBF\xBD\xEF\xBF\xBD foo2\n"
+          "lib/a.py:1:def foo():\n"
+          "lib/a.py:2:    return 'Foo'\n"
+          "src/main.c:3:    return foo(1);\n"
+          "src/util.c:1:int foo(int x)\n"
+          "src/util.c:3:    return x + 1; // FOO\n"
+          "src/util.h:1:int foo(int x);\n",
+          "-i foo (rg -n -i)");
+
+    o = opts("foo\\(\\w*\\)");
+    check(r, &o, "lib/a.py:1:def foo():\nsrc/main.c:3:    return foo(1);\n", "regex foo\\(\\w*\\)");
+
+    o = opts("foo(");
+    o.literal = true;
+    check(r, &o,
+          "lib/a.py:1:def foo():\nsrc/main.c:3:    return foo(1);\nsrc/util.c:1:int foo(int x)\n"
+          "src/util.h:1:int foo(int x);\n",
+          "literal with regex metachars (rg -F)");
+
+    o = opts("FOO");
+    o.literal = true;
+    o.case_insensitive = true;
+    o.mode = AGTI_SEARCH_COUNT;
+    check(r, &o,
+          ".hidden/h.txt:1\nREADME.md:1\nbad.txt:2\nlib/a.py:2\nsrc/main.c:1\nsrc/util.c:2\n"
+          "src/util.h:1\n",
+          "count -i (rg -c -i)");
+
+    o = opts("foo");
+    o.mode = AGTI_SEARCH_FILES;
+    check(r, &o,
+          ".hidden/h.txt\nREADME.md\nbad.txt\nlib/a.py\nsrc/main.c\nsrc/util.c\nsrc/util.h\n",
+          "files_with_matches (rg -l)");
+
+    o.include_ignored = true;
+    check(r, &o,
+          ".hidden/h.txt\nREADME.md\nbad.txt\nbuild/out.c\nlib/a.py\nsrc/main.c\nsrc/util.c\n"
+          "src/util.h\n",
+          "include_ignored (rg -l --no-ignore)");
+    o.include_ignored = false;
+
+    const char *tc[] = {"c"};
+    o.types = tc;
+    o.ntypes = 1;
+    check(r, &o, "src/main.c\nsrc/util.c\nsrc/util.h\n", "type c (rg -t c)");
+    const char *tpy[] = {"py"};
+    o.types = tpy;
+    o.case_insensitive = true;
+    check(r, &o, "lib/a.py\n", "type py");
+    const char *tboth[] = {"py", "markdown"};
+    o.types = tboth;
+    o.ntypes = 2;
+    check(r, &o, "README.md\nlib/a.py\n", "types py + markdown");
+    o.ntypes = 0;
+    o.case_insensitive = false;
+
+    const char *g[] = {"*.c", "!main.c"};
+    o.globs = g;
+    o.nglobs = 2;
+    check(r, &o, "src/util.c\n", "glob *.c !main.c (rg -g)");
+    o.nglobs = 0;
+
+    o = opts("\\{\\n\\s+return");
+    o.multiline = true;
+    check(r, &o,
+          "src/main.c:2:{\nsrc/main.c:3:    return foo(1);\nsrc/util.c:2:{\n"
+          "src/util.c:3:    return x + 1; // FOO\n",
+          "multiline (rg -U)");
+
+    o = opts("^\\s+return");
+    check(r, &o,
+          "lib/a.py:2:    return 'Foo'\nsrc/main.c:3:    return foo(1);\n"
+          "src/util.c:3:    return x + 1; // FOO\n",
+          "^ is a line anchor");
+
+    o = opts("x\\)\\s\\{");
+    check(r, &o, "", "\\s does not cross a line end outside multiline");
+    o.multiline = true;
+    o.mode = AGTI_SEARCH_COUNT;
+    check(r, &o, "src/util.c:1\n", "but does in multiline (count = matches)");
+
+    o = opts("bar");
+    o.binary_report = true;
+    check(r, &o, "bin.dat: binary file matches\n", "binary_report");
+}
+
+/* rg -n -C1 foo ctx1.txt ctx2.txt */
+static void test_context(void)
+{
+    char *r = mktree();
+    puts_file(r, "ctx1.txt", "a\nfoo\nb\nc\nd\ne\nfoo\nf\ng\nh\ni\nj\nfoo\n");
+    puts_file(r, "ctx2.txt", "x\nfoo\ny\n");
+    agti_search_opts o = opts("foo");
+    o.before = o.after = 1;
+    check(r, &o,
+          "ctx1.txt-1-a\nctx1.txt:2:foo\nctx1.txt-3-b\n--\n"
+          "ctx1.txt-6-e\nctx1.txt:7:foo\nctx1.txt-8-f\n--\n"
+          "ctx1.txt-12-j\nctx1.txt:13:foo\n--\n"
+          "ctx2.txt-1-x\nctx2.txt:2:foo\nctx2.txt-3-y\n",
+          "-C1 groups and separators (rg -n -C1)");
+    /* rg -n -A2 -B1 'foo|c' ctx1.txt: overlapping groups merge */
+    o = opts("foo|c");
+    o.before = 1;
+    o.after = 2;
+    const char *g[] = {"ctx1.txt"};
+    o.globs = g;
+    o.nglobs = 1;
+    check(r, &o,
+          "ctx1.txt-1-a\nctx1.txt:2:foo\nctx1.txt-3-b\nctx1.txt:4:c\nctx1.txt-5-d\n"
+          "ctx1.txt-6-e\nctx1.txt:7:foo\nctx1.txt-8-f\nctx1.txt-9-g\n--\n"
+          "ctx1.txt-12-j\nctx1.txt:13:foo\n",
+          "-B1 -A2 merged groups (rg -n -B1 -A2)");
+    /* Context at file start/end, no trailing newline: rg -n -C2 x */
+    puts_file(r, "ctx3.txt", "x\ny\nz");
+    g[0] = "ctx3.txt";
+    o = opts("z");
+    o.globs = g;
+    o.nglobs = 1;
+    o.before = 2;
+    o.after = 2;
+    check(r, &o, "ctx3.txt-1-x\nctx3.txt-2-y\nctx3.txt:3:z\n", "context clipped at the start");
+    o = opts("^");
+    o.globs = g;
+    o.nglobs = 1;
+    o.mode = AGTI_SEARCH_COUNT;
+    check(r, &o, "ctx3.txt:3\n", "empty match counts every line, none after the last");
+    puts_file(r, "ctx3.txt", "x\ny\n\n");
+    o = opts("^$");
+    o.globs = g;
+    o.nglobs = 1;
+    check(r, &o, "ctx3.txt:3:\n", "^$ finds the blank line but not the end of the file");
+    puts_file(r, "ctx3.txt", "a\r\nfoo\r\n");
+    o = opts("foo");
+    o.globs = g;
+    o.nglobs = 1;
+    check(r, &o, "ctx3.txt:2:foo\n", "CRLF: the \\r is not part of the text");
+    rmtree(r);
+    free(r);
+}
+
+static void test_caps(void)
+{
+    char *r = mktree();
+    agti_buf b = AGTI_BUF_INIT;
+    for (int i = 1; i <= 150; i++)
+        agti_buf_printf(&b, "line %d hit\n", i);
+    puts_file(r, "a.txt", b.ptr);
+    puts_file(r, "b.txt", "hit\nhit\nhit\n");
+    puts_file(r, "c.txt", "hit\n");
+    agti_buf_free(&b);
+
+    agti_search_opts o = opts("hit");
+    o.max_matches_per_file = 100;
+    agti_search_result res;
+    free(run(r, &o, &res));
+    T_EQ_INT(res.nfiles, 3, "per-file cap: 3 files");
+    T_EQ_INT(res.files[0].nmatch_lines, 100, "a.txt cut at 100 lines");
+    T_CHECK(res.files[0].truncated, "a.txt truncated");
+    T_EQ_INT(res.files[0].lines[99].line_no, 100, "last kept line is 100");
+    T_CHECK(!res.files[1].truncated, "b.txt not truncated");
+    T_CHECK(res.truncated_matches, "call says matches were cut");
+    agti_search_result_clear(&res);
+
+    o.max_matches_per_file = 3;
+    free(run(r, &o, &res));
+    T_CHECK(!res.files[1].truncated, "exactly at the cap is not truncated");
+    agti_search_result_clear(&res);
+
+    o = opts("hit");
+    o.max_matches = 152;
+    free(run(r, &o, &res));
+    T_EQ_INT(res.nfiles, 2, "max_matches: 2 files");
+    T_EQ_INT(res.total_match_lines, 152, "152 lines kept");
+    T_EQ_INT(res.files[1].nlines, 2, "b.txt keeps 2 lines");
+    T_CHECK(res.truncated_matches && res.files[1].truncated, "truncation flagged");
+    agti_search_result_clear(&res);
+
+    o = opts("hit");
+    o.max_matches = 153;
+    free(run(r, &o, &res));
+    T_EQ_INT(res.nfiles, 2, "max_matches exactly reached: 2 files");
+    T_CHECK(res.truncated_matches, "c.txt left out is flagged");
+    agti_search_result_clear(&res);
+
+    o = opts("hit");
+    o.mode = AGTI_SEARCH_FILES;
+    o.max_files = 2;
+    free(run(r, &o, &res));
+    T_EQ_INT(res.nfiles, 2, "max_files 2");
+    T_CHECK(res.truncated_files, "files cap flagged");
+    agti_search_result_clear(&res);
+    o.max_files = 3;
+    free(run(r, &o, &res));
+    T_CHECK(!res.truncated_files, "files cap not reached");
+    agti_search_result_clear(&res);
+
+    o = opts("hit");
+    o.max_output_bytes = 300;
+    free(run(r, &o, &res));
+    T_EQ_INT(res.nfiles, 1, "output cap: only a.txt");
+    T_CHECK(res.truncated_output && res.files[0].truncated, "output cap flagged");
+    T_CHECK(res.files[0].nlines > 0 && res.files[0].nlines < 150, "some lines kept (%zu)",
+            res.files[0].nlines);
+    agti_search_result_clear(&res);
+
+    /* Huge line: cut to 2000 characters (2-byte characters count once). */
+    b = (agti_buf)AGTI_BUF_INIT;
+    agti_buf_puts(&b, "needle ");
+    for (int i = 0; i < 3000; i++)
+        agti_buf_puts(&b, "\xC3\xA9");
+    agti_buf_putc(&b, '\n');
+    puts_file(r, "long.txt", b.ptr);
+    agti_buf_free(&b);
+    const char *g[] = {"long.txt"};
+    o = opts("needle");
+    o.globs = g;
+    o.nglobs = 1;
+    free(run(r, &o, &res));
+    T_EQ_INT(res.nfiles, 1, "long line found");
+    T_CHECK(res.files[0].lines[0].cut, "long line cut");
+    T_EQ_INT(res.files[0].lines[0].len, 7 + 1993 * 2, "2000 characters kept");
+    agti_search_result_clear(&res);
+    o.max_line_chars = 10;
+    char *got = run(r, &o, NULL);
+    T_EQ_STR(got, "long.txt:1:needle \xC3\xA9\xC3\xA9\xC3\xA9 [... line cut]\n", "cut marker");
+    free(got);
+    rmtree(r);
+    free(r);
+}
+
+static void test_budget_and_limits(void)
+{
+    char *r = mktree();
+    char name[64];
+    for (int i = 0; i < 4000; i++) {
+        snprintf(name, sizeof name, "d%02d/f%04d.txt", i % 40, i);
+        puts_file(r, name, "some text\nmore text here\nneedle\n");
+    }
+    agti_search_opts o = opts("needle");
+    o.time_budget_ms = 1;
+    agti_search_result res;
+    free(run(r, &o, &res));
+    T_CHECK(res.timed_out, "tiny budget on 4000 files: stopped early");
+    T_CHECK(res.nfiles < 4000, "not every file reported (%zu)", res.nfiles);
+    agti_search_result_clear(&res);
+    o.time_budget_ms = 0;
+    free(run(r, &o, &res));
+    T_CHECK(!res.timed_out && res.nfiles == 4000, "no budget: all 4000 files");
+    T_EQ_STR(res.files[0].path, "d00/f0000.txt", "first in path order");
+    T_EQ_STR(res.files[3999].path, "d39/f3999.txt", "last in path order");
+    agti_search_result_clear(&res);
+    rmtree(r);
+    free(r);
+
+    /* Pathological regex: the file becomes an error, the search goes on. */
+    r = mktree();
+    agti_buf b = AGTI_BUF_INIT;
+    for (int i = 0; i < 5000; i++)
+        agti_buf_putc(&b, 'a');
+    agti_buf_puts(&b, "!\n");
+    puts_file(r, "evil.txt", b.ptr);
+    agti_buf_free(&b);
+    puts_file(r, "fine.txt", "aaa\n");
+    o = opts("(a+)+$");
+    free(run(r, &o, &res));
+    T_EQ_INT(res.nerrors, 1, "catastrophic backtracking reported as an error");
+    if (res.nerrors == 1) {
+        T_EQ_STR(res.errors[0].path, "evil.txt", "error names the file");
+        T_EQ_INT(res.errors[0].code, AGT_ELIMIT, "AGT_ELIMIT");
+        t_diag("%s", res.errors[0].message);
+    }
+    T_EQ_INT(res.nfiles, 1, "other file still searched");
+    agti_search_result_clear(&res);
+    rmtree(r);
+    free(r);
+}
+
+static void test_pathspec(void)
+{
+    /* Expectations from `git ls-files -- <spec>` in a repo holding these. */
+    static const char *const files[] = {"Src/Q.c", "docs/readme.md", "src/a/y.c", "src/a/z.h",
+                                        "src/x.c", "srcx.c",         "top.c",     "vendor/lib/v.c"};
+    static const struct {
+        const char *specs[2];
+        const char *want; /* space-separated */
+    } cases[] = {
+        {{"*.c"}, "Src/Q.c src/a/y.c src/x.c srcx.c top.c vendor/lib/v.c"},
+        {{"src"}, "src/a/y.c src/a/z.h src/x.c"},
+        {{"src/"}, "src/a/y.c src/a/z.h src/x.c"},
+        {{"sr?"}, ""},
+        {{"s*"}, "src/a/y.c src/a/z.h src/x.c srcx.c"},
+        {{"src/*.c"}, "src/a/y.c src/x.c"},
+        {{":(glob)src/*.c"}, "src/x.c"},
+        {{":(glob)**/*.c"}, "Src/Q.c src/a/y.c src/x.c srcx.c top.c vendor/lib/v.c"},
+        {{":!vendor"}, "Src/Q.c docs/readme.md src/a/y.c src/a/z.h src/x.c srcx.c top.c"},
+        {{":^*.c"}, "docs/readme.md src/a/z.h"},
+        {{":(exclude)src/"}, "Src/Q.c docs/readme.md srcx.c top.c vendor/lib/v.c"},
+        {{":(icase)src"}, "Src/Q.c src/a/y.c src/a/z.h src/x.c"},
+        {{"src/a"}, "src/a/y.c src/a/z.h"},
+        {{"*.[ch]"}, "Src/Q.c src/a/y.c src/a/z.h src/x.c srcx.c top.c vendor/lib/v.c"},
+        {{":(literal)*.c"}, ""},
+        {{"a/y.c"}, ""},
+        {{"*/y.c"}, "src/a/y.c"},
+        {{"*.c", ":!vendor/"}, "Src/Q.c src/a/y.c src/x.c srcx.c top.c"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n = cases[i].specs[1] ? 2 : 1;
+        agti_pathspec *ps = NULL;
+        int rc = agti_pathspec_compile(&ps, cases[i].specs, n);
+        T_EQ_INT(rc, AGT_OK, "pathspec compile %s", cases[i].specs[0]);
+        agti_buf b = AGTI_BUF_INIT;
+        for (size_t k = 0; k < sizeof files / sizeof files[0]; k++)
+            if (agti_pathspec_match(ps, files[k])) {
+                if (b.len)
+                    agti_buf_putc(&b, ' ');
+                agti_buf_puts(&b, files[k]);
+            }
+        T_EQ_STR(agti_buf_cstr(&b), cases[i].want, "pathspec %s%s%s", cases[i].specs[0],
+                 n > 1 ? " " : "", n > 1 ? cases[i].specs[1] : "");
+        agti_buf_free(&b);
+        agti_pathspec_free(ps);
+    }
+    agti_pathspec *ps = NULL;
+    const char *bad[] = {":(attr:x)foo"};
+    T_EQ_INT(agti_pathspec_compile(&ps, bad, 1), AGT_EINVAL, "unknown magic refused");
+    const char *empty[] = {""};
+    T_EQ_INT(agti_pathspec_compile(&ps, empty, 1), AGT_EINVAL, "empty pathspec refused");
+
+    /* Through the tree search (code_search: literal, case-insensitive). */
+    char *r = mktree();
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++)
+        puts_file(r, files[k], "Hello World\n");
+    agti_search_opts o = opts("hello");
+    o.literal = true;
+    o.case_insensitive = true;
+    o.mode = AGTI_SEARCH_FILES;
+    const char *specs[] = {"*.c", ":(exclude)vendor/", ":!Src"};
+    o.pathspecs = specs;
+    o.npathspecs = 3;
+    check(r, &o, "src/a/y.c\nsrc/x.c\nsrcx.c\ntop.c\n", "pathspecs in a tree search");
+    rmtree(r);
+    free(r);
+}
+
+static void test_order_and_buffer(void)
+{
+    char *r = mktree();
+    puts_file(r, "a.txt", "x\n");
+    puts_file(r, "b.txt", "x\n");
+    puts_file(r, "c.txt", "x\n");
+    set_mtime(r, "a.txt", 1000);
+    set_mtime(r, "b.txt", 3000);
+    set_mtime(r, "c.txt", 2000);
+    agti_search_opts o = opts("x");
+    o.mode = AGTI_SEARCH_FILES;
+    agti_search_result res;
+    free(run(r, &o, &res));
+    agti_search_sort_by_mtime(&res);
+    T_CHECK(res.nfiles == 3 && strcmp(res.files[0].path, "b.txt") == 0 &&
+                strcmp(res.files[1].path, "c.txt") == 0 && strcmp(res.files[2].path, "a.txt") == 0,
+            "newest first by mtime");
+    T_EQ_INT(res.files[0].mtime_ns, 3000000000000LL, "mtime collected");
+    agti_search_result_clear(&res);
+
+    /* Single-file root. */
+    char p[4096];
+    snprintf(p, sizeof p, "%s/c.txt", r);
+    o.mode = AGTI_SEARCH_CONTENT;
+    check(p, &o, "c.txt:1:x\n", "a file as the root");
+    rmtree(r);
+    free(r);
+
+    agti_searcher *s = NULL;
+    o = opts("wor.d");
+    o.case_insensitive = true;
+    T_EQ_INT(agti_searcher_new(&s, &o), AGT_OK, "searcher for buffers");
+    agti_search_file f;
+    bool matched, binary;
+    const char text[] = "hello\nWORLD\nbye";
+    T_EQ_INT(
+        agti_searcher_search_buffer(s, "mem.txt", text, sizeof text - 1, &f, &matched, &binary),
+        AGT_OK, "search_buffer");
+    T_CHECK(matched && !binary && f.nlines == 1 && f.lines[0].line_no == 2 &&
+                strcmp(f.lines[0].text, "WORLD") == 0 && f.lines[0].offset == 6,
+            "buffer match on line 2 at offset 6");
+    agti_search_file_clear(&f);
+    T_EQ_INT(agti_searcher_search_buffer(s, "bin", "WORLD\0", 6, &f, &matched, &binary), AGT_OK,
+             "binary buffer");
+    T_CHECK(!matched && binary, "binary buffer skipped");
+    agti_search_file_clear(&f);
+    T_CHECK(agti_searcher_selects(s, "any/path", 8), "no filters select everything");
+    agti_searcher_free(s);
+}
+
+static void test_errors(void)
+{
+    agti_searcher *s = NULL;
+    agti_search_opts o = opts("");
+    T_EQ_INT(agti_searcher_new(&s, &o), AGT_EINVAL, "empty pattern");
+    o = opts("a(b");
+    T_EQ_INT(agti_searcher_new(&s, &o), AGT_EPARSE, "bad regex");
+    T_CHECK(strstr(agt_error_message(), "offset 3") != NULL, "message gives the offset: %s",
+            agt_error_message());
+    o = opts("a\nb");
+    T_EQ_INT(agti_searcher_new(&s, &o), AGT_EINVAL, "line break outside multiline");
+    o.multiline = true;
+    T_EQ_INT(agti_searcher_new(&s, &o), AGT_OK, "line break in multiline");
+    agti_searcher_free(s);
+    o = opts("x");
+    const char *t[] = {"nosuchtype"};
+    o.types = t;
+    o.ntypes = 1;
+    T_EQ_INT(agti_searcher_new(&s, &o), AGT_EINVAL, "unknown type");
+    T_CHECK(strstr(agt_error_message(), "nosuchtype") != NULL, "message names the type");
+    o = opts("x");
+    o.mode = 7;
+    T_EQ_INT(agti_searcher_new(&s, &o), AGT_EINVAL, "bad mode");
+    o = opts("x");
+    agti_search_result res;
+    T_EQ_INT(agti_searcher_new(&s, &o), AGT_OK, "searcher");
+    T_EQ_INT(agti_search_tree(s, "/nonexistent/agt/dir", &res), AGT_ENOTFOUND, "missing root");
+    agti_searcher_free(s);
+    agti_searcher_free(NULL);
+    T_EQ_STR(agti_search_type_globs("c"), "{*.[chH],*.[chH].in,*.cats}", "type c globs");
+    T_EQ_STR(agti_search_type_globs("rb"), agti_search_type_globs("ruby"), "rb alias");
+    T_CHECK(agti_search_type_globs("zzz") == NULL, "unknown type NULL");
+}
+
+int main(void)
+{
+    char *r = mktree();
+    make_tree_a(r);
+    test_basic(r);
+    rmtree(r);
+    free(r);
+    test_context();
+    test_caps();
+    test_budget_and_limits();
+    test_pathspec();
+    test_order_and_buffer();
+    test_errors();
+    return t_done();
+}
