@@ -136,8 +136,16 @@ AGT_EXTERN int agt_schema_compile_with(agt_schema **out, const char *json, size_
  *        {"instance_path":"/a/0","schema_path":"/properties/a/items/type",
  *         "keyword":"type","message":"..."}; instance_path and schema_path are
  *        JSON pointers (RFC 6901). Free with agt_free(). Set to NULL otherwise.
- * @return AGT_OK (valid), AGT_EINVALID (invalid), AGT_EPARSE (instance is
- *         not JSON), AGT_EINVAL, AGT_ENOMEM.
+ * The instance is parsed per RFC 8259 (nesting up to 2048 levels; integers
+ * beyond 64 bits become doubles; for a repeated key the last value wins).
+ * A "$ref" loop that never moves into the instance, or evaluation nested
+ * deeper than 6000 schema levels, makes the instance invalid with a
+ * violation of keyword "$ref" or "depth" saying so.
+ *
+ * @return AGT_OK (valid), AGT_EINVALID (invalid; agt_error_message() names
+ *         the first violation), AGT_EPARSE (instance is not JSON; the message
+ *         gives line and column), AGT_EINVAL (schema or instance NULL),
+ *         AGT_ENOMEM.
  */
 AGT_EXTERN int agt_schema_validate(const agt_schema *schema, const char *instance, size_t len,
                                    char **errors_json);

@@ -208,6 +208,7 @@ typedef struct cctx {
     resinfo *res;
     size_t n_res, cap_res;
     int status;
+    int depth; /* nesting of index_schema / compile_node calls */
 } cctx;
 
 static int c_oom(cctx *c)
@@ -387,6 +388,9 @@ static void index_children(cctx *c, const json_t *j, const sinfo *in)
     }
 }
 
+static void index_schema_body(cctx *c, const json_t *j, const char *base, const char *path,
+                              bool draft7, agti_sres *res, bool doc_root);
+
 static bool all_push(cctx *c, sinfo *in)
 {
     if (c->n_all == c->cap_all) {
@@ -406,6 +410,19 @@ static void index_schema(cctx *c, const json_t *j, const char *base, const char 
 {
     if (c->status != AGT_OK || !is_schema(j) || ptrmap_get(&c->infos, j))
         return;
+    if (c->depth >= AGTI_SCHEMA_MAX_NESTING) {
+        c_fail(c, AGT_EINVALID, "invalid schema: subschemas nested deeper than %d levels at '%s'",
+               AGTI_SCHEMA_MAX_NESTING, path);
+        return;
+    }
+    c->depth++;
+    index_schema_body(c, j, base, path, draft7, res, doc_root);
+    c->depth--;
+}
+
+static void index_schema_body(cctx *c, const json_t *j, const char *base, const char *path,
+                              bool draft7, agti_sres *res, bool doc_root)
+{
     sinfo *in = calloc(1, sizeof *in);
     if (in == NULL || !all_push(c, in)) {
         free(in);
@@ -665,6 +682,7 @@ static const json_t *resolve_ref(cctx *c, const char *base, const char *ref, con
 /* ---- keyword compilation --------------------------------------------- */
 
 static agti_snode *compile_node(cctx *c, const json_t *j);
+static agti_snode *compile_node_body(cctx *c, const json_t *j, sinfo *in);
 
 static int bad_kw(cctx *c, const sinfo *in, const char *kw, const char *what)
 {
@@ -1124,6 +1142,20 @@ static agti_snode *compile_node(cctx *c, const json_t *j)
     }
     if (in->node)
         return in->node;
+    if (c->depth >= AGTI_SCHEMA_MAX_NESTING) {
+        c_fail(c, AGT_EINVALID,
+               "invalid schema: subschemas and $refs nest deeper than %d levels at '%s'",
+               AGTI_SCHEMA_MAX_NESTING, in->path);
+        return NULL;
+    }
+    c->depth++;
+    agti_snode *n = compile_node_body(c, j, in);
+    c->depth--;
+    return n;
+}
+
+static agti_snode *compile_node_body(cctx *c, const json_t *j, sinfo *in)
+{
     agti_snode *n = arena_alloc(c->s, sizeof *n);
     if (n == NULL) {
         c_oom(c);

@@ -17,6 +17,9 @@
 #include "core/core.h"
 #include "jv.h"
 
+/* Deepest nesting of subschemas (and chains of $refs) a schema may have. */
+#define AGTI_SCHEMA_MAX_NESTING 3000
+
 /* Type bits for "type". */
 enum {
     AGTI_T_NULL = 1u << 0,

@@ -427,6 +427,88 @@ static bool v_string(vctx *c, const agti_snode *n, const agti_jv *inst, const ip
     return ok;
 }
 
+/* A hash consistent with j_equal: numbers hash by value, objects ignore
+ * member order. */
+static uint64_t jv_hash(const agti_jv *v)
+{
+    uint64_t h;
+    switch (v->type) {
+    case AGTI_JV_INT:
+    case AGTI_JV_REAL: {
+        double d = num(v);
+        if (d == 0)
+            d = 0; /* -0.0 == 0.0 */
+        memcpy(&h, &d, sizeof h);
+        return h * 0x9E3779B97F4A7C15ull;
+    }
+    case AGTI_JV_STRING:
+        return agti_schema_hash(v->u.s, v->len) * 31u + 5;
+    case AGTI_JV_ARRAY:
+        h = 7;
+        for (size_t i = 0; i < v->len; i++)
+            h = h * 1000003u ^ jv_hash(&v->u.a[i]);
+        return h;
+    case AGTI_JV_OBJECT:
+        h = 11;
+        for (size_t i = 0; i < v->len; i++)
+            h += (agti_schema_hash(v->u.o[i].key, v->u.o[i].klen) * 0x100000001B3ull) ^
+                 jv_hash(&v->u.o[i].val);
+        return h;
+    default:
+        return v->type;
+    }
+}
+
+typedef struct hidx {
+    uint64_t h;
+    size_t i;
+} hidx;
+
+static int hidx_cmp(const void *x, const void *y)
+{
+    const hidx *a = x, *b = y;
+    if (a->h != b->h)
+        return a->h < b->h ? -1 : 1;
+    return a->i < b->i ? -1 : (a->i > b->i);
+}
+
+/* 1 and the first pair found when two items are equal, 0 when none, -1 on
+ * OOM. Small arrays compare pairwise; large ones sort by hash so a huge
+ * array cannot take quadratic time. */
+static int find_duplicate(const agti_jv *arr, size_t *a, size_t *b)
+{
+    size_t n = arr->len;
+    if (n <= 32) {
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = i + 1; k < n; k++)
+                if (j_equal(&arr->u.a[i], &arr->u.a[k])) {
+                    *a = i;
+                    *b = k;
+                    return 1;
+                }
+        return 0;
+    }
+    hidx *t = malloc(n * sizeof *t);
+    if (t == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        t[i].h = jv_hash(&arr->u.a[i]);
+        t[i].i = i;
+    }
+    qsort(t, n, sizeof *t, hidx_cmp);
+    int found = 0;
+    for (size_t i = 0; i < n && !found; i++)
+        for (size_t k = i + 1; k < n && t[k].h == t[i].h; k++)
+            if (j_equal(&arr->u.a[t[i].i], &arr->u.a[t[k].i])) {
+                *a = t[i].i < t[k].i ? t[i].i : t[k].i;
+                *b = t[i].i < t[k].i ? t[k].i : t[i].i;
+                found = 1;
+                break;
+            }
+    free(t);
+    return found;
+}
+
 static bool child_false(const agti_snode *n)
 {
     return n->is_bool && !n->bool_value;
@@ -452,16 +534,19 @@ static bool v_array(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip
             return false;
     }
     if ((n->flags & AGTI_K_UNIQUE) && size > 1) {
-        for (size_t i = 0; i < size && ok; i++)
-            for (size_t k = i + 1; k < size; k++)
-                if (j_equal(&inst->u.a[i], &inst->u.a[k])) {
-                    ok = false;
-                    report(c, ip, n, "uniqueItems",
-                           "must not contain duplicate items (items %zu and %zu are equal)", i, k);
-                    if (!c->errors)
-                        return false;
-                    break;
-                }
+        size_t a, b;
+        int dup = find_duplicate(inst, &a, &b);
+        if (dup < 0) {
+            c->fatal = AGT_ENOMEM;
+            return false;
+        }
+        if (dup) {
+            ok = false;
+            report(c, ip, n, "uniqueItems",
+                   "must not contain duplicate items (items %zu and %zu are equal)", a, b);
+            if (!c->errors)
+                return false;
+        }
     }
     if (n->n_prefix || n->items) {
         for (size_t i = 0; i < size; i++) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agenttools/schema.h"
+#include "core/core.h"
 #include "harness.h"
 #include "schema/schema_internal.h"
 
@@ -620,8 +621,59 @@ static void test_parser(void)
     free(big);
 }
 
+static void test_hostile(void)
+{
+    /* uniqueItems on a large array is not quadratic, and finds the pair */
+    size_t n = 100000;
+    agti_buf b = AGTI_BUF_INIT;
+    agti_buf_putc(&b, '[');
+    for (size_t i = 0; i < n; i++)
+        agti_buf_printf(&b, "%s{\"k\":%zu,\"v\":[%zu.5]}", i ? "," : "", i, i);
+    agti_buf_puts(&b, ",{\"v\":[17.5],\"k\":17.0}]");
+    agt_schema *s = compile("{\"uniqueItems\":true}");
+    char *errs = NULL;
+    T_EQ_INT(validate(s, agti_buf_cstr(&b), &errs), AGT_EINVALID, "duplicate among 100,001 items");
+    char *m = first_field(errs, "message");
+    T_EQ_STR(m, "must not contain duplicate items (items 17 and 100000 are equal)",
+             "the duplicate pair is named");
+    free(m);
+    agt_free(errs);
+    agti_buf_truncate(&b, b.len - strlen(",{\"v\":[17.5],\"k\":17.0}]"));
+    agti_buf_puts(&b, ",1,true,\"1\",[1]]");
+    T_EQ_INT(validate(s, agti_buf_cstr(&b), NULL), AGT_OK, "100,004 distinct items");
+    agt_schema_free(s);
+    agti_buf_free(&b);
+
+    /* a schema nested deeper than the compile limit is refused, not a crash */
+    json_t *root = json_object(), *cur = root;
+    for (int i = 0; i < 5000; i++) {
+        json_t *sub = json_object();
+        json_object_set_new(cur, "not", sub);
+        cur = sub;
+    }
+    agt_schema *deep = NULL;
+    T_EQ_INT(agti_schema_compile_json(&deep, root, NULL), AGT_EINVALID, "5,000 nested 'not'");
+    T_CHECK(strstr(agt_error_message(), "deeper than") != NULL, "message: %.80s",
+            agt_error_message());
+    json_decref(root);
+    /* so is a chain of 5,000 $refs */
+    agti_buf_puts(&b, "{\"$ref\":\"#/$defs/d0\",\"$defs\":{");
+    for (int i = 0; i < 5000; i++)
+        agti_buf_printf(&b, "%s\"d%d\":{\"$ref\":\"#/$defs/d%d\"}", i ? "," : "", i, i + 1);
+    agti_buf_puts(&b, ",\"d5000\":{\"type\":\"string\"}}}");
+    T_EQ_INT(agt_schema_compile(&deep, agti_buf_cstr(&b), b.len), AGT_EINVALID,
+             "a chain of 5,000 $refs");
+    agti_buf_free(&b);
+    /* a pathological pattern is bounded by PCRE2's match limit */
+    s = compile("{\"pattern\":\"^(a+)+$\"}");
+    T_EQ_INT(validate(s, "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab\"", NULL), AGT_EINVALID,
+             "catastrophic backtracking ends");
+    agt_schema_free(s);
+}
+
 int main(void)
 {
+    test_hostile();
     test_parser();
     test_dynamic_and_unevaluated();
     test_messages();
