@@ -2,6 +2,7 @@
  * jansson entry points (schema_internal.h). Expected values were worked out by
  * hand from the drafts' text. */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -671,8 +672,50 @@ static void test_hostile(void)
     agt_schema_free(s);
 }
 
+typedef struct {
+    const agt_schema *s;
+    int bad;
+} thread_arg;
+
+static void *thread_main(void *p)
+{
+    thread_arg *a = p;
+    for (int i = 0; i < 2000; i++) {
+        char *errs = NULL;
+        if (validate(a->s, "{\"name\":\"abc\",\"tags\":{\"x-1\":1}}", NULL) != AGT_OK)
+            a->bad++;
+        if (validate(a->s, "{\"name\":\"ABC\",\"tags\":{\"x-1\":\"1\"}}", &errs) != AGT_EINVALID ||
+            error_count(errs) != 2)
+            a->bad++;
+        agt_free(errs);
+    }
+    return NULL;
+}
+
+/* A compiled schema is shared by threads (the PCRE2 match block cache). */
+static void test_threads(void)
+{
+    agt_schema *s = compile("{\"properties\":{\"name\":{\"pattern\":\"^[a-z]+$\"},"
+                            "\"tags\":{\"patternProperties\":{\"^x-\":{\"type\":\"integer\"}}}}}");
+    pthread_t th[4];
+    thread_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i].s = s;
+        args[i].bad = 0;
+        pthread_create(&th[i], NULL, thread_main, &args[i]);
+    }
+    int bad = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        bad += args[i].bad;
+    }
+    T_EQ_INT(bad, 0, "4 threads x 4,000 validations on one schema");
+    agt_schema_free(s);
+}
+
 int main(void)
 {
+    test_threads();
     test_hostile();
     test_parser();
     test_dynamic_and_unevaluated();
