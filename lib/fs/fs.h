@@ -150,6 +150,8 @@ typedef struct agti_walk_opts {
     size_t max_entries;     /* stop after this many reported entries (0: no limit) */
     int64_t time_budget_ms; /* stop after this long (0: no limit) */
     size_t max_depth;       /* 0: no limit; 1: only the root's entries */
+    bool skip_stat;         /* type from readdir only: size and mtime_ns stay 0
+                               for files and directories (symlinks still stat'ed) */
 } agti_walk_opts;
 
 typedef struct agti_walk_result {

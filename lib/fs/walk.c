@@ -75,14 +75,19 @@ static bool out_of_time(walker *w)
     return true;
 }
 
+typedef struct dent {
+    char *name;
+    unsigned char dtype; /* DT_* from readdir, DT_UNKNOWN when not given */
+} dent;
+
 static int cmp_names(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcmp(((const dent *)a)->name, ((const dent *)b)->name);
 }
 
 /* Reads the names of the directory at w->path; NULL with *n = 0 when it
  * cannot be read (a warning is recorded). */
-static char **read_names(walker *w, size_t *n)
+static dent *read_names(walker *w, size_t *n)
 {
     *n = 0;
     DIR *d = opendir(w->path.ptr);
@@ -91,7 +96,7 @@ static char **read_names(walker *w, size_t *n)
         warn(w, "cannot read directory '%s': %s", rel, errno);
         return NULL;
     }
-    char **names = NULL;
+    dent *names = NULL;
     size_t cap = 0;
     struct dirent *de;
     errno = 0;
@@ -101,13 +106,14 @@ static char **read_names(walker *w, size_t *n)
             continue;
         if (*n == cap) {
             size_t nc = cap ? cap * 2 : 32;
-            char **nn = realloc(names, nc * sizeof *nn);
+            dent *nn = realloc(names, nc * sizeof *nn);
             if (nn == NULL)
                 break;
             names = nn;
             cap = nc;
         }
-        if ((names[*n] = agti_strdup(nm)) == NULL)
+        names[*n].dtype = de->d_type;
+        if ((names[*n].name = agti_strdup(nm)) == NULL)
             break;
         (*n)++;
     }
@@ -139,7 +145,18 @@ static void report(walker *w, const agti_walk_entry *e)
 
 static void walk_dir(walker *w, size_t depth);
 
-static void visit(walker *w, const char *name, size_t depth)
+/* Type and times from lstat, or only the type from d_type with skip_stat. */
+static int entry_stat(walker *w, unsigned char dtype, struct stat *st)
+{
+    if (w->o->skip_stat && (dtype == DT_REG || dtype == DT_DIR)) {
+        memset(st, 0, sizeof *st);
+        st->st_mode = dtype == DT_REG ? S_IFREG : S_IFDIR;
+        return 1;
+    }
+    return lstat(w->path.ptr, st) == 0 ? 0 : -1;
+}
+
+static void visit(walker *w, const char *name, unsigned char dtype, size_t depth)
 {
     size_t saved = w->path.len;
     agti_buf_putc(&w->path, '/');
@@ -151,7 +168,8 @@ static void visit(walker *w, const char *name, size_t depth)
     }
     const char *rel = w->path.ptr + w->rootlen + 1;
     struct stat st;
-    if (lstat(w->path.ptr, &st) != 0) {
+    int how = entry_stat(w, dtype, &st);
+    if (how < 0) {
         /* Vanished between readdir and lstat: nothing to report. */
         agti_buf_truncate(&w->path, saved);
         return;
@@ -184,6 +202,11 @@ static void visit(walker *w, const char *name, size_t depth)
     }
     if (is_dir && !w->stop && (w->o->max_depth == 0 || depth < w->o->max_depth)) {
         bool loop = false;
+        /* Directories are stat'ed for the loop check even with skip_stat. */
+        if (how == 1 && lstat(w->path.ptr, &st) != 0) {
+            agti_buf_truncate(&w->path, saved);
+            return;
+        }
         for (size_t i = 0; i < w->nanc; i++)
             if (w->anc[i].dev == st.st_dev && w->anc[i].ino == st.st_ino)
                 loop = true;
@@ -213,7 +236,7 @@ static void visit(walker *w, const char *name, size_t depth)
 static void walk_dir(walker *w, size_t depth)
 {
     size_t n;
-    char **names = read_names(w, &n);
+    dent *names = read_names(w, &n);
     bool pushed = false;
     if (w->ig != NULL && names != NULL && !w->stop) {
         const char *rel = w->path.len > w->rootlen ? w->path.ptr + w->rootlen + 1 : "";
@@ -226,9 +249,9 @@ static void walk_dir(walker *w, size_t depth)
         }
     }
     for (size_t i = 0; i < n; i++) {
-        if (!w->stop && !out_of_time(w) && !is_vcs(names[i]))
-            visit(w, names[i], depth);
-        free(names[i]);
+        if (!w->stop && !out_of_time(w) && !is_vcs(names[i].name))
+            visit(w, names[i].name, names[i].dtype, depth);
+        free(names[i].name);
     }
     free(names);
     if (pushed)

@@ -177,7 +177,7 @@ static int corpus_case(json_t *c, const char *dir)
     int is_dir = json_is_true(json_object_get(c, "is_dir"));
     if (is_dir)
         tu_mkdir(dir, path);
-    else if (json_object_get(files ? files : json_object(), path) == NULL)
+    else if (files == NULL || json_object_get(files, path) == NULL)
         tu_write(dir, path, "");
     agti_ignore *ig = NULL;
     int rc = agti_ignore_new(&ig, dir, dir, AGTI_IGN_NO_GLOBAL | AGTI_IGN_NO_EXCLUDE);
@@ -207,9 +207,20 @@ static void test_corpus(void)
         int got = corpus_case(c, dir);
         int want = json_is_true(json_object_get(c, "ignored"));
         const char *gi = json_string_value(json_object_get(c, "gitignore"));
+        char shown[256];
+        size_t k = 0;
+        for (const char *g = gi ? gi : "(several files)"; *g && k + 3 < sizeof shown; g++) {
+            if (*g == '\n' || *g == '\r') {
+                shown[k++] = '\\';
+                shown[k++] = *g == '\n' ? 'n' : 'r';
+            } else {
+                shown[k++] = *g;
+            }
+        }
+        shown[k] = '\0';
         T_EQ_INT(got, want, "corpus %zu: %s (dir=%d) with %s", i,
                  json_string_value(json_object_get(c, "path")),
-                 json_is_true(json_object_get(c, "is_dir")), gi ? gi : "(several files)");
+                 json_is_true(json_object_get(c, "is_dir")), shown);
         pass += got == want;
         tu_rmtree(dir);
         free(dir);

@@ -142,6 +142,20 @@ static void test_options(void)
 
     memset(&o, 0, sizeof o);
     o.ignore_flags = AGTI_IGN_NO_GLOBAL;
+    o.skip_stat = true;
+    memset(&c, 0, sizeof c);
+    c.want_path = "a.txt";
+    agti_walk(root, &o, on_entry, &c, NULL);
+    T_EQ_STR(c.list,
+             ".env .gitignore .hidden_file a.txt dangling@ important.log link_to_a loop@ "
+             "src/.ignore src/main.c src/sub/.gitignore src/sub/debug.log",
+             "skip_stat: the same entries");
+    T_CHECK(c.found && c.want_entry.type == AGTI_FS_FILE && c.want_entry.size == 0 &&
+                c.want_entry.mtime_ns == 0,
+            "skip_stat: type only");
+
+    memset(&o, 0, sizeof o);
+    o.ignore_flags = AGTI_IGN_NO_GLOBAL;
     o.max_entries = 3;
     memset(&c, 0, sizeof c);
     agti_walk(root, &o, on_entry, &c, &res);
