@@ -165,10 +165,26 @@ static size_t put_utf8(char *o, uint32_t cp)
 /* j->p is just past the opening quote. */
 static bool parse_string(jparser *j, const char **out, size_t *outlen)
 {
+    /* 1: byte that ends the fast scan ('"', '\\', control, non-ASCII) */
+    static const unsigned char stop[256] = {
+        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+        1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    };
     const char *s = j->p;
     bool high = false, esc = false;
     const char *q = s;
-    while (q < j->end && *q != '"') {
+    for (;;) {
+        while (q < j->end && !stop[(unsigned char)*q])
+            q++;
+        if (q >= j->end || *q == '"')
+            break;
         unsigned char c = (unsigned char)*q;
         if (c == '\\') {
             esc = true;
@@ -179,8 +195,7 @@ static bool parse_string(jparser *j, const char **out, size_t *outlen)
             j->p = q;
             return fail(j, "control character in string");
         }
-        if (c >= 0x80)
-            high = true;
+        high = true;
         q++;
     }
     if (q >= j->end) {
@@ -410,7 +425,8 @@ static bool parse_object(jparser *j, agti_jv *v)
             /* a repeated key: the last value wins, as in jansson */
             bool replaced = false;
             for (size_t i = base; i < j->ktop; i++) {
-                if (j->ks[i].klen == kv.klen && memcmp(j->ks[i].key, kv.key, kv.klen) == 0) {
+                if (j->ks[i].klen == kv.klen && (kv.klen == 0 || j->ks[i].key[0] == kv.key[0]) &&
+                    memcmp(j->ks[i].key, kv.key, kv.klen) == 0) {
                     j->ks[i].val = kv.val;
                     replaced = true;
                     break;
