@@ -208,7 +208,8 @@ typedef struct cctx {
     resinfo *res;
     size_t n_res, cap_res;
     int status;
-    int depth; /* nesting of index_schema / compile_node calls */
+    int depth;       /* nesting of index_schema / compile_node calls */
+    bool default_d7; /* draft of documents without "$schema": the root's */
 } cctx;
 
 static int c_oom(cctx *c)
@@ -564,7 +565,7 @@ static const json_t *load_remote(cctx *c, const char *uri)
         return NULL;
     }
     json_decref(doc); /* the documents array holds it */
-    bool d7 = o && o->draft == AGT_DRAFT_7;
+    bool d7 = c->default_d7;
     if (json_is_object(doc)) {
         const json_t *sch = json_object_get(doc, "$schema");
         if (json_is_string(sch) && draft_from_schema_uri(json_string_value(sch)) != AGT_DRAFT_AUTO)
@@ -1280,6 +1281,7 @@ int agti_schema_compile_json(agt_schema **out, struct json_t *schema,
                 d7 = d == AGT_DRAFT_7;
         }
     }
+    c.default_d7 = d7;
     index_schema(&c, schema, "", "", d7, NULL, true);
     if (c.status == AGT_OK)
         s->root = compile_node(&c, schema);

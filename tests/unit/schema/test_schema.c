@@ -376,6 +376,19 @@ static void test_options(void)
              "uuid without hyphens");
     agt_schema_free(s);
 
+    /* a document without $schema follows the root's draft */
+    agt_schema_options *o7 = NULL;
+    agt_schema_options_new(&o7);
+    const char *tuple = "{\"items\":[{\"type\":\"integer\"}],\"additionalItems\":false}";
+    agt_schema_options_add_resource(o7, "http://example.com/tuple.json", tuple, strlen(tuple));
+    const char *r7 = "{\"$schema\":\"http://json-schema.org/draft-07/schema#\","
+                     "\"$ref\":\"http://example.com/tuple.json\"}";
+    T_EQ_INT(agt_schema_compile_with(&s, r7, strlen(r7), o7), AGT_OK,
+             "draft-07 root, plain resource");
+    T_EQ_INT(validate(s, "[1,2]", NULL), AGT_EINVALID, "the resource is read as draft-07");
+    agt_schema_free(s);
+    agt_schema_options_free(o7);
+
     /* draft option for schemas without $schema */
     agt_schema_options_set_draft(o, AGT_DRAFT_7);
     const char *d7 = "{\"items\":[{\"type\":\"integer\"}],\"additionalItems\":false}";
