@@ -88,9 +88,12 @@ void agti_ignore_pop(agti_ignore *ig);
  * the pushed files only: 1 excluded, 0 not (no rule, or a negated rule). */
 int agti_ignore_check_entry(const agti_ignore *ig, const char *relpath, bool is_dir);
 
-/* Full query: whether relpath (relative to the root, '/'-separated) or any
- * of its parent directories is excluded, loading the needed files along the
- * path (cached). Independent of the push/pop stack. *out = true when ignored. */
+/* Full query: whether relpath (relative to the root, '/'-separated; "./",
+ * "//" and ".." are normalised; an absolute path must lie inside the root)
+ * or any of its parent directories is excluded, loading the needed files
+ * along the path (cached). Independent of the push/pop stack. *out = true
+ * when ignored; the root itself and paths above it are never ignored.
+ * AGT_EINVAL (NULL, absolute path outside the root), AGT_ENOMEM. */
 int agti_ignore_is_ignored(agti_ignore *ig, const char *relpath, bool is_dir, bool *out);
 
 /* ---- sensitive files ------------------------------------------------- */

@@ -556,23 +556,40 @@ int agti_ignore_is_ignored(agti_ignore *ig, const char *relpath, bool is_dir, bo
     if (ig == NULL || relpath == NULL || out == NULL)
         return agti_error(AGT_EINVAL, "ignore: NULL argument");
     *out = false;
-    size_t len = strlen(relpath);
-    while (len > 0 && relpath[len - 1] == '/')
-        len--;
-    size_t start = 0;
-    while (start < len && relpath[start] == '/')
-        start++;
-    const char *path = relpath + start;
-    len -= start;
-    if (len == 0)
+    /* "./a//b/", "a/../b" and an absolute path inside the root all name the
+     * same entry as "a/b" or "b". */
+    char *norm = agti_path_normalize(relpath);
+    if (norm == NULL)
+        return AGT_ENOMEM;
+    const char *path = norm;
+    if (norm[0] == '/') {
+        char *rootn = agti_path_normalize(ig->root);
+        bool inside = rootn != NULL && agti_path_is_within(norm, rootn);
+        size_t rl = rootn ? strlen(rootn) : 0;
+        free(rootn);
+        if (!inside) {
+            free(norm);
+            return agti_error(AGT_EINVAL, "ignore: %s is not inside %s", relpath, ig->root);
+        }
+        path = norm + rl;
+        while (*path == '/')
+            path++;
+    }
+    size_t len = strlen(path);
+    if (len == 0 || strcmp(path, ".") == 0 || strncmp(path, "../", 3) == 0 ||
+        strcmp(path, "..") == 0) {
+        free(norm);
         return AGT_OK;
+    }
     size_t ncomp = 1;
     for (size_t i = 0; i < len; i++)
         if (path[i] == '/')
             ncomp++;
     ign_list **lists = malloc(ncomp * sizeof *lists);
-    if (lists == NULL)
+    if (lists == NULL) {
+        free(norm);
         return agti_oom();
+    }
     size_t nlists = 0;
     int rc = cache_get(ig, "", 0, &lists[nlists]);
     if (rc == AGT_OK)
@@ -592,5 +609,6 @@ int agti_ignore_is_ignored(agti_ignore *ig, const char *relpath, bool is_dir, bo
         }
     }
     free(lists);
+    free(norm);
     return rc;
 }

@@ -297,6 +297,19 @@ static void test_sources(void)
     agti_ignore_is_ignored(ig, "#hash", false, &out);
     T_CHECK(out, "escaped hash");
     T_EQ_INT(agti_ignore_is_ignored(NULL, "x", false, &out), AGT_EINVAL, "NULL handle");
+    agti_ignore_is_ignored(ig, "./gen//a/", false, &out);
+    T_CHECK(out, "'./gen//a/' is normalised to gen/a");
+    agti_ignore_is_ignored(ig, "x/../gen/b", false, &out);
+    T_CHECK(out, "'x/../gen/b' is normalised to gen/b");
+    char absq[4200];
+    snprintf(absq, sizeof absq, "%s/gen/c", dir);
+    T_EQ_INT(agti_ignore_is_ignored(ig, absq, false, &out), AGT_OK, "absolute path inside");
+    T_CHECK(out, "absolute path inside the root is decided");
+    T_EQ_INT(agti_ignore_is_ignored(ig, "/elsewhere/gen/c", false, &out), AGT_EINVAL,
+             "absolute path outside the root");
+    out = true;
+    agti_ignore_is_ignored(ig, "../gen/x", false, &out);
+    T_CHECK(!out, "a path above the root is never ignored");
     agti_ignore_free(ig);
     agti_ignore_free(NULL);
 
