@@ -851,6 +851,51 @@ static bool v_follow(vctx *c, const agti_snode *n, const agti_snode *target, con
     return r;
 }
 
+/* Reports a combinator that no branch matched, with each branch's first
+ * violation, so the reader sees what each alternative wanted. Only runs on
+ * the failure path of all-errors mode (and for the last error message). */
+__attribute__((noinline)) static void
+report_branches(vctx *c, const agti_snode *n, agti_snode *const *branches, size_t nb,
+                const agti_jv *inst, ipath *ip, const dscope *ds, const char *kw, const char *what)
+{
+    if (c->quiet || c->fatal || (c->errors == NULL && c->have_first))
+        return;
+    agti_buf msg = AGTI_BUF_INIT;
+    agti_buf_puts(&msg, what);
+    json_t *saved_errors = c->errors;
+    bool saved_have = c->have_first;
+    char saved_first[sizeof c->first_msg];
+    memcpy(saved_first, c->first_msg, sizeof saved_first);
+    agti_buf here = AGTI_BUF_INIT;
+    path_build(&here, ip);
+    agti_buf_puts(&here, ": ");
+    const char *prefix = here.len > 2 ? agti_buf_cstr(&here) : "instance: ";
+    size_t plen = strlen(prefix);
+    for (size_t i = 0; i < nb && i < 4 && !c->fatal; i++) {
+        c->errors = NULL;
+        c->have_first = false;
+        agti_buf_puts(&msg, i ? "; " : " (");
+        if (!v_node(c, branches[i], inst, ip, ds, NULL) && c->have_first) {
+            const char *m = c->first_msg;
+            if (strncmp(m, prefix, plen) == 0)
+                m += plen; /* same location: the message alone */
+            agti_buf_printf(&msg, "option %zu: %s", i, m);
+        } else {
+            agti_buf_printf(&msg, "option %zu: matches", i);
+        }
+    }
+    agti_buf_free(&here);
+    if (nb > 4)
+        agti_buf_puts(&msg, "; ...");
+    agti_buf_putc(&msg, ')');
+    c->errors = saved_errors;
+    c->have_first = saved_have;
+    memcpy(c->first_msg, saved_first, sizeof saved_first);
+    if (!c->fatal)
+        report(c, ip, n, kw, "%s", msg.oom ? what : agti_buf_cstr(&msg));
+    agti_buf_free(&msg);
+}
+
 static const agti_snode *dynamic_target(const agti_snode *n, const dscope *ds)
 {
     const agti_snode *found = NULL;
@@ -902,8 +947,8 @@ static bool v_applicators(vctx *c, const agti_snode *n, const agti_jv *inst, ipa
             return false;
         if (!any) {
             ok = false;
-            report(c, ip, n, "anyOf", "must match at least one of the %zu schemas in anyOf",
-                   n->n_any_of);
+            report_branches(c, n, n->any_of, n->n_any_of, inst, ip, ds, "anyOf",
+                            "must match at least one of the schemas in anyOf");
             if (!c->errors)
                 return false;
         }
@@ -923,10 +968,8 @@ static bool v_applicators(vctx *c, const agti_snode *n, const agti_jv *inst, ipa
         if (count != 1) {
             ok = false;
             if (count == 0)
-                report(c, ip, n, "oneOf",
-                       "must match exactly one of the %zu schemas in oneOf, "
-                       "matches none",
-                       n->n_one_of);
+                report_branches(c, n, n->one_of, n->n_one_of, inst, ip, ds, "oneOf",
+                                "must match exactly one of the schemas in oneOf, matches none");
             else
                 report(c, ip, n, "oneOf",
                        "must match exactly one schema in oneOf, matches both %zu and %zu", first,

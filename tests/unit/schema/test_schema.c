@@ -128,7 +128,13 @@ static void test_messages(void)
     expect_error("{\"multipleOf\":0.5}", "0.75", "", "/multipleOf", "multipleOf",
                  "must be a multiple of 0.5");
     expect_error("{\"anyOf\":[{\"type\":\"string\"},{\"minimum\":2}]}", "1", "", "/anyOf", "anyOf",
-                 NULL);
+                 "must match at least one of the schemas in anyOf (option 0: expected string, "
+                 "got integer; option 1: must be at least 2)");
+    expect_error("{\"properties\":{\"a\":{\"oneOf\":[{\"required\":[\"x\"]},"
+                 "{\"properties\":{\"y\":{\"const\":1}}}]}}}",
+                 "{\"a\":{\"y\":2}}", "/a", "/properties/a/oneOf", "oneOf",
+                 "must match exactly one of the schemas in oneOf, matches none (option 0: "
+                 "missing required property 'x'; option 1: /a/y: must be equal to 1)");
     expect_error("{\"oneOf\":[{\"minimum\":0},{\"maximum\":5}]}", "3", "", "/oneOf", "oneOf",
                  "must match exactly one schema in oneOf, matches both 0 and 1");
     expect_error("{\"not\":{\"type\":\"null\"}}", "null", "", "/not", "not", NULL);
