@@ -509,6 +509,60 @@ static int find_duplicate(const agti_jv *arr, size_t *a, size_t *b)
     return found;
 }
 
+#if defined(__GNUC__)
+#define AGTI_NOINLINE __attribute__((noinline))
+#else
+#define AGTI_NOINLINE
+#endif
+
+/* Runs a subschema in first-error mode and copies its first violation (the
+ * path stripped when it is the current location) into out. Failure path
+ * only: kept out of line so its buffers never sit in the recursion's frames. */
+AGTI_NOINLINE static void first_violation(vctx *c, const agti_snode *sub, const agti_jv *inst,
+                                          ipath *ip, const dscope *ds, agti_buf *out)
+{
+    json_t *saved_errors = c->errors;
+    bool saved_have = c->have_first;
+    int saved_quiet = c->quiet;
+    char saved_first[sizeof c->first_msg];
+    memcpy(saved_first, c->first_msg, sizeof saved_first);
+    c->errors = NULL;
+    c->have_first = false;
+    c->quiet = 0;
+    if (!v_node(c, sub, inst, ip, ds, NULL) && c->have_first) {
+        agti_buf here = AGTI_BUF_INIT;
+        path_build(&here, ip);
+        agti_buf_puts(&here, ": ");
+        const char *prefix = here.len > 2 ? agti_buf_cstr(&here) : "instance: ";
+        const char *m = c->first_msg;
+        if (strncmp(m, prefix, strlen(prefix)) == 0)
+            m += strlen(prefix);
+        agti_buf_puts(out, m);
+        agti_buf_free(&here);
+    } else {
+        agti_buf_puts(out, "matches");
+    }
+    c->errors = saved_errors;
+    c->have_first = saved_have;
+    c->quiet = saved_quiet;
+    memcpy(c->first_msg, saved_first, sizeof saved_first);
+}
+
+/* A property name that fails "propertyNames": one violation that says it is
+ * about the name, with the reason. */
+AGTI_NOINLINE static void report_name(vctx *c, const agti_snode *n, const agti_jv *name, ipath *ip,
+                                      const dscope *ds)
+{
+    if (c->quiet || c->fatal || (c->errors == NULL && c->have_first))
+        return;
+    agti_buf why = AGTI_BUF_INIT;
+    first_violation(c, n->property_names, name, ip, ds, &why);
+    if (!c->fatal)
+        report(c, ip, n, "propertyNames", "property name '%.*s' is not allowed: %s", (int)name->len,
+               name->u.s, agti_buf_cstr(&why));
+    agti_buf_free(&why);
+}
+
 static bool child_false(const agti_snode *n)
 {
     return n->is_bool && !n->bool_value;
@@ -704,7 +758,9 @@ static bool v_object(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *i
                     report(c, &cp, n, "propertyNames", "property name '%.*s' is not allowed",
                            (int)klen, key);
                 } else {
-                    r = v_node(c, n->property_names, &ks, &cp, ds, NULL);
+                    r = quiet_node(c, n->property_names, &ks, &cp, ds, NULL);
+                    if (!r && !c->fatal)
+                        report_name(c, n, &ks, &cp, ds);
                 }
                 if (!r) {
                     ok = false;
@@ -852,45 +908,22 @@ static bool v_follow(vctx *c, const agti_snode *n, const agti_snode *target, con
 }
 
 /* Reports a combinator that no branch matched, with each branch's first
- * violation, so the reader sees what each alternative wanted. Only runs on
- * the failure path of all-errors mode (and for the last error message). */
-__attribute__((noinline)) static void
-report_branches(vctx *c, const agti_snode *n, agti_snode *const *branches, size_t nb,
-                const agti_jv *inst, ipath *ip, const dscope *ds, const char *kw, const char *what)
+ * violation, so the reader sees what each alternative wanted. */
+AGTI_NOINLINE static void report_branches(vctx *c, const agti_snode *n, agti_snode *const *branches,
+                                          size_t nb, const agti_jv *inst, ipath *ip,
+                                          const dscope *ds, const char *kw, const char *what)
 {
     if (c->quiet || c->fatal || (c->errors == NULL && c->have_first))
         return;
     agti_buf msg = AGTI_BUF_INIT;
     agti_buf_puts(&msg, what);
-    json_t *saved_errors = c->errors;
-    bool saved_have = c->have_first;
-    char saved_first[sizeof c->first_msg];
-    memcpy(saved_first, c->first_msg, sizeof saved_first);
-    agti_buf here = AGTI_BUF_INIT;
-    path_build(&here, ip);
-    agti_buf_puts(&here, ": ");
-    const char *prefix = here.len > 2 ? agti_buf_cstr(&here) : "instance: ";
-    size_t plen = strlen(prefix);
     for (size_t i = 0; i < nb && i < 4 && !c->fatal; i++) {
-        c->errors = NULL;
-        c->have_first = false;
-        agti_buf_puts(&msg, i ? "; " : " (");
-        if (!v_node(c, branches[i], inst, ip, ds, NULL) && c->have_first) {
-            const char *m = c->first_msg;
-            if (strncmp(m, prefix, plen) == 0)
-                m += plen; /* same location: the message alone */
-            agti_buf_printf(&msg, "option %zu: %s", i, m);
-        } else {
-            agti_buf_printf(&msg, "option %zu: matches", i);
-        }
+        agti_buf_printf(&msg, "%soption %zu: ", i ? "; " : " (", i);
+        first_violation(c, branches[i], inst, ip, ds, &msg);
     }
-    agti_buf_free(&here);
     if (nb > 4)
         agti_buf_puts(&msg, "; ...");
     agti_buf_putc(&msg, ')');
-    c->errors = saved_errors;
-    c->have_first = saved_have;
-    memcpy(c->first_msg, saved_first, sizeof saved_first);
     if (!c->fatal)
         report(c, ip, n, kw, "%s", msg.oom ? what : agti_buf_cstr(&msg));
     agti_buf_free(&msg);

@@ -143,6 +143,9 @@ static void test_messages(void)
     expect_error("{\"unevaluatedProperties\":false,\"allOf\":[{\"properties\":{\"a\":true}}]}",
                  "{\"a\":1,\"b\":2}", "/b", "/unevaluatedProperties", "unevaluatedProperties",
                  "property 'b' is not allowed");
+    expect_error("{\"propertyNames\":{\"maxLength\":3}}", "{\"ab\":1,\"long\":2}", "/long",
+                 "/propertyNames", "propertyNames",
+                 "property name 'long' is not allowed: must be at most 3 characters long, got 4");
     expect_error("{\"dependentRequired\":{\"a\":[\"b\"]}}", "{\"a\":1}", "", "/dependentRequired",
                  "dependentRequired", "missing property 'b', required when 'a' is present");
 
