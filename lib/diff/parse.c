@@ -635,6 +635,11 @@ static int parse_lines(parser *ps)
                 ps->file->raw_end = (size_t)(next - base);
         } else if (starts(s, hn, "diff ")) {
             finish_file(ps);
+            if (starts(s, hn, "diff --cc ") || starts(s, hn, "diff --combined "))
+                rc = agti_diff_add_warning(ps->d,
+                                           "line %zu: combined (merge) diffs are not supported; "
+                                           "its hunks are skipped",
+                                           ps->lineno);
             ps->plain_pending = true;
             ps->plain_start = raw_start;
         } else if (starts(s, hn, "Binary files ") && hn > 20) {

@@ -84,7 +84,15 @@ static const char DIFF[] = "diff --git a/src/calc.c b/src/calc.c\n"
                            "+++ b/y.c\n"
                            "@@ -1 +1,2 @@\n"
                            " y\n"
-                           "+shared_line();\n";
+                           "+shared_line();\n"
+                           "diff --git a/list.md b/list.md\n"
+                           "index 9999999..aaaaaaa 100644\n"
+                           "--- a/list.md\n"
+                           "+++ b/list.md\n"
+                           "@@ -1,2 +1,3 @@\n"
+                           " # List\n"
+                           "+- item one\n"
+                           " - item two\n";
 
 static const char CALC_POST[] = "#include <stdio.h>\n"
                                 "\n"
@@ -174,7 +182,7 @@ int main(void)
 {
     agt_diff *d = NULL;
     T_EQ_INT(agt_diff_parse(&d, DIFF, strlen(DIFF)), AGT_OK, "test diff parses");
-    T_EQ_INT(agt_diff_file_count(d), 7, "7 files");
+    T_EQ_INT(agt_diff_file_count(d), 8, "8 files");
 
     expect("deleted line: old side, old-file line", anchor(d, "src/calc.c", "counter++;"),
            "src/calc.c", 7, 7, "old", "hunk_old");
@@ -212,6 +220,14 @@ int main(void)
            "hunk_new");
     expect("CRLF file, CRLF snippet", anchor(d, "win.txt", "foo\r\nBAR\r\n"), "win.txt", 1, 2,
            "new", "hunk_new");
+
+    expect("code lines that start with '-': tried as written",
+           anchor(d, "list.md", "- item one\n- item two"), "list.md", 2, 3, "new", "hunk_new");
+    expect("code lines that start with '-', pasted with markers",
+           anchor(d, "list.md", "+- item one\n - item two"), "list.md", 2, 3, "new", "hunk_new");
+    expect("rarest line last: verified backwards on the old side",
+           anchor(d, "src/calc.c", "{\n-    return a * b;"), "src/calc.c", 12, 13, "old",
+           "hunk_old");
 
     /* file-scan fallback: needs the post-change content */
     expect("no content: a line outside the hunks is not found",

@@ -283,6 +283,25 @@ static void test_errors(void)
     agt_diff_free(NULL);
 }
 
+static void test_combined(void)
+{
+    agt_diff *d = parse("diff --cc f.c\n"
+                        "index 1111111,2222222..3333333\n"
+                        "--- a/f.c\n"
+                        "+++ b/f.c\n"
+                        "@@@ -1,1 -1,1 +1,1 @@@\n"
+                        "- a\n"
+                        " -b\n"
+                        "++c\n");
+    T_CHECK(d != NULL, "combined diff: no crash, no failure");
+    json_t *j = to_json(d);
+    const char *w = json_string_value(json_array_get(json_object_get(j, "warnings"), 0));
+    T_CHECK(w && strstr(w, "line 1: combined"), "combined diff: flagged: %s", w ? w : "");
+    T_EQ_INT(d->nlines, 0, "combined diff: no lines taken");
+    json_decref(j);
+    agt_diff_free(d);
+}
+
 static void test_format_patch_signature(void)
 {
     agt_diff *d = parse("From 123 Mon Sep 17 00:00:00 2001\n"
@@ -363,6 +382,7 @@ int main(void)
     test_zero_context_and_counts();
     test_errors();
     test_format_patch_signature();
+    test_combined();
     test_builder_render();
     return t_done();
 }
