@@ -7,7 +7,7 @@
  * enumeration agrees with this library. Rates use CPU time (this process,
  * and the Python process for croniter), so a busy machine skews them less.
  *
- *   meson compile -C build bench-cron     or    ./bench-cron [C-fires-per-expr]
+ *   meson compile -C build bench-cron     or    ./bench_cron [C-fires-per-expr]
  */
 #include <jansson.h>
 #include <stdio.h>

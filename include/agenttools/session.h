@@ -94,6 +94,296 @@ AGT_EXTERN int agt_session_dispatch(agt_session *s, const char *call_id, const c
  */
 AGT_EXTERN int agt_session_todos(const agt_session *s, char **out_json);
 
+/* ---- approval ---------------------------------------------------------- */
+
+/** Rule lists. Append-only. */
+enum agt_rule_kind {
+    AGT_RULE_ALLOW = 0, /**< run without asking */
+    AGT_RULE_ASK = 1,   /**< ask the user even where the default would allow */
+    AGT_RULE_DENY = 2   /**< refuse, in every mode */
+};
+
+/** Answers to an approval request. Append-only. */
+enum agt_decision {
+    AGT_DECISION_APPROVE = 0,         /**< run this call once */
+    AGT_DECISION_APPROVE_SESSION = 1, /**< run it and allow similar calls for the session */
+    AGT_DECISION_REJECT = 2           /**< do not run it; the model is told the user declined */
+};
+
+/**
+ * Adds a permission rule. A rule is `Tool` (every call of the tool) or
+ * `Tool(pattern)`. What the pattern is matched against:
+ *  - Bash: the command. `*` matches any characters, '/' and spaces included;
+ *    `\*` is a literal star; every other character is literal. A compound
+ *    command (parts split on `;`, `&&`, `||`, `|`, `&`, newlines, parentheses,
+ *    with backtick, `$(...)`, `<(...)` and `>(...)` bodies as parts of their
+ *    own; quotes respected, so `echo "a;b"` is one part) is allowed only when
+ *    every part is allowed, and denied when any part is denied.
+ *  - Read, Write, Edit, ReadMediaFile: the path, normalised lexically
+ *    relative to the workspace root (symlinks are not followed here; the file
+ *    tools confine paths themselves). The pattern is a gitignore-style glob
+ *    (git's wildmatch: `*` stays within a component, `**` spans directories,
+ *    `{a,b}`, `[...]`); a pattern without '/' matches the file name at any
+ *    depth; `./src/x`, `src/x` and `<root>/src/x` (x being `**` or any
+ *    other glob) are the same rule; an
+ *    absolute pattern outside the root matches absolute paths.
+ *  - Grep, Glob: the pattern argument; FetchURL: the URL (`*` as for Bash).
+ *  - Any other tool: the name only; a pattern on it is rejected
+ *    (AGT_EINVALID), so a rule never silently means more than it says.
+ * Precedence: deny beats ask beats allow. Deny rules apply in every mode;
+ * yolo and auto mode skip ask rules (they never ask, see enum agt_mode).
+ *
+ * @param kind AGT_RULE_ALLOW, AGT_RULE_ASK or AGT_RULE_DENY.
+ * @param rule NUL-terminated UTF-8, copied.
+ * @return AGT_OK; AGT_EINVALID (malformed rule: empty, bad tool name, missing
+ *         ')', empty pattern, pattern on a name-only tool, bad glob; the
+ *         message names the rule); AGT_EINVAL (NULL, unknown kind); AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_add_rule(agt_session *s, int kind, const char *rule);
+
+/**
+ * Adds the rules of a JSON document {"allow":[...],"ask":[...],"deny":[...]}
+ * (each list optional, each item a rule string as for agt_session_add_rule();
+ * other keys are ignored). All or nothing: on any error no rule is added.
+ *
+ * @param json len bytes of UTF-8 JSON.
+ * @return AGT_OK; AGT_EPARSE (not JSON); AGT_EINVALID (not an object, a list
+ *         is not an array of strings, or a malformed rule: the message names
+ *         the list, the index and the rule); AGT_EINVAL; AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_load_rules(agt_session *s, const char *json, size_t len);
+
+/**
+ * The session's rules as {"allow":[...],"ask":[...],"deny":[...],
+ * "session":[...]}: "session" lists the allow rules added by
+ * AGT_DECISION_APPROVE_SESSION answers (they also appear in "allow").
+ *
+ * @param out_json receives the JSON text; free with agt_free().
+ * @return AGT_OK, AGT_EINVAL, AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_rules(const agt_session *s, char **out_json);
+
+/**
+ * The calls waiting for approval, oldest first, as
+ * [{"call_id","tool","arguments":{...},"reason":"why it asks",
+ *   "suggested_rule":"Bash(git log *)" or null}].
+ * The suggested rule is what AGT_DECISION_APPROVE_SESSION stores: broader
+ * than the call (the command's first words followed by ` *`, the parent
+ * folder of a path followed by a slash and `**`); null when the tool always
+ * asks
+ * (ExitPlanMode).
+ *
+ * @param out_json receives the JSON text; free with agt_free().
+ * @return AGT_OK, AGT_EINVAL, AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_pending(const agt_session *s, char **out_json);
+
+/**
+ * Answers a pending call (see agt_session_dispatch() returning AGT_EPENDING)
+ * and removes it from the pending list. Approving runs the call (pre-hook,
+ * provider, post-hook) and hands back its result. Rejecting gives the error
+ * result "The user declined this <Tool> call[: <reason>]. Do not retry it
+ * unchanged; ask the user or take another approach." with status AGT_EDENIED.
+ * For ExitPlanMode, an approving reason equal (ignoring case) to one of the
+ * call's option labels selects that option; any other reason is passed to
+ * the model as the user's comment.
+ *
+ * @param call_id the id given to agt_session_dispatch().
+ * @param decision AGT_DECISION_*.
+ * @param reason optional text from the user (NULL or "" for none), copied.
+ * @param out receives the result; free with agt_result_free().
+ * @return AGT_OK (see *out); AGT_ENOTFOUND (no pending call with that id);
+ *         AGT_EINVAL (NULL argument, unknown decision); AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_answer(agt_session *s, const char *call_id, int decision,
+                                  const char *reason, agt_result **out);
+
+/**
+ * Approves a pending call for the session with a host-given rule (instead
+ * of the suggested one), then runs it as agt_session_answer() does. The rule
+ * is checked first: a malformed rule leaves the call pending.
+ *
+ * @param rule an allow rule in agt_session_add_rule() syntax.
+ * @return AGT_OK (see *out); AGT_EINVALID (malformed rule; the call stays
+ *         pending); AGT_ENOTFOUND; AGT_EINVAL; AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_answer_rule(agt_session *s, const char *call_id, const char *rule,
+                                       const char *reason, agt_result **out);
+
+/** An approval request handed to a synchronous approver. */
+typedef struct agt_approval agt_approval;
+
+/**
+ * A synchronous approver: decides a call that needs approval.
+ *
+ * @param req the request; valid only during the callback.
+ * @param payload the pointer given to agt_session_set_approver().
+ * @return AGT_DECISION_APPROVE, AGT_DECISION_APPROVE_SESSION or
+ *         AGT_DECISION_REJECT; any other value rejects the call.
+ */
+typedef int (*agt_approver_fn)(agt_approval *req, void *payload);
+
+/**
+ * Sets (fn != NULL) or removes (fn = NULL) the synchronous approver. While
+ * one is set, agt_session_dispatch() asks it and never returns AGT_EPENDING.
+ *
+ * @return AGT_OK, AGT_EINVAL (s is NULL).
+ */
+AGT_EXTERN int agt_session_set_approver(agt_session *s, agt_approver_fn fn, void *payload);
+
+/**
+ * The request as one JSON object, the shape of an agt_session_pending()
+ * item; borrowed, valid during the callback.
+ */
+AGT_EXTERN const char *agt_approval_json(const agt_approval *req);
+
+/**
+ * Sets the user's reason (rejection reason, comment, or the chosen
+ * ExitPlanMode option label), copied.
+ *
+ * @return AGT_OK, AGT_EINVAL, AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_approval_set_reason(agt_approval *req, const char *reason);
+
+/**
+ * Sets the rule stored by an AGT_DECISION_APPROVE_SESSION answer instead of
+ * the suggested one, copied. Checked when the callback returns: a malformed
+ * rule turns the answer into a one-time approval.
+ *
+ * @return AGT_OK, AGT_EINVALID (malformed rule), AGT_EINVAL, AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_approval_set_rule(agt_approval *req, const char *rule);
+
+/* ---- hooks ------------------------------------------------------------- */
+
+/** A tool call seen by a pre- or post-tool-use hook. */
+typedef struct agt_hook agt_hook;
+
+/**
+ * A hook. Pre-tool-use hooks run after approval, right before the provider;
+ * they may agt_hook_deny() or agt_hook_rewrite(). Post-tool-use hooks run
+ * after the provider and may agt_hook_append() context to the result text.
+ *
+ * @param h the call; valid only during the callback.
+ * @param payload the pointer given when the hook was set.
+ * @return AGT_OK to apply what the hook decided. Any other value means the
+ *         hook failed: its decision is ignored, the call goes on, and the
+ *         result text ends with a note naming the failure. A hook that takes
+ *         longer than the hook budget is treated the same way.
+ */
+typedef int (*agt_hook_fn)(agt_hook *h, void *payload);
+
+/**
+ * Sets (or with fn = NULL removes) the pre-tool-use hook.
+ *
+ * @return AGT_OK, AGT_EINVAL (s is NULL).
+ */
+AGT_EXTERN int agt_session_set_pre_hook(agt_session *s, agt_hook_fn fn, void *payload);
+
+/**
+ * Sets (or with fn = NULL removes) the post-tool-use hook.
+ *
+ * @return AGT_OK, AGT_EINVAL (s is NULL).
+ */
+AGT_EXTERN int agt_session_set_post_hook(agt_session *s, agt_hook_fn fn, void *payload);
+
+/**
+ * Sets the time budget of one hook invocation, in milliseconds (monotonic
+ * clock; default 5000). A hook that returns later is ignored as failed.
+ *
+ * @param budget_ms 1 or more.
+ * @return AGT_OK, AGT_EINVAL (s is NULL or budget_ms < 1).
+ */
+AGT_EXTERN int agt_session_set_hook_budget(agt_session *s, int64_t budget_ms);
+
+/** The tool name of the hooked call, borrowed; never NULL. */
+AGT_EXTERN const char *agt_hook_tool(const agt_hook *h);
+
+/** The call id of the hooked call, borrowed; never NULL. */
+AGT_EXTERN const char *agt_hook_call_id(const agt_hook *h);
+
+/** The (validated) arguments as compact JSON text, borrowed; never NULL. */
+AGT_EXTERN const char *agt_hook_args(const agt_hook *h);
+
+/** Post-tool-use: the result text, borrowed; NULL in a pre-tool-use hook. */
+AGT_EXTERN const char *agt_hook_result_text(const agt_hook *h);
+
+/** Post-tool-use: 1 when the result is an error result; 0 otherwise. */
+AGT_EXTERN int agt_hook_result_is_error(const agt_hook *h);
+
+/**
+ * Pre-tool-use: blocks the call. The model gets the error result "A
+ * pre-tool-use hook blocked this <Tool> call: <reason>" (status AGT_EDENIED).
+ *
+ * @param reason NUL-terminated UTF-8, copied (NULL: no reason given).
+ * @return AGT_OK, AGT_ESTATE (in a post-tool-use hook), AGT_EINVAL, AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_hook_deny(agt_hook *h, const char *reason);
+
+/**
+ * Pre-tool-use: replaces the arguments with a JSON object. They are
+ * validated against the tool's schema again and checked against deny rules
+ * and plan mode; failing either gives an error result naming the problem.
+ *
+ * @param json NUL-terminated JSON text, copied after parsing.
+ * @return AGT_OK, AGT_EPARSE (not JSON), AGT_EINVALID (not an object),
+ *         AGT_ESTATE (in a post-tool-use hook), AGT_EINVAL, AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_hook_rewrite(agt_hook *h, const char *json);
+
+/**
+ * Post-tool-use: appends context to the result text (after a blank line).
+ * May be called more than once.
+ *
+ * @return AGT_OK, AGT_ESTATE (in a pre-tool-use hook), AGT_EINVAL, AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_hook_append(agt_hook *h, const char *text);
+
+/* ---- plan mode --------------------------------------------------------- */
+
+/**
+ * Sets the plan file that EnterPlanMode hands to the model and that Write and
+ * Edit may touch in plan mode. Default: <root>/.agenttools/plans/<id>.md with
+ * a random 16-hex-digit id chosen when plan mode is first entered.
+ *
+ * @param path absolute, or relative to the workspace root; normalised
+ *        lexically and stored absolute.
+ * @return AGT_OK, AGT_EINVAL (NULL or empty path), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_set_plan_file(agt_session *s, const char *path);
+
+/** The absolute plan file path, borrowed; NULL until one is set or chosen. */
+AGT_EXTERN const char *agt_session_plan_file(const agt_session *s);
+
+/* ---- save and restore -------------------------------------------------- */
+
+/**
+ * Saves the session state as JSON ({"format":1,...}; see docs/session.md):
+ * mode, the mode before plan mode, rules, session approvals, todo list, plan
+ * file, and the sections other components add. Pending approvals are not
+ * saved (a restored session has none; the host re-runs those calls).
+ *
+ * @param out_json receives the JSON text; free with agt_free().
+ * @return AGT_OK, AGT_EINVAL, AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_save(const agt_session *s, char **out_json);
+
+/**
+ * Restores a state saved by agt_session_save() of this or an older format
+ * version. Unknown fields are ignored; missing sections keep their defaults.
+ * All or nothing: everything is parsed and checked before the session
+ * changes, so on any error the session is unchanged. Pending approvals are
+ * dropped.
+ *
+ * @param json len bytes of UTF-8 JSON.
+ * @return AGT_OK; AGT_EPARSE (not JSON or truncated: the message gives line
+ *         and column); AGT_EINVALID (a field has the wrong type or value, a
+ *         rule is malformed: the message names the field);
+ *         AGT_EUNSUPPORTED ("format" newer than this library reads);
+ *         AGT_EINVAL; AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_restore(agt_session *s, const char *json, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,6 +6,7 @@
 
 #include "core/core.h"
 #include "dispatch/dispatch_internal.h"
+#include "policy.h"
 #include "session_internal.h"
 
 int agt_session_new(agt_session **out, agt_registry *reg, const char *workspace_root)
@@ -25,10 +26,12 @@ int agt_session_new(agt_session **out, agt_registry *reg, const char *workspace_
     }
     agt_session *s = calloc(1, sizeof *s);
     json_t *todos = json_array();
-    if (s == NULL || todos == NULL) {
+    agti_policy *policy = agti_policy_new();
+    if (s == NULL || todos == NULL || policy == NULL) {
         free(root);
         free(s);
         json_decref(todos);
+        agti_policy_free(policy);
         return agti_oom();
     }
     s->reg = reg;
@@ -36,6 +39,7 @@ int agt_session_new(agt_session **out, agt_registry *reg, const char *workspace_
     s->mode = AGT_MODE_MANUAL;
     s->phase = AGT_PHASE_ALL;
     s->todos = todos;
+    s->policy = policy;
     *out = s;
     return AGT_OK;
 }
@@ -46,6 +50,7 @@ void agt_session_free(agt_session *s)
         return;
     free(s->root);
     json_decref(s->todos);
+    agti_policy_free(s->policy);
     free(s);
 }
 
@@ -65,6 +70,7 @@ int agt_session_set_mode(agt_session *s, int mode)
         return agti_error(AGT_EINVAL, "agt_session_set_mode: session is NULL");
     if (mode < AGT_MODE_MANUAL || mode > AGT_MODE_AUTO)
         return agti_error(AGT_EINVAL, "agt_session_set_mode: unknown mode %d", mode);
+    agti_plan_mode_changed(s, s->mode, mode);
     s->mode = mode;
     return AGT_OK;
 }
@@ -96,8 +102,7 @@ int agt_session_dispatch(agt_session *s, const char *call_id, const char *tool,
         *out = NULL;
     if (s == NULL)
         return agti_error(AGT_EINVAL, "agt_session_dispatch: session is NULL");
-    agti_dispatch_env env = {s->reg, s->phase, s, NULL, NULL};
-    return agti_dispatch(&env, call_id, tool, args_json, out);
+    return agti_session_dispatch(s, call_id, tool, args_json, out);
 }
 
 int agt_session_todos(const agt_session *s, char **out_json)

@@ -12,6 +12,7 @@ struct agt_session {
     int mode;
     int phase;
     json_t *todos; /* array of {"title","status"} */
+    struct agti_policy *policy; /* rules, pending approvals, hooks, plan file (policy.h) */
 };
 
 #endif

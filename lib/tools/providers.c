@@ -6,6 +6,8 @@
  * AskUserQuestion): it is offered only once the host sets a provider. */
 const agti_builtin_provider agti_builtin_providers[] = {
     {"TodoList", agti_tool_todolist},
+    {"EnterPlanMode", agti_tool_enter_plan_mode},
+    {"ExitPlanMode", agti_tool_exit_plan_mode},
 };
 
 const size_t agti_builtin_provider_count =

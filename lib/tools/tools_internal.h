@@ -6,5 +6,7 @@
 #include "agenttools/dispatch.h"
 
 int agti_tool_todolist(agt_call *call, void *payload);
+int agti_tool_enter_plan_mode(agt_call *call, void *payload);
+int agti_tool_exit_plan_mode(agt_call *call, void *payload);
 
 #endif

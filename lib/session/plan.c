@@ -1,0 +1,220 @@
+/* Plan mode, session side: the plan file, the mode to go back to, and the
+ * limits the gate applies while planning. Bash is not refused in plan mode:
+ * it stays under the permission rules like in manual mode (the reference
+ * agent does the same), so a read-only `git log` still runs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "fs/fs.h"
+#include "policy.h"
+#include "session_internal.h"
+
+void agti_plan_mode_changed(agt_session *s, int old_mode, int new_mode)
+{
+    if (new_mode == AGT_MODE_PLAN && old_mode != AGT_MODE_PLAN)
+        s->policy->mode_before_plan = old_mode;
+}
+
+static int mkdir_parents(const char *file)
+{
+    char *dir = agti_strdup(file);
+    if (dir == NULL)
+        return agti_oom();
+    char *slash = strrchr(dir, '/');
+    if (slash != NULL && slash != dir) {
+        *slash = '\0';
+        for (char *p = dir + 1;; p++) {
+            if (*p == '/' || *p == '\0') {
+                char c = *p;
+                *p = '\0';
+                if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+                    int e = errno;
+                    int rc = agti_error(AGT_EIO, "cannot create folder '%s' for the plan file: %s",
+                                        dir, strerror(e));
+                    free(dir);
+                    return rc;
+                }
+                *p = c;
+                if (c == '\0')
+                    break;
+            }
+        }
+    }
+    free(dir);
+    return AGT_OK;
+}
+
+static uint64_t random_id(void)
+{
+    uint64_t v = 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, &v, sizeof v);
+        close(fd);
+        if (n == (ssize_t)sizeof v)
+            return v;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ((uint64_t)ts.tv_sec * 1000000007u) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^
+           (uint64_t)(uintptr_t)&v;
+}
+
+int agti_plan_ensure_file(agt_session *s, const char **path)
+{
+    agti_policy *p = s->policy;
+    if (p->plan_file == NULL) {
+        p->plan_file =
+            agti_aprintf("%s%s.agenttools/plans/%016llx.md", s->root,
+                         strcmp(s->root, "/") == 0 ? "" : "/", (unsigned long long)random_id());
+        if (p->plan_file == NULL)
+            return agti_oom();
+    }
+    int rc = mkdir_parents(p->plan_file);
+    *path = p->plan_file;
+    return rc;
+}
+
+bool agti_plan_options_ok(json_t *options, agti_buf *msg)
+{
+    static const char *const reserved[] = {"Approve", "Reject", "Reject and Exit", "Revise"};
+    size_t i;
+    json_t *o;
+    json_array_foreach(options, i, o)
+    {
+        const char *label = json_string_value(json_object_get(o, "label"));
+        if (label == NULL)
+            continue; /* the schema requires it */
+        for (size_t k = 0; k < sizeof reserved / sizeof reserved[0]; k++)
+            if (strcasecmp(label, reserved[k]) == 0) {
+                agti_buf_printf(msg,
+                                "Option %zu of ExitPlanMode uses the label '%s', which is "
+                                "reserved for the approval dialog (Approve, Reject, Reject and "
+                                "Exit, Revise). Rename it and call ExitPlanMode again.",
+                                i + 1, label);
+                return false;
+            }
+        for (size_t j = 0; j < i; j++) {
+            const char *other =
+                json_string_value(json_object_get(json_array_get(options, j), "label"));
+            if (other != NULL && strcasecmp(label, other) == 0) {
+                agti_buf_printf(msg,
+                                "Options %zu and %zu of ExitPlanMode have the same label '%s'; "
+                                "labels must be unique. Rename one and call ExitPlanMode again.",
+                                j + 1, i + 1, label);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* Whether the plan file holds something besides white space. */
+static bool plan_has_content(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return false;
+    int c;
+    bool any = false;
+    while (!any && (c = fgetc(f)) != EOF)
+        any = !(c == ' ' || c == '\t' || c == '\n' || c == '\r');
+    fclose(f);
+    return any;
+}
+
+static int refuse_fmt(agt_call *call, int status, agt_result **out, agti_buf *b)
+{
+    if (b->oom) {
+        agti_buf_free(b);
+        return agti_oom();
+    }
+    int rc = agti_refuse(call, status, agti_buf_cstr(b), out);
+    agti_buf_free(b);
+    return rc;
+}
+
+static int check_exit(agt_session *s, agt_call *call, agt_result **out)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    const char *plan = s->policy->plan_file;
+    if (s->mode != AGT_MODE_PLAN) {
+        agti_buf_puts(&b, "ExitPlanMode only works in plan mode, and the session is not in plan "
+                          "mode. Go on with the task.");
+        return refuse_fmt(call, AGT_ESTATE, out, &b);
+    }
+    if (plan == NULL || !plan_has_content(plan)) {
+        agti_buf_printf(&b,
+                        "The plan file %s is empty. Write your plan into it with Write, then "
+                        "call ExitPlanMode again.",
+                        plan ? plan : "(none yet)");
+        return refuse_fmt(call, AGT_ESTATE, out, &b);
+    }
+    json_t *options = json_object_get(agti_call_args_json(call), "options");
+    if (!agti_plan_options_ok(options, &b))
+        return refuse_fmt(call, AGT_EINVALID, out, &b);
+    agti_buf_free(&b);
+    return AGT_OK;
+}
+
+int agti_plan_check(agt_session *s, agt_call *call, agt_result **out)
+{
+    const char *tool = agt_call_tool(call);
+    if (strcmp(tool, "ExitPlanMode") == 0)
+        return check_exit(s, call, out);
+    if (s->mode != AGT_MODE_PLAN)
+        return AGT_OK;
+    agti_buf b = AGTI_BUF_INIT;
+    if (strcmp(tool, "Write") == 0 || strcmp(tool, "Edit") == 0) {
+        const char *path = json_string_value(json_object_get(agti_call_args_json(call), "path"));
+        char *rel = NULL, *abs = NULL;
+        if (path != NULL && agti_policy_path(s->root, path, &rel, &abs) != AGT_OK)
+            return AGT_ENOMEM;
+        const char *plan = s->policy->plan_file;
+        bool ok = abs != NULL && plan != NULL && strcmp(abs, plan) == 0;
+        free(rel);
+        free(abs);
+        if (ok)
+            return AGT_OK;
+        agti_buf_printf(&b,
+                        "In plan mode %s may only change the plan file %s, not '%s'. Put your "
+                        "plan there, then call ExitPlanMode to ask the user to approve it.",
+                        tool, plan ? plan : "(call EnterPlanMode first)", path ? path : "");
+        return refuse_fmt(call, AGT_EDENIED, out, &b);
+    }
+    if (strcmp(tool, "TaskStop") == 0 || strcmp(tool, "CronCreate") == 0 ||
+        strcmp(tool, "CronDelete") == 0) {
+        agti_buf_printf(&b,
+                        "%s is not available in plan mode. Finish the plan and call "
+                        "ExitPlanMode; once the user approves it, call %s again.",
+                        tool, tool);
+        return refuse_fmt(call, AGT_EDENIED, out, &b);
+    }
+    return AGT_OK;
+}
+
+int agt_session_set_plan_file(agt_session *s, const char *path)
+{
+    if (s == NULL || path == NULL || path[0] == '\0')
+        return agti_error(AGT_EINVAL, "agt_session_set_plan_file: session or path is NULL/empty");
+    char *rel, *abs;
+    if (agti_policy_path(s->root, path, &rel, &abs) != AGT_OK)
+        return AGT_ENOMEM;
+    free(rel);
+    free(s->policy->plan_file);
+    s->policy->plan_file = abs;
+    return AGT_OK;
+}
+
+const char *agt_session_plan_file(const agt_session *s)
+{
+    return s ? s->policy->plan_file : NULL;
+}

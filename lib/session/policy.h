@@ -1,0 +1,138 @@
+/* Internal: the approval policy of a session (rules, pending approvals,
+ * approver, hooks, plan mode). Lives behind one pointer in struct agt_session
+ * so the rest of the session state stays independent of it. */
+#ifndef AGT_LIB_SESSION_POLICY_H
+#define AGT_LIB_SESSION_POLICY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "agenttools/session.h"
+#include "dispatch/dispatch_internal.h"
+
+struct agti_wm;
+struct agti_glob;
+
+/* What a rule's pattern is matched against. */
+enum agti_subject {
+    AGTI_SUBJ_NAME = 0,    /* name-only tools */
+    AGTI_SUBJ_COMMAND = 1, /* Bash: each part of the command */
+    AGTI_SUBJ_PATH = 2,    /* file tools: the normalised path */
+    AGTI_SUBJ_TEXT = 3     /* Grep/Glob pattern, FetchURL url */
+};
+
+typedef struct agti_rule {
+    char *text;    /* as given, trimmed */
+    char *tool;    /* tool name */
+    char *pattern; /* NULL: every call of the tool */
+    char *key;     /* index key: literal first word / first path component; "" = any */
+    int kind;      /* AGT_RULE_* */
+    int subject;   /* enum agti_subject */
+    bool session;  /* added by an approve-for-session answer */
+    bool abs;      /* path pattern outside the root: matched against absolute paths */
+    struct agti_glob *glob;
+    struct agti_wm *wm;
+} agti_rule;
+
+/* A rule list with a (tool, key) index rebuilt lazily after changes. */
+typedef struct agti_ruleset {
+    agti_rule **rules; /* in the order added */
+    size_t n, cap;
+    agti_rule **sorted; /* by (tool, key), for lookups */
+    bool dirty;
+} agti_ruleset;
+
+typedef struct agti_pending {
+    char *call_id;
+    char *tool;
+    char *args;      /* compact JSON */
+    char *reason;    /* why it asks */
+    char *suggested; /* NULL when none */
+} agti_pending;
+
+typedef struct agti_policy {
+    agti_ruleset rules;
+    agti_pending *pending;
+    size_t npending, cappending;
+    agt_approver_fn approver;
+    void *approver_payload;
+    agt_hook_fn pre_hook, post_hook;
+    void *pre_payload, *post_payload;
+    int64_t hook_budget_ms;
+    char *plan_file;         /* absolute; NULL until set or chosen */
+    int mode_before_plan;    /* restored by an approved ExitPlanMode */
+    const char *exit_reason; /* the user's answer while ExitPlanMode runs (borrowed) */
+} agti_policy;
+
+/* ---- rules.c ---- */
+/* Parses one rule; AGT_EINVALID with a message naming it. root: session root. */
+int agti_rule_parse(const char *text, int kind, const char *root, agti_rule **out);
+void agti_rule_free(agti_rule *r);
+void agti_ruleset_clear(agti_ruleset *rs);
+int agti_ruleset_add(agti_ruleset *rs, agti_rule *r); /* takes ownership (also on error) */
+/* The subject kind of a tool name. */
+int agti_rule_subject(const char *tool);
+
+/* Splits a shell command into its simple commands (see session.h). Returns a
+ * JSON array of strings, or NULL on OOM. */
+json_t *agti_command_split(const char *cmd);
+
+/* The strongest rule matching one subject: sets *hit (NULL: none). For a
+ * path subject, rel is the root-relative path (NULL when outside the root)
+ * and abs the absolute one. */
+void agti_ruleset_match(agti_ruleset *rs, const char *tool, int subject, const char *text,
+                        const char *abs, const agti_rule **hit);
+
+/* Evaluates a call: *kind = AGT_RULE_* of the strongest applicable verdict
+ * or -1 when no rule applies (for compound commands: deny if any part is
+ * denied, ask if any part asks, allow only if every part is allowed);
+ * *rule = the rule that decided (borrowed, may be NULL); *unmatched = the
+ * first command part no rule allowed (for suggestions; borrowed from a
+ * json array kept in *parts, which the caller frees; may be NULL). */
+int agti_policy_evaluate(agt_session *s, const char *tool, json_t *args, int *kind,
+                         const agti_rule **rule, json_t **parts);
+
+/* The root-relative normalised form of a path argument (NULL when it lies
+ * outside the root), and the absolute one. Malloc'd. */
+int agti_policy_path(const char *root, const char *path, char **rel, char **abs);
+
+/* ---- approval.c ---- */
+agti_policy *agti_policy_new(void);
+void agti_policy_free(agti_policy *p);
+void agti_policy_drop_pending(agti_policy *p);
+int agti_session_gate(void *ctx, agt_call *call, agt_result **out);
+/* Builds an error result; AGT_EDENIED, or an error code on OOM. */
+int agti_refuse(agt_call *call, int status, const char *text, agt_result **out);
+/* Full dispatch with approval and hooks (used by agt_session_dispatch). */
+int agti_session_dispatch(agt_session *s, const char *call_id, const char *tool,
+                          const char *args_json, agt_result **out);
+
+/* Deny rules and plan-mode limits (also after a hook rewrote the args). */
+int agti_policy_recheck(agt_session *s, agt_call *call, agt_result **out);
+/* {"allow":[...],...} → rules appended to `into`; AGT_EINVALID names `where`. */
+int agti_rules_from_json(agt_session *s, json_t *doc, agti_ruleset *into, const char *where);
+/* The rule lists as {"allow","ask","deny","session"}; NULL on OOM. */
+json_t *agti_rules_to_json(const agti_ruleset *rs);
+
+/* ---- hooks.c ---- */
+/* Runs the pre-tool-use hook: AGT_OK to go on (args may have been replaced),
+ * AGT_EDENIED with an error result in *out, or an error code. note: appended
+ * to when the hook failed (caller appends it to the result). */
+int agti_hook_pre(agt_session *s, agt_call *call, agt_result **out, agti_buf *note);
+/* Runs the post-tool-use hook on a finished result, appending its context
+ * and the pending note. */
+int agti_hook_post(agt_session *s, agt_result *r, const char *args, agti_buf *note);
+
+/* ---- plan.c ---- */
+/* Plan-mode restrictions and ExitPlanMode preconditions: AGT_OK, or
+ * AGT_EDENIED with an error result in *out. */
+int agti_plan_check(agt_session *s, agt_call *call, agt_result **out);
+/* The plan file, chosen (and its directory created) when none is set. */
+int agti_plan_ensure_file(agt_session *s, const char **path);
+/* Called on every mode change: remembers the mode before plan mode. */
+void agti_plan_mode_changed(agt_session *s, int old_mode, int new_mode);
+/* Whether options (a JSON array or NULL) obey the label rules; on failure
+ * writes a message for the model into msg. */
+bool agti_plan_options_ok(json_t *options, agti_buf *msg);
+
+#endif

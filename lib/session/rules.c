@@ -1,0 +1,597 @@
+/* Permission rules: parsing `Tool` / `Tool(pattern)`, matching a call's
+ * subject (command part, path, pattern, URL), and a (tool, key) index so a
+ * call is checked against a handful of candidate rules instead of all. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "fs/fs.h"
+#include "policy.h"
+#include "session_internal.h"
+
+/* Nesting limit for command substitutions inside command substitutions. */
+#define SPLIT_MAX_DEPTH 16
+
+int agti_rule_subject(const char *tool)
+{
+    if (strcmp(tool, "Bash") == 0)
+        return AGTI_SUBJ_COMMAND;
+    if (strcmp(tool, "Read") == 0 || strcmp(tool, "Write") == 0 || strcmp(tool, "Edit") == 0 ||
+        strcmp(tool, "ReadMediaFile") == 0)
+        return AGTI_SUBJ_PATH;
+    if (strcmp(tool, "Grep") == 0 || strcmp(tool, "Glob") == 0 || strcmp(tool, "FetchURL") == 0)
+        return AGTI_SUBJ_TEXT;
+    return AGTI_SUBJ_NAME;
+}
+
+void agti_rule_free(agti_rule *r)
+{
+    if (r == NULL)
+        return;
+    free(r->text);
+    free(r->tool);
+    free(r->pattern);
+    free(r->key);
+    agti_glob_free(r->glob);
+    agti_wm_free(r->wm);
+    free(r);
+}
+
+static bool tool_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.' || c == ':';
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The literal first word of a command pattern, or "" when it starts with a
+ * wildcard or an escape (then the rule is checked for every command). */
+static char *command_key(const char *pat)
+{
+    size_t i = 0;
+    while (pat[i] && pat[i] != ' ' && pat[i] != '\t') {
+        if (pat[i] == '*' || pat[i] == '\\')
+            return agti_strdup("");
+        i++;
+    }
+    return agti_strndup(pat, i);
+}
+
+static bool has_glob_char(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strchr("*?[{\\", s[i]) != NULL)
+            return true;
+    return false;
+}
+
+/* Turns a path pattern into the relative gitignore-style glob the matcher
+ * takes (or an absolute wildmatch pattern outside the root). */
+static int compile_path_pattern(agti_rule *r, const char *root)
+{
+    const char *pat = r->pattern;
+    size_t plen = strlen(pat);
+    bool dir_only = plen > 1 && pat[plen - 1] == '/';
+    char *norm = NULL;
+    bool anchored = false;
+    if (pat[0] == '/') {
+        norm = agti_path_normalize(pat);
+        if (norm == NULL)
+            return agti_oom();
+        if (agti_path_is_within(norm, root)) {
+            size_t rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
+            const char *rest = norm[rl] == '/' ? norm + rl + 1 : norm + rl;
+            char *rel = agti_strdup(rest[0] ? rest : "**");
+            free(norm);
+            if (rel == NULL)
+                return agti_oom();
+            norm = rel;
+            anchored = true;
+        } else {
+            r->abs = true;
+        }
+    } else {
+        anchored = strncmp(pat, "./", 2) == 0;
+        norm = agti_path_normalize(pat);
+        if (norm == NULL)
+            return agti_oom();
+        if (strcmp(norm, ".") == 0) {
+            free(norm);
+            if ((norm = agti_strdup("**")) == NULL)
+                return agti_oom();
+        }
+        if (strncmp(norm, "..", 2) == 0 && (norm[2] == '/' || norm[2] == '\0')) {
+            free(norm);
+            return agti_error(AGT_EINVALID,
+                              "rule '%s': the path pattern climbs out of the workspace root; "
+                              "write it as an absolute path",
+                              r->text);
+        }
+    }
+    agti_buf b = AGTI_BUF_INIT;
+    if (anchored && !r->abs && strchr(norm, '/') == NULL)
+        agti_buf_putc(&b, '/'); /* a leading "/" anchors a glob to the root */
+    agti_buf_puts(&b, norm);
+    if (dir_only)
+        agti_buf_puts(&b, "/**");
+    free(norm);
+    if (b.oom)
+        return agti_oom();
+    int rc;
+    if (r->abs) {
+        bool bad = false;
+        rc = agti_wm_compile(&r->wm, b.ptr, b.len, 0, &bad);
+        if (rc == AGT_OK && bad)
+            rc = agti_error(AGT_EINVALID, "rule '%s': malformed pattern", r->text);
+        r->key = agti_strdup("");
+    } else {
+        rc = agti_glob_compile(&r->glob, b.ptr, 0);
+        if (rc != AGT_OK && rc != AGT_ENOMEM)
+            rc = agti_error(AGT_EINVALID, "rule '%s': bad path pattern: %s", r->text,
+                            agt_error_message());
+        /* key: the literal first component of an anchored pattern */
+        const char *g = b.ptr[0] == '/' ? b.ptr + 1 : b.ptr;
+        const char *slash = strchr(g, '/');
+        if (slash != NULL && b.ptr[0] != '/' && !has_glob_char(g, (size_t)(slash - g)))
+            r->key = agti_strndup(g, (size_t)(slash - g));
+        else
+            r->key = agti_strdup("");
+    }
+    agti_buf_free(&b);
+    if (rc == AGT_OK && r->key == NULL)
+        rc = agti_oom();
+    return rc;
+}
+
+int agti_rule_parse(const char *text, int kind, const char *root, agti_rule **out)
+{
+    *out = NULL;
+    while (is_space(*text))
+        text++;
+    size_t len = strlen(text);
+    while (len > 0 && is_space(text[len - 1]))
+        len--;
+    if (len == 0)
+        return agti_error(AGT_EINVALID, "rule '': a rule names a tool, as Tool or Tool(pattern)");
+    agti_rule *r = calloc(1, sizeof *r);
+    if (r == NULL || (r->text = agti_strndup(text, len)) == NULL) {
+        agti_rule_free(r);
+        return agti_oom();
+    }
+    r->kind = kind;
+    const char *paren = memchr(text, '(', len);
+    size_t nlen = paren ? (size_t)(paren - text) : len;
+    int rc = AGT_OK;
+    for (size_t i = 0; i < nlen; i++)
+        if (!tool_char(text[i])) {
+            rc = agti_error(AGT_EINVALID,
+                            "rule '%s': '%c' cannot appear in a tool name (write Tool or "
+                            "Tool(pattern))",
+                            r->text, text[i]);
+            break;
+        }
+    if (rc == AGT_OK && nlen == 0)
+        rc = agti_error(AGT_EINVALID, "rule '%s': the tool name is missing", r->text);
+    if (rc == AGT_OK && paren != NULL && text[len - 1] != ')')
+        rc = agti_error(AGT_EINVALID, "rule '%s': the pattern must end with ')'", r->text);
+    if (rc == AGT_OK && paren != NULL && len - nlen == 2)
+        rc = agti_error(AGT_EINVALID, "rule '%s': the pattern in () is empty", r->text);
+    if (rc != AGT_OK) {
+        agti_rule_free(r);
+        return rc;
+    }
+    r->tool = agti_strndup(text, nlen);
+    if (paren != NULL && !(len - nlen == 3 && paren[1] == '*'))
+        r->pattern = agti_strndup(paren + 1, len - nlen - 2);
+    if (r->tool == NULL || (paren != NULL && len - nlen != 3 && r->pattern == NULL)) {
+        agti_rule_free(r);
+        return agti_oom();
+    }
+    r->subject = agti_rule_subject(r->tool);
+    if (r->pattern == NULL) {
+        r->key = agti_strdup("");
+        rc = r->key ? AGT_OK : agti_oom();
+    } else if (r->subject == AGTI_SUBJ_NAME) {
+        rc = agti_error(AGT_EINVALID,
+                        "rule '%s': %s rules match the tool name only; write '%s' without a "
+                        "pattern",
+                        r->text, r->tool, r->tool);
+    } else if (r->subject == AGTI_SUBJ_PATH) {
+        rc = compile_path_pattern(r, root);
+    } else {
+        r->key = r->subject == AGTI_SUBJ_COMMAND ? command_key(r->pattern) : agti_strdup("");
+        rc = r->key ? AGT_OK : agti_oom();
+    }
+    if (rc != AGT_OK) {
+        agti_rule_free(r);
+        return rc;
+    }
+    *out = r;
+    return AGT_OK;
+}
+
+void agti_ruleset_clear(agti_ruleset *rs)
+{
+    for (size_t i = 0; i < rs->n; i++)
+        agti_rule_free(rs->rules[i]);
+    free(rs->rules);
+    free(rs->sorted);
+    memset(rs, 0, sizeof *rs);
+}
+
+int agti_ruleset_add(agti_ruleset *rs, agti_rule *r)
+{
+    if (rs->n == rs->cap) {
+        size_t cap = rs->cap ? rs->cap * 2 : 16;
+        agti_rule **v = realloc(rs->rules, cap * sizeof *v);
+        if (v == NULL) {
+            agti_rule_free(r);
+            return agti_oom();
+        }
+        rs->rules = v;
+        rs->cap = cap;
+    }
+    rs->rules[rs->n++] = r;
+    rs->dirty = true;
+    return AGT_OK;
+}
+
+static int cmp_tool_key(const char *t1, const char *k1, const char *t2, const char *k2)
+{
+    int c = strcmp(t1, t2);
+    return c ? c : strcmp(k1, k2);
+}
+
+static int cmp_rules(const void *a, const void *b)
+{
+    const agti_rule *x = *(agti_rule *const *)a, *y = *(agti_rule *const *)b;
+    return cmp_tool_key(x->tool, x->key, y->tool, y->key);
+}
+
+static bool reindex(agti_ruleset *rs)
+{
+    free(rs->sorted);
+    rs->sorted = NULL;
+    if (rs->n > 0) {
+        rs->sorted = malloc(rs->n * sizeof *rs->sorted);
+        if (rs->sorted == NULL)
+            return false;
+        memcpy(rs->sorted, rs->rules, rs->n * sizeof *rs->sorted);
+        qsort(rs->sorted, rs->n, sizeof *rs->sorted, cmp_rules);
+    }
+    rs->dirty = false;
+    return true;
+}
+
+/* `*` matches any run of characters (slashes and spaces too), `\*` a star. */
+static bool star_match(const char *p, const char *t)
+{
+    const char *star_p = NULL, *star_t = NULL;
+    while (*t) {
+        if (*p == '*') {
+            star_p = ++p;
+            star_t = t;
+            continue;
+        }
+        const char *lit = p;
+        if (*p == '\\' && p[1] == '*')
+            lit = p + 1;
+        if (*lit && *lit == *t) {
+            p = lit + 1;
+            t++;
+            continue;
+        }
+        if (star_p == NULL)
+            return false;
+        p = star_p;
+        t = ++star_t;
+    }
+    while (*p == '*')
+        p++;
+    return *p == '\0';
+}
+
+static bool path_rule_match(const agti_rule *r, const char *rel, const char *abs)
+{
+    if (r->abs)
+        return abs != NULL && agti_wm_match(r->wm, abs, strlen(abs));
+    if (rel == NULL)
+        return false;
+    size_t n = strlen(rel);
+    if (agti_glob_match(r->glob, rel, n, false))
+        return true;
+    /* gitignore: a pattern that matches a directory covers what is inside */
+    for (size_t i = n; i-- > 0;)
+        if (rel[i] == '/' && agti_glob_match(r->glob, rel, i, true))
+            return true;
+    return false;
+}
+
+static bool rule_match(const agti_rule *r, int subject, const char *text, const char *abs)
+{
+    if (r->pattern == NULL)
+        return true;
+    if (subject == AGTI_SUBJ_PATH)
+        return path_rule_match(r, text, abs);
+    return text != NULL && star_match(r->pattern, text);
+}
+
+static size_t lower_bound(agti_rule **v, size_t n, const char *tool, const char *key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_tool_key(v[mid]->tool, v[mid]->key, tool, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void scan_bucket(agti_ruleset *rs, const char *tool, const char *key, int subject,
+                        const char *text, const char *abs, const agti_rule **hit)
+{
+    for (size_t i = lower_bound(rs->sorted, rs->n, tool, key); i < rs->n; i++) {
+        const agti_rule *r = rs->sorted[i];
+        if (cmp_tool_key(r->tool, r->key, tool, key) != 0)
+            break;
+        if ((*hit == NULL || r->kind > (*hit)->kind) && rule_match(r, subject, text, abs))
+            *hit = r;
+    }
+}
+
+void agti_ruleset_match(agti_ruleset *rs, const char *tool, int subject, const char *text,
+                        const char *abs, const agti_rule **hit)
+{
+    *hit = NULL;
+    if (rs->dirty && !reindex(rs)) {
+        /* no index (out of memory): a linear scan gives the same answer */
+        for (size_t i = 0; i < rs->n; i++) {
+            const agti_rule *r = rs->rules[i];
+            if (strcmp(r->tool, tool) == 0 && (*hit == NULL || r->kind > (*hit)->kind) &&
+                rule_match(r, subject, text, abs))
+                *hit = r;
+        }
+        return;
+    }
+    scan_bucket(rs, tool, "", subject, text, abs, hit);
+    if (text == NULL || (subject != AGTI_SUBJ_COMMAND && subject != AGTI_SUBJ_PATH))
+        return;
+    char key[256];
+    size_t n = 0;
+    const char *sep = subject == AGTI_SUBJ_COMMAND ? " \t" : "/";
+    while (text[n] && strchr(sep, text[n]) == NULL)
+        n++;
+    if (n == 0 || n >= sizeof key || (subject == AGTI_SUBJ_PATH && text[n] == '\0'))
+        return;
+    memcpy(key, text, n);
+    key[n] = '\0';
+    scan_bucket(rs, tool, key, subject, text, abs, hit);
+}
+
+/* ---- command splitting ---------------------------------------------- */
+
+static void flush_part(json_t *parts, agti_buf *cur)
+{
+    size_t a = 0, e = cur->len;
+    const char *p = agti_buf_cstr(cur);
+    while (a < e && is_space(p[a]))
+        a++;
+    while (e > a && is_space(p[e - 1]))
+        e--;
+    if (e > a)
+        json_array_append_new(parts, json_stringn(p + a, e - a));
+    agti_buf_truncate(cur, 0);
+}
+
+/* End (index of the closing char) of a substitution body starting at i. */
+static size_t subst_end(const char *s, size_t len, size_t i, char close)
+{
+    int depth = 0;
+    bool sq = false, dq = false;
+    for (; i < len; i++) {
+        char c = s[i];
+        if (sq) {
+            sq = c != '\'';
+            continue;
+        }
+        if (c == '\\') {
+            i++;
+            continue;
+        }
+        if (close == '`') {
+            if (c == '`')
+                return i;
+            continue;
+        }
+        if (dq) {
+            dq = c != '"';
+            continue;
+        }
+        if (c == '\'')
+            sq = true;
+        else if (c == '"')
+            dq = true;
+        else if (c == '(')
+            depth++;
+        else if (c == ')' && depth-- == 0)
+            return i;
+    }
+    return len;
+}
+
+static void split_into(json_t *parts, const char *s, size_t len, int depth)
+{
+    agti_buf cur = AGTI_BUF_INIT;
+    bool sq = false, dq = false;
+    size_t i = 0;
+    while (i < len) {
+        char c = s[i];
+        char next = i + 1 < len ? s[i + 1] : '\0';
+        char prev = cur.len ? cur.ptr[cur.len - 1] : '\0';
+        if (sq) {
+            agti_buf_putc(&cur, c);
+            sq = c != '\'';
+            i++;
+            continue;
+        }
+        if (c == '\\' && i + 1 < len) {
+            agti_buf_put(&cur, s + i, 2);
+            i += 2;
+            continue;
+        }
+        bool subst =
+            c == '`' || (c == '$' && next == '(') || (!dq && (c == '<' || c == '>') && next == '(');
+        if (subst) {
+            size_t body = c == '`' ? i + 1 : i + 2;
+            size_t end = subst_end(s, len, body, c == '`' ? '`' : ')');
+            if (depth < SPLIT_MAX_DEPTH)
+                split_into(parts, s + body, end - body, depth + 1);
+            else
+                json_array_append_new(parts, json_stringn(s + body, end - body));
+            size_t stop = end < len ? end + 1 : len;
+            agti_buf_put(&cur, s + i, stop - i);
+            i = stop;
+            continue;
+        }
+        if (dq) {
+            agti_buf_putc(&cur, c);
+            dq = c != '"';
+            i++;
+            continue;
+        }
+        bool split = false;
+        if (c == ';' || c == '\n' || c == '(' || c == ')')
+            split = true;
+        else if (c == '|')
+            split = prev != '>'; /* ">|" is a redirection */
+        else if (c == '&')
+            split = prev != '>' && prev != '<' && next != '>'; /* 2>&1, &>file */
+        if (split) {
+            flush_part(parts, &cur);
+            i++;
+            continue;
+        }
+        if (c == '\'')
+            sq = true;
+        else if (c == '"')
+            dq = true;
+        agti_buf_putc(&cur, c);
+        i++;
+    }
+    flush_part(parts, &cur);
+    agti_buf_free(&cur);
+}
+
+json_t *agti_command_split(const char *cmd)
+{
+    json_t *parts = json_array();
+    if (parts == NULL)
+        return NULL;
+    split_into(parts, cmd, strlen(cmd), 0);
+    return parts;
+}
+
+/* ---- evaluating a call ---------------------------------------------- */
+
+int agti_policy_path(const char *root, const char *path, char **rel, char **abs)
+{
+    *rel = *abs = NULL;
+    char *joined = path[0] == '/' ? agti_strdup(path) : agti_aprintf("%s/%s", root, path);
+    if (joined == NULL)
+        return agti_oom();
+    *abs = agti_path_normalize(joined);
+    free(joined);
+    if (*abs == NULL)
+        return agti_oom();
+    if (agti_path_is_within(*abs, root)) {
+        size_t rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
+        const char *rest = (*abs)[rl] == '/' ? *abs + rl + 1 : *abs + rl;
+        *rel = agti_strdup(rest[0] ? rest : ".");
+        if (*rel == NULL) {
+            free(*abs);
+            *abs = NULL;
+            return agti_oom();
+        }
+    }
+    return AGT_OK;
+}
+
+static const char *subject_arg(int subject, const char *tool)
+{
+    switch (subject) {
+    case AGTI_SUBJ_COMMAND:
+        return "command";
+    case AGTI_SUBJ_PATH:
+        return "path";
+    case AGTI_SUBJ_TEXT:
+        return strcmp(tool, "FetchURL") == 0 ? "url" : "pattern";
+    default:
+        return NULL;
+    }
+}
+
+int agti_policy_evaluate(agt_session *s, const char *tool, json_t *args, int *kind,
+                         const agti_rule **rule, json_t **parts)
+{
+    agti_ruleset *rs = &s->policy->rules;
+    int subject = agti_rule_subject(tool);
+    const char *arg = subject_arg(subject, tool);
+    const char *text = arg ? json_string_value(json_object_get(args, arg)) : NULL;
+    *kind = -1;
+    *rule = NULL;
+    *parts = NULL;
+    if (subject == AGTI_SUBJ_PATH && text != NULL) {
+        char *rel, *abs;
+        if (agti_policy_path(s->root, text, &rel, &abs) != AGT_OK)
+            return AGT_ENOMEM;
+        agti_ruleset_match(rs, tool, subject, rel, abs, rule);
+        free(rel);
+        free(abs);
+    } else if (subject == AGTI_SUBJ_COMMAND && text != NULL) {
+        json_t *p = agti_command_split(text);
+        if (p == NULL)
+            return agti_oom();
+        if (json_array_size(p) == 0)
+            json_array_append_new(p, json_string(text));
+        *parts = p;
+        const agti_rule *first_allow = NULL, *ask = NULL;
+        bool all_allowed = true;
+        size_t i;
+        json_t *v;
+        json_array_foreach(p, i, v)
+        {
+            const agti_rule *hit;
+            agti_ruleset_match(rs, tool, subject, json_string_value(v), NULL, &hit);
+            if (hit != NULL && hit->kind == AGT_RULE_DENY) {
+                *kind = AGT_RULE_DENY;
+                *rule = hit;
+                return AGT_OK;
+            }
+            if (hit != NULL && hit->kind == AGT_RULE_ASK && ask == NULL)
+                ask = hit;
+            if (hit == NULL || hit->kind != AGT_RULE_ALLOW)
+                all_allowed = false;
+            else if (first_allow == NULL)
+                first_allow = hit;
+        }
+        if (ask != NULL) {
+            *kind = AGT_RULE_ASK;
+            *rule = ask;
+        } else if (all_allowed) {
+            *kind = AGT_RULE_ALLOW;
+            *rule = first_allow;
+        }
+        return AGT_OK;
+    } else {
+        agti_ruleset_match(rs, tool, subject, text, NULL, rule);
+    }
+    if (*rule != NULL)
+        *kind = (*rule)->kind;
+    return AGT_OK;
+}

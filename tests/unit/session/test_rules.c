@@ -1,0 +1,206 @@
+/* Permission rules: syntax, precedence, compound commands, path patterns. */
+#include "common.h"
+#include "session/policy.h"
+
+static void check_split(const char *cmd, const char *want)
+{
+    static int n;
+    n++;
+    json_t *parts = agti_command_split(cmd);
+    char *got = parts ? json_dumps(parts, JSON_COMPACT) : NULL;
+    T_EQ_STR(got, want, "split case %d", n);
+    free(got);
+    json_decref(parts);
+}
+
+static void test_split(void)
+{
+    check_split("git status; rm -rf x", "[\"git status\",\"rm -rf x\"]");
+    check_split("git status && curl http://e.com", "[\"git status\",\"curl http://e.com\"]");
+    check_split("a || b | c & d\ne", "[\"a\",\"b\",\"c\",\"d\",\"e\"]");
+    check_split("echo \"a;b\"", "[\"echo \\\"a;b\\\"\"]");
+    check_split("echo 'a && b'", "[\"echo 'a && b'\"]");
+    check_split("echo a\\;b", "[\"echo a\\\\;b\"]");
+    check_split("echo $(rm -rf x)", "[\"rm -rf x\",\"echo $(rm -rf x)\"]");
+    check_split("echo `whoami`", "[\"whoami\",\"echo `whoami`\"]");
+    check_split("echo \"$(date; id)\"", "[\"date\",\"id\",\"echo \\\"$(date; id)\\\"\"]");
+    check_split("echo '$(date)'", "[\"echo '$(date)'\"]");
+    check_split("ls 2>&1 | wc -l", "[\"ls 2>&1\",\"wc -l\"]");
+    check_split("make &> log", "[\"make &> log\"]");
+    check_split("(cd sub && rm y)", "[\"cd sub\",\"rm y\"]");
+    check_split("diff <(ls a) b", "[\"ls a\",\"diff <(ls a) b\"]");
+    check_split("  ;; ", "[]");
+}
+
+static void check_bad(agt_session *s, const char *rule, const char *want_msg)
+{
+    int rc = agt_session_add_rule(s, AGT_RULE_ALLOW, rule);
+    T_EQ_INT(rc, AGT_EINVALID, "malformed rule '%s' rejected", rule);
+    T_EQ_STR(agt_error_message(), want_msg, "message for '%s'", rule);
+}
+
+static void test_syntax(agt_session *s)
+{
+    T_EQ_INT(agt_session_add_rule(s, AGT_RULE_ALLOW, "Bash"), AGT_OK, "Tool form");
+    T_EQ_INT(agt_session_add_rule(s, AGT_RULE_ALLOW, " Bash(git *) "), AGT_OK, "Tool(pattern)");
+    T_EQ_INT(agt_session_add_rule(s, AGT_RULE_DENY, "Read(*)"), AGT_OK, "Tool(*) = Tool");
+    T_EQ_INT(agt_session_add_rule(s, AGT_RULE_ASK, "mcp__srv__tool"), AGT_OK, "MCP tool name");
+    T_EQ_INT(agt_session_add_rule(s, 7, "Bash"), AGT_EINVAL, "unknown kind");
+    check_bad(s, "", "rule '': a rule names a tool, as Tool or Tool(pattern)");
+    check_bad(s, "Bash(git *", "rule 'Bash(git *': the pattern must end with ')'");
+    check_bad(s, "Bash()", "rule 'Bash()': the pattern in () is empty");
+    check_bad(s, "Ba sh",
+              "rule 'Ba sh': ' ' cannot appear in a tool name (write Tool or "
+              "Tool(pattern))");
+    check_bad(s, "(x)", "rule '(x)': the tool name is missing");
+    check_bad(s, "TodoList(x)",
+              "rule 'TodoList(x)': TodoList rules match the tool name only; "
+              "write 'TodoList' without a pattern");
+    check_bad(s, "Edit(../x)",
+              "rule 'Edit(../x)': the path pattern climbs out of the "
+              "workspace root; write it as an absolute path");
+    int rc = agt_session_add_rule(s, AGT_RULE_ALLOW, "Edit(src/[a)");
+    T_EQ_INT(rc, AGT_EINVALID, "bad glob rejected");
+    T_CHECK(strstr(agt_error_message(), "rule 'Edit(src/[a)': bad path pattern") != NULL,
+            "bad glob message names the rule: %s", agt_error_message());
+
+    const char *doc = "{\"allow\":[\"Bash(ls *)\"],\"deny\":[\"Bash(rm *)\",\"Write(\"]}";
+    char *before = NULL, *after = NULL;
+    agt_session_rules(s, &before);
+    T_EQ_INT(agt_session_load_rules(s, doc, strlen(doc)), AGT_EINVALID, "load: malformed rule");
+    T_EQ_STR(agt_error_message(), "rules: deny[1]: rule 'Write(': the pattern must end with ')'",
+             "load: message names list, index and rule");
+    agt_session_rules(s, &after);
+    T_EQ_STR(after, before, "load: all or nothing");
+    agt_free(before);
+    agt_free(after);
+    T_EQ_INT(agt_session_load_rules(s, "{\"allow\":\"Bash\"}", 16), AGT_EINVALID,
+             "load: list not an array");
+    T_EQ_INT(agt_session_load_rules(s, "{\"allow\":[", 10), AGT_EPARSE, "load: not JSON");
+}
+
+static void test_precedence(agt_registry *reg)
+{
+    agt_session *s;
+    agt_session_new(&s, reg, ws_root);
+    const char *rules = "{\"allow\":[\"Bash(git *)\",\"Bash(npm test)\"],"
+                        "\"ask\":[\"Bash(git push *)\"],"
+                        "\"deny\":[\"Bash(git push --force*)\",\"Bash(rm *)\"],"
+                        "\"comment\":\"ignored\"}";
+    T_EQ_INT(agt_session_load_rules(s, rules, strlen(rules)), AGT_OK, "load rules");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git log src/a.c\"}"), "ran",
+             "allow: * crosses / and spaces");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"npm test\"}"), "ran", "allow: exact pattern");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"npm test --watch\"}"), "pending",
+             "exact pattern does not cover more");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git push origin main\"}"), "pending",
+             "ask beats allow");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git push --force origin\"}"), "error:-11",
+             "deny beats ask and allow");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git status; ls\"}"), "pending",
+             "compound: every part must be allowed");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git status && curl http://e.com\"}"), "pending",
+             "compound &&: curl not covered");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git status; rm -rf x\"}"), "error:-11",
+             "compound: a denied part denies");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git log $(rm -rf x)\"}"), "error:-11",
+             "substitution is checked as its own command");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git commit -m \\\"a; rm -rf x\\\"\"}"), "ran",
+             "quoted separator stays one command");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git status | git diff\"}"), "ran",
+             "compound of allowed parts runs");
+    agt_result *r;
+    disp(s, "d1", "Bash", "{\"command\":\"rm -rf build\"}", &r);
+    T_EQ_STR(agt_result_text(r),
+             "Bash call refused: the rule 'Bash(rm *)' in the deny list forbids it. Do not "
+             "retry it; take another approach or ask the user to change the rules.",
+             "deny result text");
+    T_EQ_INT(agt_result_status(r), AGT_EDENIED, "deny status");
+    agt_result_free(r);
+    /* deny applies in every mode */
+    agt_session_set_mode(s, AGT_MODE_YOLO);
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"rm x\"}"), "error:-11", "deny in yolo");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git push x\"}"), "ran", "yolo skips ask rules");
+    agt_session_set_mode(s, AGT_MODE_AUTO);
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"rm x\"}"), "error:-11", "deny in auto");
+    agt_session_free(s);
+}
+
+static void path_session(agt_registry *reg, const char *rule, const char *label)
+{
+    agt_session *s;
+    agt_session_new(&s, reg, ws_root);
+    T_EQ_INT(agt_session_add_rule(s, AGT_RULE_ALLOW, rule), AGT_OK, "%s: add", label);
+    char abs[PATH_MAX + 64];
+    snprintf(abs, sizeof abs, "{\"path\":\"%s/src/c.c\",\"content\":\"\"}", ws_root);
+    T_EQ_STR(outcome(s, "Edit", "{\"path\":\"src/a.c\",\"old_string\":\"a\",\"new_string\":\"b\"}"),
+             "ran", "%s: relative path", label);
+    T_EQ_STR(outcome(s, "Edit",
+                     "{\"path\":\"./src/x/../b.c\",\"old_string\":\"a\",\"new_string\":\"b\"}"),
+             "ran", "%s: ./ and .. normalised", label);
+    T_EQ_STR(outcome(s, "Write", abs), "pending", "%s: Write is another tool", label);
+    snprintf(abs, sizeof abs,
+             "{\"path\":\"%s/src/deep/c.c\",\"old_string\":\"a\",\"new_string\":\"b\"}", ws_root);
+    T_EQ_STR(outcome(s, "Edit", abs), "ran", "%s: absolute path inside the root", label);
+    T_EQ_STR(
+        outcome(s, "Edit", "{\"path\":\"docs/a.c\",\"old_string\":\"a\",\"new_string\":\"b\"}"),
+        "pending", "%s: other folder asks", label);
+    T_EQ_STR(
+        outcome(s, "Edit", "{\"path\":\"lib/src/a.c\",\"old_string\":\"a\",\"new_string\":\"b\"}"),
+        "pending", "%s: anchored at the root", label);
+    agt_session_free(s);
+}
+
+static void test_paths(agt_registry *reg)
+{
+    path_session(reg, "Edit(./src/**)", "./src/**");
+    path_session(reg, "Edit(src/**)", "src/**");
+    char rule[PATH_MAX + 32];
+    snprintf(rule, sizeof rule, "Edit(%s/src/**)", ws_root);
+    path_session(reg, rule, "<root>/src/**");
+    path_session(reg, "Edit(src/)", "src/ (folder)");
+
+    agt_session *s;
+    agt_session_new(&s, reg, ws_root);
+    const char *rules = "{\"allow\":[\"Edit(*.md)\",\"Edit(build)\"],"
+                        "\"deny\":[\"Read(/etc/**)\",\"Read(*.pem)\",\"Grep(*password*)\","
+                        "\"FetchURL(https://evil.example/*)\"]}";
+    T_EQ_INT(agt_session_load_rules(s, rules, strlen(rules)), AGT_OK, "path rules");
+    T_EQ_STR(outcome(s, "Edit",
+                     "{\"path\":\"a/b/README.md\",\"old_string\":\"a\",\"new_string\":\"b\"}"),
+             "ran", "pattern without / matches the name at any depth");
+    T_EQ_STR(outcome(s, "Edit",
+                     "{\"path\":\"x/build/out.o\",\"old_string\":\"a\",\"new_string\":\"b\"}"),
+             "ran", "a folder name covers what is inside (gitignore)");
+    T_EQ_STR(outcome(s, "Read", "{\"path\":\"/etc/passwd\"}"), "error:-11",
+             "absolute pattern outside the root");
+    T_EQ_STR(outcome(s, "Read", "{\"path\":\"/etc/../etc/hosts\"}"), "error:-11",
+             "absolute path normalised");
+    T_EQ_STR(outcome(s, "Read", "{\"path\":\"keys/server.pem\"}"), "error:-11",
+             "read denied by name glob");
+    T_EQ_STR(outcome(s, "Read", "{\"path\":\"src/main.c\"}"), "ran", "read allowed by default");
+    T_EQ_STR(outcome(s, "Grep", "{\"pattern\":\"db_password =\"}"), "error:-11",
+             "Grep rule on the pattern");
+    T_EQ_STR(outcome(s, "FetchURL", "{\"url\":\"https://evil.example/a/b\"}"), "error:-11",
+             "FetchURL rule on the URL");
+    T_EQ_STR(outcome(s, "FetchURL", "{\"url\":\"https://good.example/\"}"), "ran",
+             "FetchURL allowed by default");
+    agt_session_free(s);
+}
+
+int main(void)
+{
+    make_workspace();
+    agt_registry *reg = make_chat_registry();
+    T_CHECK(reg != NULL, "chat registry");
+    agt_session *s = NULL;
+    T_EQ_INT(agt_session_new(&s, reg, ws_root), AGT_OK, "session");
+    test_split();
+    test_syntax(s);
+    agt_session_free(s);
+    test_precedence(reg);
+    test_paths(reg);
+    agt_registry_free(reg);
+    remove_tree(ws_root);
+    return t_done();
+}
