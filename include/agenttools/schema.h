@@ -139,7 +139,7 @@ AGT_EXTERN int agt_schema_compile_with(agt_schema **out, const char *json, size_
  * The instance is parsed per RFC 8259 (nesting up to 2048 levels; integers
  * beyond 64 bits become doubles; for a repeated key the last value wins).
  * A "$ref" loop that never moves into the instance, or evaluation nested
- * deeper than 6000 schema levels, makes the instance invalid with a
+ * deeper than 3000 schema levels, makes the instance invalid with a
  * violation of keyword "$ref" or "depth" saying so.
  *
  * @return AGT_OK (valid), AGT_EINVALID (invalid; agt_error_message() names

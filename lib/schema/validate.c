@@ -12,7 +12,7 @@
 #include "jv.h"
 #include "schema_priv.h"
 
-#define MAX_DEPTH 6000  /* nested schema evaluations */
+#define MAX_DEPTH 3000  /* nested schema evaluations: ~1.3 MB of stack at the limit */
 #define MAX_REF_HOPS 64 /* nested $refs at one instance location */
 
 typedef struct ipath {

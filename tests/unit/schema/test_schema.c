@@ -278,7 +278,7 @@ static void test_bad_input(void)
 
 static void test_deep_nesting(void)
 {
-    /* 100,000 nested arrays: jansson refuses nesting past its depth limit */
+    /* 100,000 nested arrays: the parser refuses nesting past 2048 */
     size_t n = 100000;
     char *text = malloc(2 * n + 1);
     memset(text, '[', n);
@@ -290,13 +290,23 @@ static void test_deep_nesting(void)
     T_EQ_INT(validate(s, text, &errs), AGT_EPARSE, "same with errors_json");
     T_CHECK(errs == NULL, "no errors_json on a parse error");
 
-    /* the deepest jansson accepts (2048) validates */
-    size_t m = 2000;
-    text[m] = '\0';
+    /* nesting the parser accepts validates */
+    size_t m = 1400;
     memset(text, '[', m);
     memset(text + m, ']', m);
     text[2 * m] = '\0';
-    T_EQ_INT(validate(s, text, NULL), AGT_OK, "2,000 nested arrays validate");
+    T_EQ_INT(validate(s, text, NULL), AGT_OK, "1,400 nested arrays validate");
+
+    /* three schema levels per array level: the evaluation depth limit */
+    agt_schema *s3 = compile("{\"items\":{\"allOf\":[{\"$ref\":\"#\"}]}}");
+    m = 1040;
+    memset(text, '[', m);
+    memset(text + m, ']', m);
+    text[2 * m] = '\0';
+    T_EQ_INT(validate(s3, text, NULL), AGT_EINVALID, "1,040 levels x 3 schemas: depth limit");
+    T_CHECK(strstr(agt_error_message(), "nested deeper than 3000") != NULL, "message: %s",
+            agt_error_message());
+    agt_schema_free(s3);
 
     /* built in memory, deeper than any parse allows: a clear limit, no crash */
     json_t *root = json_array(), *cur = root;
