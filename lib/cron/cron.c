@@ -75,6 +75,15 @@ static int item_error(const field_spec *f, const char *item, size_t len, const c
     return rc;
 }
 
+/* Names an unexpected byte; control and non-ASCII bytes in hex. */
+static int unexpected(const field_spec *f, const char *item, size_t len, char ch)
+{
+    unsigned char u = (unsigned char)ch;
+    if (u < 0x20 || u >= 0x7f)
+        return item_error(f, item, len, "unexpected byte 0x%02x", u);
+    return item_error(f, item, len, "unexpected character '%c'", ch);
+}
+
 /* Reads a value (number or 3-letter name) at *p (< end). */
 static int parse_value(const field_spec *f, const char *item, size_t len, const char **p,
                        const char *end, int *out)
@@ -118,7 +127,7 @@ static int parse_value(const field_spec *f, const char *item, size_t len, const 
         return item_error(f, item, len, "negative values are not allowed");
     if (s >= end)
         return item_error(f, item, len, "missing value");
-    return item_error(f, item, len, "unexpected character '%c'", *s);
+    return unexpected(f, item, len, *s);
 }
 
 /* Parses one comma-separated item [item, item+len) and sets its bits. */
@@ -177,7 +186,7 @@ static int parse_item(const field_spec *f, const char *item, size_t len, uint64_
     if (p < end) {
         if (*p == '-' && range)
             return item_error(f, item, len, "a range has exactly two ends");
-        return item_error(f, item, len, "unexpected character '%c'", *p);
+        return unexpected(f, item, len, *p);
     }
     for (int v = lo; v <= hi; v += step)
         *mask |= UINT64_C(1) << (f->max == 7 && v == 7 ? 0 : v);

@@ -299,6 +299,8 @@ static void test_errors(void)
     expect_error("0 0 L * *", "names are not allowed here");
     expect_error("0 0 * * 1#2", "unexpected character '#'");
     expect_error("*-5 * * * *", "unexpected character '-' in '*-5'");
+    expect_error("1\x01 * * * *", "minute field: unexpected byte 0x01");
+    expect_error("* * * * 1\xc3\xa9", "day-of-week field: unexpected byte 0xc3");
     expect_error("1- * * * *", "missing value in '1-'");
     expect_error("99999999999999999999 * * * *", "out of range 0-59");
     /* Never fire: parse-time AGT_EPARSE. */
