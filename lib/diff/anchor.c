@@ -11,6 +11,8 @@
 
 #include "diff/diff_internal.h"
 
+/* Candidates reported for an ambiguous snippet; the search stops there, which
+ * also bounds the work for snippets made of very common lines. */
 #define MAX_CANDIDATES 100
 
 /* ---- hashing and the line index -------------------------------------- */
@@ -270,7 +272,7 @@ static void match_hunks(const agt_diff *d, const agti_diff_file *f, const snippe
     uint32_t head = AGTI_DIFF_NONE;
     if (!pick_pivot(&f->idx, sn, &kp, &head))
         return;
-    for (uint32_t p = head; p != AGTI_DIFF_NONE; p = f->idx.next[p]) {
+    for (uint32_t p = head; p != AGTI_DIFF_NONE && h->n < MAX_CANDIDATES; p = f->idx.next[p]) {
         const agti_diff_line *l = &d->lines[f->first_line + p];
         if (l->origin == skip || !same(&sn->l[kp], d->text.ptr + l->off, l->len))
             continue;
@@ -330,7 +332,7 @@ static void match_content(const agti_diff_content *c, const snippet *sn, hits *h
     uint32_t head = AGTI_DIFF_NONE;
     if (!pick_pivot(&c->idx, sn, &kp, &head))
         return;
-    for (uint32_t p = head; p != AGTI_DIFF_NONE; p = c->idx.next[p]) {
+    for (uint32_t p = head; p != AGTI_DIFF_NONE && h->n < MAX_CANDIDATES; p = c->idx.next[p]) {
         if (!content_same(c, p, &sn->l[kp]))
             continue;
         uint32_t j = p, first = p, last = p;

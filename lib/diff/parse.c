@@ -185,20 +185,25 @@ static int parse_git_line(parser *ps, const char *s, size_t n)
             used++;
         rc = parse_path(ps, s + used, n - used, false, &b, &nul, NULL);
     } else {
-        const char *split = NULL;
-        for (const char *p = s; (p = memchr(p, ' ', (size_t)(s + n - p))) != NULL; p++) {
-            if (p + 1 < s + n && p[1] == '"') {
+        /* ra: first '/' of the whole line (the a-side's prefix end); rb: first
+         * '/' after the candidate space, moved forward only: linear in n */
+        const char *split = NULL, *e = s + n;
+        const char *ra = memchr(s, '/', n), *rb = NULL;
+        for (const char *p = s; (p = memchr(p, ' ', (size_t)(e - p))) != NULL; p++) {
+            if (p + 1 < e && p[1] == '"') {
                 split = p;
                 break;
             }
-            size_t la = (size_t)(p - s), lb = (size_t)(s + n - p - 1);
-            const char *ra = memchr(s, '/', la), *rb = memchr(p + 1, '/', lb);
-            if (ra && rb && (size_t)(s + la - ra) == (size_t)(p + 1 + lb - rb) &&
-                memcmp(ra, rb, (size_t)(s + la - ra)) == 0) {
+            if (!rb || rb <= p)
+                rb = memchr(p + 1, '/', (size_t)(e - p - 1));
+            if (!rb)
+                break;
+            if (ra && ra < p && (size_t)(p - ra) == (size_t)(e - rb) &&
+                memcmp(ra, rb, (size_t)(p - ra)) == 0) {
                 split = p;
                 break;
             }
-            if (!split && lb >= 2 && memcmp(p + 1, "b/", 2) == 0)
+            if (!split && e - p > 2 && memcmp(p + 1, "b/", 2) == 0)
                 split = p;
         }
         if (!split)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "agenttools/diff.h"
+#include "core/core.h"
 #include "harness.h"
 
 static const char DIFF[] = "diff --git a/src/calc.c b/src/calc.c\n"
@@ -344,5 +345,20 @@ int main(void)
     T_EQ_INT(agt_diff_anchor(d, "x", NULL, &out), AGT_EINVAL, "anchor: NULL snippet");
     T_EQ_INT(agt_diff_set_content(d, "", "x", 1), AGT_EINVAL, "set_content: empty path");
     agt_diff_free(d);
+
+    /* 20,000 identical lines: an ambiguous snippet stops at 100 candidates */
+    agti_buf big = AGTI_BUF_INIT;
+    agti_buf_puts(&big, "--- a/f\n+++ b/f\n@@ -0,0 +1,20000 @@\n");
+    for (int i = 0; i < 20000; i++)
+        agti_buf_puts(&big, "+}\n");
+    T_EQ_INT(agt_diff_parse(&d, big.ptr, big.len), AGT_OK, "20,000 braces parse");
+    j = anchor(d, "f", "}\n}\n}");
+    T_EQ_INT(json_array_size(json_object_get(j, "candidates")), 100, "braces: 100 candidates");
+    cand = json_dumps(json_array_get(json_object_get(j, "candidates"), 0), JSON_COMPACT);
+    T_EQ_STR(cand, "[1,3]", "braces: first candidate 1-3");
+    free(cand);
+    expect("braces: ambiguous", j, "f", 0, 0, "new", "hunk_new");
+    agt_diff_free(d);
+    agti_buf_free(&big);
     return t_done();
 }

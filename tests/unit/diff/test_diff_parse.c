@@ -302,6 +302,25 @@ static void test_combined(void)
     agt_diff_free(d);
 }
 
+/* Inputs that made an early version quadratic: they must stay linear (a
+ * quadratic parse of these takes seconds and trips the test timeout). */
+static void test_pathological(void)
+{
+    size_t n = 400000, l = 11;
+    char *b = malloc(n + 16);
+    memcpy(b, "diff --git ", 11);
+    while (l < n) {
+        b[l++] = 'a';
+        b[l++] = ' ';
+    }
+    b[l++] = '\n';
+    agt_diff *d = NULL;
+    T_EQ_INT(agt_diff_parse(&d, b, l), AGT_OK, "200,000 spaces in a diff --git line");
+    T_EQ_INT(agt_diff_file_count(d), 1, "spaces: one file");
+    agt_diff_free(d);
+    free(b);
+}
+
 static void test_format_patch_signature(void)
 {
     agt_diff *d = parse("From 123 Mon Sep 17 00:00:00 2001\n"
@@ -383,6 +402,7 @@ int main(void)
     test_errors();
     test_format_patch_signature();
     test_combined();
+    test_pathological();
     test_builder_render();
     return t_done();
 }
