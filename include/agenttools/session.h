@@ -384,6 +384,123 @@ AGT_EXTERN int agt_session_save(const agt_session *s, char **out_json);
  */
 AGT_EXTERN int agt_session_restore(agt_session *s, const char *json, size_t len);
 
+/* ---- background tasks, scheduled prompts and events -------------------- */
+
+/**
+ * A wall clock: milliseconds since 1970-01-01T00:00:00Z. payload is the
+ * value given to agt_session_set_clock().
+ */
+typedef int64_t (*agt_clock_fn)(void *payload);
+
+/**
+ * Sets the clock the session reads "now" from when a tool needs it (CronCreate
+ * computes the next fire time from it; CronList shows ages with it). Default:
+ * the system's real-time clock. Tests and replaying hosts pass their own.
+ *
+ * @param fn the clock; NULL restores the real-time clock.
+ * @param payload passed to fn; borrowed.
+ * @return AGT_OK, AGT_EINVAL (s is NULL), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_set_clock(agt_session *s, agt_clock_fn fn, void *payload);
+
+/**
+ * Tells the session whether the agent is idle (waiting for the user, no model
+ * turn running). Scheduled prompts (cron fires) are delivered by
+ * agt_session_tick() only while the session is idle; fires that fall due
+ * while it is busy wait and are coalesced. Default: 0 (busy).
+ *
+ * @param idle 1 idle, 0 busy.
+ * @return AGT_OK, AGT_EINVAL (s is NULL), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_set_idle(agt_session *s, int idle);
+
+/**
+ * Does the session's background work without blocking: reads the output of
+ * background tasks, applies their timeouts, reaps the ones that ended, and,
+ * when the session is idle, delivers due cron fires. Returns the events
+ * collected since the last call, oldest first, as a JSON array:
+ *   {"type":"task_finished","task_id":"bash-1a2b3c4d","description":"...",
+ *    "status":"completed|failed|timed_out|killed","exit_code":0 (or null),
+ *    "signal":0,"reason":"..." (or null),"output_path":"...","preview":"...",
+ *    "message":"text for the model"}
+ *   {"type":"cron_fire","id":"0a1b2c3d","cron":"0 9 * * 1-5","prompt":"...",
+ *    "recurring":true,"scheduled_at":"2026-11-30T09:00:00+01:00",
+ *    "coalesced_count":1,"stale":false,"deleted":false,
+ *    "message":"<cron-fire ...>prompt</cron-fire>"}
+ * coalesced_count is the number of scheduled fires this one stands for (more
+ * than 1 after the host did not tick, or was busy, for a while); a stale fire
+ * is the last one of a recurring job older than 7 days, which is then
+ * deleted, as is a one-shot job after its fire.
+ *
+ * @param now_ms wall-clock milliseconds since the epoch (the time cron fires
+ *        are judged against); negative: read the session clock.
+ * @param events_json receives the array ("[]" when nothing happened); free
+ *        with agt_free().
+ * @return AGT_OK, AGT_EINVAL (s or events_json is NULL), AGT_EIO (reading
+ *         a task's output or waiting for it failed; that task is ended),
+ *         AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_tick(agt_session *s, int64_t now_ms, char **events_json);
+
+/**
+ * For a host event loop: the file descriptors to poll for readability
+ * (POLLIN) so that agt_session_tick() is called when a background task has
+ * output or has ended.
+ *
+ * @param fds the caller's array of cap ints; may be NULL when cap is 0.
+ * @param cap entries in fds.
+ * @param n_out receives how many descriptors there are (may exceed cap: call
+ *        again with a larger array).
+ * @return AGT_OK, AGT_EINVAL (s or n_out is NULL, or fds NULL with cap > 0).
+ */
+AGT_EXTERN int agt_session_poll_fds(agt_session *s, int *fds, size_t cap, size_t *n_out);
+
+/**
+ * For a host event loop: when agt_session_tick() must run next even if no
+ * descriptor becomes readable (a task's timeout or kill grace period, the
+ * next cron fire).
+ *
+ * @param now_ms the host's wall-clock now, milliseconds since the epoch
+ *        (negative: the session clock).
+ * @param out_ms receives the deadline on the same clock as now_ms
+ *        (milliseconds since the epoch; may be <= now_ms: tick at once), or
+ *        -1 when nothing is pending. Cron fires count only while idle.
+ * @return AGT_OK, AGT_EINVAL (s or out_ms is NULL).
+ */
+AGT_EXTERN int agt_session_next_deadline(agt_session *s, int64_t now_ms, int64_t *out_ms);
+
+/**
+ * Sets the directory for background task logs (created with mode 0700 when
+ * missing). Default: $TMPDIR (or /tmp)/agenttools-<uid>/<random session
+ * token>. Must be set before the first Bash call.
+ *
+ * @param dir an absolute path; copied.
+ * @return AGT_OK, AGT_EINVAL (NULL, empty or relative path), AGT_ESTATE (a
+ *         command already ran), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_set_task_log_dir(agt_session *s, const char *dir);
+
+/**
+ * Sets how many background tasks may run at the same time (default 16); a
+ * Bash call with run_in_background beyond it gets an error result. Must be
+ * set before the first Bash call.
+ *
+ * @param max 1 to 4096.
+ * @return AGT_OK, AGT_EINVAL (s NULL or max out of range), AGT_ESTATE (a
+ *         command already ran), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_set_max_tasks(agt_session *s, int max);
+
+/**
+ * Chooses what happens to a foreground Bash command that runs past its
+ * timeout: 0 (default) terminate it (TERM to its process group, 5 s grace,
+ * KILL); 1 move it to the background, where it keeps running as a task
+ * (limit 600 s from its start) and the result gives its task id.
+ *
+ * @return AGT_OK, AGT_EINVAL (s is NULL), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_set_background_on_timeout(agt_session *s, int on);
+
 #ifdef __cplusplus
 }
 #endif

@@ -50,6 +50,7 @@ void agt_session_free(agt_session *s)
         return;
     free(s->root);
     json_decref(s->todos);
+    agti_session_bg_free(s->bg);
     agti_policy_free(s->policy);
     free(s);
 }

@@ -12,7 +12,11 @@ struct agt_session {
     int mode;
     int phase;
     json_t *todos; /* array of {"title","status"} */
+    struct agti_session_bg *bg; /* background tasks, cron table, events (events_internal.h) */
     struct agti_policy *policy; /* rules, pending approvals, hooks, plan file (policy.h) */
 };
+
+/* Frees what agti_session_bg() created (events.c); NULL is a no-op. */
+void agti_session_bg_free(struct agti_session_bg *bg);
 
 #endif

@@ -8,6 +8,13 @@ const agti_builtin_provider agti_builtin_providers[] = {
     {"TodoList", agti_tool_todolist},
     {"EnterPlanMode", agti_tool_enter_plan_mode},
     {"ExitPlanMode", agti_tool_exit_plan_mode},
+    {"Bash", agti_tool_bash},
+    {"TaskList", agti_tool_tasklist},
+    {"TaskOutput", agti_tool_taskoutput},
+    {"TaskStop", agti_tool_taskstop},
+    {"CronCreate", agti_tool_croncreate},
+    {"CronList", agti_tool_cronlist},
+    {"CronDelete", agti_tool_crondelete},
 };
 
 const size_t agti_builtin_provider_count =

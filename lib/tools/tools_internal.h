@@ -8,5 +8,12 @@
 int agti_tool_todolist(agt_call *call, void *payload);
 int agti_tool_enter_plan_mode(agt_call *call, void *payload);
 int agti_tool_exit_plan_mode(agt_call *call, void *payload);
+int agti_tool_bash(agt_call *call, void *payload);
+int agti_tool_tasklist(agt_call *call, void *payload);
+int agti_tool_taskoutput(agt_call *call, void *payload);
+int agti_tool_taskstop(agt_call *call, void *payload);
+int agti_tool_croncreate(agt_call *call, void *payload);
+int agti_tool_cronlist(agt_call *call, void *payload);
+int agti_tool_crondelete(agt_call *call, void *payload);
 
 #endif

@@ -1,0 +1,336 @@
+/*
+ * Bash: runs a command in the foreground (waits, up to its timeout) or as a
+ * background task of the session (returns its task id at once). The process
+ * engine (lib/proc) does the spawning, capture and killing; this file turns
+ * the arguments into engine options and the outcome into text.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "dispatch/dispatch_internal.h"
+#include "fs/fs.h"
+#include "proc/proc.h"
+#include "session/events_internal.h"
+#include "session/session_internal.h"
+#include "tools_internal.h"
+
+#define FG_TIMEOUT_DEFAULT_S 60
+#define BG_TIMEOUT_DEFAULT_S 600
+/* Bytes of the log shown when a foreground command ran through the task
+ * manager (background-on-timeout) and ended in time. */
+#define FG_TAIL_BYTES 30000
+
+static const char *shell_path(void)
+{
+    return access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
+}
+
+static int fail(agt_call *call, const char *fmt, ...) AGTI_PRINTF(2, 3);
+static int fail(agt_call *call, const char *fmt, ...)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    agti_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    if (b.oom) {
+        agti_buf_free(&b);
+        return agti_oom();
+    }
+    int rc = agt_call_set_error(call, agti_buf_cstr(&b));
+    agti_buf_free(&b);
+    return rc;
+}
+
+static bool blank(const char *s)
+{
+    for (; *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+            return false;
+    return true;
+}
+
+/* The working directory: inside the workspace, an existing directory. */
+static int resolve_cwd(agt_call *call, agt_session *s, const char *arg, char **out)
+{
+    *out = NULL;
+    if (arg == NULL) {
+        *out = agti_strdup(s->root);
+        return *out ? AGT_OK : agti_oom();
+    }
+    char *abs = NULL;
+    int rc = agti_path_resolve(s->root, NULL, 0, NULL, arg, &abs, NULL);
+    if (rc == AGT_ENOMEM)
+        return rc;
+    if (rc != AGT_OK) {
+        fail(call, "cwd '%s' is refused: %s. Commands run inside the workspace %s.", arg,
+             agt_error_message(), s->root);
+        return AGT_EDENIED;
+    }
+    struct stat st;
+    if (stat(abs, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fail(call, "cwd '%s' is not an existing directory inside the workspace.", arg);
+        free(abs);
+        return AGT_ENOTFOUND;
+    }
+    *out = abs;
+    return AGT_OK;
+}
+
+static void put_outcome(agti_buf *b, agti_proc_state st, int code, int sig, const char *reason,
+                        int64_t timeout_s)
+{
+    switch (st) {
+    case AGTI_PROC_COMPLETED:
+        agti_buf_puts(b, "Command completed with exit code 0.");
+        break;
+    case AGTI_PROC_FAILED:
+        if (code >= 0) {
+            agti_buf_printf(b, "Command failed with exit code %d", code);
+            if (code == 127)
+                agti_buf_puts(b, " (command not found)");
+            else if (code == 126)
+                agti_buf_puts(b, " (command not executable)");
+            agti_buf_putc(b, '.');
+        } else if (sig > 0) {
+            agti_buf_printf(b, "Command was killed by signal %d (%s).", sig, strsignal(sig));
+        } else {
+            agti_buf_printf(b, "Command failed: %s.", reason ? reason : "exit status unavailable");
+        }
+        break;
+    case AGTI_PROC_TIMED_OUT:
+        agti_buf_printf(b,
+                        "Command timed out after %lld s: its process group was sent SIGTERM, "
+                        "then SIGKILL after the grace period. Use a longer timeout, or "
+                        "run_in_background for long commands.",
+                        (long long)timeout_s);
+        break;
+    case AGTI_PROC_KILLED:
+        agti_buf_printf(b, "Command was stopped: %s.", reason ? reason : "killed");
+        break;
+    case AGTI_PROC_RUNNING:
+        agti_buf_puts(b, "Command is still running.");
+        break;
+    }
+}
+
+static int finish_text(agt_call *call, agti_buf *b, json_t *j, bool is_error)
+{
+    char *json = agti_json_dump(j);
+    json_decref(j);
+    if (b->oom || json == NULL) {
+        agti_buf_free(b);
+        agt_free(json);
+        return agti_oom();
+    }
+    int rc = is_error ? agt_call_set_error(call, agti_buf_cstr(b))
+                      : agt_call_set_text(call, agti_buf_cstr(b));
+    if (rc == AGT_OK)
+        rc = agt_call_set_json(call, json, strlen(json));
+    agti_buf_free(b);
+    agt_free(json);
+    return rc;
+}
+
+static int run_foreground(agt_call *call, agt_session *s, const char *command, const char *cwd,
+                          int64_t timeout_s)
+{
+    const char *dir;
+    int rc = agti_session_log_dir(s, &dir);
+    if (rc != AGT_OK)
+        return rc;
+    uint32_t r;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+        r = (uint32_t)agti_proc_monotonic_ms(NULL) ^ (uint32_t)getpid();
+    char *log = agti_aprintf("%s/fg-%08x.log", dir, (unsigned)r);
+    if (log == NULL)
+        return agti_oom();
+    agti_proc_opts o;
+    agti_proc_opts_init(&o);
+    o.shell = shell_path();
+    o.cwd = cwd;
+    o.log_path = log;
+    o.timeout_ms = timeout_s * 1000;
+    agti_proc *p = NULL;
+    rc = agti_proc_run_to_completion(&p, command, &o);
+    if (rc != AGT_OK && p == NULL) {
+        free(log);
+        return rc;
+    }
+    char *out = NULL;
+    size_t len = 0;
+    rc = agti_proc_output(p, &out, &len);
+    if (rc != AGT_OK) {
+        agti_proc_free(p);
+        free(log);
+        return rc;
+    }
+    agti_proc_state st = agti_proc_state_get(p);
+    agti_buf b = AGTI_BUF_INIT;
+    if (len == 0) {
+        agti_buf_puts(&b, "(no output)\n");
+    } else {
+        agti_buf_put(&b, out, len);
+        if (out[len - 1] != '\n')
+            agti_buf_putc(&b, '\n');
+    }
+    put_outcome(&b, st, agti_proc_exit_code(p), agti_proc_signal(p), agti_proc_reason(p),
+                timeout_s);
+    json_t *j = json_pack(
+        "{s:s, s:o, s:i, s:I, s:s, s:I}", "status", agti_proc_state_name(st), "exit_code",
+        agti_proc_exit_code(p) >= 0 ? json_integer(agti_proc_exit_code(p)) : json_null(), "signal",
+        agti_proc_signal(p), "output_bytes", (json_int_t)agti_proc_output_bytes(p), "output_path",
+        log, "duration_ms", (json_int_t)(agti_proc_ended_ms(p) - agti_proc_started_ms(p)));
+    free(out);
+    agti_proc_free(p);
+    free(log);
+    return finish_text(call, &b, j, st != AGTI_PROC_COMPLETED);
+}
+
+static int started_text(agt_call *call, agti_tasks *m, const char *id, int64_t limit_s,
+                        const char *lead)
+{
+    agti_task_info info;
+    if (agti_tasks_get(m, id, &info) != AGT_OK)
+        return agti_error(AGT_ESTATE, "task %s vanished right after it started", id);
+    agti_buf b = AGTI_BUF_INIT;
+    agti_buf_printf(&b, "%s task %s (pid %ld): %s\nStatus: %s\nLog: %s\n", lead, id, (long)info.pid,
+                    info.description, agti_proc_state_name(info.state), info.log_path);
+    if (limit_s > 0)
+        agti_buf_printf(&b, "Time limit: %lld s from its start.\n", (long long)limit_s);
+    else
+        agti_buf_puts(&b, "Time limit: none (stop it with TaskStop).\n");
+    agti_buf_puts(&b, "You will be notified when it ends; TaskOutput shows its output so far, "
+                      "TaskStop ends it.");
+    json_t *j = json_pack("{s:s, s:I, s:s, s:s, s:s}", "task_id", id, "pid", (json_int_t)info.pid,
+                          "description", info.description, "status",
+                          agti_proc_state_name(info.state), "output_path", info.log_path);
+    return finish_text(call, &b, j, false);
+}
+
+static int run_background(agt_call *call, agt_session *s, const char *command, const char *cwd,
+                          const char *desc, int64_t limit_s)
+{
+    agti_tasks *m;
+    int rc = agti_session_tasks(s, &m);
+    if (rc != AGT_OK)
+        return rc;
+    agti_proc_opts o;
+    agti_proc_opts_init(&o);
+    o.shell = shell_path();
+    o.cwd = cwd;
+    o.timeout_ms = limit_s * 1000;
+    char id[16];
+    rc = agti_tasks_start(m, command, desc, &o, id);
+    if (rc == AGT_ELIMIT)
+        return fail(call,
+                    "Cannot start another background task: %s. Wait for one to end, or stop "
+                    "one with TaskStop (TaskList shows them).",
+                    agt_error_message());
+    if (rc != AGT_OK)
+        return rc;
+    return started_text(call, m, id, limit_s, "Started background");
+}
+
+/* Foreground run through the task manager, so that a command still running
+ * at its timeout can stay alive as a background task. */
+static int run_movable(agt_call *call, agt_session *s, const char *command, const char *cwd,
+                       int64_t timeout_s, bool *fallback)
+{
+    *fallback = false;
+    agti_tasks *m;
+    int rc = agti_session_tasks(s, &m);
+    if (rc != AGT_OK)
+        return rc;
+    agti_proc_opts o;
+    agti_proc_opts_init(&o);
+    o.shell = shell_path();
+    o.cwd = cwd;
+    o.timeout_ms = BG_TIMEOUT_DEFAULT_S * 1000;
+    char id[16];
+    rc = agti_tasks_start(m, command, command, &o, id);
+    if (rc == AGT_ELIMIT) {
+        *fallback = true;
+        return AGT_OK;
+    }
+    if (rc != AGT_OK)
+        return rc;
+    rc = agti_tasks_wait(m, id, timeout_s * 1000);
+    if (rc == AGT_ETIMEOUT)
+        return started_text(call, m, id, BG_TIMEOUT_DEFAULT_S,
+                            "The command is still running at its timeout; it moved to the "
+                            "background as");
+    if (rc != AGT_OK)
+        return rc;
+    struct agti_session_bg *bg = agti_session_bg(s);
+    if (bg == NULL || json_object_set_new(bg->quiet, id, json_true()) != 0)
+        return agti_oom();
+    agti_task_info info;
+    if ((rc = agti_tasks_get(m, id, &info)) != AGT_OK)
+        return rc;
+    char *tail = NULL;
+    size_t len = 0;
+    if ((rc = agti_tasks_tail(m, id, FG_TAIL_BYTES, &tail, &len)) != AGT_OK)
+        return rc;
+    agti_buf b = AGTI_BUF_INIT;
+    if (info.output_bytes > len)
+        agti_buf_printf(&b, "[... first %llu bytes cut; full output in %s ...]\n",
+                        (unsigned long long)(info.output_bytes - len), info.log_path);
+    if (len == 0)
+        agti_buf_puts(&b, "(no output)\n");
+    agti_buf_put(&b, tail, len);
+    if (len > 0 && tail[len - 1] != '\n')
+        agti_buf_putc(&b, '\n');
+    free(tail);
+    put_outcome(&b, info.state, info.exit_code, info.signal, info.reason, timeout_s);
+    json_t *j = json_pack(
+        "{s:s, s:o, s:i, s:I, s:s, s:I}", "status", agti_proc_state_name(info.state), "exit_code",
+        info.exit_code >= 0 ? json_integer(info.exit_code) : json_null(), "signal", info.signal,
+        "output_bytes", (json_int_t)info.output_bytes, "output_path", info.log_path, "duration_ms",
+        (json_int_t)(info.ended_ms - info.started_ms));
+    return finish_text(call, &b, j, info.state != AGTI_PROC_COMPLETED);
+}
+
+int agti_tool_bash(agt_call *call, void *payload)
+{
+    (void)payload;
+    agt_session *s = agt_call_session(call);
+    json_t *a = agti_call_args_json(call);
+    const char *command = json_string_value(json_object_get(a, "command"));
+    const char *cwd_arg = json_string_value(json_object_get(a, "cwd"));
+    const char *desc = json_string_value(json_object_get(a, "description"));
+    json_t *tv = json_object_get(a, "timeout");
+    bool background = json_is_true(json_object_get(a, "run_in_background"));
+    bool no_limit = json_is_true(json_object_get(a, "disable_timeout"));
+    if (command == NULL || blank(command))
+        return fail(call, "The command is blank; give the command line to run.");
+    if (background && (desc == NULL || blank(desc)))
+        return fail(call, "A background command needs a description: a few words saying what "
+                          "it does, shown in TaskList.");
+    char *cwd = NULL;
+    int rc = resolve_cwd(call, s, cwd_arg, &cwd);
+    if (rc != AGT_OK)
+        return rc;
+    int64_t t = json_is_integer(tv) ? (int64_t)json_integer_value(tv) : 0;
+    if (background) {
+        rc = run_background(call, s, command, cwd, desc,
+                            no_limit ? 0 : (t > 0 ? t : BG_TIMEOUT_DEFAULT_S));
+    } else {
+        int64_t limit = t > 0 ? t : FG_TIMEOUT_DEFAULT_S;
+        bool fallback = true;
+        struct agti_session_bg *bg = agti_session_bg(s);
+        if (bg == NULL)
+            rc = AGT_ENOMEM;
+        else if (bg->background_on_timeout)
+            rc = run_movable(call, s, command, cwd, limit, &fallback);
+        if (rc == AGT_OK && fallback)
+            rc = run_foreground(call, s, command, cwd, limit);
+    }
+    free(cwd);
+    return rc;
+}

@@ -1,0 +1,223 @@
+/*
+ * TaskList, TaskOutput, TaskStop: the model's view of the session's
+ * background tasks (lib/proc's task manager).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "dispatch/dispatch_internal.h"
+#include "proc/proc.h"
+#include "session/events_internal.h"
+#include "session/session_internal.h"
+#include "tools_internal.h"
+
+#define TASK_TAIL_BYTES (32 * 1024)
+#define TASKLIST_MAX 100
+
+static int finish(agt_call *call, agti_buf *b, json_t *j, bool is_error)
+{
+    char *json = j ? agti_json_dump(j) : NULL;
+    json_decref(j);
+    if (b->oom || (j != NULL && json == NULL)) {
+        agti_buf_free(b);
+        agt_free(json);
+        return agti_oom();
+    }
+    int rc = is_error ? agt_call_set_error(call, agti_buf_cstr(b))
+                      : agt_call_set_text(call, agti_buf_cstr(b));
+    if (rc == AGT_OK && json != NULL)
+        rc = agt_call_set_json(call, json, strlen(json));
+    agti_buf_free(b);
+    agt_free(json);
+    return rc;
+}
+
+static int unknown_task(agt_call *call, const char *id)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    agti_buf_printf(&b,
+                    "No background task with id '%s'. TaskList (active_only false) shows "
+                    "the known tasks.",
+                    id);
+    finish(call, &b, NULL, true);
+    return AGT_ENOTFOUND;
+}
+
+/* "completed, exit code 0", "failed, exit code 2", "killed: stopped: why". */
+static void put_state(agti_buf *b, const agti_task_info *t)
+{
+    agti_buf_puts(b, agti_proc_state_name(t->state));
+    if (t->state == AGTI_PROC_RUNNING)
+        return;
+    if (t->exit_code >= 0)
+        agti_buf_printf(b, ", exit code %d", t->exit_code);
+    else if (t->signal > 0 && t->reason == NULL) /* a signal we did not send */
+        agti_buf_printf(b, ", signal %d", t->signal);
+    if (t->reason != NULL)
+        agti_buf_printf(b, " (%s)", t->reason);
+}
+
+static json_t *info_json(const agti_task_info *t)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:i, s:o, s:I, s:s, s:I}", "task_id", t->id,
+                     "description", t->description, "command", t->command, "status",
+                     agti_proc_state_name(t->state), "exit_code",
+                     t->exit_code >= 0 ? json_integer(t->exit_code) : json_null(), "signal",
+                     t->signal, "reason", t->reason ? json_string(t->reason) : json_null(), "pid",
+                     (json_int_t)t->pid, "output_path", t->log_path, "output_bytes",
+                     (json_int_t)t->output_bytes);
+}
+
+static agti_tasks *existing_tasks(agt_session *s)
+{
+    struct agti_session_bg *bg = s->bg;
+    if (bg == NULL || bg->tasks == NULL)
+        return NULL;
+    agti_tasks_pump(bg->tasks, 0);
+    return bg->tasks;
+}
+
+int agti_tool_tasklist(agt_call *call, void *payload)
+{
+    (void)payload;
+    agt_session *s = agt_call_session(call);
+    json_t *a = agti_call_args_json(call);
+    json_t *ao = json_object_get(a, "active_only");
+    bool active_only = ao == NULL || json_is_true(ao);
+    json_t *lv = json_object_get(a, "limit");
+    size_t limit = json_is_integer(lv) ? (size_t)json_integer_value(lv) : 20;
+    if (limit < 1 || limit > TASKLIST_MAX)
+        limit = 20;
+    agti_tasks *m = existing_tasks(s);
+    agti_task_info infos[TASKLIST_MAX];
+    size_t n = 0;
+    if (m != NULL)
+        agti_tasks_list(m, active_only, infos, limit, &n);
+    size_t total = 0;
+    if (m != NULL)
+        total = active_only ? agti_tasks_running(m) : agti_tasks_count(m);
+    agti_buf b = AGTI_BUF_INIT;
+    json_t *arr = json_array();
+    if (arr == NULL)
+        return agti_oom();
+    if (n == 0)
+        agti_buf_puts(&b, active_only ? "No running background tasks." : "No background tasks.");
+    else
+        agti_buf_printf(&b, "%s: %zu%s",
+                        active_only ? "Running background tasks" : "Background tasks", total,
+                        n < total ? " (newest first, " : "");
+    if (n > 0 && n < total)
+        agti_buf_printf(&b, "%zu shown)", n);
+    for (size_t i = 0; i < n; i++) {
+        const agti_task_info *t = &infos[i];
+        agti_buf_printf(&b, "\n%s [", t->id);
+        put_state(&b, t);
+        agti_buf_printf(&b, "] pid %ld", (long)t->pid);
+        if (t->description[0] != '\0')
+            agti_buf_printf(&b, " - %s", t->description);
+        agti_buf_printf(&b, "\n  command: %s", t->command);
+        json_array_append_new(arr, info_json(t));
+    }
+    return finish(call, &b, arr, false);
+}
+
+int agti_tool_taskoutput(agt_call *call, void *payload)
+{
+    (void)payload;
+    agt_session *s = agt_call_session(call);
+    json_t *a = agti_call_args_json(call);
+    const char *id = json_string_value(json_object_get(a, "task_id"));
+    bool block = json_is_true(json_object_get(a, "block"));
+    json_t *tv = json_object_get(a, "timeout");
+    int64_t wait_s = json_is_integer(tv) ? (int64_t)json_integer_value(tv) : 30;
+    if (wait_s < 0 || wait_s > 3600)
+        wait_s = 30;
+    agti_tasks *m = existing_tasks(s);
+    agti_task_info t;
+    if (id == NULL || m == NULL || agti_tasks_get(m, id, &t) != AGT_OK)
+        return unknown_task(call, id ? id : "");
+    bool still_running = false;
+    if (block) {
+        int rc = agti_tasks_wait(m, id, wait_s * 1000);
+        if (rc == AGT_ETIMEOUT)
+            still_running = true;
+        else if (rc != AGT_OK)
+            return rc;
+    }
+    if (agti_tasks_get(m, id, &t) != AGT_OK)
+        return unknown_task(call, id);
+    char *tail = NULL;
+    size_t len = 0;
+    int rc = agti_tasks_tail(m, id, TASK_TAIL_BYTES, &tail, &len);
+    if (rc != AGT_OK)
+        return rc;
+    agti_buf b = AGTI_BUF_INIT;
+    agti_buf_printf(&b, "Task: %s", t.id);
+    if (t.description[0] != '\0')
+        agti_buf_printf(&b, " (%s)", t.description);
+    agti_buf_puts(&b, "\nStatus: ");
+    put_state(&b, &t);
+    if (t.state != AGTI_PROC_RUNNING) {
+        if (t.exit_code >= 0)
+            agti_buf_printf(&b, "\nExit code: %d", t.exit_code);
+        else
+            agti_buf_puts(&b, "\nExit code: none");
+    }
+    if (still_running)
+        agti_buf_printf(&b, "\nStill running after waiting %lld s.", (long long)wait_s);
+    agti_buf_printf(&b, "\nOutput path: %s (%llu bytes; read it with Read for everything)",
+                    t.log_path, (unsigned long long)t.output_bytes);
+    if (len == 0) {
+        agti_buf_puts(&b, t.state == AGTI_PROC_RUNNING ? "\n(no output yet)" : "\n(no output)");
+    } else {
+        if (t.output_bytes > len)
+            agti_buf_printf(&b, "\nOutput (last %zu bytes):\n", len);
+        else
+            agti_buf_puts(&b, "\nOutput:\n");
+        agti_buf_put(&b, tail, len);
+    }
+    free(tail);
+    json_t *j = info_json(&t);
+    if (j != NULL)
+        json_object_set_new(j, "still_running_after_wait", json_boolean(still_running));
+    return finish(call, &b, j, false);
+}
+
+int agti_tool_taskstop(agt_call *call, void *payload)
+{
+    (void)payload;
+    agt_session *s = agt_call_session(call);
+    json_t *a = agti_call_args_json(call);
+    const char *id = json_string_value(json_object_get(a, "task_id"));
+    const char *reason = json_string_value(json_object_get(a, "reason"));
+    if (reason == NULL || reason[0] == '\0')
+        reason = "Stopped by TaskStop";
+    agti_tasks *m = existing_tasks(s);
+    agti_task_info t;
+    if (id == NULL || m == NULL || agti_tasks_get(m, id, &t) != AGT_OK)
+        return unknown_task(call, id ? id : "");
+    agti_buf b = AGTI_BUF_INIT;
+    int rc = agti_tasks_stop(m, id, reason);
+    if (rc == AGT_ESTATE) {
+        agti_buf_printf(&b, "Task %s had already ended: ", id);
+        put_state(&b, &t);
+        agti_buf_puts(&b, ". Nothing was stopped.");
+    } else if (rc != AGT_OK) {
+        return rc;
+    } else {
+        /* TERM went out; KILL follows after the grace period */
+        agti_tasks_wait(m, id, AGTI_PROC_DEFAULT_GRACE_MS + 1000);
+        if (agti_tasks_get(m, id, &t) != AGT_OK)
+            return unknown_task(call, id);
+        agti_buf_printf(&b, "Task %s was stopped; final state: ", id);
+        put_state(&b, &t);
+        agti_buf_putc(&b, '.');
+    }
+    if (agti_tasks_get(m, id, &t) != AGT_OK)
+        return unknown_task(call, id);
+    json_t *j = info_json(&t);
+    if (j != NULL)
+        json_object_set_new(j, "stopped", json_boolean(rc == AGT_OK));
+    return finish(call, &b, j, false);
+}
