@@ -30,6 +30,14 @@ typedef struct agti_rule {
     int subject;   /* enum agti_subject */
     bool session;  /* added by an approve-for-session answer */
     bool abs;      /* path pattern outside the root: matched against absolute paths */
+    /* Quick rejection before the matcher runs: every subject the pattern
+     * matches starts with pre (when pre_ok) and ends with suf. */
+    const char *pre, *suf; /* point into pattern or the compiled glob text */
+    size_t pre_len, suf_len;
+    bool pre_ok;
+    char *needle;    /* star patterns: the longest literal run, which must occur */
+    bool cover_dirs; /* also try the parent folders (gitignore folder rules) */
+    char *glob_text; /* the compiled path glob, for pre/suf */
     struct agti_glob *glob;
     struct agti_wm *wm;
 } agti_rule;

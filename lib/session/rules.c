@@ -32,6 +32,8 @@ void agti_rule_free(agti_rule *r)
     free(r->tool);
     free(r->pattern);
     free(r->key);
+    free(r->glob_text);
+    free(r->needle);
     agti_glob_free(r->glob);
     agti_wm_free(r->wm);
     free(r);
@@ -67,6 +69,16 @@ static bool has_glob_char(const char *s, size_t n)
         if (strchr("*?[{\\", s[i]) != NULL)
             return true;
     return false;
+}
+
+/* The literal tail of a pattern: what follows its last special character. */
+static void set_suffix(agti_rule *r, const char *pat, const char *special)
+{
+    size_t n = strlen(pat), i = n;
+    while (i > 0 && strchr(special, pat[i - 1]) == NULL)
+        i--;
+    r->suf = pat + i;
+    r->suf_len = n - i;
 }
 
 /* Turns a path pattern into the relative gitignore-style glob the matcher
@@ -141,6 +153,23 @@ static int compile_path_pattern(agti_rule *r, const char *root)
         else
             r->key = agti_strdup("");
     }
+    if (rc == AGT_OK) {
+        r->glob_text = agti_buf_detach(&b);
+        if (r->glob_text == NULL)
+            return agti_oom();
+        const char *g = r->glob_text;
+        size_t n = strlen(g);
+        r->cover_dirs = !(n >= 3 && strcmp(g + n - 3, "/**") == 0);
+        bool glob_anchored = r->abs || g[0] == '/' || strchr(g, '/') != NULL;
+        if (!r->abs && g[0] == '/')
+            g++;
+        if (glob_anchored) {
+            r->pre = g;
+            r->pre_len = strcspn(g, "*?[{\\");
+            r->pre_ok = true;
+        }
+        set_suffix(r, g, "*?[]{},\\/");
+    }
     agti_buf_free(&b);
     if (rc == AGT_OK && r->key == NULL)
         rc = agti_oom();
@@ -205,6 +234,26 @@ int agti_rule_parse(const char *text, int kind, const char *root, agti_rule **ou
     } else {
         r->key = r->subject == AGTI_SUBJ_COMMAND ? command_key(r->pattern) : agti_strdup("");
         rc = r->key ? AGT_OK : agti_oom();
+        r->pre = r->pattern;
+        r->pre_len = strcspn(r->pattern, "*\\");
+        r->pre_ok = true;
+        set_suffix(r, r->pattern, "*\\");
+        if (rc == AGT_OK && strchr(r->pattern, '\\') == NULL) {
+            const char *best = NULL;
+            size_t best_len = 0;
+            for (const char *q = r->pattern; *q;) {
+                size_t run = strcspn(q, "*");
+                if (run > best_len) {
+                    best = q;
+                    best_len = run;
+                }
+                q += run;
+                q += *q == '*';
+            }
+            if (best_len > r->pre_len && best_len > r->suf_len &&
+                (r->needle = agti_strndup(best, best_len)) == NULL)
+                rc = agti_oom();
+        }
     }
     if (rc != AGT_OK) {
         agti_rule_free(r);
@@ -295,15 +344,35 @@ static bool star_match(const char *p, const char *t)
     return *p == '\0';
 }
 
+static bool has_affixes(const agti_rule *r, const char *text, size_t n, bool *suffix_ok)
+{
+    if (r->pre_ok && (n < r->pre_len || memcmp(text, r->pre, r->pre_len) != 0))
+        return false;
+    *suffix_ok = n >= r->suf_len && memcmp(text + n - r->suf_len, r->suf, r->suf_len) == 0;
+    return true;
+}
+
 static bool path_rule_match(const agti_rule *r, const char *rel, const char *abs)
 {
-    if (r->abs)
-        return abs != NULL && agti_wm_match(r->wm, abs, strlen(abs));
-    if (rel == NULL)
+    const char *text = r->abs ? abs : rel;
+    if (text == NULL)
         return false;
-    size_t n = strlen(rel);
-    if (agti_glob_match(r->glob, rel, n, false))
+    size_t n = strlen(text);
+    bool suffix_ok;
+    if (!has_affixes(r, text, n, &suffix_ok))
+        return false;
+    if (r->abs) {
+        if (suffix_ok && agti_wm_match(r->wm, abs, n))
+            return true;
+        for (size_t i = n; r->cover_dirs && i-- > 1;)
+            if (abs[i] == '/' && agti_wm_match(r->wm, abs, i))
+                return true;
+        return false;
+    }
+    if (suffix_ok && agti_glob_match(r->glob, rel, n, false))
         return true;
+    if (!r->cover_dirs)
+        return false;
     /* gitignore: a pattern that matches a directory covers what is inside */
     for (size_t i = n; i-- > 0;)
         if (rel[i] == '/' && agti_glob_match(r->glob, rel, i, true))
@@ -317,7 +386,14 @@ static bool rule_match(const agti_rule *r, int subject, const char *text, const 
         return true;
     if (subject == AGTI_SUBJ_PATH)
         return path_rule_match(r, text, abs);
-    return text != NULL && star_match(r->pattern, text);
+    if (text == NULL)
+        return false;
+    bool suffix_ok;
+    if (!has_affixes(r, text, strlen(text), &suffix_ok) || !suffix_ok)
+        return false;
+    if (r->needle != NULL && strstr(text, r->needle) == NULL)
+        return false;
+    return star_match(r->pattern, text);
 }
 
 static size_t lower_bound(agti_rule **v, size_t n, const char *tool, const char *key)
@@ -493,6 +569,19 @@ json_t *agti_command_split(const char *cmd)
     json_t *parts = json_array();
     if (parts == NULL)
         return NULL;
+    if (strpbrk(cmd, ";&|\n()`$<>'\"\\") == NULL) {
+        /* nothing to split or quote: one simple command */
+        size_t a = 0, e = strlen(cmd);
+        while (a < e && is_space(cmd[a]))
+            a++;
+        while (e > a && is_space(cmd[e - 1]))
+            e--;
+        if (e > a && json_array_append_new(parts, json_stringn(cmd + a, e - a)) != 0) {
+            json_decref(parts);
+            return NULL;
+        }
+        return parts;
+    }
     split_into(parts, cmd, strlen(cmd), 0);
     return parts;
 }
