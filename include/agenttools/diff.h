@@ -86,10 +86,10 @@ typedef int (*agt_diff_relocate_fn)(const char *path, const char *file_diff, con
  * @param len  length of text in bytes.
  * @return AGT_OK (an empty or blank text gives zero files);
  *         AGT_EINVAL when out is NULL, or text is NULL with len > 0;
- *         AGT_EPARSE when the text is not a diff (no file header nor hunk) or a
- *         header is malformed (the message names the 1-based line number);
- *         AGT_ELIMIT when a line number or count exceeds 2^31-1 or the input
- *         exceeds 4 GiB; AGT_ENOMEM.
+ *         AGT_EPARSE when the non-blank text holds no file header, a hunk
+ *         header is malformed (also: a number over 2^31-1) or comes before
+ *         any file header (the message names the 1-based line number);
+ *         AGT_ELIMIT when the input is 4 GiB or more; AGT_ENOMEM.
  */
 AGT_EXTERN int agt_diff_parse(agt_diff **out, const char *text, size_t len);
 
