@@ -189,7 +189,8 @@ int agti_fs_write_atomic(const char *path, const void *data, size_t len, unsigne
         goto out;
     const char *base = strrchr(target, '/');
     base = base ? base + 1 : target;
-    tmp = agti_aprintf("%s/.%s.agt-XXXXXX", dir, base);
+    /* Long names are cut so ".NAME.agt-XXXXXX" stays within NAME_MAX. */
+    tmp = agti_aprintf("%s/.%.*s.agt-XXXXXX", dir, 200, base);
     if (tmp == NULL) {
         rc = agti_oom();
         goto out;

@@ -30,6 +30,11 @@ struct agti_wm {
     uint64_t *loop;    /* tokens that stay */
     uint64_t *eps1;    /* state i -> i+1 without input */
     uint64_t *eps3;    /* state i -> i+3 without input */
+    /* Prefilter: a literal every match contains (a run of mandatory
+     * single-byte tokens), and the fewest bytes a match consumes. */
+    char req[16];
+    size_t reqlen;
+    size_t minlen;
 };
 
 static bool is_special(char c)
@@ -259,8 +264,52 @@ static int tokenize(const char *p, size_t len, bool casefold, tok **toks, size_t
     return AGT_OK;
 }
 
+/* The only byte a token accepts, or -1. */
+static int single_byte(const tok *t)
+{
+    int found = -1;
+    for (unsigned c = 0; c < 256; c++)
+        if (t->set[c]) {
+            if (found >= 0)
+                return -1;
+            found = (int)c;
+        }
+    return found;
+}
+
+static void find_required(agti_wm *wm, const tok *toks, size_t n)
+{
+    size_t best_at = 0, best_len = 0, run_at = 0, run_len = 0;
+    wm->minlen = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* The '/' after an entry + loop pair can be skipped. */
+        bool optional = i >= 2 && toks[i - 2].type == T_ENTRY;
+        bool lit = toks[i].type == T_ONE && !optional && single_byte(&toks[i]) >= 0;
+        if (toks[i].type == T_ONE && !optional)
+            wm->minlen++;
+        if (lit) {
+            if (run_len == 0)
+                run_at = i;
+            run_len++;
+            if (run_len > best_len && best_len < sizeof wm->req) {
+                best_at = run_at;
+                best_len = run_len;
+            }
+        } else {
+            run_len = 0;
+        }
+    }
+    if (best_len > sizeof wm->req)
+        best_len = sizeof wm->req;
+    for (size_t i = 0; i < best_len; i++)
+        wm->req[i] = (char)single_byte(&toks[best_at + i]);
+    wm->reqlen = best_len;
+}
+
 static int build_nfa(agti_wm *wm, const tok *toks, size_t n)
 {
+    if (!wm->casefold)
+        find_required(wm, toks, n);
     wm->nstates = n + 1;
     wm->nwords = (wm->nstates + 63) / 64;
     size_t w = wm->nwords;
@@ -383,6 +432,17 @@ static bool eq_fold(const char *a, const char *lit, size_t n, bool fold)
 static void closure(const agti_wm *wm, uint64_t *s)
 {
     size_t w = wm->nwords;
+    if (w == 1) {
+        uint64_t e1 = wm->eps1[0], e3 = wm->eps3[0], v = s[0];
+        for (;;) {
+            uint64_t add = ((v & e1) << 1) | ((v & e3) << 3);
+            if ((add & ~v) == 0)
+                break;
+            v |= add;
+        }
+        s[0] = v;
+        return;
+    }
     for (;;) {
         bool changed = false;
         for (size_t k = w; k-- > 0;) {
@@ -460,6 +520,8 @@ bool agti_wm_match(const agti_wm *wm, const char *text, size_t len)
                eq_fold(text + len - wm->litlen, wm->lit, wm->litlen, wm->casefold) &&
                memchr(text, '/', len - wm->litlen) == NULL;
     case WM_NFA:
+        if (len < wm->minlen || (wm->reqlen > 0 && memmem(text, len, wm->req, wm->reqlen) == NULL))
+            return false;
         return run_nfa(wm, text, len);
     default:
         return false;

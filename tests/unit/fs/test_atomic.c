@@ -98,6 +98,14 @@ static void test_writes(void)
     s = tu_read(path_of("real.txt"), NULL);
     T_EQ_STR(s, "new", "target replaced");
     free(s);
+    /* A 250-byte name: the temporary name must still fit in NAME_MAX (255). */
+    char longname[251];
+    memset(longname, 'n', 250);
+    longname[250] = '\0';
+    T_EQ_INT(agti_fs_write_atomic(path_of(longname), "L", 1, 0), AGT_OK, "250-byte file name");
+    s = tu_read(path_of(longname), NULL);
+    T_EQ_STR(s, "L", "long name written");
+    free(s);
     T_EQ_INT(temp_files(root), 0, "no temporary files left");
 }
 
