@@ -11,5 +11,6 @@
 #include "session.h"
 #include "cron.h"
 #include "diff.h"
+#include "git.h"
 
 #endif /* AGENTTOOLS_H */

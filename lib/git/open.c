@@ -1,0 +1,387 @@
+/*
+ * Opening a change: resolve the repository and the revisions of a mode,
+ * compute libgit2's diff with git's defaults, find renames, and hand it to
+ * build.c.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff/diff_internal.h"
+#include "git/git_internal.h"
+
+int agti_git_error(int code, const char *fmt, ...)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    agti_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    const git_error *e = git_error_last();
+    if (e && e->message && e->message[0])
+        agti_buf_printf(&b, ": %s", e->message);
+    if (b.oom) {
+        agti_buf_free(&b);
+        return agti_oom();
+    }
+    int rc = agti_error(code, "%s", agti_buf_cstr(&b));
+    agti_buf_free(&b);
+    return rc;
+}
+
+static const char *mode_name(int mode)
+{
+    switch (mode) {
+    case AGT_CHANGES_RANGE:
+        return "range";
+    case AGT_CHANGES_COMMIT:
+        return "commit";
+    default:
+        return "workspace";
+    }
+}
+
+/* Resolves a revision to a commit. */
+static int resolve_commit(git_repository *repo, const char *spec, git_commit **out)
+{
+    git_object *obj = NULL, *peeled = NULL;
+    int grc = git_revparse_single(&obj, repo, spec);
+    if (grc < 0)
+        return agti_git_error(AGT_ENOTFOUND, "revision '%s' does not resolve", spec);
+    grc = git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT);
+    git_object_free(obj);
+    if (grc < 0)
+        return agti_git_error(AGT_ENOTFOUND, "revision '%s' does not name a commit", spec);
+    *out = (git_commit *)peeled;
+    return AGT_OK;
+}
+
+static int commit_tree(git_commit *commit, git_tree **out, const char *spec)
+{
+    if (git_commit_tree(out, commit) < 0)
+        return agti_git_error(AGT_EGIT, "cannot read the tree of '%s'", spec);
+    return AGT_OK;
+}
+
+/* Base tree of workspace mode: HEAD's tree, or none for an unborn HEAD. */
+static int open_head(agt_changes *c)
+{
+    int unborn = git_repository_head_unborn(c->repo);
+    if (unborn < 0)
+        return agti_git_error(AGT_EGIT, "cannot read HEAD");
+    if (unborn == 1)
+        return AGT_OK;
+    git_commit *head = NULL;
+    int rc = resolve_commit(c->repo, "HEAD", &head);
+    if (rc != AGT_OK)
+        return rc;
+    c->base_oid = *git_commit_id(head);
+    c->has_base = true;
+    rc = commit_tree(head, &c->base_tree, "HEAD");
+    git_commit_free(head);
+    return rc;
+}
+
+static void diff_options(git_diff_options *o)
+{
+    git_diff_options_init(o, GIT_DIFF_OPTIONS_VERSION);
+    o->context_lines = 3;
+    o->interhunk_lines = 0;
+    o->flags = GIT_DIFF_INDENT_HEURISTIC;
+}
+
+/* Workspace mode: HEAD -> index, and index -> working tree; the latter is
+ * merged in unless it is empty (a clean tree reviews the index). */
+static int diff_workspace(agt_changes *c, git_diff **out)
+{
+    if (git_repository_is_bare(c->repo))
+        return agti_error(AGT_EGIT,
+                          "workspace mode needs a working tree; '%s' is a bare repository",
+                          git_repository_path(c->repo));
+    int rc = open_head(c);
+    if (rc != AGT_OK)
+        return rc;
+    if (git_repository_index(&c->index, c->repo) < 0)
+        return agti_git_error(AGT_EGIT, "cannot read the index of '%s'", c->workdir);
+    git_diff_options o;
+    diff_options(&o);
+    /* both sides carry the untracked flags: git_diff_merge() drops what the
+     * target diff's options would not include */
+    o.flags |= GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
+               GIT_DIFF_SHOW_UNTRACKED_CONTENT;
+    git_diff *staged = NULL, *unstaged = NULL;
+    if (git_diff_tree_to_index(&staged, c->repo, c->base_tree, c->index, &o) < 0)
+        return agti_git_error(AGT_EGIT, "cannot diff HEAD against the index in '%s'", c->workdir);
+    if (git_diff_index_to_workdir(&unstaged, c->repo, c->index, &o) < 0) {
+        git_diff_free(staged);
+        return agti_git_error(AGT_EGIT, "cannot diff the index against the working tree of '%s'",
+                              c->workdir);
+    }
+    c->source = AGTI_SOURCE_INDEX;
+    if (git_diff_num_deltas(unstaged) > 0) {
+        c->source = AGTI_SOURCE_WORKTREE;
+        if (git_diff_merge(staged, unstaged) < 0) {
+            git_diff_free(staged);
+            git_diff_free(unstaged);
+            return agti_git_error(AGT_EGIT, "cannot combine staged and unstaged changes of '%s'",
+                                  c->workdir);
+        }
+    }
+    git_diff_free(unstaged);
+    *out = staged;
+    return AGT_OK;
+}
+
+static int diff_trees(agt_changes *c, git_diff **out, const char *what)
+{
+    git_diff_options o;
+    diff_options(&o);
+    if (git_diff_tree_to_tree(out, c->repo, c->base_tree, c->target_tree, &o) < 0)
+        return agti_git_error(AGT_EGIT, "cannot diff %s", what);
+    return AGT_OK;
+}
+
+static int diff_range(agt_changes *c, const char *from, const char *to, git_diff **out)
+{
+    git_commit *a = NULL, *b = NULL;
+    int rc = resolve_commit(c->repo, from, &a);
+    if (rc == AGT_OK)
+        rc = resolve_commit(c->repo, to, &b);
+    git_oid base;
+    if (rc == AGT_OK) {
+        int grc = git_merge_base(&base, c->repo, git_commit_id(a), git_commit_id(b));
+        if (grc == GIT_ENOTFOUND)
+            rc = agti_git_error(AGT_ENOTFOUND, "'%s' and '%s' have no merge base", from, to);
+        else if (grc < 0)
+            rc = agti_git_error(AGT_EGIT, "cannot find the merge base of '%s' and '%s'", from, to);
+    }
+    git_commit *mb = NULL;
+    if (rc == AGT_OK && git_commit_lookup(&mb, c->repo, &base) < 0)
+        rc = agti_git_error(AGT_EGIT, "cannot read the merge base of '%s' and '%s'", from, to);
+    if (rc == AGT_OK) {
+        c->base_oid = base;
+        c->has_base = true;
+        c->target_oid = *git_commit_id(b);
+        c->has_target = true;
+        rc = commit_tree(mb, &c->base_tree, from);
+    }
+    if (rc == AGT_OK)
+        rc = commit_tree(b, &c->target_tree, to);
+    git_commit_free(mb);
+    git_commit_free(a);
+    git_commit_free(b);
+    if (rc == AGT_OK) {
+        char what[64 + 2 * 200];
+        snprintf(what, sizeof(what), "%.200s...%.200s", from, to);
+        rc = diff_trees(c, out, what);
+    }
+    return rc;
+}
+
+static int diff_commit(agt_changes *c, const char *spec, git_diff **out)
+{
+    git_commit *commit = NULL, *parent = NULL;
+    int rc = resolve_commit(c->repo, spec, &commit);
+    if (rc != AGT_OK)
+        return rc;
+    c->target_oid = *git_commit_id(commit);
+    c->has_target = true;
+    rc = commit_tree(commit, &c->target_tree, spec);
+    if (rc == AGT_OK && git_commit_parentcount(commit) > 0) {
+        if (git_commit_parent(&parent, commit, 0) < 0)
+            rc = agti_git_error(AGT_EGIT, "cannot read the first parent of '%s'", spec);
+        else {
+            c->base_oid = *git_commit_id(parent);
+            c->has_base = true;
+            rc = commit_tree(parent, &c->base_tree, spec);
+        }
+    }
+    git_commit_free(parent);
+    git_commit_free(commit);
+    if (rc == AGT_OK)
+        rc = diff_trees(c, out, spec);
+    return rc;
+}
+
+static int find_renames(git_diff *gd)
+{
+    git_diff_find_options fo;
+    git_diff_find_options_init(&fo, GIT_DIFF_FIND_OPTIONS_VERSION);
+    fo.flags = GIT_DIFF_FIND_RENAMES;
+    fo.rename_threshold = 50;
+    if (git_diff_find_similar(gd, &fo) < 0)
+        return agti_git_error(AGT_EGIT, "rename detection failed");
+    return AGT_OK;
+}
+
+static const char *nonempty(const char *s)
+{
+    return s && s[0] ? s : NULL;
+}
+
+/* Checks the revisions against the mode and fills in the defaults. */
+static int check_revisions(int mode, const char **from, const char **to)
+{
+    switch (mode) {
+    case AGT_CHANGES_WORKSPACE:
+        if (*from || *to)
+            return agti_error(AGT_EINVAL, "workspace mode takes no revision (got '%s')",
+                              *from ? *from : *to);
+        return AGT_OK;
+    case AGT_CHANGES_RANGE:
+        if (!*from)
+            return agti_error(AGT_EINVAL, "range mode needs a 'from' revision");
+        if (!*to)
+            *to = "HEAD";
+        return AGT_OK;
+    case AGT_CHANGES_COMMIT:
+        if (*from && *to)
+            return agti_error(AGT_EINVAL, "commit mode takes one revision, got both '%s' and '%s'",
+                              *from, *to);
+        if (!*from)
+            *from = *to ? *to : "HEAD";
+        *to = NULL;
+        return AGT_OK;
+    default:
+        return agti_error(AGT_EINVAL,
+                          "unknown change mode %d (want AGT_CHANGES_WORKSPACE, "
+                          "AGT_CHANGES_RANGE or AGT_CHANGES_COMMIT)",
+                          mode);
+    }
+}
+
+static int open_repo(agt_changes *c, const char *repo_path)
+{
+    int grc = git_repository_open_ext(&c->repo, repo_path, 0, NULL);
+    if (grc == GIT_ENOTFOUND)
+        return agti_git_error(AGT_ENOTFOUND, "'%s' is not in a git repository", repo_path);
+    if (grc < 0)
+        return agti_git_error(AGT_EGIT, "cannot open the git repository at '%s'", repo_path);
+    const char *wd = git_repository_workdir(c->repo);
+    if (wd) {
+        size_t n = strlen(wd);
+        c->workdir = agti_aprintf("%s%s", wd, n && wd[n - 1] == '/' ? "" : "/");
+        if (!c->workdir)
+            return agti_oom();
+    }
+    return AGT_OK;
+}
+
+int agt_changes_open(agt_changes **out, const char *repo_path, int mode, const char *from,
+                     const char *to)
+{
+    if (!out || !repo_path)
+        return agti_error(AGT_EINVAL, "agt_changes_open: %s is NULL", !out ? "out" : "repo_path");
+    *out = NULL;
+    from = nonempty(from);
+    to = nonempty(to);
+    int rc = check_revisions(mode, &from, &to);
+    if (rc != AGT_OK)
+        return rc;
+    if (!repo_path[0])
+        return agti_error(AGT_EINVAL, "agt_changes_open: repo_path is empty");
+    rc = agti_ensure_init();
+    if (rc != AGT_OK)
+        return rc;
+    agt_changes *c = calloc(1, sizeof(*c));
+    if (!c)
+        return agti_oom();
+    c->mode = mode;
+    c->source = AGTI_SOURCE_COMMIT;
+    git_diff *gd = NULL;
+    rc = open_repo(c, repo_path);
+    if (rc == AGT_OK) {
+        if (mode == AGT_CHANGES_WORKSPACE)
+            rc = diff_workspace(c, &gd);
+        else if (mode == AGT_CHANGES_RANGE)
+            rc = diff_range(c, from, to, &gd);
+        else
+            rc = diff_commit(c, from, &gd);
+    }
+    if (rc == AGT_OK)
+        rc = find_renames(gd);
+    if (rc == AGT_OK)
+        rc = agti_changes_build(c, gd);
+    git_diff_free(gd);
+    if (rc != AGT_OK) {
+        if (c->repo && mode != AGT_CHANGES_WORKSPACE)
+            agti_error_prefix("%s mode in '%s'", mode_name(mode), repo_path);
+        agt_changes_free(c);
+        return rc;
+    }
+    *out = c;
+    return AGT_OK;
+}
+
+void agt_changes_free(agt_changes *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->nfiles; i++)
+        free(c->files[i]);
+    free(c->files);
+    agt_diff_free(c->diff);
+    git_tree_free(c->base_tree);
+    git_tree_free(c->target_tree);
+    git_index_free(c->index);
+    git_repository_free(c->repo);
+    free(c->workdir);
+    free(c);
+}
+
+agt_diff *agt_changes_diff(agt_changes *c)
+{
+    return c ? c->diff : NULL;
+}
+
+static void json_oid(agti_buf *b, bool has, const git_oid *oid)
+{
+    if (!has) {
+        agti_buf_puts(b, "null");
+        return;
+    }
+    char hex[GIT_OID_HEXSZ + 1];
+    git_oid_tostr(hex, sizeof(hex), oid);
+    agti_buf_printf(b, "\"%s\"", hex);
+}
+
+int agt_changes_info(const agt_changes *c, char **out_json)
+{
+    if (!c || !out_json)
+        return agti_error(AGT_EINVAL, "agt_changes_info: %s is NULL", !c ? "c" : "out_json");
+    static const char *const sources[] = {"worktree", "index", "commit"};
+    agti_buf b = AGTI_BUF_INIT;
+    agti_buf_printf(&b, "{\"mode\":\"%s\",\"source\":\"%s\",\"base\":", mode_name(c->mode),
+                    sources[c->source]);
+    json_oid(&b, c->has_base, &c->base_oid);
+    agti_buf_puts(&b, ",\"target\":");
+    json_oid(&b, c->has_target, &c->target_oid);
+    agti_buf_puts(&b, ",\"workdir\":");
+    if (c->workdir)
+        agti_diff_json_string(&b, c->workdir, strlen(c->workdir));
+    else
+        agti_buf_puts(&b, "null");
+    agti_buf_printf(&b, ",\"files\":%zu}", agt_diff_file_count(c->diff));
+    char *s = agti_buf_detach(&b);
+    if (!s)
+        return agti_oom();
+    *out_json = s;
+    return AGT_OK;
+}
+
+int agt_diff_from_repo(agt_diff **out, const char *repo_path, int mode, const char *from,
+                       const char *to)
+{
+    if (!out)
+        return agti_error(AGT_EINVAL, "agt_diff_from_repo: out is NULL");
+    *out = NULL;
+    agt_changes *c = NULL;
+    int rc = agt_changes_open(&c, repo_path, mode, from, to);
+    if (rc != AGT_OK)
+        return rc;
+    *out = c->diff;
+    c->diff = NULL;
+    agt_changes_free(c);
+    return AGT_OK;
+}

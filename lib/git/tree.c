@@ -1,0 +1,425 @@
+/*
+ * The reviewed tree: its file list (working tree + index, the index alone,
+ * or the target commit's tree) and the post-change bytes of any of its files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "diff/diff_internal.h"
+#include "git/git_internal.h"
+
+/* ---- working-tree files ----------------------------------------------- */
+
+static int io_error(int err, const char *path)
+{
+    if (err == ENOENT || err == ENOTDIR)
+        return agti_error(AGT_ENOTFOUND, "'%s' does not exist in the working tree", path);
+    return agti_error(AGT_EIO, "cannot read '%s': %s", path, strerror(err));
+}
+
+static int read_link(const char *full, const char *path, size_t size, char **out, size_t *out_len)
+{
+    size_t cap = size + 1;
+    for (;;) {
+        char *buf = malloc(cap + 1);
+        if (!buf)
+            return agti_oom();
+        ssize_t n = readlink(full, buf, cap);
+        if (n < 0) {
+            int err = errno;
+            free(buf);
+            return io_error(err, path);
+        }
+        if ((size_t)n < cap) {
+            buf[n] = '\0';
+            *out = buf;
+            *out_len = (size_t)n;
+            return AGT_OK;
+        }
+        free(buf); /* the link grew between lstat and readlink */
+        if (cap > ((size_t)1 << 20))
+            return agti_error(AGT_EIO, "cannot read the link '%s': target too long", path);
+        cap *= 2;
+    }
+}
+
+static int read_fd(int fd, const char *path, size_t max, char **out, size_t *out_len,
+                   size_t *out_size)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return io_error(errno, path);
+    if (!S_ISREG(st.st_mode))
+        return agti_error(AGT_ENOTFOUND, "'%s' is not a regular file", path);
+    size_t size = (size_t)st.st_size;
+    if (size > max) {
+        *out_size = size;
+        return agti_error(AGT_ELIMIT, "'%s' has %zu bytes, more than the limit of %zu", path, size,
+                          max);
+    }
+    agti_buf b = AGTI_BUF_INIT;
+    if (!agti_buf_reserve(&b, size + 1))
+        return agti_oom();
+    for (;;) {
+        if (!agti_buf_reserve(&b, 65536)) {
+            agti_buf_free(&b);
+            return agti_oom();
+        }
+        ssize_t n = read(fd, b.ptr + b.len, b.cap - b.len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int err = errno;
+            agti_buf_free(&b);
+            return io_error(err, path);
+        }
+        if (n == 0)
+            break;
+        b.len += (size_t)n;
+        b.ptr[b.len] = '\0';
+        if (b.len > max) { /* it grew while we read */
+            *out_size = b.len;
+            agti_buf_free(&b);
+            return agti_error(AGT_ELIMIT, "'%s' has more than %zu bytes", path, max);
+        }
+    }
+    *out_len = b.len;
+    *out = agti_buf_detach(&b);
+    return *out ? AGT_OK : agti_oom();
+}
+
+int agti_changes_read_workdir(const agt_changes *c, const char *path, size_t max, char **out,
+                              size_t *out_len, size_t *out_size)
+{
+    *out_size = 0;
+    if (!c->workdir)
+        return agti_error(AGT_ESTATE, "the repository has no working tree");
+    char *full = agti_aprintf("%s%s", c->workdir, path);
+    if (!full)
+        return agti_oom();
+    struct stat st;
+    int rc;
+    if (lstat(full, &st) != 0) {
+        rc = io_error(errno, path);
+    } else if (S_ISLNK(st.st_mode)) {
+        rc = read_link(full, path, (size_t)st.st_size, out, out_len);
+    } else if (!S_ISREG(st.st_mode)) {
+        rc = agti_error(AGT_ENOTFOUND, "'%s' is not a regular file", path);
+    } else {
+        int fd = open(full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            rc = io_error(errno, path);
+        } else {
+            rc = read_fd(fd, path, max, out, out_len, out_size);
+            close(fd);
+        }
+    }
+    free(full);
+    return rc;
+}
+
+/* ---- file list -------------------------------------------------------- */
+
+typedef struct path_list {
+    char **v;
+    size_t n, cap;
+} path_list;
+
+static int list_push(path_list *l, const char *path)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        char **v = realloc(l->v, cap * sizeof(char *));
+        if (!v)
+            return agti_oom();
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n] = agti_strdup(path);
+    if (!l->v[l->n])
+        return agti_oom();
+    l->n++;
+    return AGT_OK;
+}
+
+static void list_free(path_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+}
+
+static int cmp_path(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Index entries; for the working tree only those still present there. */
+static int list_index(agt_changes *c, path_list *l, bool present_only)
+{
+    size_t n = git_index_entrycount(c->index);
+    int rc = AGT_OK;
+    for (size_t i = 0; rc == AGT_OK && i < n; i++) {
+        const git_index_entry *e = git_index_get_byindex(c->index, i);
+        if (!e || e->mode == GIT_FILEMODE_COMMIT)
+            continue;
+        if (present_only) {
+            char *full = agti_aprintf("%s%s", c->workdir, e->path);
+            if (!full)
+                return agti_oom();
+            struct stat st;
+            bool present = lstat(full, &st) == 0 && !S_ISDIR(st.st_mode);
+            free(full);
+            if (!present)
+                continue;
+        }
+        rc = list_push(l, e->path);
+    }
+    return rc;
+}
+
+/* Untracked non-ignored files: the added files of the change set that are
+ * not in the index. */
+static int list_untracked(agt_changes *c, path_list *l)
+{
+    size_t n = agt_diff_file_count(c->diff);
+    for (size_t i = 0; i < n; i++) {
+        if (agt_diff_file_status(c->diff, i) != AGT_DIFF_ADDED)
+            continue;
+        const char *p = agt_diff_file_new_path(c->diff, i);
+        if (git_index_get_bypath(c->index, p, 0))
+            continue;
+        int rc = list_push(l, p);
+        if (rc != AGT_OK)
+            return rc;
+    }
+    return AGT_OK;
+}
+
+typedef struct walk_ctx {
+    path_list *l;
+    int rc;
+    agti_buf path;
+} walk_ctx;
+
+static int walk_cb(const char *root, const git_tree_entry *e, void *payload)
+{
+    walk_ctx *w = payload;
+    git_filemode_t m = git_tree_entry_filemode(e);
+    if (m != GIT_FILEMODE_BLOB && m != GIT_FILEMODE_BLOB_EXECUTABLE && m != GIT_FILEMODE_LINK)
+        return 0;
+    agti_buf_truncate(&w->path, 0);
+    agti_buf_puts(&w->path, root);
+    agti_buf_puts(&w->path, git_tree_entry_name(e));
+    if (w->path.oom) {
+        w->rc = agti_oom();
+        return -1;
+    }
+    w->rc = list_push(w->l, agti_buf_cstr(&w->path));
+    return w->rc == AGT_OK ? 0 : -1;
+}
+
+static int list_tree(agt_changes *c, path_list *l)
+{
+    walk_ctx w = {l, AGT_OK, AGTI_BUF_INIT};
+    int grc = git_tree_walk(c->target_tree, GIT_TREEWALK_PRE, walk_cb, &w);
+    agti_buf_free(&w.path);
+    if (w.rc != AGT_OK)
+        return w.rc;
+    if (grc < 0)
+        return agti_git_error(AGT_EGIT, "cannot walk the reviewed tree");
+    return AGT_OK;
+}
+
+int agti_changes_files(agt_changes *c, const char *const **out_paths, size_t *out_n)
+{
+    if (!c->files_built) {
+        path_list l = {NULL, 0, 0};
+        int rc;
+        if (c->source == AGTI_SOURCE_WORKTREE) {
+            rc = list_index(c, &l, true);
+            if (rc == AGT_OK)
+                rc = list_untracked(c, &l);
+        } else if (c->source == AGTI_SOURCE_INDEX) {
+            rc = list_index(c, &l, false);
+        } else {
+            rc = list_tree(c, &l);
+        }
+        if (rc != AGT_OK) {
+            list_free(&l);
+            return rc;
+        }
+        if (l.n > 1)
+            qsort(l.v, l.n, sizeof(char *), cmp_path);
+        size_t k = 0; /* conflicted entries appear once per stage */
+        for (size_t i = 0; i < l.n; i++) {
+            if (k > 0 && strcmp(l.v[k - 1], l.v[i]) == 0)
+                free(l.v[i]);
+            else
+                l.v[k++] = l.v[i];
+        }
+        c->files = l.v;
+        c->nfiles = k;
+        c->files_built = true;
+    }
+    *out_paths = (const char *const *)c->files;
+    *out_n = c->nfiles;
+    return AGT_OK;
+}
+
+int agt_changes_list_files(agt_changes *c, char **out_json)
+{
+    if (!c || !out_json)
+        return agti_error(AGT_EINVAL, "agt_changes_list_files: %s is NULL", !c ? "c" : "out_json");
+    const char *const *paths;
+    size_t n;
+    int rc = agti_changes_files(c, &paths, &n);
+    if (rc != AGT_OK)
+        return rc;
+    agti_buf b = AGTI_BUF_INIT;
+    agti_buf_putc(&b, '[');
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            agti_buf_putc(&b, ',');
+        agti_diff_json_string(&b, paths[i], strlen(paths[i]));
+    }
+    agti_buf_putc(&b, ']');
+    char *s = agti_buf_detach(&b);
+    if (!s)
+        return agti_oom();
+    *out_json = s;
+    return AGT_OK;
+}
+
+/* ---- reading one file ------------------------------------------------- */
+
+/* The repository-relative form of a path as given, or NULL when it cannot
+ * name a file of the tree ("..", empty components, outside the workdir). */
+static const char *relative_path(const agt_changes *c, const char *path)
+{
+    if (path[0] == '/') {
+        size_t n = c->workdir ? strlen(c->workdir) : 0;
+        if (!n || strncmp(path, c->workdir, n) != 0)
+            return NULL;
+        path += n;
+    }
+    while (path[0] == '.' && path[1] == '/')
+        path += 2;
+    if (!path[0])
+        return NULL;
+    for (const char *p = path; *p;) {
+        const char *slash = strchr(p, '/');
+        size_t len = slash ? (size_t)(slash - p) : strlen(p);
+        if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+            return NULL;
+        if (!slash)
+            break;
+        p = slash + 1;
+        if (!*p)
+            return NULL;
+    }
+    return path;
+}
+
+static int not_in_tree(const char *path)
+{
+    return agti_error(AGT_ENOTFOUND, "'%s' is not a file of the reviewed tree", path);
+}
+
+static int blob_bytes(agt_changes *c, const git_oid *id, const char *path, char **out,
+                      size_t *out_len)
+{
+    git_blob *blob = NULL;
+    if (git_blob_lookup(&blob, c->repo, id) < 0)
+        return agti_git_error(AGT_EGIT, "cannot read the blob of '%s'", path);
+    git_object_size_t size = git_blob_rawsize(blob);
+    int rc = AGT_OK;
+    if (size > AGTI_GIT_READ_MAX) {
+        rc = agti_error(AGT_ELIMIT, "'%s' has %llu bytes, more than the limit of %zu", path,
+                        (unsigned long long)size, AGTI_GIT_READ_MAX);
+    } else {
+        char *s = malloc((size_t)size + 1);
+        if (!s) {
+            rc = agti_oom();
+        } else {
+            memcpy(s, git_blob_rawcontent(blob), (size_t)size); /* NUL bytes too */
+            s[size] = '\0';
+            *out = s;
+            *out_len = (size_t)size;
+        }
+    }
+    git_blob_free(blob);
+    return rc;
+}
+
+static int read_worktree(agt_changes *c, const char *rel, char **out, size_t *out_len)
+{
+    const char *const *paths;
+    size_t n;
+    int rc = agti_changes_files(c, &paths, &n);
+    if (rc != AGT_OK)
+        return rc;
+    if (!bsearch(&rel, paths, n, sizeof(char *), cmp_path))
+        return not_in_tree(rel);
+    size_t size;
+    return agti_changes_read_workdir(c, rel, AGTI_GIT_READ_MAX, out, out_len, &size);
+}
+
+static int read_index(agt_changes *c, const char *rel, char **out, size_t *out_len)
+{
+    const git_index_entry *e = git_index_get_bypath(c->index, rel, 0);
+    if (!e || e->mode == GIT_FILEMODE_COMMIT)
+        return not_in_tree(rel);
+    return blob_bytes(c, &e->id, rel, out, out_len);
+}
+
+static int read_tree(agt_changes *c, const char *rel, char **out, size_t *out_len)
+{
+    git_tree_entry *e = NULL;
+    int grc = git_tree_entry_bypath(&e, c->target_tree, rel);
+    if (grc == GIT_ENOTFOUND)
+        return not_in_tree(rel);
+    if (grc < 0)
+        return agti_git_error(AGT_EGIT, "cannot look up '%s' in the reviewed tree", rel);
+    int rc;
+    if (git_tree_entry_type(e) != GIT_OBJECT_BLOB)
+        rc = not_in_tree(rel);
+    else
+        rc = blob_bytes(c, git_tree_entry_id(e), rel, out, out_len);
+    git_tree_entry_free(e);
+    return rc;
+}
+
+int agt_changes_read_file(agt_changes *c, const char *path, char **out_text, size_t *out_len)
+{
+    if (!c || !path || !out_text)
+        return agti_error(AGT_EINVAL, "agt_changes_read_file: %s is NULL",
+                          !c      ? "c"
+                          : !path ? "path"
+                                  : "out_text");
+    if (!path[0])
+        return agti_error(AGT_EINVAL, "agt_changes_read_file: path is empty");
+    const char *rel = relative_path(c, path);
+    if (!rel)
+        return not_in_tree(path);
+    size_t len = 0;
+    char *text = NULL;
+    int rc;
+    if (c->source == AGTI_SOURCE_WORKTREE)
+        rc = read_worktree(c, rel, &text, &len);
+    else if (c->source == AGTI_SOURCE_INDEX)
+        rc = read_index(c, rel, &text, &len);
+    else
+        rc = read_tree(c, rel, &text, &len);
+    if (rc != AGT_OK)
+        return rc;
+    *out_text = text;
+    if (out_len)
+        *out_len = len;
+    return AGT_OK;
+}
