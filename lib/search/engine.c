@@ -170,9 +170,13 @@ int agti_searcher_new(agti_searcher **out, const agti_search_opts *opts)
         s->o.depth_limit = AGTI_SEARCH_DEFAULT_DEPTH_LIMIT;
     bool literal = opts->literal || is_plain_literal(s->pattern, plen);
     int rc;
-    if (literal && !opts->case_insensitive)
-        s->use_memmem = true, rc = AGT_OK;
-    else
+    bool ascii = true;
+    for (size_t i = 0; i < plen; i++)
+        ascii = ascii && (unsigned char)s->pattern[i] < 0x80;
+    if (literal && (!opts->case_insensitive || ascii)) {
+        s->use_lit = true;
+        rc = agti_lit_init(&s->lit, s->pattern, plen, opts->case_insensitive);
+    } else
         rc = compile_regex(s);
     if (rc == AGT_OK)
         rc = compile_filters(s, opts);
@@ -193,6 +197,7 @@ void agti_searcher_free(agti_searcher *s)
         free(s->own);
     }
     pcre2_code_free(s->code);
+    agti_lit_fini(&s->lit);
     for (size_t i = 0; i < s->ninc; i++)
         agti_glob_free(s->inc[i]);
     for (size_t i = 0; i < s->nexc; i++)
@@ -265,8 +270,8 @@ void agti_sworker_fini(agti_sworker *w)
 static int find(const agti_searcher *s, agti_sworker *w, const char *d, size_t end, size_t start,
                 size_t *ms, size_t *me)
 {
-    if (s->use_memmem) {
-        const char *p = memmem(d + start, end - start, s->pattern, s->plen);
+    if (s->use_lit) {
+        const char *p = agti_lit_find(&s->lit, d + start, end - start);
         if (p == NULL)
             return 0;
         *ms = (size_t)(p - d);

@@ -8,12 +8,26 @@
 #include "fs/fs.h"
 #include "search/search.h"
 
+/* Fixed-string matcher (literal.c): case-sensitive or ASCII-caseless. */
+typedef struct agti_lit {
+    unsigned char *needle; /* letters lower-cased when folding */
+    unsigned char *mask;   /* 0x20 where the byte is a folded letter, else 0 */
+    size_t n;
+    size_t k1, k2; /* the two rarest positions, compared first */
+} agti_lit;
+
+int agti_lit_init(agti_lit *l, const char *needle, size_t n, bool icase);
+void agti_lit_fini(agti_lit *l);
+/* First occurrence in hay[0..len), or NULL. */
+const char *agti_lit_find(const agti_lit *l, const char *hay, size_t len);
+
 struct agti_searcher {
     agti_search_opts o; /* copy; the pointer arrays are only read by agti_searcher_new */
     char *pattern;
     size_t plen;
-    bool use_memmem;      /* case-sensitive literal: memmem instead of PCRE2 */
-    pcre2_code *code;     /* NULL with use_memmem */
+    bool use_lit; /* fixed string (ASCII if caseless): agti_lit instead of PCRE2 */
+    agti_lit lit;
+    pcre2_code *code;     /* NULL with use_lit */
     unsigned char req[2]; /* prefilter: a file without any of these bytes cannot match */
     int nreq;
     size_t max_line;

@@ -19,7 +19,7 @@
 #include "search/search_internal.h"
 
 /* Files at least this big are mapped instead of read into the worker's buffer. */
-#define MMAP_MIN (4u << 20)
+#define MMAP_MIN (1u << 20)
 #define MAX_THREADS 8
 
 enum slot_state { SLOT_QUEUED = 0, SLOT_DONE, SLOT_SKIPPED };
@@ -45,6 +45,7 @@ typedef struct tree {
     slot *slots;
     size_t n, cap, next;
     bool walk_done;
+    unsigned waiting; /* workers blocked on cv */
     bool stop;        /* time budget or a cap: take no more files */
     size_t too_large; /* guarded by mu */
     bool oom;
@@ -82,12 +83,20 @@ static void advance_prefix(tree *t)
     }
 }
 
-static int read_file(agti_sworker *w, const char *abs, uint64_t max, const char **data, size_t *len,
-                     bool *mapped, bool *too_large, char **errmsg)
+/* Reads (or maps) the file at path (relative to dirfd, or AT_FDCWD). With skip_binary, a file whose
+ * first read shows a NUL byte in the first AGTI_SEARCH_BINARY_PROBE bytes is not read further:
+ * *binary is set and the data is that first part. */
+static int read_file(agti_sworker *w, int dirfd, const char *path, uint64_t max, bool skip_binary,
+                     const char **data, size_t *len, bool *mapped, bool *too_large, bool *binary,
+                     char **errmsg)
 {
     *mapped = false;
     *too_large = false;
-    int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    *binary = false;
+    /* In a tree, symlinks are skipped: O_NOFOLLOW keeps one swapped in
+     * after the walk from being followed out of the tree. */
+    int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | (dirfd != AT_FDCWD ? O_NOFOLLOW : 0);
+    int fd = openat(dirfd, path, flags);
     if (fd < 0) {
         *errmsg = agti_aprintf("cannot open: %s", strerror(errno));
         return AGT_EIO;
@@ -127,7 +136,10 @@ static int read_file(agti_sworker *w, const char *abs, uint64_t max, const char 
             w->buf = nb;
             w->cap = want;
         }
-        ssize_t r = read(fd, w->buf + got, w->cap - got);
+        size_t room = w->cap - got;
+        if (got == 0 && skip_binary && room > AGTI_SEARCH_BINARY_PROBE)
+            room = AGTI_SEARCH_BINARY_PROBE;
+        ssize_t r = read(fd, w->buf + got, room);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -137,6 +149,11 @@ static int read_file(agti_sworker *w, const char *abs, uint64_t max, const char 
         }
         if (r == 0)
             break;
+        if (got == 0 && skip_binary && memchr(w->buf, '\0', (size_t)r) != NULL) {
+            got = (size_t)r;
+            *binary = true;
+            break;
+        }
         got += (size_t)r;
         if (got == w->cap) {
             if (got > max) {
@@ -153,19 +170,48 @@ static int read_file(agti_sworker *w, const char *abs, uint64_t max, const char 
     return AGT_OK;
 }
 
-static void search_slot(tree *t, agti_sworker *w, slot *sl, agti_buf *abs)
+/* A worker's open directory: files of one directory come in a row, so
+ * opening them relative to it saves the kernel a walk of the whole path
+ * for every file. */
+typedef struct dircache {
+    agti_buf abs; /* root + "/" + dir */
+    agti_buf dir;
+    int fd;
+} dircache;
+
+static int dir_fd(tree *t, dircache *dc, const char *path, size_t dirlen)
 {
-    agti_buf_truncate(abs, t->rootlen);
-    agti_buf_putc(abs, '/');
-    agti_buf_puts(abs, sl->path);
-    if (abs->oom) {
-        sl->err = AGT_ENOMEM;
+    if (dc->fd >= 0 && dc->dir.len == dirlen && memcmp(dc->dir.ptr, path, dirlen) == 0)
+        return dc->fd;
+    if (dc->fd >= 0)
+        close(dc->fd);
+    agti_buf_truncate(&dc->dir, 0);
+    agti_buf_put(&dc->dir, path, dirlen);
+    agti_buf_truncate(&dc->abs, 0);
+    agti_buf_put(&dc->abs, t->root, t->rootlen);
+    agti_buf_putc(&dc->abs, '/');
+    agti_buf_put(&dc->abs, path, dirlen);
+    if (dc->abs.oom || dc->dir.oom)
+        return dc->fd = -1;
+    dc->fd = open(dc->abs.ptr, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    return dc->fd;
+}
+
+static void search_slot(tree *t, agti_sworker *w, slot *sl, dircache *dc)
+{
+    const char *slash = strrchr(sl->path, '/');
+    size_t dirlen = slash ? (size_t)(slash - sl->path) : 0;
+    int dfd = dir_fd(t, dc, sl->path, dirlen);
+    if (dfd < 0) {
+        sl->err = AGT_EIO;
+        sl->errmsg = agti_aprintf("cannot open its directory: %s", strerror(errno));
         return;
     }
     const char *data = NULL;
     size_t len = 0;
-    bool mapped, too_large;
-    int rc = read_file(w, abs->ptr, t->s->max_size, &data, &len, &mapped, &too_large, &sl->errmsg);
+    bool mapped, too_large, binary;
+    int rc = read_file(w, dfd, slash ? slash + 1 : sl->path, t->s->max_size, !t->s->o.binary_report,
+                       &data, &len, &mapped, &too_large, &binary, &sl->errmsg);
     if (rc != AGT_OK) {
         sl->err = rc;
         return;
@@ -177,6 +223,10 @@ static void search_slot(tree *t, agti_sworker *w, slot *sl, agti_buf *abs)
         return;
     }
     sl->searched = true;
+    if (binary) {
+        sl->binary = true;
+        return;
+    }
     rc = agti_search_data(t->s, w, data, len, &sl->file, &sl->matched, &sl->binary);
     if (mapped)
         munmap((void *)(uintptr_t)data, len);
@@ -196,7 +246,7 @@ static void *worker_main(void *arg)
     worker_arg *wa = arg;
     tree *t = wa->t;
     agti_sworker w;
-    agti_buf abs = AGTI_BUF_INIT;
+    dircache dc = {AGTI_BUF_INIT, AGTI_BUF_INIT, -1};
     wa->rc = agti_sworker_init(&w, t->s);
     if (wa->rc != AGT_OK) {
         pthread_mutex_lock(&t->mu);
@@ -207,11 +257,13 @@ static void *worker_main(void *arg)
         return NULL;
     }
     w.deadline_ns = t->deadline_ns;
-    agti_buf_puts(&abs, t->root);
     pthread_mutex_lock(&t->mu);
     for (;;) {
-        while (t->next >= t->n && !t->walk_done && !t->stop)
+        while (t->next >= t->n && !t->walk_done && !t->stop) {
+            t->waiting++;
             pthread_cond_wait(&t->cv, &t->mu);
+            t->waiting--;
+        }
         if (t->stop || t->next >= t->n)
             break;
         size_t i = t->next++;
@@ -230,7 +282,7 @@ static void *worker_main(void *arg)
             pthread_cond_broadcast(&t->cv);
             break;
         }
-        search_slot(t, &w, &sl, &abs);
+        search_slot(t, &w, &sl, &dc);
         pthread_mutex_lock(&t->mu);
         sl.state = SLOT_DONE;
         t->slots[i] = sl;
@@ -242,7 +294,10 @@ static void *worker_main(void *arg)
         advance_prefix(t);
     }
     pthread_mutex_unlock(&t->mu);
-    agti_buf_free(&abs);
+    if (dc.fd >= 0)
+        close(dc.fd);
+    agti_buf_free(&dc.abs);
+    agti_buf_free(&dc.dir);
     agti_sworker_fini(&w);
     return NULL;
 }
@@ -250,7 +305,9 @@ static void *worker_main(void *arg)
 static int walk_cb(const agti_walk_entry *e, void *payload)
 {
     tree *t = payload;
-    if (e->type != AGTI_FS_FILE)
+    /* Like ripgrep without -L: symlinks are not followed, not even to
+     * files (no duplicate results, nothing read from outside the tree). */
+    if (e->type != AGTI_FS_FILE || e->is_symlink)
         return 0;
     if (!agti_searcher_selects(t->s, e->relpath, e->relpath_len))
         return 0;
@@ -289,7 +346,8 @@ static int walk_cb(const agti_walk_entry *e, void *payload)
         return 1;
     }
     t->n++;
-    pthread_cond_signal(&t->cv);
+    if (t->waiting > 0)
+        pthread_cond_signal(&t->cv);
     pthread_mutex_unlock(&t->mu);
     return 0;
 }
@@ -438,11 +496,12 @@ static int search_single(agti_searcher *s, const char *root, const struct stat *
         w.deadline_ns = agti_search_now_ns() + s->o.time_budget_ms * 1000000;
     const char *data = NULL;
     size_t len = 0;
-    bool mapped, too_large, matched = false, binary = false;
+    bool mapped, too_large, matched = false, binary = false, early_binary = false;
     char *msg = NULL;
     agti_search_file f;
     memset(&f, 0, sizeof f);
-    rc = read_file(&w, root, s->max_size, &data, &len, &mapped, &too_large, &msg);
+    rc = read_file(&w, AT_FDCWD, root, s->max_size, !s->o.binary_report, &data, &len, &mapped,
+                   &too_large, &early_binary, &msg);
     if (rc == AGT_EIO) {
         agti_error(rc, "%s: %s", root, msg ? msg : "read failed");
         free(msg);

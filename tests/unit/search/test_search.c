@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "search/search.h"
+#include "search/search_internal.h"
 
 static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -587,8 +587,75 @@ static void test_errors(void)
     T_CHECK(agti_search_type_globs("zzz") == NULL, "unknown type NULL");
 }
 
+static const char *naive(const char *h, size_t len, const char *n, size_t nl, bool icase)
+{
+    for (size_t i = 0; i + nl <= len; i++) {
+        size_t j = 0;
+        while (j < nl &&
+               (icase ? ((h[i + j] | 0x20) == (n[j] | 0x20) &&
+                         (((n[j] | 0x20) >= 'a' && (n[j] | 0x20) <= 'z') || h[i + j] == n[j]))
+                      : h[i + j] == n[j]))
+            j++;
+        if (j == nl)
+            return h + i;
+    }
+    return NULL;
+}
+
+/* The SSE2 literal finder against a naive scan on random text over a small
+ * alphabet (so candidates are frequent), every needle length 1..40 and every
+ * alignment near the end of the buffer. */
+static void test_literal(void)
+{
+    static const char alpha[] = "abAB@`[{ \n_xyzXYZ";
+    unsigned seed = 12345;
+    char hay[300], needle[41];
+    size_t bad = 0, runs = 0;
+    for (int round = 0; round < 400; round++) {
+        size_t len = (size_t)(round % 300);
+        for (size_t i = 0; i < len; i++) {
+            seed = seed * 1103515245u + 12345u;
+            hay[i] = alpha[(seed >> 16) % (sizeof alpha - 1)];
+        }
+        for (size_t nl = 1; nl <= 40; nl++) {
+            seed = seed * 1103515245u + 12345u;
+            if (len >= nl && (seed >> 16) % 2 == 0) {
+                size_t at = (seed >> 8) % (len - nl + 1);
+                memcpy(needle, hay + at, nl);
+                for (size_t k = 0; k < nl; k++)
+                    if ((seed >> (k % 16)) & 1)
+                        needle[k] ^=
+                            (char)(((needle[k] | 0x20) >= 'a' && (needle[k] | 0x20) <= 'z') ? 0x20
+                                                                                            : 0);
+            } else {
+                for (size_t k = 0; k < nl; k++) {
+                    seed = seed * 1103515245u + 12345u;
+                    needle[k] = alpha[(seed >> 16) % 6];
+                }
+            }
+            for (int icase = 0; icase < 2; icase++) {
+                agti_lit l;
+                agti_lit_init(&l, needle, nl, icase != 0);
+                const char *got = agti_lit_find(&l, hay, len);
+                const char *want = naive(hay, len, needle, nl, icase != 0);
+                runs++;
+                if (got != want)
+                    bad++;
+                agti_lit_fini(&l);
+            }
+        }
+    }
+    T_EQ_INT(bad, 0, "literal finder agrees with a naive scan on %zu cases", runs);
+    agti_lit l;
+    agti_lit_init(&l, "Hello", 5, true);
+    T_CHECK(agti_lit_find(&l, "say hELLO", 9) != NULL, "ASCII case folding");
+    T_CHECK(agti_lit_find(&l, "say h\x45LL@", 11) == NULL, "'@' is not 'O' folded");
+    agti_lit_fini(&l);
+}
+
 int main(void)
 {
+    test_literal();
     char *r = mktree();
     make_tree_a(r);
     test_basic(r);
