@@ -223,7 +223,7 @@ int main(int argc, char **argv)
            "wall:us", "rg", "rg-def", "git", "us/rg", "cpu:us", "rg", "git", "us/rg", "MiB:us",
            "rg", "git", "lines", "rg", "git");
     bool all_ok = true;
-    double worst = 0;
+    double worst = 0, worst_cpu = 0;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const row *r = &rows[i];
         agti_search_opts o;
@@ -273,19 +273,21 @@ int main(int argc, char **argv)
             best(&mg, run_tool(gg));
         }
         char rdef[16] = "-";
+        double rg_ms = mr.ms, rg_cpu = mr.cpu_ms;
         if (r->regex && md.ok) {
             snprintf(rdef, sizeof rdef, "%.1f", md.ms);
-            if (md.ms < mr.ms) {
-                mr.ms = md.ms;
-                if (md.cpu_ms < mr.cpu_ms)
-                    mr.cpu_ms = md.cpu_ms;
-            }
+            if (md.ms < rg_ms)
+                rg_ms = md.ms;
+            if (md.cpu_ms < rg_cpu)
+                rg_cpu = md.cpu_ms;
         }
-        double q1 = mr.ms > 0 ? mo.ms / mr.ms : 0;
+        double q1 = rg_ms > 0 ? mo.ms / rg_ms : 0;
         if (q1 > worst)
             worst = q1;
         all_ok = all_ok && mo.ok && mr.ok;
-        double c1 = mr.cpu_ms > 0 ? mo.cpu_ms / mr.cpu_ms : 0;
+        double c1 = rg_cpu > 0 ? mo.cpu_ms / rg_cpu : 0;
+        if (c1 > worst_cpu)
+            worst_cpu = c1;
         printf(
             "%-18s | %7.1f %7.1f %7s %7.1f %6.2f | %6.0f %6.0f %6.0f %6.2f | %5.1f %5.1f %5.1f | "
             "%6zu %6zu %6zu\n",
@@ -294,7 +296,9 @@ int main(int argc, char **argv)
             mr.lines, mg.lines);
         fflush(stdout);
     }
-    printf("worst ours/rg ratio: %.2f (%s)\n", worst,
+    printf("us/rg is against the faster ripgrep engine of the row. Worst ratio: wall %.2f, "
+           "CPU %.2f (%s)\n",
+           worst, worst_cpu,
            worst <= 1.0 ? "no slower than ripgrep on every row" : "slower than ripgrep on a row");
     return all_ok ? 0 : 1;
 }

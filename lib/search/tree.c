@@ -46,6 +46,7 @@ typedef struct tree {
     size_t n, cap, next;
     bool walk_done;
     unsigned waiting; /* workers blocked on cv */
+    bool walk_capped; /* the walk stopped at a further candidate because a cap was used up */
     bool stop;        /* time budget or a cap: take no more files */
     size_t too_large; /* guarded by mu */
     bool oom;
@@ -313,6 +314,8 @@ static int walk_cb(const agti_walk_entry *e, void *payload)
         return 0;
     pthread_mutex_lock(&t->mu);
     if (t->stop || (t->pfx_full && t->done >= t->n)) {
+        if (!t->stop)
+            t->walk_capped = true;
         pthread_mutex_unlock(&t->mu);
         return 1;
     }
@@ -446,22 +449,17 @@ static int collect(tree *t, agti_search_result *res)
         res->total_match_lines += f->nmatch_lines;
         res->files[res->nfiles++] = *f;
         memset(f, 0, sizeof *f);
+        /* A cap used up exactly is reported as cutting when any candidate
+         * file follows (searched or not): whether later files were searched
+         * depends on thread timing, whether they exist does not. */
+        bool more = i + 1 < t->n || t->walk_capped;
         if (o->max_files && res->nfiles >= o->max_files && !full) {
             full = true;
-            /* Cut only when a later file would have been reported. */
-            for (size_t j = i + 1; j < t->n; j++)
-                if (t->slots[j].state != SLOT_DONE || t->slots[j].matched) {
-                    res->truncated_files = true;
-                    break;
-                }
+            res->truncated_files = more;
         }
         if (o->max_matches && res->total_match_lines >= o->max_matches && !full) {
             full = true;
-            for (size_t j = i + 1; j < t->n; j++)
-                if (t->slots[j].state != SLOT_DONE || t->slots[j].matched) {
-                    res->truncated_matches = true;
-                    break;
-                }
+            res->truncated_matches = more;
         }
     }
     return rc;

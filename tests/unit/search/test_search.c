@@ -553,8 +553,58 @@ static void test_order_and_buffer(void)
     agti_searcher_free(s);
 }
 
+static void test_binary_probe(void)
+{
+    char *r = mktree();
+    /* Only the first 8 KiB are probed (git looks at the first 8000 bytes;
+     * ripgrep at its first buffer): a later NUL leaves the file text. */
+    char *big = malloc(9001);
+    memset(big, 'x', 9000);
+    memcpy(big, "needle\n", 7);
+    big[8999] = '\0';
+    big[9000] = '\n';
+    put(r, "late-nul.txt", big, 9001);
+    big[100] = '\0';
+    put(r, "early-nul.txt", big, 9001);
+    free(big);
+    agti_search_opts o = opts("needle");
+    agti_search_result res;
+    char *got = run(r, &o, &res);
+    T_EQ_STR(got, "late-nul.txt:1:needle\n", "NUL after 8 KiB: text");
+    T_EQ_INT(res.binary_skipped, 1, "NUL in the first 8 KiB: binary");
+    free(got);
+    agti_search_result_clear(&res);
+    o.mode = AGTI_SEARCH_FILES;
+    o.binary_report = true;
+    check(r, &o, "early-nul.txt\nlate-nul.txt\n", "binary_report lists the binary file too");
+
+    /* multiline content with a per-file cap counts lines */
+    puts_file(r, "m.txt", "a1\nb1\na2\nb2\na3\nb3\n");
+    const char *g[] = {"m.txt"};
+    o = opts("a\\d\\nb");
+    o.multiline = true;
+    o.globs = g;
+    o.nglobs = 1;
+    o.max_matches_per_file = 3;
+    free(run(r, &o, &res));
+    T_EQ_INT(res.nfiles, 1, "multiline cap: file found");
+    T_EQ_INT(res.files[0].nmatch_lines, 3, "3 matched lines kept");
+    T_CHECK(res.files[0].truncated, "multiline cap flagged");
+    agti_search_result_clear(&res);
+    rmtree(r);
+    free(r);
+}
+
 static void test_errors(void)
 {
+    agti_searcher *s0 = NULL;
+    agti_search_opts og = opts("x");
+    const char *badg[] = {"src/{a,b"};
+    og.globs = badg;
+    og.nglobs = 1;
+    T_EQ_INT(agti_searcher_new(&s0, &og), AGT_EPARSE, "unbalanced brace in a glob");
+    T_CHECK(strstr(agt_error_message(), "src/{a,b") != NULL, "message names the glob: %s",
+            agt_error_message());
     agti_searcher *s = NULL;
     agti_search_opts o = opts("");
     T_EQ_INT(agti_searcher_new(&s, &o), AGT_EINVAL, "empty pattern");
@@ -666,6 +716,7 @@ int main(void)
     test_budget_and_limits();
     test_pathspec();
     test_order_and_buffer();
+    test_binary_probe();
     test_errors();
     return t_done();
 }
