@@ -161,6 +161,7 @@ typedef struct gf_file {
     int similarity;              /* "similarity index N%", -1 = none */
     int nhunks;
     unsigned hunks[64][4];
+    char sections[64][96];
     long patch_added, patch_deleted;
 } gf_file;
 
@@ -300,6 +301,9 @@ static void gf_parse_patch(gf_set *s, const char *text)
                 if (*p == ',')
                     nl = (unsigned)strtoul(p + 1, (char **)&p, 10);
             }
+            const char *sec = p ? strstr(p, " @@") : NULL;
+            snprintf(f->sections[f->nhunks], sizeof(f->sections[0]), "%s",
+                     sec && sec[3] == ' ' ? sec + 4 : "");
             unsigned *h = f->hunks[f->nhunks++];
             h[0] = os, h[1] = ol, h[2] = ns, h[3] = nl;
             in_hunk = true;
@@ -436,6 +440,8 @@ static GF_UNUSED void gf_compare(const char *label, const agt_diff *d, gf_set *s
                      gf_jint(gh, "old_lines"), gf_jint(gh, "new_start"), gf_jint(gh, "new_lines"));
             snprintf(exp, sizeof(exp), "-%u,%u +%u,%u", w[0], w[1], w[2], w[3]);
             T_EQ_STR(got, exp, "%s: %s hunk %d header", label, path, h + 1);
+            T_EQ_STR(gf_jstr(gh, "section"), e->sections[h], "%s: %s hunk %d section", label, path,
+                     h + 1);
         }
     }
     json_decref(j);
