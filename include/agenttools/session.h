@@ -81,7 +81,9 @@ AGT_EXTERN int agt_session_phase(const agt_session *s);
  *        (unknown tool, malformed JSON, schema violations — every one listed —,
  *        provider failure) still returns AGT_OK with an error result.
  * @return AGT_OK (see *out); AGT_EPENDING when the call waits for approval
- *         (*out is NULL); AGT_EINVAL (s, tool or out is NULL); AGT_ENOMEM.
+ *         (*out is NULL; see agt_session_pending() and agt_session_answer());
+ *         AGT_EEXISTS (a call with this call_id is already waiting for
+ *         approval); AGT_EINVAL (s, tool or out is NULL); AGT_ENOMEM.
  */
 AGT_EXTERN int agt_session_dispatch(agt_session *s, const char *call_id, const char *tool,
                                     const char *args_json, agt_result **out);
@@ -370,7 +372,8 @@ AGT_EXTERN int agt_session_save(const agt_session *s, char **out_json);
 
 /**
  * Restores a state saved by agt_session_save() of this or an older format
- * version. Unknown fields are ignored; missing sections keep their defaults.
+ * version. Unknown fields are ignored; a section the file lacks gets its
+ * default (for example no rules, an empty todo list).
  * All or nothing: everything is parsed and checked before the session
  * changes, so on any error the session is unchanged. Pending approvals are
  * dropped.

@@ -35,14 +35,13 @@ int agti_tool_enter_plan_mode(agt_call *call, void *payload)
     agt_session *s = agt_call_session(call);
     agti_buf b = AGTI_BUF_INIT;
     const char *path;
-    if (s->mode == AGT_MODE_PLAN) {
-        path = s->policy->plan_file;
-        agti_buf_printf(&b, "Already in plan mode. The plan file is %s.", path ? path : "");
-        return finish(call, &b, json_pack("{s:s}", "plan_file", path ? path : ""));
-    }
     int rc = agti_plan_ensure_file(s, &path);
     if (rc != AGT_OK)
         return rc;
+    if (s->mode == AGT_MODE_PLAN) {
+        agti_buf_printf(&b, "Already in plan mode. The plan file is %s.", path);
+        return finish(call, &b, json_pack("{s:s}", "plan_file", path));
+    }
     agt_session_set_mode(s, AGT_MODE_PLAN);
     agti_buf_printf(&b,
                     "Plan mode is on. Explore with the read-only tools and write your plan to "

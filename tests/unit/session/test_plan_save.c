@@ -155,6 +155,30 @@ static void test_plan(agt_registry *reg)
     agt_session_free(s);
 }
 
+/* The host switches to plan mode itself; EnterPlanMode then only reports. */
+static void test_host_plan_mode(agt_registry *reg)
+{
+    agt_session *s;
+    agt_session_new(&s, reg, ws_root);
+    agt_session_set_mode(s, AGT_MODE_AUTO);
+    agt_session_set_mode(s, AGT_MODE_PLAN);
+    agt_result *r;
+    disp(s, "e1", "EnterPlanMode", "{}", &r);
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof want, "Already in plan mode. The plan file is %s.",
+             agt_session_plan_file(s) ? agt_session_plan_file(s) : "(null)");
+    T_EQ_STR(agt_result_text(r), want, "EnterPlanMode in plan mode chooses and names the file");
+    agt_result_free(r);
+    int rc;
+    write_call(s, "w1", agt_session_plan_file(s), "step 1", &r, &rc);
+    agt_result_free(r);
+    disp(s, "x1", "ExitPlanMode", "{}", &r);
+    T_EQ_INT(agt_session_answer(s, "x1", AGT_DECISION_APPROVE, NULL, &r), AGT_OK, "approve");
+    T_EQ_INT(agt_session_mode(s), AGT_MODE_AUTO, "back to the mode the host left");
+    agt_result_free(r);
+    agt_session_free(s);
+}
+
 static char *save(agt_session *s)
 {
     char *json = NULL;
@@ -285,6 +309,7 @@ int main(void)
     agt_registry *reg = make_chat_registry();
     T_CHECK(reg != NULL, "chat registry");
     test_plan(reg);
+    test_host_plan_mode(reg);
     test_save(reg);
     agt_registry_free(reg);
     remove_tree(ws_root);
