@@ -118,6 +118,63 @@ static void path_build(agti_buf *b, const ipath *ip)
         agti_buf_printf(b, "/%zu", ip->index);
 }
 
+/* A fixed-size text buffer for the first-error mode: no allocation; text
+ * that does not fit is cut (on a UTF-8 boundary) and marked "...". */
+typedef struct fbuf {
+    char *p;
+    size_t len, cap; /* cap includes the NUL */
+    bool cut;
+} fbuf;
+
+static void fb_put(fbuf *f, const char *s, size_t n)
+{
+    if (f->cut)
+        return;
+    size_t room = f->cap - 1 - f->len;
+    if (n > room) {
+        size_t keep = room > 3 ? agti_utf8_floor(s, room - 3) : 0;
+        memcpy(f->p + f->len, s, keep);
+        f->len += keep;
+        if (room >= 3) {
+            memcpy(f->p + f->len, "...", 3);
+            f->len += 3;
+        }
+        f->cut = true;
+    } else {
+        memcpy(f->p + f->len, s, n);
+        f->len += n;
+    }
+    f->p[f->len] = '\0';
+}
+
+static void fb_puts(fbuf *f, const char *s)
+{
+    fb_put(f, s, strlen(s));
+}
+
+static void path_fixed(fbuf *f, const ipath *ip)
+{
+    if (ip == NULL || ip->up == NULL)
+        return;
+    path_fixed(f, ip->up);
+    if (ip->key) {
+        fb_put(f, "/", 1);
+        size_t start = 0;
+        for (size_t i = 0; i < ip->klen; i++) {
+            if (ip->key[i] == '~' || ip->key[i] == '/') {
+                fb_put(f, ip->key + start, i - start);
+                fb_put(f, ip->key[i] == '~' ? "~0" : "~1", 2);
+                start = i + 1;
+            }
+        }
+        fb_put(f, ip->key + start, ip->klen - start);
+    } else {
+        char num[24];
+        int k = snprintf(num, sizeof num, "/%zu", ip->index);
+        fb_put(f, num, (size_t)k);
+    }
+}
+
 static void report(vctx *c, const ipath *ip, const agti_snode *n, const char *kw, const char *fmt,
                    ...) AGTI_PRINTF(5, 6);
 static void report(vctx *c, const ipath *ip, const agti_snode *n, const char *kw, const char *fmt,
@@ -125,20 +182,25 @@ static void report(vctx *c, const ipath *ip, const agti_snode *n, const char *kw
 {
     if (c->quiet || c->fatal || (c->errors == NULL && c->have_first))
         return;
-    agti_buf ipb = AGTI_BUF_INIT, spb = AGTI_BUF_INIT, msg = AGTI_BUF_INIT;
-    path_build(&ipb, ip);
     if (c->errors == NULL) {
-        va_list ap;
-        va_start(ap, fmt);
-        agti_buf_vprintf(&msg, fmt, ap);
-        va_end(ap);
-        snprintf(c->first_msg, sizeof c->first_msg, "%s: %s",
-                 ipb.len ? agti_buf_cstr(&ipb) : "instance", agti_buf_cstr(&msg));
+        /* first-error mode: straight into first_msg, no allocation */
+        fbuf f = {c->first_msg, 0, sizeof c->first_msg, false};
+        f.p[0] = '\0';
+        path_fixed(&f, ip);
+        if (f.len == 0)
+            fb_puts(&f, "instance");
+        fb_puts(&f, ": ");
+        if (!f.cut) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(f.p + f.len, f.cap - f.len, fmt, ap);
+            va_end(ap);
+        }
         c->have_first = true;
-        agti_buf_free(&ipb);
-        agti_buf_free(&msg);
         return;
     }
+    agti_buf ipb = AGTI_BUF_INIT, spb = AGTI_BUF_INIT, msg = AGTI_BUF_INIT;
+    path_build(&ipb, ip);
     agti_buf_puts(&spb, n->path);
     if (kw && !n->is_bool)
         agti_json_pointer_append(&spb, kw);
@@ -267,32 +329,91 @@ static bool j_equal(const agti_jv *a, const agti_jv *b)
     }
 }
 
-static void short_json(agti_buf *b, const json_t *v)
+static void fmt_num(char *buf, size_t n, double d);
+
+/* Compact JSON text of a value, cut at the buffer's end. */
+static void dump_fixed(fbuf *f, const agti_jv *v)
 {
-    char *s = agti_json_dump(v);
-    if (s == NULL) {
-        b->oom = true;
-        return;
+    char num[40];
+    switch (v->type) {
+    case AGTI_JV_NULL:
+        fb_puts(f, "null");
+        break;
+    case AGTI_JV_TRUE:
+        fb_puts(f, "true");
+        break;
+    case AGTI_JV_FALSE:
+        fb_puts(f, "false");
+        break;
+    case AGTI_JV_INT:
+        snprintf(num, sizeof num, "%lld", (long long)v->u.i);
+        fb_puts(f, num);
+        break;
+    case AGTI_JV_REAL:
+        fmt_num(num, sizeof num, v->u.d);
+        fb_puts(f, num);
+        break;
+    case AGTI_JV_STRING:
+    case AGTI_JV_OBJECT:
+    case AGTI_JV_ARRAY:
+        if (v->type == AGTI_JV_STRING) {
+            fb_put(f, "\"", 1);
+            size_t start = 0;
+            for (size_t i = 0; i < v->len && !f->cut; i++) {
+                unsigned char ch = (unsigned char)v->u.s[i];
+                if (ch == '"' || ch == '\\' || ch < 0x20) {
+                    fb_put(f, v->u.s + start, i - start);
+                    if (ch == '"' || ch == '\\') {
+                        char e[2] = {'\\', (char)ch};
+                        fb_put(f, e, 2);
+                    } else {
+                        snprintf(num, sizeof num, "\\u%04x", ch);
+                        fb_puts(f, num);
+                    }
+                    start = i + 1;
+                }
+            }
+            fb_put(f, v->u.s + start, v->len - start);
+            fb_put(f, "\"", 1);
+        } else if (v->type == AGTI_JV_ARRAY) {
+            fb_put(f, "[", 1);
+            for (size_t i = 0; i < v->len && !f->cut; i++) {
+                if (i)
+                    fb_put(f, ",", 1);
+                dump_fixed(f, &v->u.a[i]);
+            }
+            fb_put(f, "]", 1);
+        } else {
+            fb_put(f, "{", 1);
+            for (size_t i = 0; i < v->len && !f->cut; i++) {
+                agti_jv key;
+                key.type = AGTI_JV_STRING;
+                key.len = v->u.o[i].klen;
+                key.u.s = v->u.o[i].key;
+                if (i)
+                    fb_put(f, ",", 1);
+                dump_fixed(f, &key);
+                fb_put(f, ":", 1);
+                dump_fixed(f, &v->u.o[i].val);
+            }
+            fb_put(f, "}", 1);
+        }
+        break;
+    default:
+        break;
     }
-    size_t n = strlen(s);
-    if (n > 120) {
-        agti_buf_put(b, s, agti_utf8_floor(s, 117));
-        agti_buf_puts(b, "...");
-    } else {
-        agti_buf_put(b, s, n);
-    }
-    free(s);
 }
 
 static void report_json(vctx *c, const ipath *ip, const agti_snode *n, const char *kw,
-                        const char *prefix, const json_t *v)
+                        const char *prefix, const agti_jv *v)
 {
     if (c->quiet || (c->errors == NULL && c->have_first))
         return;
-    agti_buf b = AGTI_BUF_INIT;
-    short_json(&b, v);
-    report(c, ip, n, kw, "%s%s", prefix, agti_buf_cstr(&b));
-    agti_buf_free(&b);
+    char text[160];
+    fbuf f = {text, 0, sizeof text, false};
+    text[0] = '\0';
+    dump_fixed(&f, v);
+    report(c, ip, n, kw, "%s%s", prefix, text);
 }
 
 static bool re_search(vctx *c, const pcre2_code *re, const char *s, size_t len)
@@ -1101,14 +1222,14 @@ static bool v_node(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip,
             found = j_equal(inst, &n->enum_jv->u.a[i]);
         if (!found) {
             ok = false;
-            report_json(c, ip, n, "enum", "must be one of ", n->enum_values);
+            report_json(c, ip, n, "enum", "must be one of ", n->enum_jv);
             if (!c->errors)
                 goto out;
         }
     }
     if ((n->flags & AGTI_K_CONST) && !j_equal(inst, n->const_jv)) {
         ok = false;
-        report_json(c, ip, n, "const", "must be equal to ", n->const_value);
+        report_json(c, ip, n, "const", "must be equal to ", n->const_jv);
         if (!c->errors)
             goto out;
     }

@@ -146,6 +146,18 @@ static void test_messages(void)
     expect_error("{\"propertyNames\":{\"maxLength\":3}}", "{\"ab\":1,\"long\":2}", "/long",
                  "/propertyNames", "propertyNames",
                  "property name 'long' is not allowed: must be at most 3 characters long, got 4");
+    expect_error("{\"enum\":[\"a\\\"b\",null,1.5,{\"k\":[true]}]}", "2", "", "/enum", "enum",
+                 "must be one of [\"a\\\"b\",null,1.5,{\"k\":[true]}]");
+    {
+        /* a long value in a message is cut at 160 bytes and marked */
+        char digits[201], sch[260], want[200];
+        for (int i = 0; i < 200; i++)
+            digits[i] = (char)('0' + i % 10);
+        digits[200] = '\0';
+        snprintf(sch, sizeof sch, "{\"const\":\"%s\"}", digits);
+        snprintf(want, sizeof want, "must be equal to \"%.155s...", digits);
+        expect_error(sch, "1", "", "/const", "const", want);
+    }
     expect_error("{\"dependentRequired\":{\"a\":[\"b\"]}}", "{\"a\":1}", "", "/dependentRequired",
                  "dependentRequired", "missing property 'b', required when 'a' is present");
 
@@ -157,6 +169,12 @@ static void test_messages(void)
     T_EQ_INT(error_count(errs), 5, "required + minimum + 2 enum + additionalProperties: %s", errs);
     agt_free(errs);
     /* errors_json NULL: first-error mode, same verdict */
+    T_EQ_INT(validate(s, "{\"path\":\"p\",\"tags\":[\"a\",\"x/~\"]}", NULL), AGT_EINVALID,
+             "first-error mode");
+    T_EQ_STR(agt_error_message(), "/tags/1: must be one of [\"a\",\"b\"]",
+             "first-error message: path and violation");
+    T_EQ_INT(validate(s, "{\"path\":\"p\",\"x/~\":1}", NULL), AGT_EINVALID, "escaped path");
+    T_EQ_STR(agt_error_message(), "/x~1~0: property 'x/~' is not allowed", "pointer escapes");
     T_EQ_INT(validate(s, "{\"n\":0}", NULL), AGT_EINVALID, "first-error mode");
     T_CHECK(strstr(agt_error_message(), "path") != NULL, "last error names the problem: %s",
             agt_error_message());
