@@ -267,6 +267,15 @@ static void test_sources(void)
     agti_ignore_pop(ig);
     agti_ignore_free(ig);
 
+    /* .gitignore only: the .ignore negation and the .rgignore rule are gone. */
+    T_EQ_INT(agti_ignore_new(&ig, dir, home, AGTI_IGN_NO_DOTIGNORE | AGTI_IGN_NO_GLOBAL), AGT_OK,
+             "ignore_new gitignore only");
+    bool o1 = false, o2 = true;
+    agti_ignore_is_ignored(ig, "keep.tmp", false, &o1);
+    agti_ignore_is_ignored(ig, "secret.txt", false, &o2);
+    T_CHECK(o1 && !o2, "AGTI_IGN_NO_DOTIGNORE skips .ignore and .rgignore");
+    agti_ignore_free(ig);
+
     /* XDG default location when no core.excludesFile is set. */
     char *home2 = tu_mkdtemp();
     tu_write(home2, ".config/git/ignore", "*.bak\n");
