@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "core/core.h"
 #include "cron/cron_internal.h"
 #include "events_internal.h"
+#include "session_internal.h"
 
 /* Missed fires counted one by one at most; beyond, the count is a floor.
  * (A year of an every-minute job is 525,600.) */
@@ -259,4 +261,122 @@ int agti_crontab_collect(agti_crontab *t, int64_t now_s, json_t *events)
         i++;
     }
     return AGT_OK;
+}
+
+/* ---- save and restore ------------------------------------------------ */
+
+int agti_cron_section_save(const agt_session *s, json_t **value)
+{
+    *value = NULL;
+    if (s->bg == NULL || s->bg->cron.n == 0)
+        return AGT_OK;
+    const agti_crontab *t = &s->bg->cron;
+    json_t *arr = json_array();
+    if (arr == NULL)
+        return agti_oom();
+    for (size_t i = 0; i < t->n; i++) {
+        const agti_cron_job *j = &t->jobs[i];
+        json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:I, s:o, s:I}", "id", j->id, "cron",
+                              agt_cron_expression(j->cron), "prompt", j->prompt, "recurring",
+                              j->recurring, "created", (json_int_t)j->created_s, "last_fire",
+                              j->last_fire_s >= 0 ? json_integer(j->last_fire_s) : json_null(),
+                              "next", (json_int_t)j->next_s);
+        if (o == NULL || json_array_append_new(arr, o) != 0) {
+            json_decref(arr);
+            return agti_oom();
+        }
+    }
+    *value = arr;
+    return AGT_OK;
+}
+
+static bool hex8(const char *id)
+{
+    if (id == NULL || strlen(id) != 8)
+        return false;
+    for (int i = 0; i < 8; i++)
+        if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f') ||
+              (id[i] >= 'A' && id[i] <= 'F')))
+            return false;
+    return true;
+}
+
+static int load_job(agti_crontab *t, size_t i, json_t *o)
+{
+    const char *id = json_string_value(json_object_get(o, "id"));
+    const char *expr = json_string_value(json_object_get(o, "cron"));
+    const char *prompt = json_string_value(json_object_get(o, "prompt"));
+    json_t *rec = json_object_get(o, "recurring"), *created = json_object_get(o, "created");
+    json_t *last = json_object_get(o, "last_fire"), *next = json_object_get(o, "next");
+    if (!hex8(id) || expr == NULL || prompt == NULL || !json_is_boolean(rec) ||
+        !json_is_integer(created) || (last && !json_is_null(last) && !json_is_integer(last)) ||
+        (next && !json_is_integer(next)))
+        return agti_error(AGT_EINVALID,
+                          "saved session: cron[%zu] needs an 8-hex-digit id, cron, prompt, "
+                          "recurring (boolean), created (integer), last_fire (integer or null)",
+                          i);
+    if (agti_crontab_find(t, id) != NULL)
+        return agti_error(AGT_EINVALID, "saved session: cron[%zu]: id %s appears twice", i, id);
+    const agti_cron_job *j = NULL;
+    int64_t c = (int64_t)json_integer_value(created);
+    int rc = agti_crontab_add(t, expr, prompt, json_is_true(rec), c, &j);
+    if (rc == AGT_ENOMEM)
+        return rc;
+    if (rc != AGT_OK)
+        return agti_error(AGT_EINVALID, "saved session: cron[%zu]: %s", i, agt_error_message());
+    agti_cron_job *mj = &t->jobs[t->n - 1];
+    snprintf(mj->id, sizeof mj->id, "%s", id);
+    for (char *p = mj->id; *p; p++)
+        if (*p >= 'A' && *p <= 'F')
+            *p = (char)(*p - 'A' + 'a');
+    mj->last_fire_s = json_is_integer(last) ? (int64_t)json_integer_value(last) : -1;
+    if (json_is_integer(next))
+        mj->next_s = (int64_t)json_integer_value(next);
+    else if (mj->last_fire_s >= 0 &&
+             agt_cron_next(mj->cron, mj->last_fire_s, &mj->next_s) != AGT_OK)
+        return agti_error(AGT_EINVALID, "saved session: cron[%zu]: no fire after last_fire", i);
+    return AGT_OK;
+}
+
+int agti_cron_section_load(agt_session *s, json_t *value, void **tmp)
+{
+    *tmp = NULL;
+    if (agti_session_bg(s) == NULL)
+        return AGT_ENOMEM;
+    agti_crontab *t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return agti_oom();
+    if (value != NULL && !json_is_array(value)) {
+        free(t);
+        return agti_error(AGT_EINVALID, "saved session: \"cron\" must be an array");
+    }
+    size_t i;
+    json_t *o;
+    json_array_foreach(value, i, o)
+    {
+        int rc = load_job(t, i, o);
+        if (rc != AGT_OK) {
+            agti_crontab_clear(t);
+            free(t);
+            return rc;
+        }
+    }
+    *tmp = t;
+    return AGT_OK;
+}
+
+void agti_cron_section_commit(agt_session *s, void *tmp)
+{
+    agti_crontab *t = tmp;
+    agti_crontab_clear(&s->bg->cron); /* load created s->bg */
+    s->bg->cron = *t;
+    free(t);
+}
+
+void agti_cron_section_discard(void *tmp)
+{
+    agti_crontab *t = tmp;
+    if (t != NULL)
+        agti_crontab_clear(t);
+    free(t);
 }

@@ -55,6 +55,7 @@ void agti_session_bg_free(struct agti_session_bg *bg)
     free(bg->log_dir);
     json_decref(bg->events);
     json_decref(bg->quiet);
+    json_decref(bg->restored);
     agti_crontab_clear(&bg->cron);
     free(bg);
 }
@@ -354,4 +355,140 @@ int agt_session_set_background_on_timeout(agt_session *s, int on)
         return AGT_ENOMEM;
     bg->background_on_timeout = on != 0;
     return AGT_OK;
+}
+
+/* ---- save and restore ------------------------------------------------ */
+
+json_t *agti_session_restored_task(const agt_session *s, const char *id)
+{
+    if (s->bg == NULL || id == NULL)
+        return NULL;
+    size_t i;
+    json_t *t;
+    json_array_foreach(s->bg->restored, i, t)
+    {
+        if (strcmp(json_string_value(json_object_get(t, "task_id")), id) == 0)
+            return t;
+    }
+    return NULL;
+}
+
+static json_t *saved_task(const agti_task_info *t)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:i, s:o, s:s, s:I}", "task_id", t->id, "command",
+                     t->command, "description", t->description, "status",
+                     agti_proc_state_name(t->state), "exit_code",
+                     t->exit_code >= 0 ? json_integer(t->exit_code) : json_null(), "signal",
+                     t->signal, "reason", t->reason ? json_string(t->reason) : json_null(),
+                     "output_path", t->log_path, "output_bytes", (json_int_t)t->output_bytes);
+}
+
+int agti_tasks_section_save(const agt_session *s, json_t **value)
+{
+    *value = NULL;
+    const struct agti_session_bg *bg = s->bg;
+    if (bg == NULL || (bg->tasks == NULL && json_array_size(bg->restored) == 0))
+        return AGT_OK;
+    json_t *arr = json_array();
+    if (arr == NULL)
+        return agti_oom();
+    size_t n = bg->tasks ? agti_tasks_count(bg->tasks) : 0, got = 0;
+    agti_task_info *infos = calloc(n ? n : 1, sizeof *infos);
+    if (infos == NULL) {
+        json_decref(arr);
+        return agti_oom();
+    }
+    if (bg->tasks != NULL)
+        agti_tasks_list(bg->tasks, false, infos, n, &got);
+    int rc = AGT_OK;
+    for (size_t i = 0; i < got && rc == AGT_OK; i++)
+        if (json_array_append_new(arr, saved_task(&infos[i])) != 0)
+            rc = agti_oom();
+    free(infos);
+    size_t i;
+    json_t *t;
+    json_array_foreach(bg->restored, i, t)
+    {
+        if (rc == AGT_OK && json_array_append(arr, t) != 0)
+            rc = agti_oom();
+    }
+    if (rc != AGT_OK) {
+        json_decref(arr);
+        return rc;
+    }
+    *value = arr;
+    return AGT_OK;
+}
+
+static const char *const task_states[] = {"running",   "completed", "failed",
+                                          "timed_out", "killed",    "lost"};
+
+static bool known_state(const char *st)
+{
+    for (size_t i = 0; st != NULL && i < sizeof task_states / sizeof task_states[0]; i++)
+        if (strcmp(st, task_states[i]) == 0)
+            return true;
+    return false;
+}
+
+int agti_tasks_section_load(agt_session *s, json_t *value, void **tmp)
+{
+    *tmp = NULL;
+    if (agti_session_bg(s) == NULL)
+        return AGT_ENOMEM;
+    json_t *arr = json_array();
+    if (arr == NULL)
+        return agti_oom();
+    if (value != NULL && !json_is_array(value)) {
+        json_decref(arr);
+        return agti_error(AGT_EINVALID, "saved session: \"tasks\" must be an array");
+    }
+    size_t i;
+    json_t *t;
+    json_array_foreach(value, i, t)
+    {
+        const char *id = json_string_value(json_object_get(t, "task_id"));
+        const char *st = json_string_value(json_object_get(t, "status"));
+        const char *path = json_string_value(json_object_get(t, "output_path"));
+        json_t *code = json_object_get(t, "exit_code");
+        if (!json_is_object(t) || id == NULL || id[0] == '\0' || !known_state(st) || path == NULL ||
+            (code != NULL && !json_is_null(code) && !json_is_integer(code))) {
+            json_decref(arr);
+            return agti_error(AGT_EINVALID,
+                              "saved session: tasks[%zu] needs a task_id, a known status, an "
+                              "output_path and an integer or null exit_code",
+                              i);
+        }
+        const char *cmd = json_string_value(json_object_get(t, "command"));
+        const char *desc = json_string_value(json_object_get(t, "description"));
+        const char *reason = json_string_value(json_object_get(t, "reason"));
+        bool lost = strcmp(st, "running") == 0 || strcmp(st, "lost") == 0;
+        json_t *rec = json_pack(
+            "{s:s, s:s, s:s, s:s, s:o, s:I, s:s, s:s, s:I}", "task_id", id, "command",
+            cmd ? cmd : "", "description", desc ? desc : "", "status", lost ? "lost" : st,
+            "exit_code", json_is_integer(code) ? json_incref(code) : json_null(), "signal",
+            (json_int_t)json_integer_value(json_object_get(t, "signal")), "reason",
+            lost ? "the session was saved while it ran; it is no longer tracked"
+                 : (reason ? reason : ""),
+            "output_path", path, "output_bytes",
+            (json_int_t)json_integer_value(json_object_get(t, "output_bytes")));
+        if (rec == NULL || json_array_append_new(arr, rec) != 0) {
+            json_decref(arr);
+            return agti_oom();
+        }
+    }
+    *tmp = arr;
+    return AGT_OK;
+}
+
+void agti_tasks_section_commit(agt_session *s, void *tmp)
+{
+    /* load created s->bg */
+    json_decref(s->bg->restored);
+    s->bg->restored = tmp;
+}
+
+void agti_tasks_section_discard(void *tmp)
+{
+    json_decref(tmp);
 }

@@ -41,8 +41,9 @@ struct agti_session_bg {
     agt_clock_fn clock;
     void *clock_payload;
     bool idle;
-    json_t *events; /* queued events, handed out by agt_session_tick */
-    json_t *quiet;  /* object: ids of foreground runs whose end is not an event */
+    json_t *events;   /* queued events, handed out by agt_session_tick */
+    json_t *quiet;    /* object: ids of foreground runs whose end is not an event */
+    json_t *restored; /* array: tasks of a restored session (running ones are "lost") */
     agti_crontab cron;
 };
 
@@ -57,6 +58,19 @@ int agti_session_log_dir(agt_session *s, const char **out);
 int64_t agti_session_now_ms(agt_session *s);
 /* Moves finished-task events from the manager into the queue. */
 int agti_session_collect_task_events(agt_session *s);
+
+/* A restored task record by id (borrowed), or NULL. */
+json_t *agti_session_restored_task(const agt_session *s, const char *id);
+
+/* Save/restore sections (lib/session/save.c): "tasks" and "cron". */
+int agti_tasks_section_save(const agt_session *s, json_t **value);
+int agti_tasks_section_load(agt_session *s, json_t *value, void **tmp);
+void agti_tasks_section_commit(agt_session *s, void *tmp);
+void agti_tasks_section_discard(void *tmp);
+int agti_cron_section_save(const agt_session *s, json_t **value);
+int agti_cron_section_load(agt_session *s, json_t *value, void **tmp);
+void agti_cron_section_commit(agt_session *s, void *tmp);
+void agti_cron_section_discard(void *tmp);
 
 /* ---- cron table (crontab.c) ---- */
 

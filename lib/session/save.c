@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "events_internal.h"
 #include "fs/fs.h"
 #include "policy.h"
 #include "session_internal.h"
@@ -277,6 +278,10 @@ static const agti_save_section sections[] = {
     {"rules", rules_save, rules_load, rules_commit, rules_discard},
     {"todos", todos_save, todos_load, todos_commit, todos_discard},
     {"plan", plan_save, plan_load, plan_commit, plan_discard},
+    {"tasks", agti_tasks_section_save, agti_tasks_section_load, agti_tasks_section_commit,
+     agti_tasks_section_discard},
+    {"cron", agti_cron_section_save, agti_cron_section_load, agti_cron_section_commit,
+     agti_cron_section_discard},
 };
 
 #define NSECTIONS (sizeof sections / sizeof sections[0])

@@ -97,18 +97,24 @@ int agti_tool_tasklist(agt_call *call, void *payload)
     size_t total = 0;
     if (m != NULL)
         total = active_only ? agti_tasks_running(m) : agti_tasks_count(m);
+    /* records of a restored session follow (none of them runs) */
+    json_t *restored = s->bg && !active_only ? s->bg->restored : NULL;
+    total += json_array_size(restored);
     agti_buf b = AGTI_BUF_INIT;
     json_t *arr = json_array();
     if (arr == NULL)
         return agti_oom();
-    if (n == 0)
+    size_t shown = n + json_array_size(restored);
+    if (shown > limit)
+        shown = limit;
+    if (shown == 0)
         agti_buf_puts(&b, active_only ? "No running background tasks." : "No background tasks.");
     else
         agti_buf_printf(&b, "%s: %zu%s",
                         active_only ? "Running background tasks" : "Background tasks", total,
-                        n < total ? " (newest first, " : "");
-    if (n > 0 && n < total)
-        agti_buf_printf(&b, "%zu shown)", n);
+                        shown < total ? " (newest first, " : "");
+    if (shown > 0 && shown < total)
+        agti_buf_printf(&b, "%zu shown)", shown);
     for (size_t i = 0; i < n; i++) {
         const agti_task_info *t = &infos[i];
         agti_buf_printf(&b, "\n%s [", t->id);
@@ -119,7 +125,54 @@ int agti_tool_tasklist(agt_call *call, void *payload)
         agti_buf_printf(&b, "\n  command: %s", t->command);
         json_array_append_new(arr, info_json(t));
     }
+    for (size_t i = n; i < shown; i++) {
+        json_t *r = json_array_get(restored, i - n);
+        agti_buf_printf(&b, "\n%s [%s", json_string_value(json_object_get(r, "task_id")),
+                        json_string_value(json_object_get(r, "status")));
+        if (json_is_integer(json_object_get(r, "exit_code")))
+            agti_buf_printf(&b, ", exit code %lld",
+                            (long long)json_integer_value(json_object_get(r, "exit_code")));
+        agti_buf_puts(&b, "] (from the restored session)");
+        const char *d = json_string_value(json_object_get(r, "description"));
+        if (d != NULL && d[0] != '\0')
+            agti_buf_printf(&b, " - %s", d);
+        agti_buf_printf(&b, "\n  command: %s", json_string_value(json_object_get(r, "command")));
+        json_array_append(arr, r);
+    }
     return finish(call, &b, arr, false);
+}
+
+/* TaskOutput for a task of a restored session: what was saved, and its log. */
+static int restored_output(agt_call *call, json_t *r)
+{
+    const char *path = json_string_value(json_object_get(r, "output_path"));
+    const char *desc = json_string_value(json_object_get(r, "description"));
+    const char *reason = json_string_value(json_object_get(r, "reason"));
+    json_t *code = json_object_get(r, "exit_code");
+    agti_buf b = AGTI_BUF_INIT;
+    agti_buf_printf(&b, "Task: %s", json_string_value(json_object_get(r, "task_id")));
+    if (desc != NULL && desc[0] != '\0')
+        agti_buf_printf(&b, " (%s)", desc);
+    agti_buf_printf(&b, "\nStatus: %s", json_string_value(json_object_get(r, "status")));
+    if (reason != NULL && reason[0] != '\0')
+        agti_buf_printf(&b, " (%s)", reason);
+    if (json_is_integer(code))
+        agti_buf_printf(&b, "\nExit code: %lld", (long long)json_integer_value(code));
+    else
+        agti_buf_puts(&b, "\nExit code: none");
+    agti_buf_printf(&b, "\nOutput path: %s", path);
+    char *tail = NULL;
+    size_t len = 0;
+    if (agti_proc_read_log_tail(path, TASK_TAIL_BYTES, &tail, &len) != AGT_OK) {
+        agti_buf_puts(&b, "\n(the log file cannot be read any more)");
+    } else if (len == 0) {
+        agti_buf_puts(&b, "\n(no output)");
+    } else {
+        agti_buf_puts(&b, "\nOutput (end of the log):\n");
+        agti_buf_put(&b, tail, len);
+    }
+    free(tail);
+    return finish(call, &b, json_incref(r), false);
 }
 
 int agti_tool_taskoutput(agt_call *call, void *payload)
@@ -135,6 +188,9 @@ int agti_tool_taskoutput(agt_call *call, void *payload)
         wait_s = 30;
     agti_tasks *m = existing_tasks(s);
     agti_task_info t;
+    if (id != NULL && (m == NULL || agti_tasks_get(m, id, &t) != AGT_OK) &&
+        agti_session_restored_task(s, id) != NULL)
+        return restored_output(call, agti_session_restored_task(s, id));
     if (id == NULL || m == NULL || agti_tasks_get(m, id, &t) != AGT_OK)
         return unknown_task(call, id ? id : "");
     bool still_running = false;
@@ -195,6 +251,16 @@ int agti_tool_taskstop(agt_call *call, void *payload)
         reason = "Stopped by TaskStop";
     agti_tasks *m = existing_tasks(s);
     agti_task_info t;
+    json_t *old = NULL;
+    if (id != NULL && (m == NULL || agti_tasks_get(m, id, &t) != AGT_OK) &&
+        (old = agti_session_restored_task(s, id)) != NULL) {
+        agti_buf ob = AGTI_BUF_INIT;
+        agti_buf_printf(&ob,
+                        "Task %s had already ended: %s (from the restored session). Nothing "
+                        "was stopped.",
+                        id, json_string_value(json_object_get(old, "status")));
+        return finish(call, &ob, json_incref(old), false);
+    }
     if (id == NULL || m == NULL || agti_tasks_get(m, id, &t) != AGT_OK)
         return unknown_task(call, id ? id : "");
     agti_buf b = AGTI_BUF_INIT;

@@ -387,6 +387,55 @@ static void test_move_to_background(void)
     agt_session_free(s);
 }
 
+static void test_save_restore(void)
+{
+    agt_session *a = new_session(0, 0);
+    char *run = start_bg(a, "sleep 30", NULL);
+    char *done = start_bg(a, "echo saved", NULL);
+    char args[128], want[512];
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"block\":true,\"timeout\":20}", done);
+    agt_result_free(call(a, "TaskOutput", args));
+    char *saved = NULL;
+    T_EQ_INT(agt_session_save(a, &saved), AGT_OK, "save with tasks");
+    agt_session *b = new_session(0, 0);
+    T_EQ_INT(agt_session_restore(b, saved, strlen(saved)), AGT_OK, "restore with tasks");
+    agt_result *r = call(b, "TaskList", "{\"active_only\":false}");
+    snprintf(want, sizeof want,
+             "Background tasks: 2\n%s [completed, exit code 0] (from the restored session) - test "
+             "task\n  command: echo saved\n%s [lost] (from the restored session) - test task\n  "
+             "command: sleep 30",
+             done, run);
+    T_EQ_STR(agt_result_text(r), want, "restored tasks listed; the running one is lost");
+    agt_result_free(r);
+    r = call(b, "TaskList", "{}");
+    T_EQ_STR(agt_result_text(r), "No running background tasks.", "restored tasks are not active");
+    agt_result_free(r);
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", done);
+    r = call(b, "TaskOutput", args);
+    T_CHECK(contains(agt_result_text(r), "\nStatus: completed\nExit code: 0\n") &&
+                contains(agt_result_text(r), "Output (end of the log):\nsaved\n"),
+            "TaskOutput of a restored task: %s", flat(agt_result_text(r)));
+    agt_result_free(r);
+    snprintf(args, sizeof args, "{\"task_id\":\"%s\"}", run);
+    r = call(b, "TaskStop", args);
+    snprintf(want, sizeof want,
+             "Task %s had already ended: lost (from the restored session). Nothing was stopped.",
+             run);
+    T_EQ_STR(agt_result_text(r), want, "TaskStop of a lost task");
+    agt_result_free(r);
+    const char *bad = "{\"format\":1,\"tasks\":[{\"task_id\":5}]}";
+    T_EQ_INT(agt_session_restore(b, bad, strlen(bad)), AGT_EINVALID, "corrupt tasks refused");
+    r = call(b, "TaskList", "{\"active_only\":false}");
+    T_CHECK(strncmp(agt_result_text(r), "Background tasks: 2\n", 20) == 0,
+            "session unchanged after a refused restore");
+    agt_result_free(r);
+    agt_free(saved);
+    free(run);
+    free(done);
+    agt_session_free(b);
+    agt_session_free(a);
+}
+
 static void test_many(void)
 {
     int before = count_fds();
@@ -431,6 +480,7 @@ int main(void)
     test_background();
     test_limit_and_poll();
     test_move_to_background();
+    test_save_restore();
     test_many();
     agt_registry_free(reg);
     char cmd[300];

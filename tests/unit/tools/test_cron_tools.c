@@ -320,6 +320,46 @@ static void test_fires(void)
     agt_session_free(s);
 }
 
+static void test_save_restore(void)
+{
+    now_ms = T0 * 1000;
+    agt_session *a = new_session();
+    json_t *j;
+    char id[16];
+    snprintf(id, sizeof id, "%s", create(a, "*/10 * * * *", 1, &j, NULL));
+    json_decref(j);
+    agt_session_set_idle(a, 1);
+    json_t *ev = tick(a, T0 + 661);
+    T_EQ_INT(json_array_size(ev), 1, "fired before saving");
+    json_decref(ev);
+    char *saved = NULL;
+    T_EQ_INT(agt_session_save(a, &saved), AGT_OK, "save with cron jobs");
+    agt_session *b = new_session();
+    T_EQ_INT(agt_session_restore(b, saved, strlen(saved)), AGT_OK, "restore with cron jobs");
+    agt_result *ra = call(a, "CronList", "{}"), *rb = call(b, "CronList", "{}");
+    T_EQ_STR(agt_result_text(rb), agt_result_text(ra), "restored table lists the same");
+    T_CHECK(strstr(agt_result_text(rb), id) != NULL, "same id after restore");
+    agt_result_free(ra);
+    agt_result_free(rb);
+    agt_session_set_idle(b, 1);
+    ev = tick(b, T0 + 3600 + 661);
+    T_EQ_INT(json_integer_value(json_object_get(json_array_get(ev, 0), "coalesced_count")), 6,
+             "restored job keeps its last fire (6 missed fires since 08:10)");
+    json_decref(ev);
+    const char *bad = "{\"format\":1,\"cron\":[{\"id\":\"xyz\",\"cron\":\"* * * * *\"}]}";
+    T_EQ_INT(agt_session_restore(b, bad, strlen(bad)), AGT_EINVALID, "corrupt cron refused");
+    const char *never = "{\"format\":1,\"cron\":[{\"id\":\"0000abcd\",\"cron\":\"0 0 30 2 *\","
+                        "\"prompt\":\"p\",\"recurring\":true,\"created\":1}]}";
+    T_EQ_INT(agt_session_restore(b, never, strlen(never)), AGT_EINVALID,
+             "never-firing saved job refused");
+    agt_result *r = call(b, "CronList", "{}");
+    T_CHECK(strstr(agt_result_text(r), id) != NULL, "session unchanged after a refused restore");
+    agt_result_free(r);
+    agt_free(saved);
+    agt_session_free(b);
+    agt_session_free(a);
+}
+
 int main(void)
 {
     setenv("TZ", "Europe/Berlin", 1);
@@ -334,6 +374,7 @@ int main(void)
     test_create();
     test_jitter();
     test_fires();
+    test_save_restore();
     agt_registry_free(reg);
     rmdir(ws);
     return t_done();
