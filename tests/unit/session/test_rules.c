@@ -30,6 +30,11 @@ static void test_split(void)
     check_split("(cd sub && rm y)", "[\"cd sub\",\"rm y\"]");
     check_split("diff <(ls a) b", "[\"ls a\",\"diff <(ls a) b\"]");
     check_split("  ;; ", "[]");
+    /* unterminated input never reads past the end */
+    check_split("echo $(", "[\"echo $(\"]");
+    check_split("a 'b;c", "[\"a 'b;c\"]");
+    check_split("x `y", "[\"y\",\"x `y\"]");
+    check_split("echo \"$(a", "[\"a\",\"echo \\\"$(a\"]");
 }
 
 static void check_bad(agt_session *s, const char *rule, const char *want_msg)
