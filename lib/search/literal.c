@@ -31,6 +31,8 @@ static int rank(unsigned char c)
     const char *p = memchr(common, c | (is_alpha(c) ? 0x20 : 0), sizeof common - 1);
     if (p != NULL)
         return 100 - (int)(p - common) + (c == ' ' ? 50 : 0);
+    if (c == '_')
+        return 95; /* identifiers in code are full of it */
     if (memchr(punct, c, sizeof punct - 1) != NULL)
         return 60;
     if (c >= '0' && c <= '9')
