@@ -138,7 +138,8 @@ AGT_EXTERN int agt_schema_compile_with(agt_schema **out, const char *json, size_
  *        JSON pointers (RFC 6901). Free with agt_free(). Set to NULL otherwise.
  * The instance is parsed per RFC 8259 (nesting up to 2048 levels; integers
  * beyond 64 bits become doubles; for a repeated key the last value wins).
- * A "$ref" loop that never moves into the instance, or evaluation nested
+ * A "$ref" that leads back to a schema already being evaluated at the same
+ * instance location (a loop that never ends), or evaluation nested
  * deeper than 3000 schema levels, makes the instance invalid with a
  * violation of keyword "$ref" or "depth" saying so.
  *

@@ -12,16 +12,20 @@
 #include "jv.h"
 #include "schema_priv.h"
 
-#define MAX_DEPTH 3000  /* nested schema evaluations: ~1.3 MB of stack at the limit */
-#define MAX_REF_HOPS 64 /* nested $refs at one instance location */
+#define MAX_DEPTH 3000 /* nested schema evaluations: ~1.3 MB of stack at the limit */
 
 typedef struct ipath {
     const struct ipath *up;
     const char *key; /* NULL: array index */
     size_t klen;
     size_t index;
-    int hops;
+    const struct refframe *refs; /* $ref targets being evaluated at this location */
 } ipath;
+
+typedef struct refframe {
+    const struct refframe *up;
+    const agti_snode *target;
+} refframe;
 
 typedef struct dscope {
     const struct dscope *up;
@@ -1011,20 +1015,25 @@ static bool v_branch(vctx *c, const agti_snode *sub, const agti_jv *inst, ipath 
 static bool v_follow(vctx *c, const agti_snode *n, const agti_snode *target, const char *kw,
                      const char *src, const agti_jv *inst, ipath *ip, const dscope *ds, eset *ev)
 {
-    if (++ip->hops > MAX_REF_HOPS) {
-        ip->hops--;
+    for (const refframe *f = ip->refs; f; f = f->up) {
+        if (f->target != target)
+            continue;
+        /* the same schema again at the same instance location: it would
+         * never end */
         snprintf(c->limit_msg, sizeof c->limit_msg,
-                 "%s '%s' at schema '%s' recursed more than %d times without moving into the "
-                 "instance: the schema loops",
-                 kw, src, n->path, MAX_REF_HOPS);
+                 "%s '%s' at schema '%s' leads back to '%s' without moving into the instance: "
+                 "the schema loops",
+                 kw, src, n->path, target->path[0] ? target->path : "#");
         report(c, ip, n, kw, "%s", c->limit_msg);
         c->limit_kw = kw;
         c->limit_hit = true;
         c->fatal = AGT_EINVALID;
         return false;
     }
+    refframe here = {ip->refs, target};
+    ip->refs = &here;
     bool r = v_node(c, target, inst, ip, ds, ev);
-    ip->hops--;
+    ip->refs = here.up;
     return r;
 }
 

@@ -228,6 +228,22 @@ static void test_semantics(void)
     T_EQ_INT(validate(s, "1", NULL), AGT_EINVALID, "same in first-error mode");
     agt_schema_free(s);
 
+    /* a long chain of $refs at one location is not a loop */
+    {
+        agti_buf b = AGTI_BUF_INIT;
+        agti_buf_puts(&b, "{\"$ref\":\"#/$defs/d0\",\"$defs\":{");
+        for (int i = 0; i < 200; i++)
+            agti_buf_printf(&b, "\"d%d\":{\"$ref\":\"#/$defs/d%d\"},", i, i + 1);
+        agti_buf_puts(&b, "\"d200\":{\"type\":\"string\"}}}");
+        s = compile(agti_buf_cstr(&b));
+        T_EQ_INT(validate(s, "\"x\"", NULL), AGT_OK, "200 chained $refs: valid");
+        T_EQ_INT(validate(s, "1", NULL), AGT_EINVALID, "200 chained $refs: invalid");
+        T_EQ_STR(agt_error_message(), "instance: expected string, got integer",
+                 "the chain's end reports");
+        agt_schema_free(s);
+        agti_buf_free(&b);
+    }
+
     /* a loop inside anyOf still reports why */
     s = compile("{\"anyOf\":[{\"$ref\":\"#\"}]}");
     T_EQ_INT(validate(s, "1", &errs), AGT_EINVALID, "a $ref loop inside anyOf");
