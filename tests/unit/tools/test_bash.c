@@ -212,6 +212,54 @@ static json_t *tick(agt_session *s)
     return v;
 }
 
+/* 1 when pid is gone or a zombie about to be reaped by its new parent. */
+static int process_gone(long pid)
+{
+    for (int i = 0; i < 100; i++) {
+        char path[64], buf[256];
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            return 1;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        const char *p = strrchr(buf, ')');
+        if (p != NULL && p[1] == ' ' && p[2] == 'Z')
+            return 1;
+        usleep(10000);
+    }
+    return 0;
+}
+
+static void test_kill_and_caps(void)
+{
+    agt_session *s = new_session(0, 0);
+    /* shell and grandchild ignore TERM: KILL after the grace period ends both */
+    agt_result *r =
+        call(s, "Bash", "{\"command\":\"trap '' TERM; sleep 100 & echo $!; wait\",\"timeout\":1}");
+    long pid = strtol(agt_result_text(r), NULL, 10);
+    char *st = json_field(r, "status");
+    T_EQ_STR(st, "timed_out", "TERM-ignoring command timed out");
+    T_CHECK(pid > 0 && process_gone(pid), "grandchild %ld killed with the group", pid);
+    free(st);
+    agt_result_free(r);
+    /* 20 MB of output: stopped at the 16 MiB hard cap, log exactly that long */
+    r = call(s, "Bash", "{\"command\":\"yes | head -c 20000000\"}");
+    T_CHECK(contains(agt_result_text(r),
+                     "\nCommand was stopped: output exceeded the hard cap of 16777216 bytes."),
+            "hard cap stated: %s", flat(strrchr(agt_result_text(r), '\n')));
+    T_EQ_INT(agt_result_is_error(r), 1, "hard cap is an error result");
+    T_CHECK(strlen(agt_result_text(r)) < 40000, "capped text for the model");
+    char *log = json_field(r, "output_path");
+    struct stat sb;
+    T_CHECK(log != NULL && stat(log, &sb) == 0 && sb.st_size == 16777216,
+            "log stops at the hard cap");
+    free(log);
+    agt_result_free(r);
+    agt_session_free(s);
+}
+
 static void test_background(void)
 {
     agt_session *s = new_session(0, 0);
@@ -477,6 +525,7 @@ int main(void)
     }
     snprintf(logs, sizeof logs, "%s/.logs", ws);
     test_foreground();
+    test_kill_and_caps();
     test_background();
     test_limit_and_poll();
     test_move_to_background();
