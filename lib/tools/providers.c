@@ -15,6 +15,12 @@ const agti_builtin_provider agti_builtin_providers[] = {
     {"CronCreate", agti_tool_croncreate},
     {"CronList", agti_tool_cronlist},
     {"CronDelete", agti_tool_crondelete},
+    {"Read", agti_tool_read},
+    {"Write", agti_tool_write},
+    {"Edit", agti_tool_edit},
+    {"Glob", agti_tool_glob},
+    {"Grep", agti_tool_grep},
+    {"ReadMediaFile", agti_tool_read_media},
 };
 
 const size_t agti_builtin_provider_count =

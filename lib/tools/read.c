@@ -1,0 +1,372 @@
+/* Read: a window of a text file as numbered lines. The file is streamed
+ * (never loaded whole), so a multi-gigabyte log costs one buffer. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dispatch/dispatch_internal.h"
+#include "tools_internal.h"
+#include "ws.h"
+
+/* Bytes of a line kept before it is known to be cut: 2000 characters of at
+ * most 4 bytes, plus one more character to tell that the line is longer. */
+#define KEEP_BYTES (AGTI_READ_MAX_LINE_CHARS * 4 + 4)
+#define CHUNK 65536
+
+typedef struct reader {
+    int fd;
+    char buf[CHUNK];
+    size_t pos, len;
+    bool eof;
+    int err;
+} reader;
+
+static bool fill(reader *r)
+{
+    if (r->eof)
+        return false;
+    for (;;) {
+        ssize_t n = read(r->fd, r->buf, sizeof r->buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            r->err = errno;
+        if (n <= 0) {
+            r->eof = true;
+            return false;
+        }
+        r->pos = 0;
+        r->len = (size_t)n;
+        return true;
+    }
+}
+
+/* Next line into line (at most KEEP_BYTES kept, without "\n"); *longer set
+ * when bytes were dropped. false at the end of the file. */
+static bool next_line(reader *r, agti_buf *line, bool *longer)
+{
+    agti_buf_truncate(line, 0);
+    *longer = false;
+    bool any = false;
+    for (;;) {
+        if (r->pos == r->len && !fill(r))
+            return any;
+        any = true;
+        const char *p = r->buf + r->pos;
+        size_t avail = r->len - r->pos;
+        const char *nl = memchr(p, '\n', avail);
+        size_t take = nl ? (size_t)(nl - p) : avail;
+        size_t room = line->len < KEEP_BYTES ? KEEP_BYTES - line->len : 0;
+        if (take > room) {
+            *longer = true;
+            agti_buf_put(line, p, room);
+        } else {
+            agti_buf_put(line, p, take);
+        }
+        r->pos += take;
+        if (nl) {
+            r->pos++;
+            return true;
+        }
+    }
+}
+
+/* Counts the lines of the file (a last line without "\n" counts). */
+static int count_lines(reader *r, size_t *out)
+{
+    size_t n = 0;
+    bool partial = false;
+    while (r->pos < r->len || fill(r)) {
+        const char *p = r->buf + r->pos, *end = r->buf + r->len;
+        while (p < end) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            if (nl == NULL) {
+                partial = true;
+                break;
+            }
+            n++;
+            partial = false;
+            p = nl + 1;
+        }
+        r->pos = r->len;
+    }
+    *out = n + (partial ? 1 : 0);
+    return r->err;
+}
+
+/* Byte length of the first max characters of valid UTF-8 s, or len. */
+static size_t cut_point(const char *s, size_t len, size_t max, bool *cut)
+{
+    size_t i = 0, chars = 0;
+    *cut = false;
+    while (i < len) {
+        if (chars == max) {
+            *cut = true;
+            return i;
+        }
+        unsigned char c = (unsigned char)s[i];
+        size_t step = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+        i += step;
+        chars++;
+    }
+    return len;
+}
+
+static void list_numbers(agti_buf *b, const size_t *v, size_t n, size_t total)
+{
+    for (size_t i = 0; i < n; i++)
+        agti_buf_printf(b, "%s%zu", i ? ", " : "", v[i]);
+    if (total > n)
+        agti_buf_printf(b, " and %zu more", total - n);
+}
+
+typedef struct window {
+    size_t start, want;
+    size_t read, bytes, total;
+    size_t cut[20], ncut;
+    int stop; /* 0 end of file, 1 n_lines, 2 1000 lines, 3 bytes */
+    size_t bad_line;
+} window;
+
+/* Emits the window's lines into b; the reader is at the file's start. */
+static int emit(reader *r, window *w, agti_buf *b)
+{
+    agti_buf line = AGTI_BUF_INIT;
+    size_t no = 0;
+    bool longer;
+    w->stop = 0;
+    while (next_line(r, &line, &longer)) {
+        no++;
+        if (no < w->start)
+            continue;
+        if (w->read == w->want) {
+            w->stop = w->want == AGTI_READ_MAX_LINES ? 2 : 1;
+            break;
+        }
+        size_t len = line.len;
+        if (!longer && len > 0 && line.ptr[len - 1] == '\r')
+            len--;
+        /* A character may straddle the kept bytes: judge validity only on
+         * whole characters. */
+        size_t check = longer ? agti_utf8_floor(line.ptr, len) : len;
+        if (check > 0 && !agti_utf8_valid(line.ptr, check)) {
+            w->bad_line = no;
+            break;
+        }
+        bool cut;
+        size_t keep = cut_point(line.ptr, check, AGTI_READ_MAX_LINE_CHARS, &cut);
+        cut = cut || longer;
+        if (w->bytes + keep + 1 > AGTI_READ_MAX_BYTES) {
+            w->stop = 3;
+            break;
+        }
+        agti_buf_printf(b, "%zu\t", no);
+        agti_buf_put(b, line.ptr, keep);
+        agti_buf_putc(b, '\n');
+        w->bytes += keep + 1;
+        w->read++;
+        if (cut) {
+            if (w->ncut < sizeof w->cut / sizeof w->cut[0])
+                w->cut[w->ncut] = no;
+            w->ncut++;
+        }
+    }
+    bool oom = line.oom;
+    agti_buf_free(&line);
+    if (oom)
+        return agti_oom();
+    return r->err ? AGT_EIO : AGT_OK;
+}
+
+static void note(agti_buf *b, const window *w)
+{
+    size_t last = w->start + w->read - 1;
+    agti_buf_printf(b, "\nRead %zu line%s (%zu-%zu) of %zu; ", w->read, w->read == 1 ? "" : "s",
+                    w->start, last, w->total);
+    switch (w->stop) {
+    case 0:
+        agti_buf_puts(b, "reached the end of the file.");
+        break;
+    case 1:
+        agti_buf_printf(b, "stopped at n_lines (%zu); continue with line_offset %zu.", w->want,
+                        last + 1);
+        break;
+    case 2:
+        agti_buf_printf(b,
+                        "stopped at the limit of %d lines per call; continue with "
+                        "line_offset %zu.",
+                        AGTI_READ_MAX_LINES, last + 1);
+        break;
+    default:
+        agti_buf_printf(b,
+                        "stopped at the limit of 100 KiB per call; continue with "
+                        "line_offset %zu.",
+                        last + 1);
+        break;
+    }
+    if (w->ncut > 0) {
+        agti_buf_printf(b,
+                        "\nLines longer than %d characters were cut: ", AGTI_READ_MAX_LINE_CHARS);
+        list_numbers(b, w->cut, w->ncut < 20 ? w->ncut : 20, w->ncut);
+        agti_buf_putc(b, '.');
+    }
+}
+
+/* Refuses media and binary files, judging by the first bytes. */
+static int check_kind(agt_call *call, const agti_ws_path *p, reader *r)
+{
+    if (!fill(r))
+        return r->err ? agti_ws_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel,
+                                     strerror(r->err))
+                      : AGT_OK;
+    const char *mime = NULL;
+    const char *kind = agti_ws_media_kind((const unsigned char *)r->buf, r->len, &mime);
+    if (kind != NULL)
+        return agti_ws_fail(call, AGT_EUNSUPPORTED,
+                            "%s is %s file (%s), not text. Use ReadMediaFile to look at it.",
+                            p->rel, strcmp(kind, "image") == 0 ? "an image" : "a video", mime);
+    size_t probe = r->len < 8192 ? r->len : 8192;
+    if (memchr(r->buf, '\0', probe) != NULL)
+        return agti_ws_fail(call, AGT_EUNSUPPORTED,
+                            "%s is a binary file (it contains NUL bytes); Read shows text only. "
+                            "Inspect it with a tool made for its format through Bash (for "
+                            "example file, xxd or objdump).",
+                            p->rel);
+    return AGT_OK;
+}
+
+static int open_file(agt_call *call, const agti_ws_path *p, int *fd)
+{
+    *fd = open(p->abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int e = errno;
+    struct stat st;
+    if (*fd >= 0 && fstat(*fd, &st) != 0) {
+        e = errno;
+        close(*fd);
+        *fd = -1;
+    }
+    if (*fd < 0) {
+        if (e == ENOENT || e == ENOTDIR)
+            return agti_ws_fail(call, AGT_ENOTFOUND,
+                                "%s does not exist. Check the path (Glob finds files by name).",
+                                p->rel);
+        return agti_ws_fail(call, e == EACCES ? AGT_EDENIED : AGT_EIO, "%s cannot be opened: %s.",
+                            p->rel, strerror(e));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(*fd);
+        return agti_ws_fail(call, AGT_EINVAL,
+                            "%s is a directory, not a file. Use Glob to list its files.", p->rel);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(*fd);
+        return agti_ws_fail(call, AGT_EINVAL,
+                            "%s is not a regular file (a device, socket or pipe); Read reads "
+                            "files only.",
+                            p->rel);
+    }
+    return AGT_OK;
+}
+
+static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t want)
+{
+    int fd;
+    int rc = open_file(call, p, &fd);
+    if (rc != AGT_OK)
+        return rc;
+    reader *r = calloc(1, sizeof *r);
+    if (r == NULL) {
+        close(fd);
+        return agti_oom();
+    }
+    r->fd = fd;
+    window w;
+    memset(&w, 0, sizeof w);
+    w.want = want;
+    agti_buf b = AGTI_BUF_INIT;
+    rc = check_kind(call, p, r);
+    if (rc == AGT_OK)
+        rc = count_lines(r, &w.total) ? agti_ws_fail(call, AGT_EIO, "%s could not be read: %s.",
+                                                     p->rel, strerror(r->err))
+                                      : AGT_OK;
+    if (rc != AGT_OK)
+        goto out;
+    if (w.total == 0) {
+        agti_buf_printf(&b, "%s is empty (0 lines).", p->rel);
+        rc = agti_ws_finish(call, &b);
+        goto out;
+    }
+    if (offset < 0) {
+        json_int_t s = (json_int_t)w.total + offset + 1;
+        w.start = s < 1 ? 1 : (size_t)s;
+    } else {
+        w.start = (size_t)offset;
+    }
+    if (w.start > w.total) {
+        rc = agti_ws_fail(call, AGT_EINVAL,
+                          "line_offset %lld is past the end of %s, which has %zu line%s.",
+                          (long long)offset, p->rel, w.total, w.total == 1 ? "" : "s");
+        goto out;
+    }
+    if (lseek(fd, 0, SEEK_SET) != 0) {
+        rc = agti_ws_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel, strerror(errno));
+        goto out;
+    }
+    r->pos = r->len = 0;
+    r->eof = false;
+    rc = emit(r, &w, &b);
+    if (rc == AGT_EIO)
+        rc = agti_ws_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel, strerror(r->err));
+    if (rc != AGT_OK)
+        goto out;
+    if (w.bad_line != 0) {
+        rc = agti_ws_fail(call, AGT_EUNSUPPORTED,
+                          "%s is not valid UTF-8 text (line %zu has bytes that are not UTF-8); "
+                          "Read shows UTF-8 text only. Convert it through Bash (for example "
+                          "iconv -f latin1 -t utf-8) or inspect it with xxd.",
+                          p->rel, w.bad_line);
+        goto out;
+    }
+    /* The file may have shrunk between the two passes. */
+    if (w.read == 0) {
+        rc = agti_ws_fail(call, AGT_EIO, "%s changed while it was read; read it again.", p->rel);
+        goto out;
+    }
+    note(&b, &w);
+    rc = agti_ws_finish(call, &b);
+out:
+    agti_buf_free(&b);
+    close(fd);
+    free(r);
+    return rc;
+}
+
+int agti_tool_read(agt_call *call, void *payload)
+{
+    (void)payload;
+    json_t *args = agti_call_args_json(call);
+    const char *path = json_string_value(json_object_get(args, "path"));
+    json_t *jo = json_object_get(args, "line_offset");
+    json_t *jn = json_object_get(args, "n_lines");
+    json_int_t offset = jo ? json_integer_value(jo) : 1;
+    json_int_t n = jn ? json_integer_value(jn) : AGTI_READ_MAX_LINES;
+    if (path == NULL)
+        return agti_ws_fail(call, AGT_EINVAL, "Read needs a \"path\".");
+    if (offset == 0)
+        return agti_ws_fail(call, AGT_EINVAL,
+                            "line_offset 0 is not valid: lines are numbered from 1 (use a "
+                            "negative value to count from the end, -1 is the last line).");
+    if (n < 1 || n > AGTI_READ_MAX_LINES)
+        return agti_ws_fail(call, AGT_EINVAL, "n_lines must be between 1 and %d, not %lld.",
+                            AGTI_READ_MAX_LINES, (long long)n);
+    agti_ws_path p;
+    int rc = agti_ws_resolve(call, path, true, &p);
+    if (rc != AGT_OK)
+        return rc;
+    rc = run(call, &p, offset, (size_t)n);
+    agti_ws_path_free(&p);
+    return rc;
+}

@@ -1,0 +1,106 @@
+/* Write: create, overwrite or append to a file, atomically (lib/fs), keeping
+ * an existing file's permission bits and CRLF line endings. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dispatch/dispatch_internal.h"
+#include "fs/fs.h"
+#include "tools_internal.h"
+#include "ws.h"
+
+/* Bytes of an existing file read to decide its line ending. */
+#define EOL_PROBE 65536
+
+/* The line ending of the existing file at abs (AGTI_EOL_NONE when it does
+ * not exist or has no line break in its first EOL_PROBE bytes). */
+static int existing_eol(const char *abs)
+{
+    int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return AGTI_EOL_NONE;
+    char *buf = malloc(EOL_PROBE);
+    ssize_t n = buf ? read(fd, buf, EOL_PROBE) : -1;
+    close(fd);
+    int eol = n > 0 ? agti_fs_detect_eol(buf, (size_t)n) : AGTI_EOL_NONE;
+    free(buf);
+    return eol;
+}
+
+int agti_tool_write(agt_call *call, void *payload)
+{
+    (void)payload;
+    json_t *args = agti_call_args_json(call);
+    const char *path = json_string_value(json_object_get(args, "path"));
+    json_t *jc = json_object_get(args, "content");
+    const char *mode = json_string_value(json_object_get(args, "mode"));
+    if (path == NULL || !json_is_string(jc))
+        return agti_ws_fail(call, AGT_EINVAL, "Write needs \"path\" and \"content\".");
+    bool append = mode != NULL && strcmp(mode, "append") == 0;
+    if (mode != NULL && !append && strcmp(mode, "overwrite") != 0)
+        return agti_ws_fail(call, AGT_EINVAL, "mode must be overwrite or append, not '%s'.", mode);
+    const char *content = json_string_value(jc);
+    size_t len = json_string_length(jc);
+
+    agti_ws_path p;
+    int rc = agti_ws_resolve(call, path, true, &p);
+    if (rc != AGT_OK)
+        return rc;
+    struct stat st;
+    bool exists = stat(p.abs, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) {
+        rc = agti_ws_fail(call, AGT_EINVAL, "%s is a directory; give the path of a file inside it.",
+                          p.rel);
+        goto out;
+    }
+    if (exists && !S_ISREG(st.st_mode)) {
+        rc = agti_ws_fail(call, AGT_EINVAL,
+                          "%s is not a regular file (a device, socket or pipe); Write writes "
+                          "regular files only.",
+                          p.rel);
+        goto out;
+    }
+    /* Keep the file's style: LF content written into a CRLF file becomes
+     * CRLF (a file mixing both would otherwise drift with every edit). */
+    char *conv = NULL;
+    size_t conv_len = len;
+    bool converted = false;
+    if (exists && existing_eol(p.abs) == AGTI_EOL_CRLF && memchr(content, '\n', len) != NULL) {
+        conv = agti_fs_lf_to_crlf(content, len, &conv_len);
+        if (conv == NULL) {
+            rc = agti_oom();
+            goto out;
+        }
+        converted = conv_len != len;
+    }
+    rc = agti_fs_write_atomic(p.abs, conv ? conv : content, conv_len,
+                              AGTI_WRITE_MKDIRS | (append ? AGTI_WRITE_APPEND : 0u));
+    free(conv);
+    if (rc == AGT_ENOMEM)
+        goto out;
+    if (rc != AGT_OK) {
+        char *msg = agti_strdup(agt_error_message());
+        rc = agti_ws_fail(call, rc, "Could not write %s: %s. The file was not changed.", p.rel,
+                          msg ? msg : "error");
+        free(msg);
+        goto out;
+    }
+    agti_buf b = AGTI_BUF_INIT;
+    const char *verb =
+        append ? (exists ? "Appended" : "Created") : (exists ? "Overwrote" : "Created");
+    agti_buf_printf(&b, "%s %s: %zu byte%s written", verb, p.rel, conv_len,
+                    conv_len == 1 ? "" : "s");
+    if (append && exists)
+        agti_buf_printf(&b, " at the end (the file now has %lld bytes)",
+                        (long long)st.st_size + (long long)conv_len);
+    agti_buf_puts(&b, ".");
+    if (converted)
+        agti_buf_puts(&b, " Line breaks were written as CRLF to match the file.");
+    rc = agti_ws_finish(call, &b);
+out:
+    agti_ws_path_free(&p);
+    return rc;
+}
