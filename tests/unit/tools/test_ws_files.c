@@ -36,7 +36,8 @@ static void test_read(agt_session *s)
     }
     put_file("crlf.txt", "a\r\nb\r\n");
     expect(s, "Read", "{\"path\":\"crlf.txt\"}",
-           "1\ta\n2\tb\n\nRead 2 lines (1-2) of 2; reached the end of the file.", 0, "CRLF shown as LF");
+           "1\ta\n2\tb\n\nRead 2 lines (1-2) of 2; reached the end of the file.", 0,
+           "CRLF shown as LF");
     put_file("nonl.txt", "x\ny");
     expect(s, "Read", "{\"path\":\"nonl.txt\"}",
            "1\tx\n2\ty\n\nRead 2 lines (1-2) of 2; reached the end of the file.", 0,
@@ -48,8 +49,8 @@ static void test_read(agt_session *s)
            "1\t\n\nRead 1 line (1-1) of 1; reached the end of the file.", 0, "one empty line");
     put_file("u.txt", "h\xc3\xa9llo \xe2\x9c\x93\n");
     expect(s, "Read", "{\"path\":\"u.txt\"}",
-           "1\th\xc3\xa9llo \xe2\x9c\x93\n\nRead 1 line (1-1) of 1; reached the end of the file.", 0,
-           "UTF-8 multibyte");
+           "1\th\xc3\xa9llo \xe2\x9c\x93\n\nRead 1 line (1-1) of 1; reached the end of the file.",
+           0, "UTF-8 multibyte");
 
     /* 2500 two-byte characters: cut at 2000 characters (4000 bytes). */
     {
@@ -73,8 +74,9 @@ static void test_read(agt_session *s)
         put_file_n("edge.txt", big, 2001);
         agt_result *r = call(s, "Read", "{\"path\":\"edge.txt\"}");
         T_CHECK(strstr(agt_result_text(r), "cut") == NULL &&
-                    strlen(agt_result_text(r)) == 2 + 2000 + 2 +
-                    strlen("Read 1 line (1-1) of 1; reached the end of the file."),
+                    strlen(agt_result_text(r)) ==
+                        2 + 2000 + 2 +
+                            strlen("Read 1 line (1-1) of 1; reached the end of the file."),
                 "Read: 2000 characters are not cut");
         agt_result_free(r);
     }
@@ -119,8 +121,8 @@ static void test_read(agt_session *s)
     expect(s, "Read", "{\"path\":\"nope.txt\"}",
            "nope.txt does not exist. Check the path (Glob finds files by name).", 1, "missing");
     put_file("sub/inner.txt", "x\n");
-    expect(s, "Read", "{\"path\":\"sub\"}", "sub is a directory, not a file. Use Glob to list its files.",
-           1, "directory");
+    expect(s, "Read", "{\"path\":\"sub\"}",
+           "sub is a directory, not a file. Use Glob to list its files.", 1, "directory");
     put_file_n("bin.dat", "abc\0def\n", 8);
     expect_prefix(s, "Read", "{\"path\":\"bin.dat\"}",
                   "bin.dat is a binary file (it contains NUL bytes); Read shows text only.",
@@ -143,8 +145,8 @@ static void test_read(agt_session *s)
     expect(s, "Read", "{\"path\":\".env.example\"}",
            "1\tSECRET=\n\nRead 1 line (1-1) of 1; reached the end of the file.", 0,
            ".env.example is readable");
-    expect_prefix(s, "Read", "{\"path\":\"../x.txt\"}", "Cannot use path '../x.txt': ",
-                  AGT_EDENIED, "outside the root");
+    expect_prefix(s, "Read", "{\"path\":\"../x.txt\"}", "Cannot use path '../x.txt': ", AGT_EDENIED,
+                  "outside the root");
     {
         char link[700];
         snprintf(link, sizeof link, "%s/out", ws);
@@ -203,8 +205,8 @@ static void test_write(agt_session *s)
            0, "CRLF append");
     T_EQ_STR(get_file("w.txt", NULL), "x\r\ny\r\nz\r\n", "Write: CRLF append content");
 
-    expect_prefix(s, "Write", "{\"path\":\".env\",\"content\":\"X=1\"}", ".env is a sensitive file (",
-                  AGT_EDENIED, "sensitive");
+    expect_prefix(s, "Write", "{\"path\":\".env\",\"content\":\"X=1\"}",
+                  ".env is a sensitive file (", AGT_EDENIED, "sensitive");
     T_EQ_STR(get_file(".env", NULL), "SECRET=1\n", "Write: sensitive file untouched");
     expect_prefix(s, "Write", "{\"path\":\"../escape.txt\",\"content\":\"x\"}",
                   "Cannot use path '../escape.txt': ", AGT_EDENIED, "outside");
@@ -236,12 +238,13 @@ static void test_edit(agt_session *s)
            1, "identical strings");
 
     put_file("f.c", "int x;\nint main() {\n    return 0;\n}\n");
-    expect(s, "Edit",
-           "{\"path\":\"f.c\",\"old_string\":\"int main() {\\n  return 0;\\n}\",\"new_string\":\"\"}",
-           "old_string was not found in f.c. Nothing was changed. Text that differs from "
-           "old_string only in white space or line endings is at lines 2-4: read those lines "
-           "again and copy them exactly (indentation included, without the line-number prefix).",
-           1, "white-space near miss");
+    expect(
+        s, "Edit",
+        "{\"path\":\"f.c\",\"old_string\":\"int main() {\\n  return 0;\\n}\",\"new_string\":\"\"}",
+        "old_string was not found in f.c. Nothing was changed. Text that differs from "
+        "old_string only in white space or line endings is at lines 2-4: read those lines "
+        "again and copy them exactly (indentation included, without the line-number prefix).",
+        1, "white-space near miss");
     T_EQ_STR(get_file("f.c", NULL), "int x;\nint main() {\n    return 0;\n}\n",
              "Edit: near miss not applied");
 
@@ -324,8 +327,14 @@ static void test_media(agt_session *s)
         {"p.jpg", "\xff\xd8\xff\xe0\0\x10JFIF", 10, "image/jpeg"},
         {"p.gif", "GIF89a\x01\0\x01\0", 10, "image/gif"},
         {"p.webp", "RIFF\x24\0\0\0WEBPVP8 ", 16, "image/webp"},
-        {"v.mp4", "\0\0\0\x18" "ftypisom\0\0\0\0", 16, "video/mp4"},
-        {"v.mov", "\0\0\0\x14" "ftypqt  \0\0\0\0", 16, "video/quicktime"},
+        {"v.mp4",
+         "\0\0\0\x18"
+         "ftypisom\0\0\0\0",
+         16, "video/mp4"},
+        {"v.mov",
+         "\0\0\0\x14"
+         "ftypqt  \0\0\0\0",
+         16, "video/quicktime"},
         {"v.webm", "\x1a\x45\xdf\xa3\x9f\x42\x86\x81\x01\x42\x82\x84webm", 16, "video/webm"},
         {"v.avi", "RIFF\x24\0\0\0AVI LIST", 16, "video/x-msvideo"},
         {"noext", "\x89PNG\r\n\x1a\n\0\0", 10, "image/png"},

@@ -61,7 +61,7 @@ static void put_file(const char *rel, const char *data)
 }
 
 /* Contents of a workspace file (static buffer), NULL when missing. */
-static const char *get_file(const char *rel, size_t *len)
+__attribute__((unused)) static const char *get_file(const char *rel, size_t *len)
 {
     static char buf[1 << 20];
     char full[1024];
