@@ -688,6 +688,34 @@ AGTI_NOINLINE static void report_name(vctx *c, const agti_snode *n, const agti_j
     agti_buf_free(&why);
 }
 
+/* "additionalProperties": false: names the property and what is allowed, so
+ * a caller (often a model) can correct the call. */
+AGTI_NOINLINE static void report_extra(vctx *c, const ipath *ip, const agti_snode *n,
+                                       const char *key, size_t klen)
+{
+    if (c->quiet || c->fatal || (c->errors == NULL && c->have_first))
+        return;
+    char list[240];
+    fbuf f = {list, 0, sizeof list, false};
+    list[0] = '\0';
+    for (size_t i = 0; i < n->n_props && !f.cut; i++) {
+        if (i)
+            fb_puts(&f, ", ");
+        fb_put(&f, n->props[i].key, n->props[i].len);
+    }
+    for (size_t i = 0; i < n->n_patterns && !f.cut; i++) {
+        fb_puts(&f, f.len ? ", " : "");
+        fb_puts(&f, "names matching '");
+        fb_puts(&f, n->patterns[i].src);
+        fb_puts(&f, "'");
+    }
+    if (f.len)
+        report(c, ip, n, "additionalProperties", "property '%.*s' is not allowed (allowed: %s)",
+               (int)klen, key, list);
+    else
+        report(c, ip, n, "additionalProperties", "property '%.*s' is not allowed", (int)klen, key);
+}
+
 static bool child_false(const agti_snode *n)
 {
     return n->is_bool && !n->bool_value;
@@ -923,8 +951,7 @@ static bool v_object(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *i
                 matched = true;
                 if (child_false(n->additional)) {
                     ok = false;
-                    report(c, &cp, n, "additionalProperties", "property '%.*s' is not allowed",
-                           (int)klen, key);
+                    report_extra(c, &cp, n, key, klen);
                     if (!c->errors)
                         return false;
                 } else if (!v_node(c, n->additional, val, &cp, ds, NULL)) {

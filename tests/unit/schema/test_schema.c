@@ -112,7 +112,11 @@ static void test_messages(void)
     expect_error(tool, "{\"path\":\"x\",\"tags\":[\"a\",\"c\"]}", "/tags/1",
                  "/properties/tags/items/enum", "enum", "must be one of [\"a\",\"b\"]");
     expect_error(tool, "{\"path\":\"x\",\"extra\":1}", "/extra", "/additionalProperties",
-                 "additionalProperties", "property 'extra' is not allowed");
+                 "additionalProperties",
+                 "property 'extra' is not allowed (allowed: path, n, tags)");
+    expect_error("{\"patternProperties\":{\"^x-\":true},\"additionalProperties\":false}",
+                 "{\"y\":1}", "/y", "/additionalProperties", "additionalProperties",
+                 "property 'y' is not allowed (allowed: names matching '^x-')");
     expect_error("{\"type\":[\"string\",\"null\"]}", "3", "", "/type", "type",
                  "expected null or string, got integer");
     expect_error("{\"maxLength\":2}", "\"\xc3\xa9\xc3\xa9\xc3\xa9\"", "", "/maxLength", "maxLength",
@@ -174,7 +178,8 @@ static void test_messages(void)
     T_EQ_STR(agt_error_message(), "/tags/1: must be one of [\"a\",\"b\"]",
              "first-error message: path and violation");
     T_EQ_INT(validate(s, "{\"path\":\"p\",\"x/~\":1}", NULL), AGT_EINVALID, "escaped path");
-    T_EQ_STR(agt_error_message(), "/x~1~0: property 'x/~' is not allowed", "pointer escapes");
+    T_EQ_STR(agt_error_message(), "/x~1~0: property 'x/~' is not allowed (allowed: path, n, tags)",
+             "pointer escapes");
     T_EQ_INT(validate(s, "{\"n\":0}", NULL), AGT_EINVALID, "first-error mode");
     T_CHECK(strstr(agt_error_message(), "path") != NULL, "last error names the problem: %s",
             agt_error_message());
