@@ -270,6 +270,7 @@ static void *worker_main(void *arg)
         size_t i = t->next++;
         if (t->pfx_full && t->done <= i) {
             t->slots[i].state = SLOT_SKIPPED;
+            advance_prefix(t);
             continue;
         }
         slot sl = t->slots[i];
