@@ -110,8 +110,8 @@ static agt_result *call(agt_session *s, const char *tool, const char *args)
 }
 
 /* Runs a call and checks its exact text and error flag. */
-static void expect(agt_session *s, const char *tool, const char *args, const char *want,
-                   int want_error, const char *name)
+__attribute__((unused)) static void expect(agt_session *s, const char *tool, const char *args,
+                                           const char *want, int want_error, const char *name)
 {
     agt_result *r = call(s, tool, args);
     T_EQ_STR(agt_result_text(r), want, "%s: %s text", tool, name);
@@ -121,8 +121,9 @@ static void expect(agt_session *s, const char *tool, const char *args, const cha
 
 /* Runs a call and checks the error flag, the status and that the text
  * starts with prefix. */
-static void expect_prefix(agt_session *s, const char *tool, const char *args, const char *prefix,
-                          int want_status, const char *name)
+__attribute__((unused)) static void expect_prefix(agt_session *s, const char *tool,
+                                                  const char *args, const char *prefix,
+                                                  int want_status, const char *name)
 {
     agt_result *r = call(s, tool, args);
     const char *t = agt_result_text(r);
@@ -153,6 +154,11 @@ static void make_ws(const char *tag)
 static void rm_ws(void)
 {
     char cmd[700];
+    if (getenv("AGT_KEEP_WS") != NULL) {
+        t_diag("kept %s", ws);
+        agt_registry_free(reg);
+        return;
+    }
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", ws);
     if (system(cmd) != 0)
         t_diag("could not remove %s", ws);
