@@ -364,6 +364,26 @@ static void test_caps(void)
             res.files[0].nlines);
     agti_search_result_clear(&res);
 
+    /* Line numbers across long gaps (vectorised newline count): lines of
+     * varied length, matches at lines 1, 4321 and 70000 (> 255 * 16 bytes). */
+    b = (agti_buf)AGTI_BUF_INIT;
+    for (int i = 1; i <= 70000; i++) {
+        if (i == 1 || i == 4321 || i == 70000)
+            agti_buf_puts(&b, "zzneedle\n");
+        else
+            agti_buf_printf(&b, "%.*s\n", i % 37, "abcdefghijklmnopqrstuvwxyz0123456789-");
+    }
+    puts_file(r, "gaps.txt", b.ptr);
+    agti_buf_free(&b);
+    const char *gg[] = {"gaps.txt"};
+    o = opts("zzneedle");
+    o.globs = gg;
+    o.nglobs = 1;
+    char *gl = run(r, &o, NULL);
+    T_EQ_STR(gl, "gaps.txt:1:zzneedle\ngaps.txt:4321:zzneedle\ngaps.txt:70000:zzneedle\n",
+             "line numbers across long gaps");
+    free(gl);
+
     /* Huge line: cut to 2000 characters (2-byte characters count once). */
     b = (agti_buf)AGTI_BUF_INIT;
     agti_buf_puts(&b, "needle ");
