@@ -9,6 +9,7 @@
 
 #include "common.h"
 #include "dispatch.h"
+#include "git.h"
 #include "registry.h"
 
 #ifdef __cplusplus
@@ -503,6 +504,122 @@ AGT_EXTERN int agt_session_set_max_tasks(agt_session *s, int max);
  * @return AGT_OK, AGT_EINVAL (s is NULL), AGT_ENOMEM.
  */
 AGT_EXTERN int agt_session_set_background_on_timeout(agt_session *s, int on);
+
+/* ---- code review (the review set's state) ------------------------------ */
+
+/**
+ * Opens the change set to review and makes the session own it (see git.h for
+ * the modes and revisions). The review tools (file_read, file_read_diff,
+ * file_find, code_search, code_comment) work on it; a change set set earlier
+ * is released (or, when borrowed, forgotten). Stored comments stay; the
+ * task_done flag is cleared. Without any change set, the review tools open
+ * AGT_CHANGES_WORKSPACE at the workspace root on their first call.
+ *
+ * @param repo_path a directory inside the repository; NULL means the
+ *        workspace root.
+ * @param mode AGT_CHANGES_WORKSPACE, AGT_CHANGES_RANGE or AGT_CHANGES_COMMIT.
+ * @param from, to revisions, as agt_changes_open() takes them.
+ * @return AGT_OK, or the codes of agt_changes_open() (AGT_EINVAL,
+ *         AGT_ENOTFOUND, AGT_EGIT, AGT_ELIMIT, AGT_ENOMEM); on failure the
+ *         session keeps its previous change set.
+ */
+AGT_EXTERN int agt_session_open_review(agt_session *s, const char *repo_path, int mode,
+                                       const char *from, const char *to);
+
+/**
+ * Sets a change set the caller opened (agt_changes_open()) as the one under
+ * review. Borrowed: the caller keeps ownership and must keep it alive until
+ * it is replaced, detached (c = NULL) or the session is freed. A relocator
+ * set with agt_session_set_relocator() is installed on its diff. Stored
+ * comments stay; the task_done flag is cleared.
+ *
+ * @param c the change set, or NULL to detach the current one.
+ * @return AGT_OK, AGT_EINVAL (s is NULL), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_set_changes(agt_session *s, agt_changes *c);
+
+/**
+ * The change set under review, borrowed (owned by the session after
+ * agt_session_open_review() or by the caller after agt_session_set_changes());
+ * NULL when none is set yet.
+ */
+AGT_EXTERN agt_changes *agt_session_changes(const agt_session *s);
+
+/**
+ * Sets the host relocation callback that code_comment's anchoring uses for a
+ * snippet found nowhere (anchoring stage 5, see diff.h): it is forwarded
+ * with agt_diff_set_relocator() to the diff of the change set under review,
+ * now and whenever another change set is set or opened. Without one, such a
+ * comment is stored unanchored (line 0).
+ *
+ * @param fn the callback, or NULL to remove it.
+ * @param max_attempts callback calls per comment, 1..10 (ignored when fn is
+ *        NULL).
+ * @param payload passed back to fn; borrowed.
+ * @return AGT_OK, AGT_EINVAL (s is NULL, max_attempts out of range), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_set_relocator(agt_session *s, agt_diff_relocate_fn fn,
+                                         int max_attempts, void *payload);
+
+/**
+ * Sets the file currently under review: code_comment uses it as the path of
+ * comments that name none. Also starts the review of that file: the
+ * task_done flag is cleared.
+ *
+ * @param path repository-relative path (copied), or NULL to clear it.
+ * @return AGT_OK, AGT_EINVAL (s is NULL, path is ""), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_set_review_file(agt_session *s, const char *path);
+
+/** The file under review, borrowed; NULL when none is set. */
+AGT_EXTERN const char *agt_session_review_file(const agt_session *s);
+
+/**
+ * Sets the model's reasoning ("thinking") of the current turn. code_comment
+ * stores it on each comment of that turn whose call carries no "thinking" of
+ * its own. Set it (or clear it) at the start of every model turn.
+ *
+ * @param text UTF-8, copied; NULL or "" clears it.
+ * @return AGT_OK, AGT_EINVAL (s is NULL), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_set_turn_thinking(agt_session *s, const char *text);
+
+/**
+ * Whether task_done was called since the review (or the file under review)
+ * was last set: the host's review loop stops when this is 1.
+ *
+ * @return 1 done, 0 not (also when s is NULL).
+ */
+AGT_EXTERN int agt_session_review_done(const agt_session *s);
+
+/**
+ * The state task_done reported: "DONE" or "FAILED"; NULL while
+ * agt_session_review_done() is 0. Static string.
+ */
+AGT_EXTERN const char *agt_session_review_state(const agt_session *s);
+
+/**
+ * The comments code_comment stored, oldest first, as a JSON array of
+ * {"path","start_line","end_line","side":"new|old","content","existing_code",
+ *  "suggestion_code","category","severity","thinking","method":
+ *  "hunk_new|hunk_old|file|moved|unanchored","ambiguous","candidates":
+ *  [[start,end],...],"requested_path","relocated","reason"}.
+ * Line numbers are 1-based and inclusive, new-file lines for side "new" and
+ * old-file lines for side "old"; 0 means unanchored (or ambiguous: the
+ * candidates say where the snippet matched). Optional fields the model did
+ * not send are null; "reason" is null unless unanchored.
+ *
+ * @param out_json receives the JSON text; free with agt_free().
+ * @return AGT_OK, AGT_EINVAL (s or out_json is NULL), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_comments(const agt_session *s, char **out_json);
+
+/**
+ * Removes every stored comment (for example after the host posted them).
+ *
+ * @return AGT_OK, AGT_EINVAL (s is NULL).
+ */
+AGT_EXTERN int agt_session_clear_comments(agt_session *s);
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,7 @@
 #include "events_internal.h"
 #include "fs/fs.h"
 #include "policy.h"
+#include "review_internal.h"
 #include "session_internal.h"
 
 #define AGTI_SAVE_FORMAT 1
@@ -282,6 +283,8 @@ static const agti_save_section sections[] = {
      agti_tasks_section_discard},
     {"cron", agti_cron_section_save, agti_cron_section_load, agti_cron_section_commit,
      agti_cron_section_discard},
+    {"comments", agti_review_section_save, agti_review_section_load, agti_review_section_commit,
+     agti_review_section_discard},
 };
 
 #define NSECTIONS (sizeof sections / sizeof sections[0])

@@ -7,6 +7,7 @@
 #include "core/core.h"
 #include "dispatch/dispatch_internal.h"
 #include "policy.h"
+#include "review_internal.h"
 #include "session_internal.h"
 
 int agt_session_new(agt_session **out, agt_registry *reg, const char *workspace_root)
@@ -52,6 +53,7 @@ void agt_session_free(agt_session *s)
     json_decref(s->todos);
     agti_session_bg_free(s->bg);
     agti_policy_free(s->policy);
+    agti_review_free(s->review);
     free(s);
 }
 

@@ -14,6 +14,7 @@ struct agt_session {
     json_t *todos; /* array of {"title","status"} */
     struct agti_session_bg *bg; /* background tasks, cron table, events (events_internal.h) */
     struct agti_policy *policy; /* rules, pending approvals, hooks, plan file (policy.h) */
+    struct agti_review *review; /* change set under review, comments (review_internal.h) */
 };
 
 /* Frees what agti_session_bg() created (events.c); NULL is a no-op. */

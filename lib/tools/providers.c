@@ -21,6 +21,12 @@ const agti_builtin_provider agti_builtin_providers[] = {
     {"Glob", agti_tool_glob},
     {"Grep", agti_tool_grep},
     {"ReadMediaFile", agti_tool_read_media},
+    {"task_done", agti_tool_task_done},
+    {"code_comment", agti_tool_code_comment},
+    {"file_read", agti_tool_file_read},
+    {"file_read_diff", agti_tool_file_read_diff},
+    {"file_find", agti_tool_file_find},
+    {"code_search", agti_tool_code_search},
 };
 
 const size_t agti_builtin_provider_count =

@@ -22,4 +22,15 @@ int agti_tool_glob(agt_call *call, void *payload);
 int agti_tool_grep(agt_call *call, void *payload);
 int agti_tool_read_media(agt_call *call, void *payload);
 
+int agti_tool_task_done(agt_call *call, void *payload);
+int agti_tool_code_comment(agt_call *call, void *payload);
+int agti_tool_file_read(agt_call *call, void *payload);
+int agti_tool_file_read_diff(agt_call *call, void *payload);
+int agti_tool_file_find(agt_call *call, void *payload);
+int agti_tool_code_search(agt_call *call, void *payload);
+/* The change set under review for a review-set call (review_files.c); on
+ * failure the call carries an error result. */
+struct agt_changes;
+int agti_review_tool_changes(agt_call *call, struct agt_changes **out);
+
 #endif
