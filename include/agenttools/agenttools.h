@@ -12,5 +12,6 @@
 #include "cron.h"
 #include "diff.h"
 #include "git.h"
+#include "model.h"
 
 #endif /* AGENTTOOLS_H */
