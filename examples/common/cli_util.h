@@ -1,0 +1,21 @@
+/* Small helpers shared by the example CLIs. */
+#ifndef CLI_UTIL_H
+#define CLI_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Reads a whole file (NUL-terminated); NULL on failure (errno set). */
+char *cli_read_file(const char *path, size_t *len);
+
+/* Monotonic milliseconds. */
+int64_t cli_now_ms(void);
+
+/*
+ * Whether a repository-relative path matches an --exclude glob: fnmatch
+ * where '*' also crosses '/', tried on the whole path and, for a pattern
+ * without '/', on the file name.
+ */
+int cli_glob_match(const char *pattern, const char *path);
+
+#endif

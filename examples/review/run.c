@@ -1,0 +1,418 @@
+/*
+ * agt-review: the review itself. One session per file on a frozen registry;
+ * files are handed to N worker threads, each with its own model client and
+ * its own change set handle (handles are one-thread objects).
+ */
+#include "cli_agent.h"
+#include "cli_util.h"
+#include "review.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rv_shared {
+    rv_set *set;
+    const rv_opts *o;
+    agt_registry *reg;
+    char *tools_plan, *tools_main;
+    const char *root;
+    pthread_mutex_t lock;
+    size_t next;      /* next file index to take */
+    size_t done;      /* files finished */
+    size_t n_review;  /* files to review */
+    size_t comments;  /* comments so far */
+    char fatal[1024]; /* first fatal error */
+} rv_shared;
+
+typedef struct rv_worker {
+    rv_shared *sh;
+    agt_model *model;
+    agt_changes *changes;
+    rv_file *file;
+    int64_t deadline_ms;
+    int64_t reloc_prompt, reloc_completion;
+} rv_worker;
+
+static const char system_prompt[] =
+    "You are a careful code reviewer. You review one file of a change at a time, using the "
+    "tools you are given to look at the diff and, when it helps, at the rest of the code.\n"
+    "Rules:\n"
+    "- Comment only on the lines this file's diff changes (added or removed lines and the "
+    "code right around them). Do not comment on other files.\n"
+    "- Report real problems: bugs, security issues, performance problems, unclear or fragile "
+    "code, missing tests or documentation. Skip praise and restating what the code does.\n"
+    "- For every comment, put in existing_code the exact lines you mean, copied from the diff "
+    "(without the leading '+', '-' or space of the diff), so the comment can be placed on "
+    "them. Keep it to the few lines that matter.\n"
+    "- Give suggestion_code when you can propose replacement code, a category (bug, security, "
+    "performance, maintainability, test, style, documentation, other) and a severity "
+    "(critical, high, medium, low).\n"
+    "- Send comments with code_comment. When you have nothing more to say (also when the "
+    "change looks fine), call task_done.";
+
+static const char plan_prompt[] =
+    "You are a careful code reviewer preparing the review of one file of a large change. "
+    "Read the diff and look around the code with the read-only tools. Then answer with a "
+    "short plan: the parts of the change that deserve attention and what to check in each. "
+    "Do not write review comments yet.";
+
+static const char relocate_prompt[] =
+    "A review comment quoted code that could not be found in the diff. Answer with the exact "
+    "lines from the diff below that the comment is about, copied character for character "
+    "(without the leading '+', '-' or space of the diff), and nothing else: no explanation, "
+    "no code fences. If none of the lines fit, answer NONE.";
+
+static char *user_message(const rv_file *f, const char *diff, const rv_opts *o, const char *plan)
+{
+    const char *verb = f->status == AGT_DIFF_ADDED     ? "added"
+                       : f->status == AGT_DIFF_RENAMED ? "renamed"
+                                                       : "modified";
+    size_t len = strlen(diff) + (plan != NULL ? strlen(plan) : 0) + strlen(f->path) * 3 + 1024 +
+                 (o->language != NULL ? strlen(o->language) : 0) +
+                 (f->old_path != NULL ? strlen(f->old_path) : 0);
+    char *s = malloc(len);
+    if (s == NULL)
+        return NULL;
+    int n = snprintf(s, len, "Review the %s file %s", verb, f->path);
+    if (f->status == AGT_DIFF_RENAMED && f->old_path != NULL)
+        n += snprintf(s + n, len - (size_t)n, " (renamed from %s)", f->old_path);
+    n += snprintf(s + n, len - (size_t)n, ". Its diff:\n\n%s\n", diff);
+    if (plan != NULL && plan[0] != '\0')
+        n += snprintf(s + n, len - (size_t)n, "\nYour plan for this review:\n%s\n", plan);
+    if (o->language != NULL)
+        n += snprintf(s + n, len - (size_t)n, "\nWrite the comments in %s.\n", o->language);
+    snprintf(s + n, len - (size_t)n,
+             "\nComment only on this file's diff, quote existing_code exactly as it appears in "
+             "the diff, and call task_done when you are done.");
+    return s;
+}
+
+/* Strips code fences and surrounding blank lines from a model's re-quote. */
+static char *clean_quote(const char *text)
+{
+    const char *p = text;
+    while (*p == '\n' || *p == '\r' || *p == ' ')
+        p++;
+    if (strncmp(p, "```", 3) == 0) {
+        const char *nl = strchr(p, '\n');
+        p = nl != NULL ? nl + 1 : p + strlen(p);
+    }
+    char *s = strdup(p);
+    if (s == NULL)
+        return NULL;
+    char *fence = strstr(s, "```");
+    if (fence != NULL)
+        *fence = '\0';
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' '))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Anchoring stage 5: ask the model to quote the code again. */
+static int relocate(const char *path, const char *file_diff, const char *snippet,
+                    const char *suggestion, agt_diff_relocation *r, void *payload)
+{
+    rv_worker *w = payload;
+    (void)suggestion;
+    if (w->deadline_ms > 0 && cli_now_ms() > w->deadline_ms)
+        return 0;
+    json_t *msgs = json_array();
+    char *user = NULL;
+    size_t len = strlen(file_diff) + strlen(snippet) + strlen(path) + 256;
+    user = malloc(len);
+    if (user == NULL) {
+        json_decref(msgs);
+        return 0;
+    }
+    snprintf(user, len, "File: %s\nThe quoted code that was not found:\n%s\n\nThe diff:\n%s", path,
+             snippet, file_diff);
+    json_array_append_new(msgs,
+                          json_pack("{s:s, s:s}", "role", "system", "content", relocate_prompt));
+    json_array_append_new(msgs, json_pack("{s:s, s:s}", "role", "user", "content", user));
+    free(user);
+    char *text = json_dumps(msgs, JSON_COMPACT);
+    json_decref(msgs);
+    agt_model_response *resp = NULL;
+    int rc = agt_model_complete(&resp, w->model, text, strlen(text), NULL, 0);
+    free(text);
+    if (rc != AGT_OK)
+        return 0;
+    int64_t pt = -1, ct = -1;
+    agt_model_response_usage(resp, &pt, &ct, NULL);
+    w->reloc_prompt += pt > 0 ? pt : 0;
+    w->reloc_completion += ct > 0 ? ct : 0;
+    char *q = clean_quote(agt_model_response_text(resp));
+    if (q != NULL && q[0] != '\0' && strcmp(q, "NONE") != 0)
+        agt_diff_relocation_provide(r, q, strlen(q));
+    free(q);
+    agt_model_response_free(resp);
+    return 0;
+}
+
+static int review_done(void *payload)
+{
+    return agt_session_review_done(payload);
+}
+
+static void on_tool(const char *name, const char *args, agt_result *r, void *payload)
+{
+    (void)args;
+    (void)payload;
+    if (r != NULL && agt_result_is_error(r) && getenv("AGT_REVIEW_DEBUG") != NULL)
+        fprintf(stderr, "  %s: error result: %s\n", name, agt_result_text(r));
+}
+
+static void progress(rv_shared *sh, const rv_file *f, const char *what)
+{
+    pthread_mutex_lock(&sh->lock);
+    fprintf(stderr, "[%zu/%zu] %s: %s (comments so far: %zu)\n", sh->done, sh->n_review, f->path,
+            what, sh->comments);
+    pthread_mutex_unlock(&sh->lock);
+}
+
+/* Plan phase: read-only tools, a free-text plan as the answer. */
+static char *run_plan(rv_worker *w, agt_session *s, const char *diff)
+{
+    rv_shared *sh = w->sh;
+    cli_agent a;
+    char err[512];
+    char *plan = NULL;
+    agt_session_set_phase(s, AGT_PHASE_PLAN);
+    cli_agent_init(&a, w->model, s);
+    a.deadline_ms = w->deadline_ms;
+    a.max_turns = sh->o->max_turns;
+    a.on_tool = on_tool;
+    cli_agent_add(&a, "system", plan_prompt);
+    char *user = user_message(w->file, diff, sh->o, NULL);
+    cli_agent_add(&a, "user", user != NULL ? user : diff);
+    free(user);
+    int rc = cli_agent_run(&a, sh->tools_plan, err, sizeof err);
+    w->file->prompt_tokens += a.prompt_tokens;
+    w->file->completion_tokens += a.completion_tokens;
+    w->file->turns += a.turns;
+    if (rc == CLI_RUN_DONE) {
+        json_t *last = json_array_get(a.messages, json_array_size(a.messages) - 1);
+        const char *t = json_string_value(json_object_get(last, "content"));
+        if (t != NULL)
+            plan = strdup(t);
+    }
+    cli_agent_fini(&a);
+    w->file->planned = 1;
+    return plan;
+}
+
+static void review_file(rv_worker *w)
+{
+    rv_shared *sh = w->sh;
+    rv_file *f = w->file;
+    agt_session *s = NULL;
+    char *diff = NULL, *plan = NULL, err[512] = "";
+    int64_t t0 = cli_now_ms();
+    w->deadline_ms = t0 + sh->o->timeout_s * 1000;
+    w->reloc_prompt = w->reloc_completion = 0;
+    f->comments = json_array();
+    if (agt_session_new(&s, sh->reg, sh->root) != AGT_OK ||
+        agt_session_set_changes(s, w->changes) != AGT_OK ||
+        agt_session_set_review_file(s, f->path) != AGT_OK ||
+        agt_session_set_relocator(s, relocate, 2, w) != AGT_OK ||
+        agt_diff_file_text(agt_changes_diff(w->changes), f->path, &diff) != AGT_OK) {
+        f->outcome = "error";
+        f->error = strdup(agt_error_message());
+        goto out;
+    }
+    if (sh->o->plan_threshold > 0 && f->added + f->deleted > sh->o->plan_threshold) {
+        progress(sh, f, "planning");
+        plan = run_plan(w, s, diff);
+    }
+    progress(sh, f, "reviewing");
+    agt_session_set_phase(s, AGT_PHASE_MAIN);
+    cli_agent a;
+    cli_agent_init(&a, w->model, s);
+    a.deadline_ms = w->deadline_ms;
+    a.max_turns = sh->o->max_turns;
+    a.should_stop = review_done;
+    a.on_tool = on_tool;
+    a.payload = s;
+    a.set_thinking = 1;
+    cli_agent_add(&a, "system", system_prompt);
+    char *user = user_message(f, diff, sh->o, plan);
+    cli_agent_add(&a, "user", user != NULL ? user : diff);
+    free(user);
+    int rc = cli_agent_run(&a, sh->tools_main, err, sizeof err);
+    f->prompt_tokens += a.prompt_tokens + w->reloc_prompt;
+    f->completion_tokens += a.completion_tokens + w->reloc_completion;
+    f->turns += a.turns;
+    cli_agent_fini(&a);
+    if (agt_session_review_done(s))
+        f->outcome = strcmp(agt_session_review_state(s), "FAILED") == 0 ? "failed" : "done";
+    else if (rc == CLI_RUN_DONE)
+        f->outcome = "done";
+    else if (rc == CLI_RUN_TIMEOUT)
+        f->outcome = "timeout";
+    else if (rc == CLI_RUN_TURNS)
+        f->outcome = "turn_limit";
+    else {
+        f->outcome = "error";
+        f->error = strdup(err);
+    }
+    char *cj = NULL;
+    if (agt_session_comments(s, &cj) == AGT_OK) {
+        json_t *arr = json_loads(cj, 0, NULL);
+        if (json_is_array(arr)) {
+            json_decref(f->comments);
+            f->comments = arr;
+        } else {
+            json_decref(arr);
+        }
+        agt_free(cj);
+    }
+out:
+    agt_session_set_changes(s, NULL);
+    agt_session_free(s);
+    agt_free(diff);
+    free(plan);
+    f->elapsed_ms = cli_now_ms() - t0;
+    pthread_mutex_lock(&sh->lock);
+    sh->done++;
+    sh->comments += json_array_size(f->comments);
+    pthread_mutex_unlock(&sh->lock);
+    char what[256];
+    snprintf(what, sizeof what, "%s, %zu comment%s, %.1f s%s%s", f->outcome,
+             json_array_size(f->comments), json_array_size(f->comments) == 1 ? "" : "s",
+             (double)f->elapsed_ms / 1000.0, f->error != NULL ? ": " : "",
+             f->error != NULL ? f->error : "");
+    progress(sh, f, what);
+}
+
+static void *worker_main(void *arg)
+{
+    rv_worker *w = arg;
+    rv_shared *sh = w->sh;
+    char err[512];
+    const rv_opts *o = sh->o;
+    const char *from = o->mode == AGT_CHANGES_RANGE    ? o->from
+                       : o->mode == AGT_CHANGES_COMMIT ? o->commit
+                                                       : NULL;
+    const char *to = o->mode == AGT_CHANGES_RANGE ? o->to : NULL;
+    if (cli_model_open(&o->cfg, &w->model, err, sizeof err) != 0 ||
+        agt_changes_open(&w->changes, o->repo, o->mode, from, to) != AGT_OK) {
+        pthread_mutex_lock(&sh->lock);
+        if (sh->fatal[0] == '\0')
+            snprintf(sh->fatal, sizeof sh->fatal, "%s",
+                     w->model == NULL ? err : agt_error_message());
+        pthread_mutex_unlock(&sh->lock);
+        goto out;
+    }
+    for (;;) {
+        pthread_mutex_lock(&sh->lock);
+        while (sh->next < sh->set->n_files && sh->set->files[sh->next].skip != NULL)
+            sh->next++;
+        size_t i = sh->next < sh->set->n_files ? sh->next++ : sh->set->n_files;
+        pthread_mutex_unlock(&sh->lock);
+        if (i >= sh->set->n_files)
+            break;
+        w->file = &sh->set->files[i];
+        review_file(w);
+    }
+out:
+    agt_model_free(w->model);
+    agt_changes_free(w->changes);
+    return NULL;
+}
+
+static int load_registry(rv_shared *sh, char *err, size_t errlen)
+{
+    int rc = agt_registry_new(&sh->reg);
+    if (rc == AGT_OK)
+        rc = agt_registry_load_builtin(sh->reg, "review");
+    if (rc == AGT_OK && sh->o->tools_file != NULL) {
+        size_t len = 0;
+        char *text = cli_read_file(sh->o->tools_file, &len);
+        if (text == NULL) {
+            snprintf(err, errlen, "--tools %s: cannot read the file", sh->o->tools_file);
+            return -1;
+        }
+        rc = agt_registry_load_json(sh->reg, text, len);
+        free(text);
+        if (rc != AGT_OK) {
+            snprintf(err, errlen, "--tools %s: %s", sh->o->tools_file, agt_error_message());
+            return -1;
+        }
+    }
+    if (rc == AGT_OK)
+        rc = agt_registry_freeze(sh->reg);
+    if (rc == AGT_OK)
+        rc = agt_registry_export(sh->reg, "openai", AGT_PHASE_PLAN, &sh->tools_plan);
+    if (rc == AGT_OK)
+        rc = agt_registry_export(sh->reg, "openai", AGT_PHASE_MAIN, &sh->tools_main);
+    if (rc != AGT_OK) {
+        snprintf(err, errlen, "tool catalogue: %s", agt_error_message());
+        return -1;
+    }
+    return 0;
+}
+
+int rv_review(rv_set *set, const rv_opts *o, int64_t *elapsed_ms, char *err, size_t errlen)
+{
+    rv_shared sh;
+    int64_t t0 = cli_now_ms();
+    int rc = -1;
+    memset(&sh, 0, sizeof sh);
+    sh.set = set;
+    sh.o = o;
+    pthread_mutex_init(&sh.lock, NULL);
+    const char *workdir = json_string_value(json_object_get(set->info, "workdir"));
+    if (workdir == NULL) {
+        snprintf(err, errlen, "the repository has no working tree (bare repository)");
+        goto out;
+    }
+    sh.root = workdir;
+    if (load_registry(&sh, err, errlen) != 0)
+        goto out;
+    for (size_t i = 0; i < set->n_files; i++)
+        sh.n_review += set->files[i].skip == NULL;
+    char desc[512];
+    cli_config_describe(&o->cfg, desc, sizeof desc);
+    fprintf(stderr, "agt-review: %zu of %zu files to review with %s\n", sh.n_review, set->n_files,
+            desc);
+    size_t nw = (size_t)o->concurrency;
+    if (nw > sh.n_review)
+        nw = sh.n_review > 0 ? sh.n_review : 1;
+    rv_worker *ws = calloc(nw, sizeof *ws);
+    pthread_t *th = calloc(nw, sizeof *th);
+    if (ws == NULL || th == NULL) {
+        free(ws);
+        free(th);
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (size_t k = 0; k < nw; k++) {
+        ws[k].sh = &sh;
+        if (nw == 1) {
+            worker_main(&ws[k]);
+        } else if (pthread_create(&th[k], NULL, worker_main, &ws[k]) != 0) {
+            worker_main(&ws[k]);
+            th[k] = 0;
+        }
+    }
+    for (size_t k = 0; nw > 1 && k < nw; k++)
+        if (th[k] != 0)
+            pthread_join(th[k], NULL);
+    free(ws);
+    free(th);
+    if (sh.fatal[0] != '\0' && sh.done < sh.n_review) {
+        snprintf(err, errlen, "%s", sh.fatal);
+        goto out;
+    }
+    rc = 0;
+out:
+    *elapsed_ms = cli_now_ms() - t0;
+    agt_free(sh.tools_plan);
+    agt_free(sh.tools_main);
+    agt_registry_free(sh.reg);
+    pthread_mutex_destroy(&sh.lock);
+    return rc;
+}
