@@ -1,0 +1,178 @@
+-- TAP tests for the LuaJIT FFI module (run by meson, suite 'bindings'):
+--   AGENTTOOLS_LIB=build/lib LUA_PATH='bindings/lua/?.lua;bindings/lua/?/init.lua;;' \
+--     luajit bindings/lua/tests/test_agenttools.lua
+local agt = require "agenttools"
+local json = agt.json
+
+local n, failed = 0, 0
+local function check(ok, name, detail)
+  n = n + 1
+  if not ok then failed = failed + 1 end
+  print((ok and "ok " or "not ok ") .. n .. " - " .. name)
+  if not ok and detail ~= nil then print("# " .. tostring(detail)) end
+end
+local function skip(name, reason)
+  n = n + 1
+  print("ok " .. n .. " - " .. name .. " # SKIP " .. reason)
+end
+local function raises(fn, code)
+  local ok, e = pcall(fn)
+  return not ok and type(e) == "table" and e.code == code, e
+end
+
+local function tmpdir()
+  local p = os.tmpname()
+  os.remove(p)
+  assert(os.execute("mkdir -p '" .. p .. "'") == 0 or true)
+  return p
+end
+local function write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+check(agt.version() == "1.0.0", "version")
+
+-- JSON helper round trip
+local v = json.decode('{"a":[1,2.5,"x\\u00e9\\n"],"b":null,"c":true}')
+check(v.a[1] == 1 and v.a[2] == 2.5 and v.a[3] == "xé\n" and v.b == json.null and v.c == true,
+      "json.decode")
+check(json.encode({ b = json.array(), a = { 1, "q\"" } }) == '{"a":[1,"q\\""],"b":[]}', "json.encode")
+
+local root = tmpdir()
+local reg = agt.Registry("chat")
+local s = agt.Session(reg, root)
+
+-- errors carry the library's code and message
+local ok, e = raises(function() reg:load_builtin("nope") end, agt.AGT_ENOTFOUND)
+check(ok and e.message:find("nope", 1, true) ~= nil and tostring(e):find("AGT_ENOTFOUND") ~= nil,
+      "unknown set raises AGT_ENOTFOUND with the message", e)
+check(raises(function() agt.Session(reg, root .. "/missing") end, agt.AGT_ENOTFOUND),
+      "missing root raises")
+
+-- a real call
+local r = s:dispatch("TodoList", { todos = { { title = "lua", status = "done" } } }, "t1")
+check(not r.is_error and r.call_id == "t1" and r.tool == "TodoList", "TodoList dispatch", r.text)
+local todos = s:todos()
+check(#todos == 1 and todos[1].title == "lua" and todos[1].status == "done", "todos()")
+
+-- schema error is a result
+r = s:dispatch("TodoList", { todos = { { title = "x", status = "later" } } })
+check(r.is_error and r.status == agt.AGT_EINVALID and r.text:find("/todos/0/status", 1, true) ~= nil,
+      "schema violation gives an error result", r.text)
+
+-- Read / Grep / Edit when offered
+if reg:is_offered("Read") and reg:is_offered("Grep") and reg:is_offered("Edit") then
+  write(root .. "/a.txt", "alpha\nbeta\n")
+  r = s:dispatch("Read", { path = "a.txt" })
+  check(not r.is_error and r.text:sub(1, 15) == "1\talpha\n2\tbeta\n", "Read", r.text)
+  r = s:dispatch("Grep", { pattern = "et", output_mode = "content" })
+  check(not r.is_error and r.text == "a.txt:2:beta", "Grep", r.text)
+  -- pending approval answered from Lua
+  local ok2, pe = raises(function()
+    s:dispatch("Edit", { path = "a.txt", old_string = "beta", new_string = "BETA" }, "e1")
+  end, agt.AGT_EPENDING)
+  check(ok2 and pe.call_id == "e1", "Edit is pending", pe)
+  local pend = s:pending()
+  check(#pend == 1 and pend[1].call_id == "e1" and pend[1].tool == "Edit", "pending()")
+  check(read(root .. "/a.txt") == "alpha\nbeta\n", "nothing written while pending")
+  r = s:answer("e1", agt.AGT_DECISION_APPROVE)
+  check(not r.is_error and read(root .. "/a.txt") == "alpha\nBETA\n", "approved Edit ran", r.text)
+else
+  skip("Read/Grep/Edit", "no provider in this build")
+end
+
+-- approver callback; an error inside it rejects and is re-raised
+local seen = {}
+s:set_approver(function(req) seen[#seen + 1] = req.tool return agt.AGT_DECISION_APPROVE end)
+r = s:dispatch("Write", { path = "w.txt", content = "hi\n" })
+check(not r.is_error and seen[1] == "Write" and read(root .. "/w.txt") == "hi\n", "approver approves")
+s:set_approver(function() error("approver broke") end)
+local okp, perr = pcall(function() return s:dispatch("Write", { path = "x.txt", content = "1" }) end)
+check(not okp and tostring(perr):find("approver broke", 1, true) ~= nil and read(root .. "/x.txt") == nil,
+      "approver error re-raised, nothing written", perr)
+s:set_approver(nil)
+
+-- hooks
+s:set_pre_hook(function(h) if h.tool == "TodoList" then h:deny("not today") end end)
+r = s:dispatch("TodoList", { todos = json.array() })
+check(r.is_error and r.status == agt.AGT_EDENIED and r.text:find("not today", 1, true) ~= nil,
+      "pre-hook denies", r.text)
+s:set_pre_hook(nil)
+
+-- rules
+s:deny("Bash(rm *)")
+check(s:rules().deny[1] == "Bash(rm *)", "rules()")
+check(raises(function() s:allow("Bash(") end, agt.AGT_EINVALID), "malformed rule raises")
+
+-- a Lua provider, and one that raises
+local reg2 = agt.Registry()
+local entry = { name = "Shout", plan_task = true, main_task = true, access = "read",
+  definition = { name = "Shout", description = "Upper-cases text.",
+    parameters = { type = "object", properties = { text = { type = "string" } }, required = { "text" } } } }
+reg2:set_provider("Shout", function(call) return call.args.text:upper() .. "!" end)
+reg2:add(entry)
+local s2 = agt.Session(reg2, root)
+r = s2:dispatch("Shout", { text = "hello" })
+check(not r.is_error and r.text == "HELLO!", "Lua provider", r.text)
+reg2:set_provider("Shout", function() error("disk on fire") end)
+r = s2:dispatch("Shout", { text = "x" })
+check(r.is_error and r.text:find("disk on fire", 1, true) ~= nil and r.exception ~= nil,
+      "raising provider gives an error result", r.text)
+r = s2:dispatch("Shout", { nope = 1 })
+check(r.is_error and r.status == agt.AGT_EINVALID, "provider schema checked first")
+s2:close()
+reg2:close()
+
+-- schema
+local sc = agt.Schema({ type = "object", properties = { a = { type = "array", items = { type = "integer" } } } })
+check(#sc:validate({ a = { 1, 2 } }) == 0, "valid instance")
+local errs = sc:validate('{"a":[1,"x"]}')
+check(#errs == 1 and errs[1].instance_path == "/a/1" and errs[1].keyword == "type", "violations")
+check(raises(function() sc:validate("{") end, agt.AGT_EPARSE), "instance parse error")
+check(raises(function() agt.Schema("{") end, agt.AGT_EPARSE), "schema parse error")
+check(raises(function() agt.Schema({ type = 12 }) end, agt.AGT_EINVALID), "invalid schema")
+local rs = agt.Schema({ ["$ref"] = "http://example.com/int.json" },
+  { resolver = function(uri) return { type = "integer" } end })
+check(rs:is_valid("3") and not rs:is_valid('"3"'), "resolver")
+
+-- diff anchoring
+local d = agt.Diff("--- a/f.c\n+++ b/f.c\n@@ -1,5 +1,6 @@\n line1\n line2\n-line3\n+changed3\n line4\n line5\n+added6\n")
+check(d:count() == 1 and d:files()[1].path == "f.c", "diff files")
+local a = d:anchor("f.c", "changed3\nline4")
+check(a.start_line == 3 and a.end_line == 4 and a.side == "new" and a.method == "hunk_new", "anchor new side")
+a = d:anchor("f.c", "line3")
+check(a.start_line == 3 and a.end_line == 3 and a.side == "old" and a.method == "hunk_old", "anchor old side")
+d:set_relocator(function(path, fd, snippet) return "added6" end, 1)
+a = d:anchor("f.c", "nowhere")
+check(a.relocated == true and a.start_line == 6, "relocator")
+d:set_relocator(function() error("relocator broke") end, 1)
+local okr, rerr = pcall(function() return d:anchor("f.c", "nowhere") end)
+check(not okr and tostring(rerr):find("relocator broke", 1, true) ~= nil, "relocator error re-raised")
+check(raises(function() agt.Diff("@@ -1 +1 @@\n-a\n+b\n") end, agt.AGT_EPARSE), "diff parse error")
+
+-- cron
+local c = agt.Cron("0 9 * * 1-5")
+check(c:next(0, "UTC") == 9 * 3600, "cron next (Thursday 1970-01-01 09:00 UTC)")
+check(c:next(86400 + 9 * 3600, "UTC") == 4 * 86400 + 9 * 3600, "cron next skips the weekend")
+check(c:describe() == "at 09:00 on weekdays" and c:expression() == "0 9 * * 1-5", "cron describe")
+check(raises(function() agt.Cron("61 * * * *") end, agt.AGT_EPARSE), "cron parse error")
+
+-- explicit close, double close, use after close
+s:close()
+s:close()
+check(raises(function() s:todos() end, agt.AGT_EINVAL), "closed session raises AGT_EINVAL")
+reg:close()
+collectgarbage()
+collectgarbage()
+os.execute("rm -rf '" .. root .. "'")
+print("1.." .. n)
+os.exit(failed == 0 and 0 or 1)

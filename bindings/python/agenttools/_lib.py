@@ -1,0 +1,164 @@
+"""Loads libagenttools.so.1 and declares every public function for ctypes.
+
+The prototypes come from _cdecls.DECLS (generated from the headers by
+bindings/tools/gen_decls.py); each C type maps to one ctypes type below, so
+argtypes/restype are set for every function the headers declare. A function
+the loaded library does not export (an older library) is left out; calling
+it through the high-level classes raises AttributeError naming it.
+
+Search order for the library:
+  1. $AGENTTOOLS_LIB: a path to the .so file, or a directory holding it;
+  2. $AGT_BUILD_DIR/lib (meson's build tree);
+  3. the build trees next to the source tree this package lives in
+     (<repo>/build/lib, <repo>/build-*/lib);
+  4. the system loader ("libagenttools.so.1", then ctypes.util.find_library).
+"""
+
+import ctypes
+import ctypes.util
+import glob
+import os
+import re
+
+from . import _cdecls
+
+SONAME = "libagenttools.so.1"
+
+_SCALARS = {
+    "void": None,
+    "int": ctypes.c_int,
+    "size_t": ctypes.c_size_t,
+    "int64_t": ctypes.c_int64,
+}
+_SCALAR_PTRS = {
+    "int": ctypes.POINTER(ctypes.c_int),
+    "size_t": ctypes.POINTER(ctypes.c_size_t),
+    "int64_t": ctypes.POINTER(ctypes.c_int64),
+}
+
+
+def _split_decl(decl):
+    """'const char *name' -> ('const char *', 'name')."""
+    decl = decl.strip()
+    m = re.match(r"^(.*?)(\b[A-Za-z_]\w*)$", decl)
+    if m and m.group(1).strip() and m.group(1).strip() not in ("const", "struct", "unsigned"):
+        return m.group(1).strip(), m.group(2)
+    return decl, None
+
+
+def _base(t):
+    t = t.replace("const", " ").replace("struct", " ")
+    stars = t.count("*")
+    return " ".join(t.replace("*", " ").split()), stars
+
+
+def ctype_of(t, fnptrs, is_return=False):
+    name, stars = _base(t)
+    if name in fnptrs and stars == 0:
+        return fnptrs[name]
+    if stars == 0:
+        if name not in _SCALARS:
+            raise TypeError("no ctypes mapping for C type %r" % t)
+        return _SCALARS[name]
+    if stars == 1:
+        if name == "char":
+            return ctypes.c_char_p
+        if name in _SCALAR_PTRS:
+            return _SCALAR_PTRS[name]
+        return ctypes.c_void_p  # handles and void *
+    if stars == 2:
+        return ctypes.POINTER(ctypes.c_void_p)  # char **, const char **, agt_x **
+    raise TypeError("no ctypes mapping for C type %r" % t)
+
+
+def _params(text):
+    text = text.strip()
+    if text in ("", "void"):
+        return []
+    return [_split_decl(p)[0] for p in text.split(",")]
+
+
+def parse_cdecls(decls_text):
+    """Returns (fnptr ctypes types by typedef name, {function: (restype, argtypes)})."""
+    fnptrs = {}
+    funcs = {}
+    for line in decls_text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("/*") or line.startswith("typedef struct"):
+            continue
+        m = re.match(r"typedef\s+(.+?)\(\s*\*\s*(\w+)\s*\)\s*\((.*)\)\s*;$", line)
+        if m:
+            ret = ctype_of(m.group(1), fnptrs, True)
+            args = [ctype_of(p, fnptrs) for p in _params(m.group(3))]
+            # Callback string arguments arrive as raw pointers (c_char_p would
+            # copy them to bytes anyway; keep the same for clarity).
+            fnptrs[m.group(2)] = ctypes.CFUNCTYPE(ret, *args)
+            continue
+        m = re.match(r"(.+?)\b(agt_\w+)\s*\((.*)\)\s*;$", line)
+        if not m:
+            raise ValueError("cannot parse declaration: %s" % line)
+        ret = ctype_of(m.group(1), fnptrs, True)
+        args = [ctype_of(p, fnptrs) for p in _params(m.group(3))]
+        funcs[m.group(2)] = (ret, args)
+    return fnptrs, funcs
+
+
+FNPTR, SIGNATURES = parse_cdecls(_cdecls.DECLS)
+
+
+def _candidates():
+    env = os.environ.get("AGENTTOOLS_LIB")
+    if env:
+        if os.path.isdir(env):
+            yield os.path.join(env, SONAME)
+            yield os.path.join(env, "libagenttools.so")
+        else:
+            yield env
+        return
+    bdir = os.environ.get("AGT_BUILD_DIR")
+    if bdir:
+        yield os.path.join(bdir, "lib", SONAME)
+    here = os.path.dirname(os.path.abspath(__file__))
+    repo = os.path.normpath(os.path.join(here, "..", "..", ".."))
+    if os.path.exists(os.path.join(repo, "include", "agenttools", "common.h")):
+        yield os.path.join(repo, "build", "lib", SONAME)
+        for p in sorted(glob.glob(os.path.join(repo, "build-*", "lib", SONAME))):
+            yield p
+    yield SONAME
+    found = ctypes.util.find_library("agenttools")
+    if found:
+        yield found
+
+
+def load():
+    errors = []
+    for cand in _candidates():
+        if os.sep in cand and not os.path.exists(cand):
+            errors.append("%s: no such file" % cand)
+            continue
+        try:
+            return ctypes.CDLL(cand), cand
+        except OSError as e:
+            errors.append("%s: %s" % (cand, e))
+    raise ImportError("libagenttools not found; set AGENTTOOLS_LIB to the library path. Tried: "
+                      + "; ".join(errors))
+
+
+class _Lib:
+    """The loaded library with every declared function typed."""
+
+    def __init__(self):
+        self.dll, self.path = load()
+        self.missing = []
+        for name, (ret, args) in SIGNATURES.items():
+            try:
+                fn = getattr(self.dll, name)
+            except AttributeError:
+                self.missing.append(name)
+                continue
+            fn.restype = ret
+            fn.argtypes = args
+            setattr(self, name, fn)
+
+
+lib = _Lib()
