@@ -505,6 +505,52 @@ AGT_EXTERN int agt_session_set_max_tasks(agt_session *s, int max);
  */
 AGT_EXTERN int agt_session_set_background_on_timeout(agt_session *s, int on);
 
+/* ---- workspace file tools (Read, Write, Edit, Glob, Grep, ReadMediaFile) */
+
+/**
+ * Admits a directory outside the workspace root for the file tools: a path
+ * that resolves (symbolic links followed) to this directory or below it is
+ * accepted instead of refused, and shown to the model as an absolute path.
+ * Sensitive files stay refused. Approval rules still apply. Adding the same
+ * directory twice is a no-op.
+ *
+ * @param dir an absolute path of an existing directory; its symbolic links
+ *        are resolved now, and the resolved path is stored.
+ * @return AGT_OK, AGT_EINVAL (s or dir NULL, dir relative), AGT_ENOTFOUND
+ *         (dir is not an existing directory), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_add_allowed_dir(agt_session *s, const char *dir);
+
+/** Limits of the file tools, for agt_session_set_file_limit(). */
+enum agt_file_limit {
+    /** Read: lines per call (default 1000, max 1,000,000) */
+    AGT_FILE_LIMIT_READ_LINES = 1,
+    /** Read: bytes of line text per call (default 102400, max 2^30) */
+    AGT_FILE_LIMIT_READ_BYTES = 2,
+    /** Read: characters kept of a line (default 2000, max 1,000,000) */
+    AGT_FILE_LIMIT_LINE_CHARS = 3,
+    /** Glob: paths listed (default 100, max 1,000,000) */
+    AGT_FILE_LIMIT_GLOB_RESULTS = 4,
+    /** Grep: head_limit when the call gives none (default 250, max 1,000,000) */
+    AGT_FILE_LIMIT_GREP_HEAD = 5,
+    /** ReadMediaFile: largest file in bytes (default 100 MiB, max 2^32) */
+    AGT_FILE_LIMIT_MEDIA_BYTES = 6
+};
+
+/**
+ * Overrides one default limit of the file tools for this session (TOOLS.md:
+ * every limit is a default the host can change). A Read call's n_lines still
+ * caps its own window: READ_LINES raises the default and the ceiling of the
+ * window, not the schema's maximum of n_lines.
+ *
+ * @param which an AGT_FILE_LIMIT_* value.
+ * @param value the new limit (lines, bytes or characters as listed), 1 up
+ *        to the listed maximum; 0 restores the default.
+ * @return AGT_OK, AGT_EINVAL (s NULL, unknown which, value out of range),
+ *         AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_set_file_limit(agt_session *s, int which, int64_t value);
+
 /* ---- code review (the review set's state) ------------------------------ */
 
 /**

@@ -54,6 +54,7 @@ void agt_session_free(agt_session *s)
     agti_session_bg_free(s->bg);
     agti_policy_free(s->policy);
     agti_review_free(s->review);
+    agti_fs_settings_free(s->fs);
     free(s);
 }
 

@@ -7,6 +7,7 @@
 
 #include "dispatch/dispatch_internal.h"
 #include "fs/fs.h"
+#include "session/fs_settings.h"
 #include "tools_internal.h"
 #include "ws.h"
 
@@ -86,10 +87,10 @@ static void stat_hits(glob_ctx *c, const char *dir)
 }
 
 static void render(agti_buf *b, const glob_ctx *c, const agti_ws_path *dir, const char *pattern,
-                   const agti_walk_result *wr)
+                   const agti_walk_result *wr, size_t max)
 {
     bool prefix = strcmp(dir->rel, ".") != 0;
-    size_t shown = c->n < AGTI_GLOB_MAX_RESULTS ? c->n : AGTI_GLOB_MAX_RESULTS;
+    size_t shown = c->n < max ? c->n : max;
     for (size_t i = 0; i < shown; i++) {
         if (prefix)
             agti_buf_printf(b, "%s/", dir->rel);
@@ -180,7 +181,9 @@ int agti_tool_glob(agt_call *call, void *payload)
     if (c.n > 1)
         qsort(c.hits, c.n, sizeof *c.hits, newest_first);
     agti_buf b = AGTI_BUF_INIT;
-    render(&b, &c, &dir, pattern, &wr);
+    render(&b, &c, &dir, pattern, &wr,
+           (size_t)agti_session_file_limit(agt_call_session(call), AGT_FILE_LIMIT_GLOB_RESULTS,
+                                           AGTI_GLOB_MAX_RESULTS));
     rc = agti_ws_finish(call, &b);
 out:
     for (size_t i = 0; i < c.n; i++)

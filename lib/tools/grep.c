@@ -6,6 +6,7 @@
 
 #include "dispatch/dispatch_internal.h"
 #include "fs/fs.h"
+#include "session/fs_settings.h"
 #include "search/search.h"
 #include "tools_internal.h"
 #include "ws.h"
@@ -66,7 +67,8 @@ static int parse_args(agt_call *call, grep_args *a)
         json_is_integer(off) && json_integer_value(off) > 0 ? (size_t)json_integer_value(off) : 0;
     a->limit = json_is_integer(lim)
                    ? (json_integer_value(lim) > 0 ? (size_t)json_integer_value(lim) : 0)
-                   : AGTI_GREP_DEFAULT_HEAD;
+                   : (size_t)agti_session_file_limit(
+                         agt_call_session(call), AGT_FILE_LIMIT_GREP_HEAD, AGTI_GREP_DEFAULT_HEAD);
     return AGT_OK;
 }
 

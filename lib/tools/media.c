@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dispatch/dispatch_internal.h"
+#include "session/fs_settings.h"
 #include "tools_internal.h"
 #include "ws.h"
 
@@ -53,10 +54,12 @@ int agti_tool_read_media(agt_call *call, void *payload)
         return rc;
     char *data = NULL, *b64 = NULL;
     size_t len = 0, b64_len = 0;
-    rc = agti_ws_load(call, &p, AGTI_MEDIA_MAX_BYTES, &data, &len);
+    size_t max = (size_t)agti_session_file_limit(agt_call_session(call), AGT_FILE_LIMIT_MEDIA_BYTES,
+                                                 AGTI_MEDIA_MAX_BYTES);
+    rc = agti_ws_load(call, &p, max, &data, &len);
     if (rc == AGT_ELIMIT) {
         rc = agti_ws_fail(call, AGT_ELIMIT,
-                          "%s is larger than 100 MiB, the limit of ReadMediaFile.", p.rel);
+                          "%s is larger than %zu bytes, the limit of ReadMediaFile.", p.rel, max);
         goto out;
     }
     if (rc != AGT_OK)

@@ -8,12 +8,11 @@
 #include <unistd.h>
 
 #include "dispatch/dispatch_internal.h"
+#include "session/fs_settings.h"
+#include "session/session_internal.h"
 #include "tools_internal.h"
 #include "ws.h"
 
-/* Bytes of a line kept before it is known to be cut: 2000 characters of at
- * most 4 bytes, plus one more character to tell that the line is longer. */
-#define KEEP_BYTES (AGTI_READ_MAX_LINE_CHARS * 4 + 4)
 #define CHUNK 65536
 
 typedef struct reader {
@@ -22,6 +21,9 @@ typedef struct reader {
     size_t pos, len;
     bool eof;
     int err;
+    /* Bytes of a line kept before it is known to be cut: max_chars
+     * characters of at most 4 bytes, plus one more character. */
+    size_t keep;
 } reader;
 
 static bool fill(reader *r)
@@ -44,7 +46,7 @@ static bool fill(reader *r)
     }
 }
 
-/* Next line into line (at most KEEP_BYTES kept, without "\n"); *longer set
+/* Next line into line (at most r->keep bytes kept, without "\n"); *longer set
  * when bytes were dropped. false at the end of the file. */
 static bool next_line(reader *r, agti_buf *line, bool *longer)
 {
@@ -59,7 +61,7 @@ static bool next_line(reader *r, agti_buf *line, bool *longer)
         size_t avail = r->len - r->pos;
         const char *nl = memchr(p, '\n', avail);
         size_t take = nl ? (size_t)(nl - p) : avail;
-        size_t room = line->len < KEEP_BYTES ? KEEP_BYTES - line->len : 0;
+        size_t room = line->len < r->keep ? r->keep - line->len : 0;
         if (take > room) {
             *longer = true;
             agti_buf_put(line, p, room);
@@ -124,6 +126,7 @@ static void list_numbers(agti_buf *b, const size_t *v, size_t n, size_t total)
 }
 
 typedef struct window {
+    size_t max_lines, max_bytes, max_chars; /* session limits */
     size_t start, want;
     size_t read, bytes, total;
     size_t cut[20], ncut;
@@ -143,7 +146,7 @@ static int emit(reader *r, window *w, agti_buf *b)
         if (no < w->start)
             continue;
         if (w->read == w->want) {
-            w->stop = w->want == AGTI_READ_MAX_LINES ? 2 : 1;
+            w->stop = w->want == w->max_lines ? 2 : 1;
             break;
         }
         size_t len = line.len;
@@ -157,9 +160,9 @@ static int emit(reader *r, window *w, agti_buf *b)
             break;
         }
         bool cut;
-        size_t keep = cut_point(line.ptr, check, AGTI_READ_MAX_LINE_CHARS, &cut);
+        size_t keep = cut_point(line.ptr, check, w->max_chars, &cut);
         cut = cut || longer;
-        if (w->bytes + keep + 1 > AGTI_READ_MAX_BYTES) {
+        if (w->bytes + keep + 1 > w->max_bytes) {
             w->stop = 3;
             break;
         }
@@ -196,20 +199,20 @@ static void note(agti_buf *b, const window *w)
         break;
     case 2:
         agti_buf_printf(b,
-                        "stopped at the limit of %d lines per call; continue with "
+                        "stopped at the limit of %zu lines per call; continue with "
                         "line_offset %zu.",
-                        AGTI_READ_MAX_LINES, last + 1);
+                        w->max_lines, last + 1);
         break;
     default:
-        agti_buf_printf(b,
-                        "stopped at the limit of 100 KiB per call; continue with "
-                        "line_offset %zu.",
-                        last + 1);
+        if (w->max_bytes % 1024 == 0)
+            agti_buf_printf(b, "stopped at the limit of %zu KiB per call; ", w->max_bytes / 1024);
+        else
+            agti_buf_printf(b, "stopped at the limit of %zu bytes per call; ", w->max_bytes);
+        agti_buf_printf(b, "continue with line_offset %zu.", last + 1);
         break;
     }
     if (w->ncut > 0) {
-        agti_buf_printf(b,
-                        "\nLines longer than %d characters were cut: ", AGTI_READ_MAX_LINE_CHARS);
+        agti_buf_printf(b, "\nLines longer than %zu characters were cut: ", w->max_chars);
         list_numbers(b, w->cut, w->ncut < 20 ? w->ncut : 20, w->ncut);
         agti_buf_putc(b, '.');
     }
@@ -271,7 +274,8 @@ static int open_file(agt_call *call, const agti_ws_path *p, int *fd)
     return AGT_OK;
 }
 
-static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t want)
+static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t want,
+               const window *limits)
 {
     int fd;
     int rc = open_file(call, p, &fd);
@@ -283,9 +287,9 @@ static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t 
         return agti_oom();
     }
     r->fd = fd;
-    window w;
-    memset(&w, 0, sizeof w);
+    window w = *limits;
     w.want = want;
+    r->keep = w.max_chars * 4 + 4;
     agti_buf b = AGTI_BUF_INIT;
     rc = check_kind(call, p, r);
     if (rc == AGT_OK)
@@ -352,21 +356,30 @@ int agti_tool_read(agt_call *call, void *payload)
     json_t *jo = json_object_get(args, "line_offset");
     json_t *jn = json_object_get(args, "n_lines");
     json_int_t offset = jo ? json_integer_value(jo) : 1;
-    json_int_t n = jn ? json_integer_value(jn) : AGTI_READ_MAX_LINES;
+    agt_session *s = agt_call_session(call);
+    window limits;
+    memset(&limits, 0, sizeof limits);
+    limits.max_lines =
+        (size_t)agti_session_file_limit(s, AGT_FILE_LIMIT_READ_LINES, AGTI_READ_MAX_LINES);
+    limits.max_bytes =
+        (size_t)agti_session_file_limit(s, AGT_FILE_LIMIT_READ_BYTES, AGTI_READ_MAX_BYTES);
+    limits.max_chars =
+        (size_t)agti_session_file_limit(s, AGT_FILE_LIMIT_LINE_CHARS, AGTI_READ_MAX_LINE_CHARS);
+    json_int_t n = jn ? json_integer_value(jn) : (json_int_t)limits.max_lines;
     if (path == NULL)
         return agti_ws_fail(call, AGT_EINVAL, "Read needs a \"path\".");
     if (offset == 0)
         return agti_ws_fail(call, AGT_EINVAL,
                             "line_offset 0 is not valid: lines are numbered from 1 (use a "
                             "negative value to count from the end, -1 is the last line).");
-    if (n < 1 || n > AGTI_READ_MAX_LINES)
-        return agti_ws_fail(call, AGT_EINVAL, "n_lines must be between 1 and %d, not %lld.",
-                            AGTI_READ_MAX_LINES, (long long)n);
+    if (n < 1 || (size_t)n > limits.max_lines)
+        return agti_ws_fail(call, AGT_EINVAL, "n_lines must be between 1 and %zu, not %lld.",
+                            limits.max_lines, (long long)n);
     agti_ws_path p;
     int rc = agti_ws_resolve(call, path, true, &p);
     if (rc != AGT_OK)
         return rc;
-    rc = run(call, &p, offset, (size_t)n);
+    rc = run(call, &p, offset, (size_t)n, &limits);
     agti_ws_path_free(&p);
     return rc;
 }

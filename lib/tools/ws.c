@@ -9,6 +9,7 @@
 
 #include "dispatch/dispatch_internal.h"
 #include "fs/fs.h"
+#include "session/fs_settings.h"
 #include "session/policy.h"
 #include "session/session_internal.h"
 #include "ws.h"
@@ -49,11 +50,18 @@ int agti_ws_resolve(agt_call *call, const char *user_path, bool refuse_sensitive
 {
     agt_session *s = agt_call_session(call);
     out->abs = out->rel = NULL;
-    const char *allowed[1];
+    size_t nextra = 0;
+    const char *const *extra = agti_session_allowed_dirs(s, &nextra);
+    const char **allowed = malloc((nextra + 1) * sizeof *allowed);
+    if (allowed == NULL)
+        return agti_oom();
     size_t nallowed = 0;
+    for (size_t i = 0; i < nextra; i++)
+        allowed[nallowed++] = extra[i];
     if (s->policy != NULL && s->policy->plan_file != NULL)
         allowed[nallowed++] = s->policy->plan_file;
     int rc = agti_path_resolve(s->root, allowed, nallowed, NULL, user_path, &out->abs, &out->rel);
+    free(allowed);
     if (rc == AGT_ENOMEM)
         return rc;
     if (rc != AGT_OK) {

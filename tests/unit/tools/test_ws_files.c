@@ -365,6 +365,69 @@ static void test_media(agt_session *s)
            "sub is a directory, not a file. Use Glob to list its files.", 1, "directory");
 }
 
+static void test_settings(void)
+{
+    agt_session *s = new_session();
+    char dir[700], file[760], args[900], want[1200];
+    snprintf(dir, sizeof dir, "%s-extra", ws);
+    mkdir(dir, 0755);
+    snprintf(file, sizeof file, "%s/o.txt", dir);
+    FILE *f = fopen(file, "w");
+    if (f) {
+        fputs("ok\n", f);
+        fclose(f);
+    }
+    snprintf(args, sizeof args, "{\"path\":\"%s\"}", file);
+    expect_prefix(s, "Read", args, "Cannot use path '", AGT_EDENIED, "before add_allowed_dir");
+    T_EQ_INT(agt_session_add_allowed_dir(s, "rel/dir"), AGT_EINVAL, "add_allowed_dir: relative");
+    T_EQ_INT(agt_session_add_allowed_dir(s, "/nonexistent/agt"), AGT_ENOTFOUND,
+             "add_allowed_dir: missing");
+    T_EQ_INT(agt_session_add_allowed_dir(NULL, dir), AGT_EINVAL, "add_allowed_dir: NULL session");
+    T_EQ_INT(agt_session_add_allowed_dir(s, dir), AGT_OK, "add_allowed_dir");
+    T_EQ_INT(agt_session_add_allowed_dir(s, dir), AGT_OK, "add_allowed_dir twice");
+    expect(s, "Read", args, "1\tok\n\nRead 1 line (1-1) of 1; reached the end of the file.", 0,
+           "inside an allowed dir");
+    snprintf(args, sizeof args, "{\"pattern\":\"*.txt\",\"path\":\"%s\"}", dir);
+    expect(s, "Glob", args, file, 0, "allowed dir: absolute paths");
+    expect_prefix(s, "Read", "{\"path\":\"out\"}", "Cannot use path 'out': ", AGT_EDENIED,
+                  "other outside paths stay refused");
+
+    T_EQ_INT(agt_session_set_file_limit(s, 0, 5), AGT_EINVAL, "set_file_limit: unknown limit");
+    T_EQ_INT(agt_session_set_file_limit(s, AGT_FILE_LIMIT_READ_LINES, -1), AGT_EINVAL,
+             "set_file_limit: negative");
+    T_EQ_INT(agt_session_set_file_limit(s, AGT_FILE_LIMIT_READ_LINES, 2), AGT_OK,
+             "set_file_limit: lines");
+    expect(s, "Read", "{\"path\":\"a.txt\"}",
+           "1\tone\n2\ttwo\n\nRead 2 lines (1-2) of 3; stopped at the limit of 2 lines per call; "
+           "continue with line_offset 3.",
+           0, "session line limit");
+    expect(s, "Read", "{\"path\":\"a.txt\",\"n_lines\":3}",
+           "n_lines must be between 1 and 2, not 3.", 1, "n_lines above the session limit");
+    agt_session_set_file_limit(s, AGT_FILE_LIMIT_READ_LINES, 0);
+    agt_session_set_file_limit(s, AGT_FILE_LIMIT_READ_BYTES, 5);
+    expect(s, "Read", "{\"path\":\"a.txt\"}",
+           "1\tone\n\nRead 1 line (1-1) of 3; stopped at the limit of 5 bytes per call; continue "
+           "with line_offset 2.",
+           0, "session byte limit");
+    agt_session_set_file_limit(s, AGT_FILE_LIMIT_READ_BYTES, 0);
+    agt_session_set_file_limit(s, AGT_FILE_LIMIT_LINE_CHARS, 2);
+    expect(s, "Read", "{\"path\":\"a.txt\"}",
+           "1\ton\n2\ttw\n3\tth\n\nRead 3 lines (1-3) of 3; reached the end of the file.\nLines "
+           "longer than 2 characters were cut: 1, 2, 3.",
+           0, "session line width");
+    agt_session_set_file_limit(s, AGT_FILE_LIMIT_LINE_CHARS, 0);
+    expect(s, "Read", "{\"path\":\"a.txt\",\"n_lines\":1}",
+           "1\tone\n\nRead 1 line (1-1) of 3; stopped at n_lines (1); continue with line_offset 2.",
+           0, "0 restores the defaults");
+    agt_session_set_file_limit(s, AGT_FILE_LIMIT_MEDIA_BYTES, 10);
+    expect(s, "ReadMediaFile", "{\"path\":\"img.png\"}",
+           "img.png is larger than 10 bytes, the limit of ReadMediaFile.", 1, "media limit");
+    (void)want;
+    agt_session_free(s);
+    unlink(file);
+    rmdir(dir);
+}
+
 int main(void)
 {
     make_ws("wsfiles");
@@ -380,6 +443,7 @@ int main(void)
     test_edit(s);
     test_media(s);
     agt_session_free(s);
+    test_settings();
     unlink(outside);
     rm_ws();
     return t_done();

@@ -1,0 +1,98 @@
+/* Settings of the workspace file tools kept in the session. */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/core.h"
+#include "fs_settings.h"
+#include "session_internal.h"
+
+void agti_fs_settings_free(agti_fs_settings *fs)
+{
+    if (fs == NULL)
+        return;
+    for (size_t i = 0; i < fs->nallowed; i++)
+        free(fs->allowed[i]);
+    free(fs->allowed);
+    free(fs);
+}
+
+static agti_fs_settings *settings(agt_session *s)
+{
+    if (s->fs == NULL)
+        s->fs = calloc(1, sizeof *s->fs);
+    return s->fs;
+}
+
+int agt_session_add_allowed_dir(agt_session *s, const char *dir)
+{
+    if (s == NULL || dir == NULL)
+        return agti_error(AGT_EINVAL, "agt_session_add_allowed_dir: %s is NULL",
+                          s == NULL ? "session" : "dir");
+    if (dir[0] != '/')
+        return agti_error(AGT_EINVAL, "agt_session_add_allowed_dir: '%s' is not an absolute path",
+                          dir);
+    char *real = realpath(dir, NULL);
+    struct stat st;
+    if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        int e = errno;
+        free(real);
+        if (e == ENOMEM)
+            return agti_oom();
+        return agti_error(AGT_ENOTFOUND,
+                          "agt_session_add_allowed_dir: '%s' is not an existing directory", dir);
+    }
+    agti_fs_settings *fs = settings(s);
+    if (fs == NULL) {
+        free(real);
+        return agti_oom();
+    }
+    for (size_t i = 0; i < fs->nallowed; i++)
+        if (strcmp(fs->allowed[i], real) == 0) {
+            free(real);
+            return AGT_OK;
+        }
+    char **grown = realloc(fs->allowed, (fs->nallowed + 1) * sizeof *grown);
+    if (grown == NULL) {
+        free(real);
+        return agti_oom();
+    }
+    fs->allowed = grown;
+    fs->allowed[fs->nallowed++] = real;
+    return AGT_OK;
+}
+
+int agt_session_set_file_limit(agt_session *s, int which, int64_t value)
+{
+    static const int64_t max[AGTI_FILE_LIMIT_MAX + 1] = {
+        0, 1000000, INT64_C(1) << 30, 1000000, 1000000, 1000000, INT64_C(1) << 32};
+    if (s == NULL)
+        return agti_error(AGT_EINVAL, "agt_session_set_file_limit: session is NULL");
+    if (which < 1 || which > AGTI_FILE_LIMIT_MAX)
+        return agti_error(AGT_EINVAL, "agt_session_set_file_limit: unknown limit %d", which);
+    if (value < 0 || value > max[which])
+        return agti_error(AGT_EINVAL,
+                          "agt_session_set_file_limit: value %lld for limit %d is outside 0..%lld",
+                          (long long)value, which, (long long)max[which]);
+    agti_fs_settings *fs = settings(s);
+    if (fs == NULL)
+        return agti_oom();
+    fs->limits[which] = value;
+    return AGT_OK;
+}
+
+int64_t agti_session_file_limit(const agt_session *s, int which, int64_t dflt)
+{
+    if (s == NULL || s->fs == NULL || which < 1 || which > AGTI_FILE_LIMIT_MAX ||
+        s->fs->limits[which] == 0)
+        return dflt;
+    return s->fs->limits[which];
+}
+
+const char *const *agti_session_allowed_dirs(const agt_session *s, size_t *n)
+{
+    *n = s && s->fs ? s->fs->nallowed : 0;
+    return *n ? (const char *const *)s->fs->allowed : NULL;
+}

@@ -1,0 +1,25 @@
+/* Session settings of the workspace file tools: directories admitted
+ * outside the root, and limits that override the tools' defaults. */
+#ifndef AGT_LIB_SESSION_FS_SETTINGS_H
+#define AGT_LIB_SESSION_FS_SETTINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agenttools/session.h"
+
+#define AGTI_FILE_LIMIT_MAX 6 /* highest AGT_FILE_LIMIT_* value */
+
+typedef struct agti_fs_settings {
+    char **allowed; /* absolute, symlinks resolved */
+    size_t nallowed;
+    int64_t limits[AGTI_FILE_LIMIT_MAX + 1]; /* 0: the tool's default */
+} agti_fs_settings;
+
+void agti_fs_settings_free(agti_fs_settings *fs);
+/* The session's value of limit which, or dflt when the host set none. */
+int64_t agti_session_file_limit(const agt_session *s, int which, int64_t dflt);
+/* The admitted directories (borrowed; *n may be 0). */
+const char *const *agti_session_allowed_dirs(const agt_session *s, size_t *n);
+
+#endif
