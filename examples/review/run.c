@@ -372,6 +372,11 @@ int rv_review(rv_set *set, const rv_opts *o, int64_t *elapsed_ms, char *err, siz
     sh.root = workdir;
     if (load_registry(&sh, err, errlen) != 0)
         goto out;
+    /* Check the model settings once, even when no file needs a review. */
+    agt_model *probe = NULL;
+    if (cli_model_open(&o->cfg, &probe, err, errlen) != 0)
+        goto out;
+    agt_model_free(probe);
     for (size_t i = 0; i < set->n_files; i++)
         sh.n_review += set->files[i].skip == NULL;
     char desc[512];
