@@ -313,6 +313,31 @@ class TestCron(unittest.TestCase):
             agt.Cron("61 * * * *")
 
 
+class TestPackaging(unittest.TestCase):
+    def test_pip_install_offline(self):
+        import subprocess
+        if subprocess.run([sys.executable, "-m", "pip", "--version"],
+                          capture_output=True).returncode != 0:
+            self.skipTest("pip is not available for %s" % sys.executable)
+        target = tempfile.mkdtemp(prefix="agt-pip-")
+        try:
+            p = subprocess.run([sys.executable, "-m", "pip", "install", "-q",
+                                "--no-build-isolation", "--no-index", "--target", target,
+                                os.path.join(SRC, "bindings", "python")],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            env = dict(os.environ, PYTHONPATH=target)
+            p = subprocess.run([sys.executable, "-c",
+                                "import agenttools; print(agenttools.__file__); "
+                                "print(agenttools.version())"],
+                               capture_output=True, text=True, env=env, cwd=target, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.splitlines(),
+                             [os.path.join(target, "agenttools", "__init__.py"), "1.0.0"])
+        finally:
+            shutil.rmtree(target, ignore_errors=True)
+
+
 class TestCompleteness(unittest.TestCase):
     def headers(self):
         paths = sorted(glob.glob(os.path.join(SRC, "include", "agenttools", "*.h")))
