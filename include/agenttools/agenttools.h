@@ -13,5 +13,6 @@
 #include "diff.h"
 #include "git.h"
 #include "model.h"
+#include "agent.h"
 
 #endif /* AGENTTOOLS_H */

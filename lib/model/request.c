@@ -17,7 +17,19 @@ json_t *agti_request_openai(const agt_model *m, json_t *messages, json_t *tools)
         return NULL;
     }
     json_object_set_new(body, "model", json_string(m->name ? m->name : ""));
-    json_object_set(body, "messages", messages);
+    /* Our own marks are not Chat Completions fields, and DeepSeek refuses
+     * reasoning_content in input messages: leave both out. */
+    json_t *sent = json_array();
+    size_t i;
+    json_t *msg;
+    json_array_foreach(messages, i, msg)
+    {
+        json_t *c = json_copy(msg);
+        json_object_del(c, "is_error");
+        json_object_del(c, "reasoning_content");
+        json_array_append_new(sent, c);
+    }
+    json_object_set_new(body, "messages", sent);
     if (tools && json_array_size(tools) > 0)
         json_object_set(body, "tools", tools);
     if (m->max_tokens > 0)

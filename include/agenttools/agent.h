@@ -1,0 +1,230 @@
+/*
+ * libagenttools — agent loop: a conversation driven over a session and a model.
+ *
+ * agt_agent_run() repeats: background events from agt_session_tick() are added
+ * to the conversation as notifications; the model is called with the
+ * conversation and the session's offered tools (agt_registry_export "openai",
+ * the session's phase); each tool call of its answer goes through
+ * agt_session_dispatch() (schema, approval, hooks); the results are appended
+ * as {"role":"tool","tool_call_id":...} messages; and the next call follows.
+ * It stops when the model answers without tool calls, after a `task_done`
+ * call, at the turn or token budget, when the host cancels, or when a call
+ * waits for approval (then the host answers with agt_agent_answer() and
+ * continues with agt_agent_resume()).
+ *
+ * Tool calls of one turn run one after the other, in the model's order:
+ * a session is single-threaded (its todo list, plan file, task table and
+ * approval state are not locked), so read-only calls are not run concurrently.
+ *
+ * The conversation uses the canonical message shape of model.h. A
+ * notification is a user message whose content starts with
+ * "<system-notification>" and ends with "</system-notification>".
+ *
+ * Context size: with a window set (agt_agent_set_context_window()), the
+ * conversation size is estimated before each model call as the server's last
+ * prompt + completion token count plus bytes/4 of what was added since (or
+ * bytes/4 of the whole conversation when the server gave no count). Above the
+ * threshold, the contents of the oldest tool results (never those of the
+ * latest turn) are replaced with "[output of <tool> compacted: N bytes]" until
+ * the estimate is under it.
+ *
+ * Threads: an agent is used by one thread at a time, except
+ * agt_agent_cancel(), which may be called from any thread.
+ */
+#ifndef AGENTTOOLS_AGENT_H
+#define AGENTTOOLS_AGENT_H
+
+#include "common.h"
+#include "model.h"
+#include "session.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An agent loop. */
+typedef struct agt_agent agt_agent;
+
+/** Kinds of events for the host. Append-only. */
+enum agt_agent_event_kind {
+    AGT_AGENT_TEXT = 0,         /**< a piece of assistant text (raw UTF-8) */
+    AGT_AGENT_THINKING = 1,     /**< a piece of reasoning (raw UTF-8) */
+    AGT_AGENT_TOOL_STARTED = 2, /**< {"id","name","arguments"} */
+    AGT_AGENT_TOOL_FINISHED =
+        3, /**< {"id","name","is_error":bool,"bytes":N,"preview":"first 200 bytes"} */
+    AGT_AGENT_APPROVAL = 4, /**< {"id","name","arguments"}: the call waits for approval */
+    AGT_AGENT_USAGE =
+        5, /**< {"turn":N,"prompt_tokens","completion_tokens","total_tokens","tokens_used"} */
+    AGT_AGENT_NOTIFICATION =
+        6,                  /**< an agt_session_tick() event object, as added to the conversation */
+    AGT_AGENT_COMPACTED = 7 /**< {"id","name","bytes":N}: a tool output was compacted */
+};
+
+/** Why the last run stopped. Append-only. */
+enum agt_agent_stop {
+    AGT_AGENT_STOP_NONE = 0,       /**< not run yet */
+    AGT_AGENT_STOP_DONE = 1,       /**< the model answered without tool calls */
+    AGT_AGENT_STOP_TASK_DONE = 2,  /**< the model called task_done */
+    AGT_AGENT_STOP_MAX_TURNS = 3,  /**< the turn budget was used up */
+    AGT_AGENT_STOP_MAX_TOKENS = 4, /**< the token budget was used up */
+    AGT_AGENT_STOP_CANCELLED = 5,  /**< the host cancelled */
+    AGT_AGENT_STOP_APPROVAL = 6,   /**< paused: tool calls wait for approval */
+    AGT_AGENT_STOP_ERROR = 7       /**< the model call failed (see the run's return code) */
+};
+
+/**
+ * Event callback.
+ *
+ * @param kind an AGT_AGENT_* event kind.
+ * @param data the event (raw text for TEXT and THINKING, a JSON object for
+ *        the others), len bytes, not NUL-terminated for TEXT and THINKING;
+ *        borrowed for the call.
+ * @param payload the pointer given to agt_agent_set_event_callback().
+ * @return 0 to go on; non-zero cancels the run (AGT_ECANCELLED).
+ */
+typedef int (*agt_agent_event_fn)(int kind, const char *data, size_t len, void *payload);
+
+/**
+ * Creates an agent over a session and a model, both borrowed: they must
+ * outlive the agent. The agent sets no callback on the model (it passes its
+ * own stream sink per request).
+ *
+ * Defaults: no system prompt, 50 turns, no token budget, no context window.
+ *
+ * @param out receives the agent; free with agt_agent_free().
+ * @return AGT_OK, AGT_EINVAL (a NULL argument), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_agent_new(agt_agent **out, agt_session *session, agt_model *model);
+
+/** Frees an agent; NULL is a no-op. The session and model are not freed. */
+AGT_EXTERN void agt_agent_free(agt_agent *a);
+
+/**
+ * Sets the system prompt: the first message of the conversation (replaced
+ * when there is one already; NULL removes it).
+ *
+ * @return AGT_OK, AGT_EINVAL (a NULL agent), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_agent_set_system_prompt(agt_agent *a, const char *text);
+
+/**
+ * Appends a user message (UTF-8; invalid sequences are replaced with U+FFFD).
+ *
+ * @return AGT_OK; AGT_EINVAL (NULL argument); AGT_ESTATE (the run is paused
+ *         on approvals: answer them and resume first); AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_agent_add_user_message(agt_agent *a, const char *text);
+
+/**
+ * Sets (fn = NULL clears) the event callback.
+ *
+ * @return AGT_OK, AGT_EINVAL (a NULL agent).
+ */
+AGT_EXTERN int agt_agent_set_event_callback(agt_agent *a, agt_agent_event_fn fn, void *payload);
+
+/**
+ * Sets the turn budget: the most model calls one agt_agent_run() (with its
+ * resumes) may make; 0 = no limit.
+ *
+ * @return AGT_OK, AGT_EINVAL (NULL agent or negative).
+ */
+AGT_EXTERN int agt_agent_set_max_turns(agt_agent *a, int max_turns);
+
+/**
+ * Sets the token budget: the run stops before a model call once the tokens
+ * used by the agent (sum of the servers' total_tokens, or bytes/4 estimates)
+ * reach it; 0 = no limit.
+ *
+ * @return AGT_OK, AGT_EINVAL (NULL agent or negative).
+ */
+AGT_EXTERN int agt_agent_set_token_budget(agt_agent *a, int64_t tokens);
+
+/**
+ * Sets the model's context window in tokens (0 = unknown: no compaction) and
+ * the compaction threshold in percent of it (1..100; 80 is a good value).
+ *
+ * @return AGT_OK, AGT_EINVAL (NULL agent, negative window, percent out of range).
+ */
+AGT_EXTERN int agt_agent_set_context_window(agt_agent *a, int64_t tokens, int percent);
+
+/**
+ * Runs the loop until it stops (see the top of this header).
+ *
+ * @return AGT_OK (stop reason DONE or TASK_DONE); AGT_EPENDING (paused for
+ *         approval: agt_session_pending() lists the calls; answer each with
+ *         agt_agent_answer(), then call agt_agent_resume()); AGT_ELIMIT (turn
+ *         or token budget; the conversation is kept, run again to go on);
+ *         AGT_ECANCELLED; AGT_ESTATE (paused on approvals, or nothing to
+ *         answer: the conversation has no user message); a model error
+ *         (AGT_ENET, AGT_ETIMEOUT, AGT_EPARSE, ...: the conversation is kept as
+ *         before the call, so running again retries it); AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_agent_run(agt_agent *a);
+
+/**
+ * Answers the approval of a tool call the paused run waits for, through
+ * agt_session_answer(), and keeps its result for the conversation.
+ *
+ * @param decision an AGT_DECISION_* value.
+ * @param reason optional text given to the model with a rejection.
+ * @return AGT_OK; AGT_ENOTFOUND (no waiting call with that id); AGT_EINVAL;
+ *         the codes of agt_session_answer(); AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_agent_answer(agt_agent *a, const char *call_id, int decision,
+                                const char *reason);
+
+/**
+ * Continues a run paused for approval once every waiting call was answered.
+ *
+ * @return as agt_agent_run(); AGT_ESTATE when the run is not paused or a call
+ *         still waits.
+ */
+AGT_EXTERN int agt_agent_resume(agt_agent *a);
+
+/** Asks a running loop (from any thread) to stop; it returns AGT_ECANCELLED. */
+AGT_EXTERN void agt_agent_cancel(agt_agent *a);
+
+/** Why the last run stopped: an AGT_AGENT_STOP_* value (NONE for NULL). */
+AGT_EXTERN int agt_agent_stop_reason(const agt_agent *a);
+
+/** The model calls made so far (all runs), 0 for NULL. */
+AGT_EXTERN int agt_agent_turns(const agt_agent *a);
+
+/** The tokens used so far (all runs; see agt_agent_set_token_budget()), 0 for NULL. */
+AGT_EXTERN int64_t agt_agent_tokens_used(const agt_agent *a);
+
+/** The text of the last assistant message, borrowed; "" when none. */
+AGT_EXTERN const char *agt_agent_text(const agt_agent *a);
+
+/**
+ * The conversation as a JSON array of canonical messages.
+ *
+ * @param out_json receives the text; free with agt_free().
+ * @return AGT_OK, AGT_EINVAL, AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_agent_messages(const agt_agent *a, char **out_json);
+
+/**
+ * Saves the agent's state: {"version":1,"messages":[...],"turns":N,
+ * "tokens_used":N,"stop":N,"waiting":[{"id","name","arguments","answered",
+ * "text","is_error"}]} ("waiting": the calls of a run paused for approval).
+ * Save the session too (agt_session_save()) to keep its pending approvals.
+ *
+ * @return AGT_OK, AGT_EINVAL, AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_agent_save(const agt_agent *a, char **out_json);
+
+/**
+ * Restores a state written by agt_agent_save(), replacing the conversation.
+ * All or nothing.
+ *
+ * @return AGT_OK; AGT_EPARSE (not JSON, or a field has the wrong type: the
+ *         message names it); AGT_EINVAL; AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_agent_restore(agt_agent *a, const char *json, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AGENTTOOLS_AGENT_H */

@@ -1,0 +1,783 @@
+/*
+ * The agent loop (see agent.h): model turn → tool calls through the session
+ * → results → next turn, with approval pauses, budgets, notifications from
+ * the session's tick and compaction of old tool outputs.
+ */
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agenttools/agent.h"
+#include "model/model_internal.h"
+
+#define PREVIEW_BYTES 200
+#define NOTE_OPEN "<system-notification>\n"
+#define NOTE_CLOSE "\n</system-notification>"
+
+typedef struct call {
+    char *id;
+    char *name;
+    char *args;
+    bool answered; /* a result is known */
+    char *text;
+    bool is_error;
+} call;
+
+struct agt_agent {
+    agt_session *session;
+    agt_model *model;
+    json_t *messages;
+    agt_agent_event_fn event_fn;
+    void *event_payload;
+    int max_turns;
+    int64_t token_budget;
+    int64_t window;
+    int percent;
+    int turns;
+    int run_turns; /* model calls in the current run */
+    int64_t tokens_used;
+    int64_t last_count; /* prompt + completion tokens of the last call; -1 unknown */
+    size_t bytes_at_count;
+    int stop;
+    atomic_int cancelled;
+    call *calls; /* the tool calls of the turn being handled */
+    size_t n_calls;
+    bool waiting; /* paused on approvals */
+    bool task_done;
+    char *last_text;
+};
+
+/* ---- small helpers ----------------------------------------------------- */
+
+static void calls_clear(agt_agent *a)
+{
+    for (size_t i = 0; i < a->n_calls; i++) {
+        free(a->calls[i].id);
+        free(a->calls[i].name);
+        free(a->calls[i].args);
+        free(a->calls[i].text);
+    }
+    free(a->calls);
+    a->calls = NULL;
+    a->n_calls = 0;
+}
+
+static int emit(agt_agent *a, int kind, const char *data, size_t len)
+{
+    if (!a->event_fn)
+        return 0;
+    if (a->event_fn(kind, data, len, a->event_payload) != 0) {
+        atomic_store(&a->cancelled, 1);
+        return 1;
+    }
+    return 0;
+}
+
+/* Emits a JSON event; steals obj. */
+static void emit_json(agt_agent *a, int kind, json_t *obj)
+{
+    if (a->event_fn && obj) {
+        char *s = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (s)
+            emit(a, kind, s, strlen(s));
+        free(s);
+    }
+    json_decref(obj);
+}
+
+static size_t messages_bytes(const json_t *messages)
+{
+    char *s = json_dumps(messages, JSON_COMPACT);
+    size_t n = s ? strlen(s) : 0;
+    free(s);
+    return n;
+}
+
+static json_t *text_value(const char *s)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    agti_utf8_sanitize(&b, s, strlen(s));
+    json_t *v = b.oom ? NULL : json_stringn(agti_buf_cstr(&b), b.len);
+    agti_buf_free(&b);
+    return v;
+}
+
+static int push_message(agt_agent *a, const char *role, const char *content)
+{
+    json_t *m = json_object();
+    json_t *c = text_value(content);
+    if (!m || !c || json_object_set_new(m, "role", json_string(role)) ||
+        json_object_set_new(m, "content", c) || json_array_append_new(a->messages, m)) {
+        json_decref(m);
+        return agti_oom();
+    }
+    return AGT_OK;
+}
+
+/* ---- public setup ------------------------------------------------------ */
+
+int agt_agent_new(agt_agent **out, agt_session *session, agt_model *model)
+{
+    if (!out || !session || !model)
+        return agti_error(AGT_EINVAL, "agt_agent_new: %s is NULL",
+                          !out       ? "out"
+                          : !session ? "session"
+                                     : "model");
+    *out = NULL;
+    agt_agent *a = calloc(1, sizeof *a);
+    if (!a || !(a->messages = json_array())) {
+        free(a);
+        return agti_oom();
+    }
+    a->session = session;
+    a->model = model;
+    a->max_turns = 50;
+    a->percent = 80;
+    a->last_count = -1;
+    atomic_init(&a->cancelled, 0);
+    *out = a;
+    return AGT_OK;
+}
+
+void agt_agent_free(agt_agent *a)
+{
+    if (!a)
+        return;
+    calls_clear(a);
+    json_decref(a->messages);
+    free(a->last_text);
+    free(a);
+}
+
+int agt_agent_set_system_prompt(agt_agent *a, const char *text)
+{
+    if (!a)
+        return agti_error(AGT_EINVAL, "agt_agent_set_system_prompt: agent is NULL");
+    json_t *first = json_array_get(a->messages, 0);
+    bool has = first && strcmp(json_string_value(json_object_get(first, "role")), "system") == 0;
+    if (!text) {
+        if (has)
+            json_array_remove(a->messages, 0);
+        return AGT_OK;
+    }
+    json_t *c = text_value(text);
+    if (!c)
+        return agti_oom();
+    if (has)
+        return json_object_set_new(first, "content", c) ? agti_oom() : AGT_OK;
+    json_t *m = json_pack("{s:s,s:o}", "role", "system", "content", c);
+    if (!m || json_array_insert_new(a->messages, 0, m))
+        return agti_oom();
+    return AGT_OK;
+}
+
+int agt_agent_add_user_message(agt_agent *a, const char *text)
+{
+    if (!a || !text)
+        return agti_error(AGT_EINVAL, "agt_agent_add_user_message: NULL argument");
+    if (a->waiting)
+        return agti_error(AGT_ESTATE, "the agent waits for approvals: answer them with "
+                                      "agt_agent_answer() and call agt_agent_resume() first");
+    return push_message(a, "user", text);
+}
+
+int agt_agent_set_event_callback(agt_agent *a, agt_agent_event_fn fn, void *payload)
+{
+    if (!a)
+        return agti_error(AGT_EINVAL, "agt_agent_set_event_callback: agent is NULL");
+    a->event_fn = fn;
+    a->event_payload = payload;
+    return AGT_OK;
+}
+
+int agt_agent_set_max_turns(agt_agent *a, int max_turns)
+{
+    if (!a || max_turns < 0)
+        return agti_error(AGT_EINVAL, "agt_agent_set_max_turns: %s",
+                          a ? "negative turns" : "agent is NULL");
+    a->max_turns = max_turns;
+    return AGT_OK;
+}
+
+int agt_agent_set_token_budget(agt_agent *a, int64_t tokens)
+{
+    if (!a || tokens < 0)
+        return agti_error(AGT_EINVAL, "agt_agent_set_token_budget: %s",
+                          a ? "negative budget" : "agent is NULL");
+    a->token_budget = tokens;
+    return AGT_OK;
+}
+
+int agt_agent_set_context_window(agt_agent *a, int64_t tokens, int percent)
+{
+    if (!a || tokens < 0 || percent < 1 || percent > 100)
+        return agti_error(AGT_EINVAL, "agt_agent_set_context_window: %s",
+                          !a           ? "agent is NULL"
+                          : tokens < 0 ? "negative window"
+                                       : "percent not in 1..100");
+    a->window = tokens;
+    a->percent = percent;
+    return AGT_OK;
+}
+
+void agt_agent_cancel(agt_agent *a)
+{
+    if (!a)
+        return;
+    atomic_store(&a->cancelled, 1);
+    agt_model_cancel(a->model);
+}
+
+int agt_agent_stop_reason(const agt_agent *a)
+{
+    return a ? a->stop : AGT_AGENT_STOP_NONE;
+}
+
+int agt_agent_turns(const agt_agent *a)
+{
+    return a ? a->turns : 0;
+}
+
+int64_t agt_agent_tokens_used(const agt_agent *a)
+{
+    return a ? a->tokens_used : 0;
+}
+
+const char *agt_agent_text(const agt_agent *a)
+{
+    return a && a->last_text ? a->last_text : "";
+}
+
+int agt_agent_messages(const agt_agent *a, char **out_json)
+{
+    if (!a || !out_json)
+        return agti_error(AGT_EINVAL, "agt_agent_messages: NULL argument");
+    *out_json = json_dumps(a->messages, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    return *out_json ? AGT_OK : agti_oom();
+}
+
+/* ---- the loop ---------------------------------------------------------- */
+
+/* Adds the session's background events as notifications. */
+static int add_notifications(agt_agent *a)
+{
+    char *events = NULL;
+    int rc = agt_session_tick(a->session, -1, &events);
+    if (rc != AGT_OK && rc != AGT_EIO)
+        return rc;
+    json_t *arr = events ? json_loads(events, 0, NULL) : NULL;
+    agt_free(events);
+    size_t i;
+    json_t *ev;
+    json_array_foreach(arr, i, ev)
+    {
+        const char *msg = json_string_value(json_object_get(ev, "message"));
+        if (!msg)
+            continue;
+        char *text = agti_aprintf(NOTE_OPEN "%s" NOTE_CLOSE, msg);
+        rc = text ? push_message(a, "user", text) : agti_oom();
+        free(text);
+        if (rc != AGT_OK)
+            break;
+        emit_json(a, AGT_AGENT_NOTIFICATION, json_incref(ev));
+    }
+    json_decref(arr);
+    return rc == AGT_EIO ? AGT_OK : rc;
+}
+
+static int64_t estimate_tokens(const agt_agent *a, size_t bytes)
+{
+    if (a->last_count >= 0 && bytes >= a->bytes_at_count)
+        return a->last_count + (int64_t)((bytes - a->bytes_at_count) / 4);
+    return (int64_t)(bytes / 4);
+}
+
+/* The tool name of a tool_call_id, from the assistant messages before index. */
+static const char *tool_name_of(const json_t *messages, size_t before, const char *id)
+{
+    for (size_t k = before; k-- > 0;) {
+        json_t *m = json_array_get(messages, k);
+        size_t j;
+        json_t *tc;
+        json_array_foreach(json_object_get(m, "tool_calls"), j, tc)
+        {
+            const char *tid = json_string_value(json_object_get(tc, "id"));
+            if (tid && strcmp(tid, id) == 0)
+                return json_string_value(json_object_get(json_object_get(tc, "function"), "name"));
+        }
+    }
+    return NULL;
+}
+
+static void compact(agt_agent *a)
+{
+    if (a->window <= 0)
+        return;
+    int64_t threshold = a->window * a->percent / 100;
+    size_t bytes = messages_bytes(a->messages);
+    int64_t est = estimate_tokens(a, bytes);
+    if (est <= threshold)
+        return;
+    /* the latest turn's tool results are the messages after the last assistant message */
+    size_t n = json_array_size(a->messages), last_assistant = 0;
+    for (size_t k = 0; k < n; k++)
+        if (strcmp(json_string_value(json_object_get(json_array_get(a->messages, k), "role")),
+                   "assistant") == 0)
+            last_assistant = k;
+    for (size_t k = 0; k < last_assistant && est > threshold; k++) {
+        json_t *m = json_array_get(a->messages, k);
+        if (strcmp(json_string_value(json_object_get(m, "role")), "tool") != 0)
+            continue;
+        json_t *content = json_object_get(m, "content");
+        if (!json_is_string(content) || strncmp(json_string_value(content), "[output of ", 11) == 0)
+            continue;
+        size_t len = json_string_length(content);
+        const char *id = json_string_value(json_object_get(m, "tool_call_id"));
+        const char *name = id ? tool_name_of(a->messages, k, id) : NULL;
+        char *note =
+            agti_aprintf("[output of %s compacted: %zu bytes]", name ? name : "a tool", len);
+        if (!note || strlen(note) >= len) {
+            free(note);
+            continue;
+        }
+        size_t saved = len - strlen(note);
+        json_object_set_new(m, "content", json_string(note));
+        free(note);
+        est -= (int64_t)(saved / 4);
+        if (a->last_count >= 0) {
+            a->last_count -= (int64_t)(saved / 4);
+            if (a->last_count < 0)
+                a->last_count = 0;
+        }
+        emit_json(a, AGT_AGENT_COMPACTED,
+                  json_pack("{s:s,s:s,s:I}", "id", id ? id : "", "name", name ? name : "", "bytes",
+                            (json_int_t)len));
+    }
+    a->bytes_at_count = messages_bytes(a->messages);
+}
+
+typedef struct sink_ctx {
+    agt_agent *a;
+} sink_ctx;
+
+static int forward(int kind, const char *text, size_t len, void *payload)
+{
+    agt_agent *a = ((sink_ctx *)payload)->a;
+    if (atomic_load(&a->cancelled))
+        return 1;
+    if (kind == AGT_STREAM_TEXT)
+        return emit(a, AGT_AGENT_TEXT, text, len);
+    if (kind == AGT_STREAM_THINKING)
+        return emit(a, AGT_AGENT_THINKING, text, len);
+    return 0;
+}
+
+/* Appends the assistant message of a response and takes its tool calls. */
+static int take_response(agt_agent *a, const agt_model_response *r)
+{
+    json_t *m = json_object();
+    if (!m)
+        return agti_oom();
+    json_object_set_new(m, "role", json_string("assistant"));
+    const char *text = agt_model_response_text(r);
+    json_object_set_new(m, "content", *text ? json_string(text) : json_null());
+    if (*agt_model_response_thinking(r))
+        json_object_set_new(m, "reasoning_content", json_string(agt_model_response_thinking(r)));
+    size_t n = agt_model_response_tool_count(r);
+    if (n) {
+        json_t *tcs = json_array();
+        a->calls = calloc(n, sizeof *a->calls);
+        if (!tcs || !a->calls) {
+            json_decref(tcs);
+            json_decref(m);
+            return agti_oom();
+        }
+        a->n_calls = n;
+        for (size_t i = 0; i < n; i++) {
+            call *c = &a->calls[i];
+            c->id = agti_strdup(agt_model_response_tool_id(r, i));
+            c->name = agti_strdup(agt_model_response_tool_name(r, i));
+            c->args = agti_strdup(agt_model_response_tool_arguments(r, i));
+            json_array_append_new(tcs, json_pack("{s:s,s:s,s:{s:s,s:s}}", "id", c->id ? c->id : "",
+                                                 "type", "function", "function", "name",
+                                                 c->name ? c->name : "", "arguments",
+                                                 c->args ? c->args : "{}"));
+            if (!c->id || !c->name || !c->args) {
+                json_decref(tcs);
+                json_decref(m);
+                calls_clear(a);
+                return agti_oom();
+            }
+        }
+        json_object_set_new(m, "tool_calls", tcs);
+    }
+    if (json_array_append_new(a->messages, m))
+        return agti_oom();
+    free(a->last_text);
+    a->last_text = agti_strdup(text);
+    return AGT_OK;
+}
+
+static void finished_event(agt_agent *a, const call *c)
+{
+    size_t len = strlen(c->text);
+    size_t pv = agti_utf8_floor(c->text, len < PREVIEW_BYTES ? len : PREVIEW_BYTES);
+    emit_json(a, AGT_AGENT_TOOL_FINISHED,
+              json_pack("{s:s,s:s,s:b,s:I,s:s%}", "id", c->id, "name", c->name, "is_error",
+                        c->is_error, "bytes", (json_int_t)len, "preview", c->text, pv));
+}
+
+static int set_result(call *c, const agt_result *res)
+{
+    char *t = agti_strdup(agt_result_text(res));
+    if (!t)
+        return agti_oom();
+    free(c->text);
+    c->text = t;
+    c->is_error = agt_result_is_error(res) != 0;
+    c->answered = true;
+    return AGT_OK;
+}
+
+/* Dispatches the calls of the turn; sets a->waiting when some need approval. */
+static int dispatch_calls(agt_agent *a)
+{
+    for (size_t i = 0; i < a->n_calls; i++) {
+        call *c = &a->calls[i];
+        emit_json(a, AGT_AGENT_TOOL_STARTED,
+                  json_pack("{s:s,s:s,s:s}", "id", c->id, "name", c->name, "arguments", c->args));
+        if (strcmp(c->name, "task_done") == 0)
+            a->task_done = true;
+        agt_result *res = NULL;
+        int rc = agt_session_dispatch(a->session, c->id, c->name, c->args, &res);
+        if (rc == AGT_OK) {
+            rc = set_result(c, res);
+            agt_result_free(res);
+            if (rc != AGT_OK)
+                return rc;
+            finished_event(a, c);
+        } else if (rc == AGT_EPENDING) {
+            a->waiting = true;
+            emit_json(
+                a, AGT_AGENT_APPROVAL,
+                json_pack("{s:s,s:s,s:s}", "id", c->id, "name", c->name, "arguments", c->args));
+        } else if (rc == AGT_ENOMEM) {
+            return rc;
+        } else {
+            char *t = agti_aprintf("Tool call failed: %s", agt_error_message());
+            if (!t)
+                return agti_oom();
+            free(c->text);
+            c->text = t;
+            c->is_error = true;
+            c->answered = true;
+            finished_event(a, c);
+        }
+    }
+    return AGT_OK;
+}
+
+/* Appends the results of the turn's calls as tool messages, in call order. */
+static int append_results(agt_agent *a)
+{
+    for (size_t i = 0; i < a->n_calls; i++) {
+        call *c = &a->calls[i];
+        json_t *m = json_pack("{s:s,s:s,s:s}", "role", "tool", "tool_call_id", c->id, "content",
+                              c->text ? c->text : "");
+        if (m && c->is_error)
+            json_object_set_new(m, "is_error", json_true());
+        if (!m || json_array_append_new(a->messages, m))
+            return agti_oom();
+    }
+    calls_clear(a);
+    return AGT_OK;
+}
+
+static int stop(agt_agent *a, int reason, int rc)
+{
+    a->stop = reason;
+    return rc;
+}
+
+static int finish_turn(agt_agent *a)
+{
+    int rc = append_results(a);
+    if (rc != AGT_OK)
+        return rc;
+    if (a->task_done) {
+        a->task_done = false;
+        return stop(a, AGT_AGENT_STOP_TASK_DONE, AGT_OK);
+    }
+    return 1; /* go on */
+}
+
+static int loop(agt_agent *a)
+{
+    for (;;) {
+        if (atomic_load(&a->cancelled))
+            return stop(a, AGT_AGENT_STOP_CANCELLED,
+                        agti_error(AGT_ECANCELLED, "agent run cancelled by the host"));
+        int rc = add_notifications(a);
+        if (rc != AGT_OK)
+            return stop(a, AGT_AGENT_STOP_ERROR, rc);
+        if (a->max_turns > 0 && a->run_turns >= a->max_turns)
+            return stop(a, AGT_AGENT_STOP_MAX_TURNS,
+                        agti_error(AGT_ELIMIT,
+                                   "agent stopped: turn budget of %d model calls used up",
+                                   a->max_turns));
+        if (a->token_budget > 0 && a->tokens_used >= a->token_budget)
+            return stop(a, AGT_AGENT_STOP_MAX_TOKENS,
+                        agti_error(AGT_ELIMIT,
+                                   "agent stopped: token budget of %lld used up (%lld used)",
+                                   (long long)a->token_budget, (long long)a->tokens_used));
+        compact(a);
+        char *tools = NULL;
+        rc = agt_registry_export(agt_session_registry(a->session), "openai",
+                                 agt_session_phase(a->session), &tools);
+        if (rc != AGT_OK)
+            return stop(a, AGT_AGENT_STOP_ERROR, rc);
+        char *msgs = json_dumps(a->messages, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (!msgs) {
+            agt_free(tools);
+            return stop(a, AGT_AGENT_STOP_ERROR, agti_oom());
+        }
+        size_t sent_bytes = strlen(msgs);
+        sink_ctx sc = {a};
+        agt_model_response *r = NULL;
+        rc = agti_model_complete_sink(&r, a->model, msgs, sent_bytes, tools, strlen(tools), forward,
+                                      &sc);
+        free(msgs);
+        agt_free(tools);
+        if (rc != AGT_OK) {
+            if (rc == AGT_ECANCELLED || atomic_load(&a->cancelled))
+                return stop(a, AGT_AGENT_STOP_CANCELLED,
+                            agti_error(AGT_ECANCELLED, "agent run cancelled by the host"));
+            return stop(a, AGT_AGENT_STOP_ERROR, rc);
+        }
+        a->turns++;
+        a->run_turns++;
+        int64_t p, c, t;
+        agt_model_response_usage(r, &p, &c, &t);
+        rc = take_response(a, r);
+        size_t reply_bytes = strlen(agt_model_response_json(r));
+        agt_model_response_free(r);
+        if (rc != AGT_OK)
+            return stop(a, AGT_AGENT_STOP_ERROR, rc);
+        if (t < 0)
+            t = (int64_t)((sent_bytes + reply_bytes) / 4);
+        a->tokens_used += t;
+        a->last_count = p >= 0 && c >= 0 ? p + c : -1;
+        a->bytes_at_count = messages_bytes(a->messages);
+        emit_json(a, AGT_AGENT_USAGE,
+                  json_pack("{s:i,s:I,s:I,s:I,s:I}", "turn", a->turns, "prompt_tokens",
+                            (json_int_t)p, "completion_tokens", (json_int_t)c, "total_tokens",
+                            (json_int_t)t, "tokens_used", (json_int_t)a->tokens_used));
+        if (a->n_calls == 0)
+            return stop(a, AGT_AGENT_STOP_DONE, AGT_OK);
+        rc = dispatch_calls(a);
+        if (rc != AGT_OK)
+            return stop(a, AGT_AGENT_STOP_ERROR, rc);
+        if (a->waiting)
+            return stop(a, AGT_AGENT_STOP_APPROVAL,
+                        agti_error(AGT_EPENDING, "agent paused: tool calls wait for approval"));
+        rc = finish_turn(a);
+        if (rc != 1)
+            return rc;
+    }
+}
+
+int agt_agent_run(agt_agent *a)
+{
+    if (!a)
+        return agti_error(AGT_EINVAL, "agt_agent_run: agent is NULL");
+    if (a->waiting)
+        return agti_error(AGT_ESTATE, "the agent waits for approvals: answer them with "
+                                      "agt_agent_answer() and call agt_agent_resume()");
+    bool has_user = false;
+    size_t i;
+    json_t *m;
+    json_array_foreach(a->messages, i, m)
+    {
+        if (strcmp(json_string_value(json_object_get(m, "role")), "user") == 0)
+            has_user = true;
+    }
+    if (!has_user)
+        return agti_error(AGT_ESTATE, "the conversation has no user message to answer");
+    atomic_store(&a->cancelled, 0);
+    a->run_turns = 0;
+    a->task_done = false;
+    return loop(a);
+}
+
+int agt_agent_answer(agt_agent *a, const char *call_id, int decision, const char *reason)
+{
+    if (!a || !call_id)
+        return agti_error(AGT_EINVAL, "agt_agent_answer: NULL argument");
+    for (size_t i = 0; i < a->n_calls; i++) {
+        call *c = &a->calls[i];
+        if (strcmp(c->id, call_id) != 0 || c->answered)
+            continue;
+        agt_result *res = NULL;
+        int rc = agt_session_answer(a->session, call_id, decision, reason, &res);
+        if (rc != AGT_OK)
+            return rc;
+        rc = set_result(c, res);
+        agt_result_free(res);
+        if (rc == AGT_OK)
+            finished_event(a, c);
+        return rc;
+    }
+    return agti_error(AGT_ENOTFOUND, "no tool call '%s' waits for approval in this agent", call_id);
+}
+
+int agt_agent_resume(agt_agent *a)
+{
+    if (!a)
+        return agti_error(AGT_EINVAL, "agt_agent_resume: agent is NULL");
+    if (!a->waiting)
+        return agti_error(AGT_ESTATE, "the agent is not paused for approval");
+    for (size_t i = 0; i < a->n_calls; i++)
+        if (!a->calls[i].answered)
+            return agti_error(AGT_ESTATE, "tool call '%s' (%s) still waits for approval",
+                              a->calls[i].id, a->calls[i].name);
+    a->waiting = false;
+    atomic_store(&a->cancelled, 0);
+    int rc = finish_turn(a);
+    if (rc != 1)
+        return rc;
+    return loop(a);
+}
+
+/* ---- save and restore -------------------------------------------------- */
+
+int agt_agent_save(const agt_agent *a, char **out_json)
+{
+    if (!a || !out_json)
+        return agti_error(AGT_EINVAL, "agt_agent_save: NULL argument");
+    json_t *waiting = json_array();
+    for (size_t i = 0; a->waiting && i < a->n_calls; i++) {
+        const call *c = &a->calls[i];
+        json_array_append_new(waiting,
+                              json_pack("{s:s,s:s,s:s,s:b,s:s?,s:b}", "id", c->id, "name", c->name,
+                                        "arguments", c->args, "answered", c->answered, "text",
+                                        c->text, "is_error", c->is_error));
+    }
+    json_t *root = json_pack("{s:i,s:O,s:i,s:I,s:i,s:o}", "version", 1, "messages", a->messages,
+                             "turns", a->turns, "tokens_used", (json_int_t)a->tokens_used, "stop",
+                             a->stop, "waiting", waiting);
+    *out_json = root ? json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(root);
+    return *out_json ? AGT_OK : agti_oom();
+}
+
+static int check_restored_messages(const json_t *msgs)
+{
+    size_t i;
+    json_t *m;
+    json_array_foreach(msgs, i, m)
+    {
+        const char *role = json_string_value(json_object_get(m, "role"));
+        if (!json_is_object(m) || !role ||
+            (strcmp(role, "system") && strcmp(role, "user") && strcmp(role, "assistant") &&
+             strcmp(role, "tool")))
+            return agti_error(AGT_EPARSE, "agent state: messages[%zu] has no valid \"role\"", i);
+    }
+    return AGT_OK;
+}
+
+int agt_agent_restore(agt_agent *a, const char *json, size_t len)
+{
+    if (!a || !json)
+        return agti_error(AGT_EINVAL, "agt_agent_restore: NULL argument");
+    json_t *root = agti_json_parse(json, len, "agent state");
+    if (!root)
+        return AGT_EPARSE;
+    json_t *msgs = json_object_get(root, "messages");
+    json_t *waiting = json_object_get(root, "waiting");
+    json_t *turns = json_object_get(root, "turns");
+    json_t *tokens = json_object_get(root, "tokens_used");
+    json_t *stopv = json_object_get(root, "stop");
+    int rc = AGT_OK;
+    if (!json_is_object(root) || !json_is_integer(json_object_get(root, "version")))
+        rc = agti_error(AGT_EPARSE, "agent state: not an object with \"version\"");
+    else if (json_integer_value(json_object_get(root, "version")) != 1)
+        rc = agti_error(AGT_EPARSE, "agent state: unknown version %lld",
+                        (long long)json_integer_value(json_object_get(root, "version")));
+    else if (!json_is_array(msgs))
+        rc = agti_error(AGT_EPARSE, "agent state: \"messages\" is not an array");
+    else if (waiting && !json_is_array(waiting))
+        rc = agti_error(AGT_EPARSE, "agent state: \"waiting\" is not an array");
+    else if ((turns && !json_is_integer(turns)) || (tokens && !json_is_integer(tokens)) ||
+             (stopv && !json_is_integer(stopv)))
+        rc = agti_error(AGT_EPARSE,
+                        "agent state: \"turns\", \"tokens_used\" and \"stop\" must be integers");
+    else
+        rc = check_restored_messages(msgs);
+    size_t nw = json_array_size(waiting);
+    call *calls = NULL;
+    if (rc == AGT_OK && nw) {
+        calls = calloc(nw, sizeof *calls);
+        if (!calls)
+            rc = agti_oom();
+        size_t i;
+        json_t *w;
+        json_array_foreach(waiting, i, w)
+        {
+            if (rc != AGT_OK)
+                break;
+            const char *id = json_string_value(json_object_get(w, "id"));
+            const char *name = json_string_value(json_object_get(w, "name"));
+            const char *args = json_string_value(json_object_get(w, "arguments"));
+            const char *text = json_string_value(json_object_get(w, "text"));
+            if (!id || !name || !args) {
+                rc = agti_error(
+                    AGT_EPARSE,
+                    "agent state: waiting[%zu] needs \"id\", \"name\" and \"arguments\" strings",
+                    i);
+                break;
+            }
+            calls[i].id = agti_strdup(id);
+            calls[i].name = agti_strdup(name);
+            calls[i].args = agti_strdup(args);
+            calls[i].text = text ? agti_strdup(text) : NULL;
+            calls[i].answered = json_is_true(json_object_get(w, "answered")) && text;
+            calls[i].is_error = json_is_true(json_object_get(w, "is_error"));
+            if (!calls[i].id || !calls[i].name || !calls[i].args || (text && !calls[i].text))
+                rc = agti_oom();
+        }
+    }
+    if (rc != AGT_OK) {
+        for (size_t i = 0; calls && i < nw; i++) {
+            free(calls[i].id);
+            free(calls[i].name);
+            free(calls[i].args);
+            free(calls[i].text);
+        }
+        free(calls);
+        json_decref(root);
+        return rc;
+    }
+    calls_clear(a);
+    a->calls = calls;
+    a->n_calls = nw;
+    a->waiting = nw > 0;
+    json_decref(a->messages);
+    a->messages = json_incref(msgs);
+    a->turns = turns ? (int)json_integer_value(turns) : 0;
+    a->tokens_used = tokens ? json_integer_value(tokens) : 0;
+    a->stop = stopv ? (int)json_integer_value(stopv) : AGT_AGENT_STOP_NONE;
+    a->last_count = -1;
+    free(a->last_text);
+    a->last_text = NULL;
+    for (size_t k = json_array_size(msgs); k-- > 0;) {
+        json_t *m = json_array_get(msgs, k);
+        if (strcmp(json_string_value(json_object_get(m, "role")), "assistant") == 0) {
+            const char *t = json_string_value(json_object_get(m, "content"));
+            a->last_text = agti_strdup(t ? t : "");
+            break;
+        }
+    }
+    json_decref(root);
+    return AGT_OK;
+}
