@@ -40,6 +40,7 @@ static void build_tree(void)
     set_mtime("g/ctx.txt", 50);
     set_mtime("g/code.py", 300);
     set_mtime("g/ign/x.txt", 400);
+    put_file("m/s.cc", "struct a {\n int x;\n};\nint y;\n");
 }
 
 static void test_glob(agt_session *s)
@@ -159,6 +160,17 @@ static void test_grep(agt_session *s)
     expect(s, "Grep", "{\"pattern\":\"int\",\"path\":\"src\",\"output_mode\":\"count_matches\"}",
            "src/a.c:1\nsrc/b.c:1\nsrc/sub/c.c:1\nsrc/x.h:1\nTotal: 4 matching lines in 4 files.", 0,
            "count without sensitive files");
+    /* rg -U -n: every line of a multi-line match is a match line */
+    expect(
+        s, "Grep",
+        "{\"pattern\":\"struct \\\\w+ \\\\{[\\\\s\\\\S]*?\\\\}\",\"path\":\"m\",\"multiline\":true,"
+        "\"output_mode\":\"content\"}",
+        "m/s.cc:1:struct a {\nm/s.cc:2: int x;\nm/s.cc:3:};", 0, "multiline");
+    expect(s, "Grep",
+           "{\"pattern\":\"a.*x\",\"path\":\"m\",\"multiline\":true,\"output_mode\":\"content\"}",
+           "m/s.cc:1:struct a {\nm/s.cc:2: int x;", 0, "multiline dot matches a line break");
+    expect(s, "Grep", "{\"pattern\":\"a.*x\",\"path\":\"m\",\"output_mode\":\"content\"}",
+           "No matches for 'a.*x'.", 0, "without multiline");
     expect_prefix(s, "Grep", "{\"pattern\":\"(\",\"path\":\"g\"}", "Grep cannot run: ", AGT_EPARSE,
                   "bad regex");
     expect_prefix(s, "Grep", "{\"pattern\":\"x\",\"type\":\"nolang\"}",
