@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,13 +86,17 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
+/* Set when stdout is gone (the client closed its end): the server stops. */
+static int output_failed;
+
 static void send_message(json_t *msg)
 {
     char *text = json_dumps(msg, JSON_COMPACT | JSON_ENSURE_ASCII);
     if (text != NULL) {
         fputs(text, stdout);
         fputc('\n', stdout);
-        fflush(stdout);
+        if (fflush(stdout) != 0 || ferror(stdout))
+            output_failed = 1;
         free(text);
     }
     json_decref(msg);
@@ -327,7 +332,7 @@ static int serve(struct server *sv)
     char *buf = malloc(cap);
     if (buf == NULL)
         return 1;
-    for (;;) {
+    while (!output_failed) {
         struct pollfd fds[65];
         size_t nfds = 1, nsess = 0;
         fds[0].fd = STDIN_FILENO;
@@ -461,6 +466,9 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    /* A client that goes away must end the server through a write error,
+     * not kill it with SIGPIPE in the middle of a tool call. */
+    signal(SIGPIPE, SIG_IGN);
     if (setup(&sv, root, set, tools_file) != 0)
         goto out;
     for (int i = 1; i + 1 < argc; i++) {
