@@ -190,6 +190,29 @@ static void notes(agti_buf *b, const agti_search_result *res, const grep_args *a
         agti_buf_printf(b, "Warning: %s\n", res->warnings[i]);
 }
 
+/* The engine judges sensitivity on paths relative to the searched folder;
+ * a folder such as ~/.aws needs the whole path ("credentials" alone is not
+ * sensitive). */
+static void drop_sensitive(agti_search_result *res, const char *dir)
+{
+    agti_buf full = AGTI_BUF_INIT;
+    size_t k = 0;
+    for (size_t i = 0; i < res->nfiles; i++) {
+        agti_buf_truncate(&full, 0);
+        agti_buf_printf(&full, "%s/%s", dir, res->files[i].path);
+        if (!full.oom && agti_fs_is_sensitive(agti_buf_cstr(&full), NULL)) {
+            agti_search_file_clear(&res->files[i]);
+            res->sensitive_skipped++;
+            continue;
+        }
+        if (k != i)
+            res->files[k] = res->files[i];
+        k++;
+    }
+    res->nfiles = k;
+    agti_buf_free(&full);
+}
+
 static int search(agt_call *call, const grep_args *a, const agti_ws_path *p, bool is_file)
 {
     agti_search_opts o;
@@ -233,6 +256,8 @@ static int search(agt_call *call, const grep_args *a, const agti_ws_path *p, boo
         rc = agti_ws_fail(call, rc, "Grep could not search %s: %s.", p->rel, msg ? msg : "error");
         free(msg);
     }
+    if (rc == AGT_OK && !is_file)
+        drop_sensitive(&res, p->abs);
     if (rc == AGT_OK) {
         agti_buf b = AGTI_BUF_INIT;
         bool more = false;

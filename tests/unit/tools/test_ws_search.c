@@ -41,6 +41,8 @@ static void build_tree(void)
     set_mtime("g/code.py", 300);
     set_mtime("g/ign/x.txt", 400);
     put_file("m/s.cc", "struct a {\n int x;\n};\nint y;\n");
+    put_file("home/.aws/credentials", "aws_secret = 1\n");
+    put_file("home/.aws/config", "region = x\n");
 }
 
 static void test_glob(agt_session *s)
@@ -171,6 +173,14 @@ static void test_grep(agt_session *s)
            "m/s.cc:1:struct a {\nm/s.cc:2: int x;", 0, "multiline dot matches a line break");
     expect(s, "Grep", "{\"pattern\":\"a.*x\",\"path\":\"m\",\"output_mode\":\"content\"}",
            "No matches for 'a.*x'.", 0, "without multiline");
+    expect(s, "Grep", "{\"pattern\":\"=\",\"path\":\"home/.aws\"}",
+           "home/.aws/config\n1 sensitive file (.env files, private keys, credentials) was left "
+           "out.",
+           0, "sensitive judged on the whole path");
+    expect(s, "Glob", "{\"pattern\":\"*\",\"path\":\"home/.aws\"}",
+           "home/.aws/config\n\n1 sensitive file matching the pattern was left out (.env files, "
+           "private keys, credentials).",
+           0, "Glob: sensitive judged on the whole path");
     expect_prefix(s, "Grep", "{\"pattern\":\"(\",\"path\":\"g\"}", "Grep cannot run: ", AGT_EPARSE,
                   "bad regex");
     expect_prefix(s, "Grep", "{\"pattern\":\"x\",\"type\":\"nolang\"}",
