@@ -881,3 +881,273 @@ class Cron(_Handle):
     @property
     def expression(self):
         return _s(lib.agt_cron_expression(self._handle()))
+
+
+# ---- model and agent ----------------------------------------------------------
+
+
+class Model(_Handle):
+    """A model client. Model(protocol) is an HTTP model (AGT_PROTOCOL_OPENAI or
+    AGT_PROTOCOL_ANTHROPIC); Model.replay(path) answers from a JSONL file;
+    Model.host(fn) calls fn(request: dict) -> canonical response (dict or JSON
+    text). An exception in fn fails the request with its text (AGT_ERROR) and
+    is re-raised when the C call (complete() or Agent.run()) returns."""
+
+    _free = "agt_model_free"
+
+    def __init__(self, protocol=0, base_url=None, api_key=None, name=None, _h=None):
+        super().__init__()
+        self._guard = _Guard()
+        self._cbs = {}
+        if _h is not None:
+            self._h = _h
+            return
+        h = ctypes.c_void_p()
+        _check(lib.agt_model_new(ctypes.byref(h), protocol))
+        self._h = h.value
+        if base_url is not None:
+            self.set_base_url(base_url)
+        if api_key is not None:
+            self.set_api_key(api_key)
+        if name is not None:
+            self.set_name(name)
+
+    @classmethod
+    def replay(cls, path):
+        h = ctypes.c_void_p()
+        _check(lib.agt_model_new_replay(ctypes.byref(h), _b(path)))
+        return cls(_h=h.value)
+
+    @classmethod
+    def host(cls, fn):
+        m = cls.__new__(cls)
+        _Handle.__init__(m)
+        m._guard, m._cbs = _Guard(), {}
+        guard = m._guard
+
+        def trampoline(reply, request, _payload):
+            try:
+                out = fn(_json.loads(_s(request)))
+                t = _json_text(out)
+                return lib.agt_model_reply_set(reply, t, len(t))
+            except BaseException as e:
+                guard.keep(e)
+                try:
+                    lib.agt_model_reply_set_error(reply, _b("%s: %s" % (type(e).__name__, e)))
+                except BaseException:
+                    pass
+                return -1
+
+        cfn = FNPTR["agt_model_host_fn"](trampoline)
+        h = ctypes.c_void_p()
+        _check(lib.agt_model_new_host(ctypes.byref(h), cfn, None))
+        m._h = h.value
+        m._cbs["host"] = cfn
+        return m
+
+    def set_base_url(self, url):
+        _check(lib.agt_model_set_base_url(self._handle(), _b(url)))
+
+    def set_api_key(self, key):
+        _check(lib.agt_model_set_api_key(self._handle(), _b(key)))
+
+    def set_name(self, name):
+        _check(lib.agt_model_set_name(self._handle(), _b(name)))
+
+    def set_timeouts(self, connect_ms, total_ms, low_speed_ms):
+        _check(lib.agt_model_set_timeouts(self._handle(), connect_ms, total_ms, low_speed_ms))
+
+    def set_retries(self, retries, backoff_ms, backoff_max_ms):
+        _check(lib.agt_model_set_retries(self._handle(), retries, backoff_ms, backoff_max_ms))
+
+    def set_max_tokens(self, tokens, field=0):
+        _check(lib.agt_model_set_max_tokens(self._handle(), tokens, field))
+
+    def set_extra_body(self, obj):
+        t = _json_text(obj)
+        _check(lib.agt_model_set_extra_body(self._handle(), t, len(t)))
+
+    def set_stream(self, on):
+        _check(lib.agt_model_set_stream(self._handle(), 1 if on else 0))
+
+    def set_stream_callback(self, fn):
+        """fn(kind: AGT_STREAM_*, text: str) -> truthy to cancel."""
+        if fn is None:
+            _check(lib.agt_model_set_stream_callback(self._handle(), None, None))
+            self._cbs.pop("stream", None)
+            return
+        guard = self._guard
+
+        def trampoline(kind, text, n, _payload):
+            try:
+                return 1 if fn(kind, ctypes.string_at(text, n).decode("utf-8", "replace")) else 0
+            except BaseException as e:
+                guard.keep(e)
+                return 1
+
+        cfn = FNPTR["agt_stream_fn"](trampoline)
+        _check(lib.agt_model_set_stream_callback(self._handle(), cfn, None))
+        self._cbs["stream"] = cfn
+
+    def set_cancel_callback(self, fn):
+        """fn() -> truthy to cancel the running request."""
+        if fn is None:
+            _check(lib.agt_model_set_cancel_callback(self._handle(), None, None))
+            self._cbs.pop("cancel", None)
+            return
+        guard = self._guard
+
+        def trampoline(_payload):
+            try:
+                return 1 if fn() else 0
+            except BaseException as e:
+                guard.keep(e)
+                return 1
+
+        cfn = FNPTR["agt_cancel_fn"](trampoline)
+        _check(lib.agt_model_set_cancel_callback(self._handle(), cfn, None))
+        self._cbs["cancel"] = cfn
+
+    def cancel(self):
+        lib.agt_model_cancel(self._handle())
+
+    @property
+    def http_status(self):
+        return lib.agt_model_http_status(self._handle())
+
+    @property
+    def attempts(self):
+        return lib.agt_model_attempts(self._handle())
+
+    def complete(self, messages, tools=None):
+        """One request; returns the canonical response as a dict."""
+        m = _json_text(messages)
+        t = None if tools is None else _json_text(tools)
+        out = ctypes.c_void_p()
+        rc = lib.agt_model_complete(ctypes.byref(out), self._handle(), m, len(m), t,
+                                    0 if t is None else len(t))
+        self._guard.reraise()
+        _check(rc)
+        return _response(out.value)
+
+    @staticmethod
+    def parse_response(text):
+        """Parses a canonical response (also OpenAI tool-call shapes); returns a dict."""
+        t = _b(text)
+        out = ctypes.c_void_p()
+        _check(lib.agt_model_response_parse(ctypes.byref(out), t, len(t)))
+        return _response(out.value)
+
+
+def _response(ptr):
+    try:
+        return _json.loads(_s(lib.agt_model_response_json(ptr)))
+    finally:
+        lib.agt_model_response_free(ptr)
+
+
+class Agent(_Handle):
+    """The agent loop over a Session and a Model (both kept alive by the agent)."""
+
+    _free = "agt_agent_free"
+
+    def __init__(self, session, model, system_prompt=None):
+        super().__init__()
+        h = ctypes.c_void_p()
+        _check(lib.agt_agent_new(ctypes.byref(h), session._handle(), model._handle()))
+        self._h = h.value
+        self.session, self.model = session, model
+        self._guard = _Guard()
+        self._cb = None
+        if system_prompt is not None:
+            self.set_system_prompt(system_prompt)
+
+    def set_system_prompt(self, text):
+        _check(lib.agt_agent_set_system_prompt(self._handle(), _b(text)))
+
+    def add_user_message(self, text):
+        _check(lib.agt_agent_add_user_message(self._handle(), _b(text)))
+
+    def set_event_callback(self, fn):
+        """fn(kind: AGT_AGENT_*, data) with data a str for AGT_AGENT_TEXT and
+        AGT_AGENT_THINKING, a dict otherwise; truthy return cancels the run.
+        An exception cancels the run and is re-raised by run()/resume()."""
+        if fn is None:
+            _check(lib.agt_agent_set_event_callback(self._handle(), None, None))
+            self._cb = None
+            return
+        guard = self._guard
+
+        def trampoline(kind, data, n, _payload):
+            try:
+                text = ctypes.string_at(data, n).decode("utf-8", "replace")
+                if kind not in (0, 1):
+                    text = _json.loads(text)
+                return 1 if fn(kind, text) else 0
+            except BaseException as e:
+                guard.keep(e)
+                return 1
+
+        cfn = FNPTR["agt_agent_event_fn"](trampoline)
+        _check(lib.agt_agent_set_event_callback(self._handle(), cfn, None))
+        self._cb = cfn
+
+    def set_max_turns(self, n):
+        _check(lib.agt_agent_set_max_turns(self._handle(), n))
+
+    def set_token_budget(self, tokens):
+        _check(lib.agt_agent_set_token_budget(self._handle(), tokens))
+
+    def set_context_window(self, tokens, percent=80):
+        _check(lib.agt_agent_set_context_window(self._handle(), tokens, percent))
+
+    def _after(self, rc):
+        self._guard.reraise()
+        self.model._guard.reraise()
+        self.session._guard.reraise()
+        if rc in (0, -7, -15):  # done, paused for approval, budget used up
+            return self.stop_reason
+        raise error_for(rc)
+
+    def run(self):
+        """Runs until the loop stops; returns the stop reason (AGT_AGENT_STOP_*).
+        Approval pauses and used-up budgets are stop reasons, not exceptions."""
+        return self._after(lib.agt_agent_run(self._handle()))
+
+    def resume(self):
+        return self._after(lib.agt_agent_resume(self._handle()))
+
+    def answer(self, call_id, decision, reason=None):
+        _check(lib.agt_agent_answer(self._handle(), _b(call_id), decision, _b(reason)))
+
+    def cancel(self):
+        lib.agt_agent_cancel(self._handle())
+
+    @property
+    def stop_reason(self):
+        return lib.agt_agent_stop_reason(self._handle())
+
+    @property
+    def turns(self):
+        return lib.agt_agent_turns(self._handle())
+
+    @property
+    def tokens_used(self):
+        return lib.agt_agent_tokens_used(self._handle())
+
+    @property
+    def text(self):
+        return _s(lib.agt_agent_text(self._handle()))
+
+    def messages(self):
+        return _out_json(lib.agt_agent_messages, self._handle())
+
+    def save(self):
+        return _out_json(lib.agt_agent_save, self._handle())
+
+    def restore(self, state):
+        t = _json_text(state)
+        _check(lib.agt_agent_restore(self._handle(), t, len(t)))
+
+
+__all__ += ["Model", "Agent"]

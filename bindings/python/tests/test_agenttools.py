@@ -313,6 +313,66 @@ class TestCron(unittest.TestCase):
             agt.Cron("61 * * * *")
 
 
+class TestAgent(Base):
+    def setUp(self):
+        super().setUp()
+        for fn in ("agt_model_new_host", "agt_agent_new"):
+            if not hasattr(_lib.lib, fn):
+                self.skipTest("%s is not exported by this library build" % fn)
+
+    def test_host_model_drives_the_loop(self):
+        requests = []
+        answers = [
+            {"content": "", "finish_reason": "tool_calls",
+             "tool_calls": [{"id": "call_1", "name": "TodoList",
+                             "arguments": json.dumps({"todos": [{"title": "from the model",
+                                                                  "status": "pending"}]})}]},
+            {"content": "all done", "finish_reason": "stop"},
+        ]
+
+        def model_fn(request):
+            requests.append(request)
+            return answers[len(requests) - 1]
+
+        events = []
+        with agt.Model.host(model_fn) as m, agt.Agent(self.s, m, "be brief") as a:
+            a.set_event_callback(lambda kind, data: events.append(kind))
+            a.add_user_message("plan it")
+            self.assertEqual(a.run(), agt.AGT_AGENT_STOP_DONE)
+            self.assertEqual(a.text, "all done")
+            self.assertEqual(a.turns, 2)
+            self.assertEqual(self.s.todos(), [{"title": "from the model", "status": "pending"}])
+            self.assertEqual(requests[0]["messages"][0], {"role": "system", "content": "be brief"})
+            self.assertEqual(requests[1]["messages"][-1]["role"], "tool")
+            self.assertEqual(requests[1]["messages"][-1]["tool_call_id"], "call_1")
+            self.assertIn(agt.AGT_AGENT_TOOL_STARTED, events)
+            self.assertIn(agt.AGT_AGENT_TOOL_FINISHED, events)
+
+    def test_host_model_exception_is_reraised(self):
+        def model_fn(request):
+            raise LookupError("model is down")
+
+        with agt.Model.host(model_fn) as m, agt.Agent(self.s, m) as a:
+            a.add_user_message("hi")
+            with self.assertRaises(LookupError):
+                a.run()
+            with self.assertRaises(LookupError):
+                m.complete([{"role": "user", "content": "hi"}])
+
+    def test_complete_and_parse(self):
+        with agt.Model.host(lambda req: {"content": "pong " + req["messages"][0]["content"],
+                                         "finish_reason": "stop"}) as m:
+            r = m.complete([{"role": "user", "content": "ping"}])
+            self.assertEqual(r["content"], "pong ping")
+            self.assertEqual(r["finish_reason"], "stop")
+        r = agt.Model.parse_response('{"content":"x","tool_calls":[{"id":"a","function":'
+                                     '{"name":"Read","arguments":{"path":"f"}}}]}')
+        self.assertEqual(r["tool_calls"][0]["name"], "Read")
+        self.assertEqual(json.loads(r["tool_calls"][0]["arguments"]), {"path": "f"})
+        with self.assertRaises(agt.ParseError):
+            agt.Model.parse_response("[1]")
+
+
 class TestPackaging(unittest.TestCase):
     def test_pip_install_offline(self):
         import subprocess
