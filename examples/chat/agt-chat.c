@@ -1,0 +1,541 @@
+/*
+ * agt-chat: an interactive coding agent on the chat tool set. Line editing
+ * (libedit), streamed answers, approval prompts with diffs, slash commands,
+ * background task notifications, save and resume. `-p PROMPT` answers one
+ * prompt and exits (for scripts). Built on the public headers only.
+ */
+#include "chat.h"
+
+#include "cli_agent.h"
+#include "cli_config.h"
+#include "cli_util.h"
+
+#include <editline/readline.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t g_cancel;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    g_cancel = 1;
+}
+
+typedef struct chat {
+    chat_ui ui;
+    cli_config cfg;
+    agt_registry *reg;
+    agt_session *session;
+    agt_model *model;
+    cli_agent agent;
+    const char *print_prompt;
+    const char *resume;
+    const char *root_opt;
+    int plan;
+    int max_turns;
+    int64_t wait_tasks_s;
+    int at_line_start;
+} chat;
+
+static const char system_prompt[] =
+    "You are a coding agent working in the user's workspace through the tools you are "
+    "given. Read before you edit; keep changes small and explain them briefly. Use Bash for "
+    "builds and tests; start long-running commands in the background and wait for their "
+    "notification. When the user declines a tool call, do not retry it unchanged: ask or take "
+    "another approach.";
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: agt-chat [options]\n"
+            "\n"
+            "  -p, --print PROMPT  answer one prompt and exit (approvals are read from stdin)\n"
+            "  --yolo              never ask before running tools (ExitPlanMode still asks)\n"
+            "  --plan              start in plan mode (read-only but for the plan file)\n"
+            "  --root DIR          workspace root (default: current directory)\n"
+            "  --resume FILE       continue a conversation saved with /save\n"
+            "  --max-turns N       model turns per prompt (default 50)\n"
+            "  --wait-tasks SECS   in print mode, wait this long for background tasks to end "
+            "(default 120)\n"
+            "  --no-color          no ANSI colours\n"
+            "\n"
+            "%s"
+            "\n"
+            "slash commands: /tasks /cron /todo /mode [manual|plan|yolo|auto] /save FILE\n"
+            "                /help /quit. Ctrl-C cancels the running turn; Ctrl-D quits.\n",
+            cli_config_usage);
+}
+
+static int parse_args(chat *c, int argc, char **argv)
+{
+    char err[512];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int took = cli_config_take_arg(&c->cfg, argc, argv, &i, err, sizeof err);
+        if (took < 0) {
+            fprintf(stderr, "agt-chat: %s\n", err);
+            return -1;
+        }
+        if (took > 0)
+            continue;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (strcmp(a, "--yolo") == 0) {
+            c->ui.yolo = 1;
+        } else if (strcmp(a, "--plan") == 0) {
+            c->plan = 1;
+        } else if (strcmp(a, "--no-color") == 0) {
+            c->ui.color = -1;
+        } else if (strcmp(a, "-p") == 0 || strcmp(a, "--print") == 0 ||
+                   strcmp(a, "--resume") == 0 || strcmp(a, "--root") == 0 ||
+                   strcmp(a, "--max-turns") == 0 || strcmp(a, "--wait-tasks") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "agt-chat: %s needs a value (see --help)\n", a);
+                return -1;
+            }
+            const char *v = argv[++i];
+            if (strcmp(a, "--resume") == 0) {
+                c->resume = v;
+            } else if (strcmp(a, "--root") == 0) {
+                c->root_opt = v;
+            } else if (a[1] == 'p' || strcmp(a, "--print") == 0) {
+                c->print_prompt = v;
+            } else {
+                char *end = NULL;
+                long n = strtol(v, &end, 10);
+                if (end == v || *end != '\0' || n < 1 || n > 100000) {
+                    fprintf(stderr, "agt-chat: %s wants a whole number from 1 to 100000\n", a);
+                    return -1;
+                }
+                if (strcmp(a, "--max-turns") == 0)
+                    c->max_turns = (int)n;
+                else
+                    c->wait_tasks_s = n;
+            }
+        } else {
+            fprintf(stderr, "agt-chat: unknown option \"%s\" (see --help)\n", a);
+            return -1;
+        }
+    }
+    if (c->ui.yolo && c->plan) {
+        fprintf(stderr, "agt-chat: --yolo and --plan exclude each other\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Streaming: answer text on stdout as it arrives, the rest on stderr. */
+static int on_stream(int kind, const char *text, size_t len, void *payload)
+{
+    chat *c = payload;
+    if (kind == AGT_STREAM_TEXT) {
+        fwrite(text, 1, len, stdout);
+        fflush(stdout);
+        if (len > 0)
+            c->at_line_start = text[len - 1] == '\n';
+    } else if (kind == AGT_STREAM_THINKING && c->ui.interactive) {
+        fprintf(stderr, "%s%.*s%s", c->ui.color ? "\033[2m" : "", (int)len, text,
+                c->ui.color ? "\033[0m" : "");
+    }
+    return g_cancel ? 1 : 0;
+}
+
+static void on_reply(const char *text, void *payload)
+{
+    chat *c = payload;
+    if (text[0] != '\0' && !c->at_line_start) {
+        fputc('\n', stdout);
+        c->at_line_start = 1;
+    }
+    fflush(stdout);
+}
+
+static void on_tool(const char *name, const char *args, agt_result *r, void *payload)
+{
+    chat *c = payload;
+    json_t *a = json_loads(args != NULL ? args : "{}", 0, NULL);
+    const char *what = json_string_value(json_object_get(a, "command"));
+    if (what == NULL)
+        what = json_string_value(json_object_get(a, "path"));
+    if (what == NULL)
+        what = json_string_value(json_object_get(a, "pattern"));
+    const char *text = r != NULL ? agt_result_text(r) : "(no result)";
+    const char *nl = strchr(text, '\n');
+    int first = nl != NULL ? (int)(nl - text) : (int)strlen(text);
+    if (first > 100)
+        first = 100;
+    int err = r == NULL || agt_result_is_error(r);
+    fprintf(stderr, "%s%s %s%s%s%s: %.*s\n", c->ui.color ? (err ? "\033[31m" : "\033[32m") : "",
+            err ? "x" : "*", name, what != NULL ? " " : "", what != NULL ? what : "",
+            c->ui.color ? "\033[0m" : "", first, text);
+    json_decref(a);
+}
+
+static int run_turn(chat *c)
+{
+    char err[1024] = "";
+    char *tools = NULL;
+    if (agt_registry_export(c->reg, "openai", agt_session_phase(c->session), &tools) != AGT_OK) {
+        fprintf(stderr, "agt-chat: tools: %s\n", agt_error_message());
+        return -1;
+    }
+    g_cancel = 0;
+    agt_session_set_idle(c->session, 0);
+    c->at_line_start = 1;
+    int rc = cli_agent_run(&c->agent, tools, err, sizeof err);
+    agt_free(tools);
+    agt_session_set_idle(c->session, 1);
+    if (!c->at_line_start)
+        fputc('\n', stdout);
+    fflush(stdout);
+    switch (rc) {
+    case CLI_RUN_CANCELLED:
+        fprintf(stderr, "(cancelled)\n");
+        cli_agent_add(&c->agent, "user", "[The user interrupted the previous turn.]");
+        return 0;
+    case CLI_RUN_TURNS:
+        fprintf(stderr, "agt-chat: stopped after %d model turns (--max-turns)\n", c->max_turns);
+        return 0;
+    case CLI_RUN_ERROR:
+        fprintf(stderr, "agt-chat: %s\n", err);
+        return -1;
+    default:
+        return 0;
+    }
+}
+
+/* Ticks the session; each event is shown and queued for the model. */
+static int take_events(chat *c)
+{
+    char *ev = NULL;
+    int n = 0;
+    if (agt_session_tick(c->session, -1, &ev) != AGT_OK)
+        return 0;
+    json_t *arr = json_loads(ev, 0, NULL);
+    agt_free(ev);
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *e = json_array_get(arr, i);
+        const char *type = json_string_value(json_object_get(e, "type"));
+        const char *msg = json_string_value(json_object_get(e, "message"));
+        if (type == NULL || msg == NULL)
+            continue;
+        if (strcmp(type, "task_finished") == 0)
+            fprintf(stderr, "[task %s %s]\n", json_string_value(json_object_get(e, "task_id")),
+                    json_string_value(json_object_get(e, "status")));
+        else
+            fprintf(stderr, "[cron %s fired]\n", json_string_value(json_object_get(e, "id")));
+        cli_agent_add(&c->agent, "user", msg);
+        n++;
+    }
+    json_decref(arr);
+    return n;
+}
+
+static size_t running_tasks(chat *c)
+{
+    size_t n = 0;
+    agt_session_poll_fds(c->session, NULL, 0, &n);
+    return n;
+}
+
+/* Print mode: wait for background tasks, feeding their notifications. */
+static int wait_tasks(chat *c)
+{
+    int64_t limit = cli_now_ms() + c->wait_tasks_s * 1000;
+    while (cli_now_ms() < limit && !g_cancel) {
+        if (take_events(c) > 0) {
+            if (run_turn(c) != 0)
+                return -1;
+            continue;
+        }
+        size_t n = running_tasks(c);
+        if (n == 0)
+            return 0;
+        int fds[64];
+        size_t got = 0;
+        agt_session_poll_fds(c->session, fds, 64, &got);
+        struct pollfd p[64];
+        for (size_t k = 0; k < got && k < 64; k++) {
+            p[k].fd = fds[k];
+            p[k].events = POLLIN;
+            p[k].revents = 0;
+        }
+        poll(p, got < 64 ? got : 64, 200);
+    }
+    if (running_tasks(c) > 0)
+        fprintf(stderr, "agt-chat: background tasks still running after %lld s (--wait-tasks)\n",
+                (long long)c->wait_tasks_s);
+    return 0;
+}
+
+static const char *mode_name(int m)
+{
+    static const char *names[] = {"manual", "plan", "yolo", "auto"};
+    return m >= 0 && m < 4 ? names[m] : "?";
+}
+
+static void run_tool_command(chat *c, const char *tool, const char *args)
+{
+    agt_result *r = NULL;
+    if (agt_session_dispatch(c->session, "slash", tool, args, &r) == AGT_OK) {
+        printf("%s\n", agt_result_text(r));
+        agt_result_free(r);
+    } else {
+        printf("%s: %s\n", tool, agt_error_message());
+    }
+}
+
+static int save_chat(chat *c, const char *path)
+{
+    char *state = NULL;
+    if (agt_session_save(c->session, &state) != AGT_OK) {
+        fprintf(stderr, "agt-chat: save: %s\n", agt_error_message());
+        return -1;
+    }
+    json_t *s = json_loads(state, 0, NULL);
+    agt_free(state);
+    json_t *doc = json_pack("{s:s, s:o, s:O}", "format", "agt-chat/1", "session", s, "messages",
+                            c->agent.messages);
+    int rc = json_dump_file(doc, path, JSON_INDENT(1));
+    json_decref(doc);
+    if (rc != 0) {
+        fprintf(stderr, "agt-chat: cannot write %s\n", path);
+        return -1;
+    }
+    fprintf(stderr, "saved to %s\n", path);
+    return 0;
+}
+
+static int resume_chat(chat *c, const char *path)
+{
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    if (doc == NULL) {
+        fprintf(stderr, "agt-chat: --resume %s: line %d: %s\n", path, je.line, je.text);
+        return -1;
+    }
+    json_t *s = json_object_get(doc, "session"), *m = json_object_get(doc, "messages");
+    if (!json_is_object(s) || !json_is_array(m)) {
+        fprintf(stderr, "agt-chat: --resume %s: not a file written by /save\n", path);
+        json_decref(doc);
+        return -1;
+    }
+    char *text = json_dumps(s, JSON_COMPACT);
+    int rc = agt_session_restore(c->session, text, strlen(text));
+    free(text);
+    if (rc != AGT_OK) {
+        fprintf(stderr, "agt-chat: --resume %s: %s\n", path, agt_error_message());
+        json_decref(doc);
+        return -1;
+    }
+    json_decref(c->agent.messages);
+    c->agent.messages = json_incref(m);
+    json_decref(doc);
+    fprintf(stderr, "resumed %zu messages from %s (mode %s)\n", json_array_size(m), path,
+            mode_name(agt_session_mode(c->session)));
+    return 0;
+}
+
+/* Returns 1 to quit. */
+static int slash(chat *c, const char *line)
+{
+    char cmd[32] = "";
+    const char *arg = line + 1;
+    size_t n = 0;
+    while (*arg != '\0' && *arg != ' ' && n + 1 < sizeof cmd)
+        cmd[n++] = *arg++;
+    cmd[n] = '\0';
+    while (*arg == ' ')
+        arg++;
+    if (strcmp(cmd, "quit") == 0 || strcmp(cmd, "exit") == 0)
+        return 1;
+    if (strcmp(cmd, "tasks") == 0) {
+        run_tool_command(c, "TaskList", "{\"active_only\":false}");
+    } else if (strcmp(cmd, "cron") == 0) {
+        run_tool_command(c, "CronList", "{}");
+    } else if (strcmp(cmd, "todo") == 0) {
+        char *t = NULL;
+        if (agt_session_todos(c->session, &t) == AGT_OK) {
+            json_t *arr = json_loads(t, 0, NULL);
+            if (json_array_size(arr) == 0)
+                printf("(no todos)\n");
+            for (size_t i = 0; i < json_array_size(arr); i++) {
+                json_t *e = json_array_get(arr, i);
+                const char *st = json_string_value(json_object_get(e, "status"));
+                printf("[%s] %s\n",
+                       st == NULL                       ? " "
+                       : strcmp(st, "done") == 0        ? "x"
+                       : strcmp(st, "in_progress") == 0 ? ">"
+                                                        : " ",
+                       json_string_value(json_object_get(e, "title")));
+            }
+            json_decref(arr);
+            agt_free(t);
+        }
+    } else if (strcmp(cmd, "mode") == 0) {
+        if (arg[0] != '\0') {
+            int m = -1;
+            for (int k = 0; k < 4; k++)
+                if (strcmp(arg, mode_name(k)) == 0)
+                    m = k;
+            if (m < 0 || agt_session_set_mode(c->session, m) != AGT_OK)
+                printf("unknown mode \"%s\": manual, plan, yolo or auto\n", arg);
+        }
+        printf("mode: %s\n", mode_name(agt_session_mode(c->session)));
+    } else if (strcmp(cmd, "save") == 0) {
+        if (arg[0] == '\0')
+            printf("usage: /save FILE\n");
+        else
+            save_chat(c, arg);
+    } else if (strcmp(cmd, "help") == 0) {
+        printf("/tasks  background tasks\n/cron   scheduled prompts\n/todo   the todo list\n"
+               "/mode [manual|plan|yolo|auto]\n/save FILE  save the conversation and session\n"
+               "/quit\n");
+    } else {
+        printf("unknown command /%s (try /help)\n", cmd);
+    }
+    return 0;
+}
+
+static int interactive(chat *c)
+{
+    char desc[512];
+    cli_config_describe(&c->cfg, desc, sizeof desc);
+    fprintf(stderr, "agt-chat %s: %s; workspace %s; mode %s. /help for commands, Ctrl-D quits.\n",
+            agt_version(), desc, c->ui.root, mode_name(agt_session_mode(c->session)));
+    using_history();
+    for (;;) {
+        if (take_events(c) > 0) {
+            run_turn(c);
+            continue;
+        }
+        g_cancel = 0;
+        char prompt[32];
+        snprintf(prompt, sizeof prompt, "%s> ",
+                 agt_session_mode(c->session) == AGT_MODE_PLAN ? "plan" : "");
+        char *line = chat_read_line(&c->ui, prompt);
+        if (line == NULL) {
+            if (g_cancel || errno == EINTR) {
+                g_cancel = 0;
+                errno = 0;
+                fputc('\n', stderr);
+                continue;
+            }
+            fputc('\n', stderr);
+            return 0;
+        }
+        const char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '\0') {
+            free(line);
+            continue;
+        }
+        add_history(p);
+        if (*p == '/') {
+            int quit = slash(c, p);
+            free(line);
+            if (quit)
+                return 0;
+            continue;
+        }
+        cli_agent_add(&c->agent, "user", p);
+        free(line);
+        run_turn(c);
+    }
+}
+
+static int setup(chat *c, char *err, size_t errlen)
+{
+    char cwd[4096];
+    const char *root = c->root_opt;
+    if (root == NULL)
+        root = getcwd(cwd, sizeof cwd);
+    if (root == NULL) {
+        snprintf(err, errlen, "cannot read the current directory");
+        return -1;
+    }
+    if (agt_registry_new(&c->reg) != AGT_OK ||
+        agt_registry_load_builtin(c->reg, "chat") != AGT_OK) {
+        snprintf(err, errlen, "tool catalogue: %s", agt_error_message());
+        return -1;
+    }
+    if (agt_session_new(&c->session, c->reg, root) != AGT_OK) {
+        snprintf(err, errlen, "workspace %s: %s", root, agt_error_message());
+        return -1;
+    }
+    c->ui.root = agt_session_root(c->session);
+    if (c->ui.yolo)
+        agt_session_set_mode(c->session, AGT_MODE_YOLO);
+    else if (c->plan)
+        agt_session_set_mode(c->session, AGT_MODE_PLAN);
+    agt_session_set_approver(c->session, chat_approve, &c->ui);
+    agt_session_set_idle(c->session, 1);
+    if (cli_model_open(&c->cfg, &c->model, err, errlen) != 0)
+        return -1;
+    agt_model_set_stream_callback(c->model, on_stream, c);
+    cli_agent_init(&c->agent, c->model, c->session);
+    c->agent.max_turns = c->max_turns;
+    c->agent.cancel = &g_cancel;
+    c->agent.on_tool = on_tool;
+    c->agent.on_reply = on_reply;
+    c->agent.payload = c;
+    cli_agent_arm(&c->agent);
+    cli_agent_add(&c->agent, "system", system_prompt);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    chat c;
+    char err[1024] = "";
+    int status = 1;
+    memset(&c, 0, sizeof c);
+    c.max_turns = 50;
+    c.wait_tasks_s = 120;
+    if (parse_args(&c, argc, argv) != 0)
+        return 2;
+    c.ui.interactive = c.print_prompt == NULL && isatty(0) && isatty(1);
+    c.ui.color = c.ui.color == 0 && isatty(2) && getenv("NO_COLOR") == NULL;
+    if (cli_config_resolve(&c.cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "agt-chat: %s\n", err);
+        goto out;
+    }
+    if (!c.cfg.configured) {
+        fprintf(stderr, "agt-chat: no model configured: pass --model NAME (and --base-url URL "
+                        "for a non-OpenAI endpoint) with AGT_API_KEY exported, or define a "
+                        "provider in the config file; see --help\n");
+        goto out;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    if (setup(&c, err, sizeof err) != 0) {
+        fprintf(stderr, "agt-chat: %s\n", err);
+        goto out;
+    }
+    if (c.resume != NULL && resume_chat(&c, c.resume) != 0)
+        goto out;
+    if (c.print_prompt != NULL) {
+        cli_agent_add(&c.agent, "user", c.print_prompt);
+        status = run_turn(&c) == 0 && wait_tasks(&c) == 0 ? 0 : 1;
+    } else {
+        status = interactive(&c) == 0 ? 0 : 1;
+    }
+out:
+    cli_agent_fini(&c.agent);
+    agt_model_free(c.model);
+    agt_session_free(c.session);
+    agt_registry_free(c.reg);
+    cli_config_free(&c.cfg);
+    return status;
+}

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""agt-chat end to end against the scripted OpenAI-compatible server.
+
+1. Print mode (-p), approvals answered on stdin: the model Reads a file,
+   Edits it (approved once), runs Bash (rejected with a reason, then approved
+   for the session, then the same command runs without asking), starts a
+   background task and gets its notification in a further turn.
+2. The line mode on a pipe: slash commands /mode, /todo, /save, then
+   --resume restores the mode and the conversation.
+3. In a pseudo-terminal (libedit): a prompt, an approval, Ctrl-C at the
+   prompt does not end the program, /quit does.
+
+usage: test_chat.py AGT_CHAT SCRIPTED_SERVER
+"""
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import Tap  # noqa: E402
+
+
+def call(cid, name, args):
+    return {"id": cid, "name": name, "arguments": json.dumps(args)}
+
+
+def turn(*calls, content=""):
+    return {"content": content, "tool_calls": list(calls),
+            "finish_reason": "tool_calls" if calls else "stop"}
+
+
+class Server:
+    def __init__(self, script_path, lines, server):
+        with open(script_path, "w") as f:
+            for ln in lines:
+                f.write(json.dumps(ln) + "\n")
+        self.log = script_path + ".requests"
+        self.proc = subprocess.Popen([sys.executable, server, script_path],
+                                     stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True)
+        self.url = "http://127.0.0.1:%s/v1" % self.proc.stdout.readline().strip()
+
+    def requests(self):
+        with open(self.log) as f:
+            return [json.loads(ln) for ln in f if ln.strip()]
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+
+
+def print_mode(t, exe, server, tmp):
+    ws = os.path.join(tmp, "ws")
+    os.makedirs(ws)
+    with open(os.path.join(ws, "notes.txt"), "w") as f:
+        f.write("alpha\nbeta\ngamma\n")
+    srv = Server(os.path.join(tmp, "print.jsonl"), [
+        turn(call("1", "Read", {"path": "notes.txt"}), content="Reading."),
+        turn(call("2", "Edit", {"path": "notes.txt", "old_string": "beta",
+                                "new_string": "BETA"})),
+        turn(call("3", "Bash", {"command": "echo hi"})),
+        turn(call("4", "Bash", {"command": "echo hi"})),
+        turn(call("5", "Bash", {"command": "echo hi"})),
+        turn(call("6", "Bash", {"command": "sleep 0.3; echo done-bg", "run_in_background": True,
+                                "description": "bg job"})),
+        turn(content="Started the job."),
+        turn(content="The job is done."),
+    ], server)
+    p = subprocess.run([exe, "--root", ws, "--model", "m", "--base-url", srv.url, "-p",
+                        "capitalise beta", "--no-color"],
+                       input="y\nn\nnot now\na\ny\n", capture_output=True, text=True, timeout=60)
+    srv.close()
+    t.eq(p.returncode, 0, "print mode exits 0" + ("" if p.returncode == 0 else ": " + p.stderr))
+    with open(os.path.join(ws, "notes.txt")) as f:
+        t.eq(f.read(), "alpha\nBETA\ngamma\n", "the approved Edit changed the file")
+    t.eq(p.stdout, "Reading.\nStarted the job.\nThe job is done.\n",
+         "stdout has the streamed answers only")
+    t.ok("--- notes.txt\n+++ notes.txt\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n"
+         in p.stderr, "the Edit approval shows a unified diff")
+    t.eq(p.stderr.count("? Bash wants approval"), 3,
+         "Bash asked three times: rejected, approved for the session, background job")
+    t.ok("  $ echo hi\n" in p.stderr, "the Bash approval shows the command")
+    reqs = srv.requests()
+    t.eq(len(reqs), 8, "eight model requests")
+    msgs = reqs[-1]["messages"] if reqs else []
+    tool = {m["tool_call_id"]: m["content"] for m in msgs if m.get("role") == "tool"}
+    t.ok("alpha" in tool.get("1", "") and "beta" in tool.get("1", ""), "Read result has the file")
+    t.ok(tool.get("3", "").startswith("The user declined this Bash call: not now."),
+         "rejected Bash: the model gets the reason")
+    t.ok(tool.get("4", "").startswith("hi"), "Bash approved for the session ran")
+    t.ok(tool.get("5", "").startswith("hi"), "the same command ran again without asking")
+    t.ok("bg job" in tool.get("6", "") and "bash-" in tool.get("6", ""),
+         "background task started")
+    users = [m["content"] for m in msgs if m.get("role") == "user"]
+    t.ok(len(users) == 2 and "bash-" in users[-1] and "done-bg" in users[-1],
+         "the task notification reached the model as a new turn")
+    t.ok(any(x.get("function", {}).get("name") == "Bash" for x in reqs[0].get("tools", [])),
+         "the chat tools were offered")
+
+
+def line_mode(t, exe, server, tmp):
+    ws = os.path.join(tmp, "ws2")
+    os.makedirs(ws)
+    srv = Server(os.path.join(tmp, "line.jsonl"), [
+        turn(call("t1", "TodoList", {"todos": [{"title": "write tests", "status": "in_progress"},
+                                                {"title": "ship", "status": "pending"}]})),
+        turn(content="Noted."),
+        turn(content="Still here."),
+    ], server)
+    save = os.path.join(tmp, "chat.json")
+    p = subprocess.run([exe, "--root", ws, "--model", "m", "--base-url", srv.url, "--no-color"],
+                       input="plan the work\n/todo\n/mode plan\n/mode\n/save %s\n/quit\n" % save,
+                       capture_output=True, text=True, timeout=60)
+    t.eq(p.returncode, 0, "line mode exits 0 after /quit")
+    t.ok("[>] write tests\n[ ] ship\n" in p.stdout, "/todo shows the list")
+    t.ok("mode: plan\nmode: plan\n" in p.stdout, "/mode switches to plan mode")
+    with open(save) as f:
+        doc = json.load(f)
+    t.eq(doc.get("format"), "agt-chat/1", "/save writes the conversation and the session")
+    p = subprocess.run([exe, "--root", ws, "--model", "m", "--base-url", srv.url, "--no-color",
+                        "--resume", save], input="/mode\nare you there?\n", capture_output=True,
+                       text=True, timeout=60)
+    srv.close()
+    t.ok(p.returncode == 0 and "mode: plan\n" in p.stdout, "--resume restores plan mode")
+    reqs = srv.requests()
+    last = reqs[-1]["messages"] if reqs else []
+    t.eq([m["content"] for m in last if m["role"] == "user"], ["plan the work", "are you there?"],
+         "--resume continues the saved conversation")
+
+
+def read_until(fd, text, timeout=10.0):
+    buf = b""
+    end = time.time() + timeout
+    while time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            buf += chunk
+            if text.encode() in buf:
+                return buf.decode(errors="replace")
+    return None
+
+
+def pty_mode(t, exe, server, tmp):
+    ws = os.path.join(tmp, "ws3")
+    os.makedirs(ws)
+    srv = Server(os.path.join(tmp, "pty.jsonl"), [
+        turn(call("w1", "Write", {"path": "hello.txt", "content": "hello\n"})),
+        turn(content="Wrote hello.txt."),
+    ], server)
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ["TERM"] = "dumb"
+        os.execv(exe, [exe, "--root", ws, "--model", "m", "--base-url", srv.url, "--no-color"])
+    t.ok(read_until(fd, "> ") is not None, "pty: the prompt appears")
+    os.write(fd, b"write hello\r")
+    out = read_until(fd, "[n] no")
+    t.ok(out is not None and "+hello" in out, "pty: the Write approval shows the new file")
+    os.write(fd, b"y\r")
+    t.ok(read_until(fd, "Wrote hello.txt.") is not None, "pty: the answer streams")
+    os.write(fd, b"\x03")
+    time.sleep(0.3)
+    os.write(fd, b"/mode\r")
+    t.ok(read_until(fd, "mode: manual") is not None, "pty: Ctrl-C at the prompt keeps it running")
+    os.write(fd, b"/quit\r")
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    srv.close()
+    t.eq(os.waitstatus_to_exitcode(status), 0, "pty: /quit exits 0")
+    with open(os.path.join(ws, "hello.txt")) as f:
+        t.eq(f.read(), "hello\n", "pty: the approved Write created the file")
+
+
+def main():
+    exe, server = sys.argv[1], sys.argv[2]
+    t = Tap()
+    with tempfile.TemporaryDirectory() as tmp:
+        print_mode(t, exe, server, tmp)
+        line_mode(t, exe, server, tmp)
+        pty_mode(t, exe, server, tmp)
+    return t.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
