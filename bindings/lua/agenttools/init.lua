@@ -914,11 +914,212 @@ end
 
 function Cron:expression() return str(C.agt_cron_expression(handle(self))) end
 
+-- ---- Model, Agent ----------------------------------------------------------------
+
+local function response_from(p)
+  local t = json.decode(ffi.string(C.agt_model_response_json(p)))
+  C.agt_model_response_free(p)
+  return t
+end
+
+local Model = class("Model")
+M.Model = Model
+
+local function model_wrap(h)
+  return setmetatable({ _h = ffi.gc(h, C.agt_model_free), _cbs = {}, _guard = guard() }, Model)
+end
+
+-- Model(protocol[, {base_url=, api_key=, name=}]): an HTTP model.
+function Model.new(protocol, opts)
+  local pp = ffi.new("agt_model *[1]")
+  check(C.agt_model_new(pp, protocol or 0))
+  local m = model_wrap(pp[0])
+  opts = opts or {}
+  if opts.base_url then check(C.agt_model_set_base_url(m._h, opts.base_url)) end
+  if opts.api_key then check(C.agt_model_set_api_key(m._h, opts.api_key)) end
+  if opts.name then check(C.agt_model_set_name(m._h, opts.name)) end
+  return m
+end
+
+function Model.replay(path)
+  local pp = ffi.new("agt_model *[1]")
+  check(C.agt_model_new_replay(pp, path))
+  return model_wrap(pp[0])
+end
+
+-- fn(request_table) -> canonical response (table or JSON text); an error fails
+-- the request and is re-raised when complete()/Agent:run() returns.
+function Model.host(fn)
+  local g = guard()
+  local cb = ffi.cast("agt_model_host_fn", function(reply, request, _)
+    local ok, out = pcall(function() return jtext(fn(json.decode(ffi.string(request)))) end)
+    if not ok then
+      g.err = g.err or out
+      C.agt_model_reply_set_error(reply, tostring(out))
+      return -1
+    end
+    return C.agt_model_reply_set(reply, out, #out)
+  end)
+  local pp = ffi.new("agt_model *[1]")
+  local rc = C.agt_model_new_host(pp, cb, nil)
+  if rc < 0 then cb:free() check(rc) end
+  local m = model_wrap(pp[0])
+  m._guard = g
+  m._cbs.host = cb
+  return m
+end
+
+function Model:close()
+  if self._h ~= nil then
+    C.agt_model_free(ffi.gc(self._h, nil))
+    self._h = nil
+  end
+  for _, cb in pairs(self._cbs) do cb:free() end
+  self._cbs = {}
+end
+
+function Model:set_base_url(u) check(C.agt_model_set_base_url(handle(self), u)) end
+function Model:set_api_key(k) check(C.agt_model_set_api_key(handle(self), k)) end
+function Model:set_name(n) check(C.agt_model_set_name(handle(self), n)) end
+function Model:set_timeouts(c, t, l) check(C.agt_model_set_timeouts(handle(self), c, t, l)) end
+function Model:set_retries(n, b, mx) check(C.agt_model_set_retries(handle(self), n, b, mx)) end
+function Model:set_max_tokens(n, field) check(C.agt_model_set_max_tokens(handle(self), n, field or 0)) end
+function Model:set_stream(on) check(C.agt_model_set_stream(handle(self), on and 1 or 0)) end
+function Model:cancel() C.agt_model_cancel(handle(self)) end
+function Model:http_status() return C.agt_model_http_status(handle(self)) end
+function Model:attempts() return C.agt_model_attempts(handle(self)) end
+
+function Model:set_extra_body(v)
+  local t = jtext(v)
+  check(C.agt_model_set_extra_body(handle(self), t, #t))
+end
+
+-- fn(kind, text) -> true to cancel.
+function Model:set_stream_callback(fn)
+  local g = self._guard
+  set_cb(self, "stream", "agt_stream_fn", fn, function(kind, text, n, _)
+    local ok, stop = pcall(fn, kind, ffi.string(text, n))
+    if not ok then
+      g.err = g.err or stop
+      return 1
+    end
+    return stop and 1 or 0
+  end, function(h, cb) return C.agt_model_set_stream_callback(h, cb, nil) end)
+end
+
+-- fn() -> true to cancel the running request.
+function Model:set_cancel_callback(fn)
+  local g = self._guard
+  set_cb(self, "cancel", "agt_cancel_fn", fn, function(_)
+    local ok, stop = pcall(fn)
+    if not ok then
+      g.err = g.err or stop
+      return 1
+    end
+    return stop and 1 or 0
+  end, function(h, cb) return C.agt_model_set_cancel_callback(h, cb, nil) end)
+end
+
+function Model:complete(messages, tools)
+  local m = jtext(messages)
+  local t = jtext(tools)
+  local pp = ffi.new("agt_model_response *[1]")
+  local rc = C.agt_model_complete(pp, handle(self), m, #m, t, t and #t or 0)
+  reraise(self._guard)
+  check(rc)
+  return response_from(pp[0])
+end
+
+function Model.parse_response(text)
+  local pp = ffi.new("agt_model_response *[1]")
+  check(C.agt_model_response_parse(pp, text, #text))
+  return response_from(pp[0])
+end
+
+local Agent = class("Agent")
+M.Agent = Agent
+
+function Agent.new(session, model, system_prompt)
+  local pp = ffi.new("agt_agent *[1]")
+  check(C.agt_agent_new(pp, handle(session), handle(model)))
+  local keep = { session = session, model = model }
+  local h = ffi.gc(pp[0], function(p)
+    C.agt_agent_free(p)
+    keep.session, keep.model = nil, nil
+  end)
+  local a = setmetatable({ _h = h, session = session, model = model, _keep = keep, _cbs = {},
+                           _guard = guard() }, Agent)
+  if system_prompt then a:set_system_prompt(system_prompt) end
+  return a
+end
+
+function Agent:close()
+  if self._h ~= nil then
+    C.agt_agent_free(ffi.gc(self._h, nil))
+    self._h = nil
+  end
+  for _, cb in pairs(self._cbs) do cb:free() end
+  self._cbs = {}
+end
+
+function Agent:set_system_prompt(t) check(C.agt_agent_set_system_prompt(handle(self), t)) end
+function Agent:add_user_message(t) check(C.agt_agent_add_user_message(handle(self), t)) end
+function Agent:set_max_turns(n) check(C.agt_agent_set_max_turns(handle(self), n)) end
+function Agent:set_token_budget(n) check(C.agt_agent_set_token_budget(handle(self), n)) end
+function Agent:set_context_window(n, pct) check(C.agt_agent_set_context_window(handle(self), n, pct or 80)) end
+function Agent:cancel() C.agt_agent_cancel(handle(self)) end
+function Agent:stop_reason() return C.agt_agent_stop_reason(handle(self)) end
+function Agent:turns() return C.agt_agent_turns(handle(self)) end
+function Agent:tokens_used() return tonumber(C.agt_agent_tokens_used(handle(self))) end
+function Agent:text() return str(C.agt_agent_text(handle(self))) end
+function Agent:messages() return out_json(C.agt_agent_messages, handle(self)) end
+function Agent:save() return out_json(C.agt_agent_save, handle(self)) end
+
+function Agent:restore(state)
+  local t = jtext(state)
+  check(C.agt_agent_restore(handle(self), t, #t))
+end
+
+-- fn(kind, data): data is a string for AGT_AGENT_TEXT/THINKING, a table
+-- otherwise; true cancels the run; an error cancels it and is re-raised.
+function Agent:set_event_callback(fn)
+  local g = self._guard
+  set_cb(self, "event", "agt_agent_event_fn", fn, function(kind, data, n, _)
+    local ok, stop = pcall(function()
+      local d = ffi.string(data, n)
+      if kind ~= M.AGT_AGENT_TEXT and kind ~= M.AGT_AGENT_THINKING then d = json.decode(d) end
+      return fn(kind, d)
+    end)
+    if not ok then
+      g.err = g.err or stop
+      return 1
+    end
+    return stop and 1 or 0
+  end, function(h, cb) return C.agt_agent_set_event_callback(h, cb, nil) end)
+end
+
+local function agent_after(self, rc)
+  reraise(self._guard)
+  reraise(self.model._guard)
+  reraise(self.session._guard)
+  if rc == 0 or rc == M.AGT_EPENDING or rc == M.AGT_ELIMIT then return self:stop_reason() end
+  error(new_error(rc), 3)
+end
+
+-- Returns the stop reason (AGT_AGENT_STOP_*); approval pauses and used-up
+-- budgets are stop reasons, other failures raise.
+function Agent:run() return agent_after(self, C.agt_agent_run(handle(self))) end
+function Agent:resume() return agent_after(self, C.agt_agent_resume(handle(self))) end
+
+function Agent:answer(call_id, decision, reason)
+  check(C.agt_agent_answer(handle(self), call_id, decision, reason))
+end
+
 -- C functions that may call back into Lua must not be called from compiled
 -- traces (LuaJIT: "bad callback"); keep their callers interpreted.
 for _, f in ipairs({ Session.dispatch, Session.answer, Session.answer_rule, Session.tick,
                      Session.next_deadline, Diff.anchor, Diff.anchor_batch, Schema.new,
-                     finish }) do
+                     finish, Model.complete, Agent.run, Agent.resume, Agent.answer }) do
   jit.off(f, true)
 end
 

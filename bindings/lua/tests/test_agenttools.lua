@@ -166,6 +166,43 @@ check(c:next(86400 + 9 * 3600, "UTC") == 4 * 86400 + 9 * 3600, "cron next skips 
 check(c:describe() == "at 09:00 on weekdays" and c:expression() == "0 9 * * 1-5", "cron describe")
 check(raises(function() agt.Cron("61 * * * *") end, agt.AGT_EPARSE), "cron parse error")
 
+-- host model and agent loop
+local has_agent = pcall(function() return agt.C.agt_agent_new ~= nil and agt.C.agt_model_new_host ~= nil end)
+if has_agent then
+  local reqs = {}
+  local answers = {
+    { content = "", finish_reason = "tool_calls",
+      tool_calls = { { id = "call_1", name = "TodoList",
+        arguments = json.encode({ todos = { { title = "from lua model", status = "pending" } } }) } } },
+    { content = "all done", finish_reason = "stop" },
+  }
+  local m = agt.Model.host(function(req)
+    reqs[#reqs + 1] = req
+    return answers[#reqs]
+  end)
+  local ag = agt.Agent(s, m, "be brief")
+  local kinds = {}
+  ag:set_event_callback(function(kind) kinds[kind] = true end)
+  ag:add_user_message("plan it")
+  check(ag:run() == agt.AGT_AGENT_STOP_DONE and ag:text() == "all done" and ag:turns() == 2,
+        "agent loop with a Lua host model", ag:text())
+  local td = s:todos()
+  check(td[1].title == "from lua model", "the model's TodoList call ran")
+  check(reqs[1].messages[1].role == "system" and reqs[1].messages[1].content == "be brief"
+        and reqs[2].messages[#reqs[2].messages].tool_call_id == "call_1", "requests seen by the host model")
+  check(kinds[agt.AGT_AGENT_TOOL_STARTED] and kinds[agt.AGT_AGENT_TOOL_FINISHED], "agent events")
+  ag:close()
+  m:close()
+  local bad = agt.Model.host(function() error("model is down") end)
+  local okm, merr = pcall(function() return bad:complete({ { role = "user", content = "hi" } }) end)
+  check(not okm and tostring(merr):find("model is down", 1, true) ~= nil, "host model error re-raised")
+  bad:close()
+  local pr = agt.Model.parse_response('{"content":"x","tool_calls":[{"id":"a","function":{"name":"Read","arguments":{"path":"f"}}}]}')
+  check(pr.tool_calls[1].name == "Read" and json.decode(pr.tool_calls[1].arguments).path == "f", "parse_response")
+else
+  skip("agent", "agt_agent_new is not exported by this library build")
+end
+
 -- explicit close, double close, use after close
 s:close()
 s:close()
