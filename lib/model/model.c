@@ -368,7 +368,7 @@ static int complete_local(agt_model *m, json_t *messages, json_t *tools,
         json_t *req = json_object();
         json_object_set_new(req, "model", json_string(m->name ? m->name : ""));
         json_object_set(req, "messages", messages);
-        json_object_set(req, "tools", tools ? tools : json_array());
+        json_object_set_new(req, "tools", tools ? json_incref(tools) : json_array());
         char *text = json_dumps(req, JSON_COMPACT | JSON_PRESERVE_ORDER);
         json_decref(req);
         if (!text)
