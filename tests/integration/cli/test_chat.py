@@ -156,6 +156,8 @@ def pty_mode(t, exe, server, tmp):
     srv = Server(os.path.join(tmp, "pty.jsonl"), [
         turn(call("w1", "Write", {"path": "hello.txt", "content": "hello\n"})),
         turn(content="Wrote hello.txt."),
+        dict(turn(content="too late"), delay=3),
+        turn(content="Back again."),
     ], server)
     pid, fd = pty.fork()
     if pid == 0:
@@ -171,6 +173,13 @@ def pty_mode(t, exe, server, tmp):
     time.sleep(0.3)
     os.write(fd, b"/mode\r")
     t.ok(read_until(fd, "mode: manual") is not None, "pty: Ctrl-C at the prompt keeps it running")
+    os.write(fd, b"take your time\r")
+    time.sleep(0.5)
+    os.write(fd, b"\x03")
+    out = read_until(fd, "(cancelled)")
+    t.ok(out is not None and "too late" not in out, "pty: Ctrl-C cancels the running turn")
+    os.write(fd, b"hello again\r")
+    t.ok(read_until(fd, "Back again.") is not None, "pty: the next prompt works after a cancel")
     os.write(fd, b"/quit\r")
     _, status = os.waitpid(pid, 0)
     os.close(fd)

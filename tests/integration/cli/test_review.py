@@ -207,7 +207,9 @@ def main():
         order = [f["path"] for f in prev["files"] if f["review"]]
         lines = []
         for p in order:
-            lines += script_for(p)
+            # "key" lets the scripted server answer each file from its own
+            # queue, whatever order parallel workers ask in (replay ignores it)
+            lines += [dict(x, key=p) for x in script_for(p)]
         script = os.path.join(tmp, "script.jsonl")
         with open(script, "w") as f:
             for ln in lines:
@@ -284,9 +286,42 @@ def main():
         t.ok(rc == 0 and "src/calc.c:13 [bug, high]" in out and
              "    for (int i = 0; i < n; i++)" in out, "text output: location and suggestion")
         t.ok("[2/2]" in err, "progress on stderr")
+        def anchors(res):
+            return sorted((c["path"], c["start_line"], c["end_line"], c["side"], c["method"],
+                           c["ambiguous"]) for c in res["comments"])
+
         if proc is not None:
+            first = anchors(res)
+            urllib.request.urlopen(urllib.request.Request(
+                "http://127.0.0.1:%s/reset" % port, data=b"", method="POST")).read()
+            rc, out, err = run([exe, "--repo", repo, "--from", c1, "--format", "json",
+                                "--concurrency", "2"] + model, tmp)
+            t.ok(rc == 0 and anchors(json.loads(out)) == first,
+                 "--concurrency 2 gives the same anchored comments")
             proc.stdin.close()
             proc.wait(timeout=10)
+
+            # --timeout: the model takes 3 s for calc.c; the limit is 1 s.
+            slow = os.path.join(tmp, "slow.jsonl")
+            with open(slow, "w") as f:
+                for p in order:
+                    for x in script_for(p):
+                        x = dict(x, key=p)
+                        if p == "src/calc.c":
+                            x["delay"] = 3
+                        f.write(json.dumps(x) + "\n")
+            sp = subprocess.Popen([sys.executable, server, slow], stdout=subprocess.PIPE,
+                                  stdin=subprocess.PIPE, text=True)
+            sport = sp.stdout.readline().strip()
+            rc, out, err = run([exe, "--repo", repo, "--from", c1, "--format", "json",
+                                "--timeout", "1", "--model", "m", "--base-url",
+                                "http://127.0.0.1:%s/v1" % sport], tmp)
+            sp.stdin.close()
+            sp.wait(timeout=10)
+            outcomes = {f["path"]: f["outcome"] for f in json.loads(out)["files"]} if rc == 0 \
+                else {}
+            t.eq(outcomes, {"src/calc.c": "timeout", "new_name.py": "done"},
+                 "--timeout stops the slow file only")
 
         rc, out, err = run([exe, "--repo", os.path.join(tmp, "nope"), "--model",
                             "replay:" + script], tmp)
