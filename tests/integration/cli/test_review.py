@@ -301,6 +301,42 @@ def main():
             proc.stdin.close()
             proc.wait(timeout=10)
 
+            # --plan-threshold 10: calc.c (14 changed lines) gets a plan phase with
+            # the read-only tools, new_name.py (2) does not; --language reaches the prompt.
+            planned = os.path.join(tmp, "plan.jsonl")
+            with open(planned, "w") as f:
+                f.write(json.dumps({"key": "src/calc.c", "content": "Plan: check the loop bounds.",
+                                    "finish_reason": "stop"}) + "\n")
+                for p in order:
+                    for x in script_for(p):
+                        f.write(json.dumps(dict(x, key=p)) + "\n")
+            pp = subprocess.Popen([sys.executable, server, planned], stdout=subprocess.PIPE,
+                                  stdin=subprocess.PIPE, text=True)
+            pport = pp.stdout.readline().strip()
+            rc, out, err = run([exe, "--repo", repo, "--from", c1, "--format", "json",
+                                "--plan-threshold", "10", "--language", "French", "--model", "m",
+                                "--base-url", "http://127.0.0.1:%s/v1" % pport], tmp)
+            pp.stdin.close()
+            pp.wait(timeout=10)
+            res2 = json.loads(out) if rc == 0 else {"files": [], "comments": []}
+            t.eq({f["path"]: f["planned"] for f in res2["files"]},
+                 {"src/calc.c": True, "new_name.py": False}, "plan phase only for the large file")
+            t.eq(anchors(res2), first, "same anchored comments after a plan phase")
+            with open(planned + ".requests") as f:
+                reqs = [json.loads(ln) for ln in f if ln.strip()]
+
+            def user_of(r):
+                return next(m["content"] for m in r["messages"] if m["role"] == "user")
+            calc = [r for r in reqs if "Review the modified file src/calc.c" in user_of(r)]
+            t.eq(sorted(x["function"]["name"] for x in calc[0]["tools"]) if calc else None,
+                 ["code_search", "file_find", "file_read_diff"], "plan phase offers read-only tools")
+            main_calc = [r for r in calc if "Plan: check the loop bounds." in user_of(r)]
+            t.ok(len(main_calc) >= 1 and "task_done" in
+                 [x["function"]["name"] for x in main_calc[0]["tools"]],
+                 "main phase gets the plan and the full tool set")
+            t.ok(all("Write the comments in French." in user_of(r) for r in calc + main_calc),
+                 "--language reaches the prompt")
+
             # --timeout: the model takes 3 s for calc.c; the limit is 1 s.
             slow = os.path.join(tmp, "slow.jsonl")
             with open(slow, "w") as f:
@@ -323,6 +359,12 @@ def main():
             t.eq(outcomes, {"src/calc.c": "timeout", "new_name.py": "done"},
                  "--timeout stops the slow file only")
 
+        bad_tools = os.path.join(tmp, "tools.json")
+        with open(bad_tools, "w") as f:
+            f.write('[{"name": "no_such_tool", "definition": {"name": "no_such_tool"}}]')
+        rc, out, err = run([exe, "--repo", repo, "--from", c1, "--tools", bad_tools, "--model",
+                            "replay:" + script], tmp)
+        t.ok(rc == 1 and "--tools" in err, "a bad --tools file: exit 1 naming it")
         rc, out, err = run([exe, "--repo", os.path.join(tmp, "nope"), "--model",
                             "replay:" + script], tmp)
         t.ok(rc == 1 and "cannot open the change set" in err, "bad --repo: exit 1 with the reason")
