@@ -27,14 +27,22 @@ SONAME = "libagenttools.so.1"
 _SCALARS = {
     "void": None,
     "int": ctypes.c_int,
+    "unsigned": ctypes.c_uint,
+    "unsigned int": ctypes.c_uint,
+    "long": ctypes.c_long,
+    "unsigned long": ctypes.c_ulong,
+    "double": ctypes.c_double,
     "size_t": ctypes.c_size_t,
+    "ssize_t": ctypes.c_ssize_t,
+    "int32_t": ctypes.c_int32,
+    "uint32_t": ctypes.c_uint32,
     "int64_t": ctypes.c_int64,
+    "uint64_t": ctypes.c_uint64,
+    "uint8_t": ctypes.c_uint8,
+    "_Bool": ctypes.c_bool,
+    "bool": ctypes.c_bool,
 }
-_SCALAR_PTRS = {
-    "int": ctypes.POINTER(ctypes.c_int),
-    "size_t": ctypes.POINTER(ctypes.c_size_t),
-    "int64_t": ctypes.POINTER(ctypes.c_int64),
-}
+_SCALAR_PTRS = {k: ctypes.POINTER(v) for k, v in _SCALARS.items() if v is not None}
 
 
 def _split_decl(decl):
@@ -78,29 +86,43 @@ def _params(text):
     return [_split_decl(p)[0] for p in text.split(",")]
 
 
+UNMAPPED = []  # declarations with a C type this module cannot map (left unbound)
+
+
 def parse_cdecls(decls_text):
     """Returns (fnptr ctypes types by typedef name, {function: (restype, argtypes)})."""
     fnptrs = {}
     funcs = {}
+    try_map = _try_map(fnptrs)
     for line in decls_text.splitlines():
         line = line.strip()
         if not line or line.startswith("/*") or line.startswith("typedef struct"):
             continue
         m = re.match(r"typedef\s+(.+?)\(\s*\*\s*(\w+)\s*\)\s*\((.*)\)\s*;$", line)
         if m:
-            ret = ctype_of(m.group(1), fnptrs, True)
-            args = [ctype_of(p, fnptrs) for p in _params(m.group(3))]
-            # Callback string arguments arrive as raw pointers (c_char_p would
-            # copy them to bytes anyway; keep the same for clarity).
-            fnptrs[m.group(2)] = ctypes.CFUNCTYPE(ret, *args)
+            sig = try_map(line, m.group(1), m.group(3))
+            if sig is not None:
+                fnptrs[m.group(2)] = ctypes.CFUNCTYPE(sig[0], *sig[1])
             continue
         m = re.match(r"(.+?)\b(agt_\w+)\s*\((.*)\)\s*;$", line)
         if not m:
-            raise ValueError("cannot parse declaration: %s" % line)
-        ret = ctype_of(m.group(1), fnptrs, True)
-        args = [ctype_of(p, fnptrs) for p in _params(m.group(3))]
-        funcs[m.group(2)] = (ret, args)
+            UNMAPPED.append(line)
+            continue
+        sig = try_map(line, m.group(1), m.group(3))
+        if sig is not None:
+            funcs[m.group(2)] = sig
     return fnptrs, funcs
+
+
+def _try_map(fnptrs):
+    def try_map(line, ret, params):
+        try:
+            return (ctype_of(ret, fnptrs, True), [ctype_of(p, fnptrs) for p in _params(params)])
+        except TypeError:
+            UNMAPPED.append(line)
+            return None
+
+    return try_map
 
 
 FNPTR, SIGNATURES = parse_cdecls(_cdecls.DECLS)

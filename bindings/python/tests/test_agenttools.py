@@ -416,6 +416,15 @@ class TestCompleteness(unittest.TestCase):
             self.assertEqual(bound[name], sig, name)
         self.assertEqual(sorted(_lib.SIGNATURES), sorted(hdr))
 
+    def test_generated_files_are_fresh(self):
+        import subprocess
+        p = subprocess.run([sys.executable, os.path.join(SRC, "bindings", "tools", "gen_decls.py"),
+                            "--check"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+    def test_every_declaration_maps_to_ctypes(self):
+        self.assertEqual(_lib.UNMAPPED, [])
+
     def test_lua_cdef_matches_headers(self):
         hdr = self.headers()
         path = os.path.join(SRC, "bindings", "lua", "agenttools", "cdef.lua")
