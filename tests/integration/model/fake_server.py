@@ -12,6 +12,7 @@ answer.  GET /<scenario>/last returns the last request seen for it as
 The stream shapes follow the endpoints' documented formats: see the header
 comment of test_model.c for the list.  Python standard library only.
 """
+import gzip
 import http.server
 import json
 import socketserver
@@ -214,6 +215,15 @@ def agent_turns(n):
             "data: [DONE]\n\n"]
 
 
+PAGE_HTML = (
+    "<!DOCTYPE html><html><head><title>Test Page</title><style>p{color:red}</style>"
+    "<script>var x=1;</script></head><body><nav><a href=\"/home\">Home</a></nav>"
+    "<header>Site header</header><main><h1>Hello</h1><p>First   paragraph with "
+    "<a href=\"docs/a.html\">a link</a> and <code>x = 1</code>.</p>"
+    "<ul><li>one</li><li>two</li></ul><pre><code>int main(void)\n{\n    return 0;\n}</code></pre>"
+    "<script>alert(1)</script></main><footer>Copyright</footer></body></html>")
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -256,7 +266,55 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
+    def send_raw(self, status, ctype, data, headers=None):
+        self.send_response(status)
+        if ctype:
+            self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_web(self, name):
+        """Pages for the FetchURL tests."""
+        if name == "page.html":
+            self.send_raw(200, "text/html; charset=utf-8", PAGE_HTML.encode())
+        elif name == "latin1.html":
+            self.send_raw(200, "text/html; charset=iso-8859-1",
+                          b"<html><body><p>caf\xe9</p></body></html>")
+        elif name == "latin1.txt":
+            self.send_raw(200, "text/plain; charset=iso-8859-1", b"na\xefve caf\xe9")
+        elif name == "readme.md":
+            self.send_raw(200, "text/markdown", b"# Title\n\n*emphasis*\n")
+        elif name == "gzip.txt":
+            self.send_raw(200, "text/plain", gzip.compress(b"compressed text\n"),
+                          {"Content-Encoding": "gzip"})
+        elif name == "redirect":
+            self.send_raw(302, "text/plain", b"", {"Location": "/web/readme.md"})
+        elif name == "loop":
+            self.send_raw(302, "text/plain", b"", {"Location": "/web/loop"})
+        elif name == "toftp":
+            self.send_raw(302, "text/plain", b"", {"Location": "ftp://127.0.0.1/file"})
+        elif name == "missing":
+            self.send_raw(404, "text/plain", b"no such page")
+        elif name == "big":
+            self.send_raw(200, "text/plain", b"0123456789abcde\n" * (10 * 65536))
+        elif name == "image.png":
+            self.send_raw(200, "image/png", b"\x89PNG\r\n\x1a\n")
+        elif name == "slow":
+            time.sleep(3)
+            try:
+                self.send_raw(200, "text/plain", b"late")
+            except OSError:
+                self.close_connection = True
+        else:
+            self.send_raw(404, "text/plain", b"unknown page")
+
     def do_GET(self):
+        if self.path.startswith("/web/"):
+            self.do_web(self.path[5:])
+            return
         scen = self.path.strip("/").split("/")[0]
         with LOCK:
             last = LAST.get(scen, {})
@@ -357,6 +415,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+
+    def handle_error(self, request, client_address):
+        # Clients that stop reading (size caps, cancels, timeouts) are expected.
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
 
 
 def main():
