@@ -190,6 +190,11 @@ int agti_dispatch(const agti_dispatch_env *env, const char *call_id, const char 
     int rc = parse_args(t, call_id, args_json, &c.args, out);
     if (rc != AGT_OK)
         return rc == AGT_EINVALID ? AGT_OK : rc;
+    if ((rc = agti_builtin_check(&c)) != AGT_OK) {
+        rc = finish_call(&c, rc, out);
+        call_release(&c);
+        return rc;
+    }
 
     if (env->gate != NULL) {
         rc = env->gate(env->gate_ctx, &c, out);

@@ -53,6 +53,12 @@ int agti_dispatch(const agti_dispatch_env *env, const char *call_id, const char 
 agt_result *agti_result_new(const char *call_id, const char *tool, const char *text, bool is_error,
                             int status);
 
+/* Rules of built-in tools' arguments that their schema cannot say (e.g.
+ * unique answer labels), run after schema validation and before approval;
+ * defined in lib/tools/checks.c. AGT_OK, or an error code with the call's
+ * error text set. */
+int agti_builtin_check(agt_call *call);
+
 /* The parsed arguments of a call (borrowed). */
 json_t *agti_call_args_json(const agt_call *call);
 
