@@ -12,6 +12,7 @@
 
 #include <editline/readline.h>
 #include <errno.h>
+#include <jansson.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -132,65 +133,69 @@ static int parse_args(chat *c, int argc, char **argv)
 }
 
 /* Streaming: answer text on stdout as it arrives, the rest on stderr. */
-static int on_stream(int kind, const char *text, size_t len, void *payload)
+static void on_text(const char *text, size_t len, void *payload)
 {
     chat *c = payload;
-    if (kind == AGT_STREAM_TEXT) {
-        fwrite(text, 1, len, stdout);
-        fflush(stdout);
-        if (len > 0)
-            c->at_line_start = text[len - 1] == '\n';
-    } else if (kind == AGT_STREAM_THINKING && c->ui.interactive) {
+    fwrite(text, 1, len, stdout);
+    fflush(stdout);
+    if (len > 0)
+        c->at_line_start = text[len - 1] == '\n';
+}
+
+static void on_thinking(const char *text, size_t len, void *payload)
+{
+    chat *c = payload;
+    if (c->ui.interactive)
         fprintf(stderr, "%s%.*s%s", c->ui.color ? "\033[2m" : "", (int)len, text,
                 c->ui.color ? "\033[0m" : "");
-    }
-    return g_cancel ? 1 : 0;
 }
 
-static void on_reply(const char *text, void *payload)
+static void on_tool(const char *name, const char *args, int is_error, const char *preview,
+                    void *payload)
 {
     chat *c = payload;
-    if (text[0] != '\0' && !c->at_line_start) {
+    if (!c->at_line_start) {
         fputc('\n', stdout);
+        fflush(stdout);
         c->at_line_start = 1;
     }
-    fflush(stdout);
-}
-
-static void on_tool(const char *name, const char *args, agt_result *r, void *payload)
-{
-    chat *c = payload;
     json_t *a = json_loads(args != NULL ? args : "{}", 0, NULL);
     const char *what = json_string_value(json_object_get(a, "command"));
     if (what == NULL)
         what = json_string_value(json_object_get(a, "path"));
     if (what == NULL)
         what = json_string_value(json_object_get(a, "pattern"));
-    const char *text = r != NULL ? agt_result_text(r) : "(no result)";
-    const char *nl = strchr(text, '\n');
-    int first = nl != NULL ? (int)(nl - text) : (int)strlen(text);
+    const char *nl = strchr(preview, '\n');
+    int first = nl != NULL ? (int)(nl - preview) : (int)strlen(preview);
     if (first > 100)
         first = 100;
-    int err = r == NULL || agt_result_is_error(r);
-    fprintf(stderr, "%s%s %s%s%s%s: %.*s\n", c->ui.color ? (err ? "\033[31m" : "\033[32m") : "",
-            err ? "x" : "*", name, what != NULL ? " " : "", what != NULL ? what : "",
-            c->ui.color ? "\033[0m" : "", first, text);
+    fprintf(stderr, "%s%s %s%s%s%s: %.*s\n",
+            c->ui.color ? (is_error ? "\033[31m" : "\033[32m") : "", is_error ? "x" : "*", name,
+            what != NULL ? " " : "", what != NULL ? what : "", c->ui.color ? "\033[0m" : "", first,
+            preview);
     json_decref(a);
+}
+
+static void on_notification(const char *event_json, void *payload)
+{
+    (void)payload;
+    json_t *e = json_loads(event_json, 0, NULL);
+    const char *type = json_string_value(json_object_get(e, "type"));
+    if (type != NULL && strcmp(type, "task_finished") == 0)
+        fprintf(stderr, "[task %s %s]\n", json_string_value(json_object_get(e, "task_id")),
+                json_string_value(json_object_get(e, "status")));
+    else if (type != NULL)
+        fprintf(stderr, "[cron %s fired]\n", json_string_value(json_object_get(e, "id")));
+    json_decref(e);
 }
 
 static int run_turn(chat *c)
 {
     char err[1024] = "";
-    char *tools = NULL;
-    if (agt_registry_export(c->reg, "openai", agt_session_phase(c->session), &tools) != AGT_OK) {
-        fprintf(stderr, "agt-chat: tools: %s\n", agt_error_message());
-        return -1;
-    }
     g_cancel = 0;
     agt_session_set_idle(c->session, 0);
     c->at_line_start = 1;
-    int rc = cli_agent_run(&c->agent, tools, err, sizeof err);
-    agt_free(tools);
+    int rc = cli_agent_run(&c->agent, err, sizeof err);
     agt_session_set_idle(c->session, 1);
     if (!c->at_line_start)
         fputc('\n', stdout);
@@ -198,7 +203,7 @@ static int run_turn(chat *c)
     switch (rc) {
     case CLI_RUN_CANCELLED:
         fprintf(stderr, "(cancelled)\n");
-        cli_agent_add(&c->agent, "user", "[The user interrupted the previous turn.]");
+        cli_agent_add_user(&c->agent, "[The user interrupted the previous turn.]");
         return 0;
     case CLI_RUN_TURNS:
         fprintf(stderr, "agt-chat: stopped after %d model turns (--max-turns)\n", c->max_turns);
@@ -222,16 +227,14 @@ static int take_events(chat *c)
     agt_free(ev);
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t *e = json_array_get(arr, i);
-        const char *type = json_string_value(json_object_get(e, "type"));
         const char *msg = json_string_value(json_object_get(e, "message"));
-        if (type == NULL || msg == NULL)
+        if (msg == NULL)
             continue;
-        if (strcmp(type, "task_finished") == 0)
-            fprintf(stderr, "[task %s %s]\n", json_string_value(json_object_get(e, "task_id")),
-                    json_string_value(json_object_get(e, "status")));
-        else
-            fprintf(stderr, "[cron %s fired]\n", json_string_value(json_object_get(e, "id")));
-        cli_agent_add(&c->agent, "user", msg);
+        char *one = json_dumps(e, JSON_COMPACT);
+        if (one != NULL)
+            on_notification(one, c);
+        free(one);
+        cli_agent_add_notification(&c->agent, msg);
         n++;
     }
     json_decref(arr);
@@ -301,8 +304,15 @@ static int save_chat(chat *c, const char *path)
     }
     json_t *s = json_loads(state, 0, NULL);
     agt_free(state);
-    json_t *doc = json_pack("{s:s, s:o, s:O}", "format", "agt-chat/1", "session", s, "messages",
-                            c->agent.messages);
+    char *agent = NULL;
+    if (agt_agent_save(c->agent.agent, &agent) != AGT_OK) {
+        fprintf(stderr, "agt-chat: save: %s\n", agt_error_message());
+        json_decref(s);
+        return -1;
+    }
+    json_t *doc = json_pack("{s:s, s:o, s:o}", "format", "agt-chat/1", "session", s, "agent",
+                            json_loads(agent, 0, NULL));
+    agt_free(agent);
     int rc = json_dump_file(doc, path, JSON_INDENT(1));
     json_decref(doc);
     if (rc != 0) {
@@ -321,8 +331,8 @@ static int resume_chat(chat *c, const char *path)
         fprintf(stderr, "agt-chat: --resume %s: line %d: %s\n", path, je.line, je.text);
         return -1;
     }
-    json_t *s = json_object_get(doc, "session"), *m = json_object_get(doc, "messages");
-    if (!json_is_object(s) || !json_is_array(m)) {
+    json_t *s = json_object_get(doc, "session"), *ag = json_object_get(doc, "agent");
+    if (!json_is_object(s) || !json_is_object(ag)) {
         fprintf(stderr, "agt-chat: --resume %s: not a file written by /save\n", path);
         json_decref(doc);
         return -1;
@@ -330,20 +340,23 @@ static int resume_chat(chat *c, const char *path)
     char *text = json_dumps(s, JSON_COMPACT);
     int rc = agt_session_restore(c->session, text, strlen(text));
     free(text);
+    if (rc == AGT_OK) {
+        text = json_dumps(ag, JSON_COMPACT);
+        rc = agt_agent_restore(c->agent.agent, text, strlen(text));
+        free(text);
+    }
     if (rc != AGT_OK) {
         fprintf(stderr, "agt-chat: --resume %s: %s\n", path, agt_error_message());
         json_decref(doc);
         return -1;
     }
-    json_decref(c->agent.messages);
-    c->agent.messages = json_incref(m);
-    json_decref(doc);
-    fprintf(stderr, "resumed %zu messages from %s (mode %s)\n", json_array_size(m), path,
+    fprintf(stderr, "resumed %zu messages from %s (mode %s)\n",
+            json_array_size(json_object_get(ag, "messages")), path,
             mode_name(agt_session_mode(c->session)));
+    json_decref(doc);
     return 0;
 }
 
-/* Returns 1 to quit. */
 static int slash(chat *c, const char *line)
 {
     char cmd[32] = "";
@@ -446,7 +459,7 @@ static int interactive(chat *c)
                 return 0;
             continue;
         }
-        cli_agent_add(&c->agent, "user", p);
+        cli_agent_add_user(&c->agent, p);
         free(line);
         run_turn(c);
     }
@@ -480,15 +493,15 @@ static int setup(chat *c, char *err, size_t errlen)
     agt_session_set_idle(c->session, 1);
     if (cli_model_open(&c->cfg, &c->model, err, errlen) != 0)
         return -1;
-    agt_model_set_stream_callback(c->model, on_stream, c);
-    cli_agent_init(&c->agent, c->model, c->session);
-    c->agent.max_turns = c->max_turns;
+    if (cli_agent_init(&c->agent, c->model, c->session, c->max_turns, err, errlen) != 0)
+        return -1;
     c->agent.cancel = &g_cancel;
+    c->agent.on_text = on_text;
+    c->agent.on_thinking = on_thinking;
     c->agent.on_tool = on_tool;
-    c->agent.on_reply = on_reply;
+    c->agent.on_notification = on_notification;
     c->agent.payload = c;
-    cli_agent_arm(&c->agent);
-    cli_agent_add(&c->agent, "system", system_prompt);
+    cli_agent_set_system(&c->agent, system_prompt);
     return 0;
 }
 
@@ -526,7 +539,7 @@ int main(int argc, char **argv)
     if (c.resume != NULL && resume_chat(&c, c.resume) != 0)
         goto out;
     if (c.print_prompt != NULL) {
-        cli_agent_add(&c.agent, "user", c.print_prompt);
+        cli_agent_add_user(&c.agent, c.print_prompt);
         status = run_turn(&c) == 0 && wait_tasks(&c) == 0 ? 0 : 1;
     } else {
         status = interactive(&c) == 0 ? 0 : 1;

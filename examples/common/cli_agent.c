@@ -2,6 +2,7 @@
 
 #include "cli_util.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,40 +38,7 @@ int cli_model_open(const cli_config *cfg, agt_model **out, char *err, size_t err
     return 0;
 }
 
-void cli_agent_init(cli_agent *a, agt_model *m, agt_session *s)
-{
-    memset(a, 0, sizeof *a);
-    a->model = m;
-    a->session = s;
-    a->messages = json_array();
-    a->started_ms = cli_now_ms();
-}
-
-void cli_agent_fini(cli_agent *a)
-{
-    json_decref(a->messages);
-    a->messages = NULL;
-}
-
-void cli_agent_add(cli_agent *a, const char *role, const char *content)
-{
-    json_array_append_new(a->messages, json_pack("{s:s, s:s}", "role", role, "content", content));
-}
-
-static int cancel_poll(void *payload)
-{
-    cli_agent *a = payload;
-    if (a->cancel != NULL && *a->cancel)
-        return 1;
-    return a->deadline_ms > 0 && cli_now_ms() > a->deadline_ms;
-}
-
-void cli_agent_arm(cli_agent *a)
-{
-    agt_model_set_cancel_callback(a->model, cancel_poll, a);
-}
-
-static int stopped(cli_agent *a)
+static int stopped(const cli_agent *a)
 {
     if (a->cancel != NULL && *a->cancel)
         return CLI_RUN_CANCELLED;
@@ -79,102 +47,169 @@ static int stopped(cli_agent *a)
     return 0;
 }
 
-/* Appends the assistant message of a response to the conversation. */
-static void add_assistant(cli_agent *a, const agt_model_response *r)
+/* The model's cancel poll: HTTP requests stop within ~100 ms. */
+static int cancel_poll(void *payload)
 {
-    json_t *msg =
-        json_pack("{s:s, s:s}", "role", "assistant", "content", agt_model_response_text(r));
-    const char *think = agt_model_response_thinking(r);
-    if (think[0] != '\0')
-        json_object_set_new(msg, "reasoning_content", json_string(think));
-    size_t n = agt_model_response_tool_count(r);
-    if (n > 0) {
-        json_t *calls = json_array();
-        for (size_t i = 0; i < n; i++) {
-            const char *args = agt_model_response_tool_arguments(r, i);
-            json_array_append_new(calls, json_pack("{s:s, s:s, s:{s:s, s:s}}", "id",
-                                                   agt_model_response_tool_id(r, i), "type",
-                                                   "function", "function", "name",
-                                                   agt_model_response_tool_name(r, i), "arguments",
-                                                   args != NULL && args[0] != '\0' ? args : "{}"));
+    return stopped(payload) != 0;
+}
+
+static void keep_thinking(cli_agent *a, const char *text, size_t len)
+{
+    char *p = realloc(a->thinking, a->thinking_len + len + 1);
+    if (p == NULL)
+        return;
+    memcpy(p + a->thinking_len, text, len);
+    a->thinking_len += len;
+    p[a->thinking_len] = '\0';
+    a->thinking = p;
+}
+
+static void tool_finished(cli_agent *a, json_t *ev)
+{
+    const char *name = json_string_value(json_object_get(ev, "name"));
+    const char *preview = json_string_value(json_object_get(ev, "preview"));
+    if (a->on_tool != NULL)
+        a->on_tool(name != NULL ? name : "?", a->started_args != NULL ? a->started_args : "{}",
+                   json_is_true(json_object_get(ev, "is_error")), preview != NULL ? preview : "",
+                   a->payload);
+}
+
+static int on_event(int kind, const char *data, size_t len, void *payload)
+{
+    cli_agent *a = payload;
+    json_t *ev = NULL;
+    if (kind == AGT_AGENT_TEXT) {
+        if (a->on_text != NULL)
+            a->on_text(data, len, a->payload);
+    } else if (kind == AGT_AGENT_THINKING) {
+        keep_thinking(a, data, len);
+        if (a->on_thinking != NULL)
+            a->on_thinking(data, len, a->payload);
+    } else if ((ev = json_loadb(data, len, 0, NULL)) != NULL) {
+        if (kind == AGT_AGENT_USAGE) {
+            json_int_t p = json_integer_value(json_object_get(ev, "prompt_tokens"));
+            json_int_t c = json_integer_value(json_object_get(ev, "completion_tokens"));
+            a->prompt_tokens += p > 0 ? p : 0;
+            a->completion_tokens += c > 0 ? c : 0;
+            /* The model call of this turn is over: its reasoning goes with the
+               comments its tool calls store. */
+            if (a->set_thinking)
+                agt_session_set_turn_thinking(a->session, a->thinking);
+            free(a->thinking);
+            a->thinking = NULL;
+            a->thinking_len = 0;
+        } else if (kind == AGT_AGENT_TOOL_STARTED) {
+            free(a->started_name);
+            free(a->started_args);
+            const char *n = json_string_value(json_object_get(ev, "name"));
+            const char *g = json_string_value(json_object_get(ev, "arguments"));
+            a->started_name = n != NULL ? strdup(n) : NULL;
+            a->started_args = g != NULL ? strdup(g) : NULL;
+        } else if (kind == AGT_AGENT_TOOL_FINISHED) {
+            tool_finished(a, ev);
+        } else if (kind == AGT_AGENT_NOTIFICATION && a->on_notification != NULL) {
+            char *s = json_dumps(ev, JSON_COMPACT);
+            if (s != NULL)
+                a->on_notification(s, a->payload);
+            free(s);
         }
-        json_object_set_new(msg, "tool_calls", calls);
+        json_decref(ev);
     }
-    json_array_append_new(a->messages, msg);
+    return stopped(a) != 0;
 }
 
-static void add_tool_result(cli_agent *a, const char *id, const char *text)
+int cli_agent_init(cli_agent *a, agt_model *m, agt_session *s, int max_turns, char *err,
+                   size_t errlen)
 {
-    json_array_append_new(a->messages, json_pack("{s:s, s:s, s:s}", "role", "tool", "tool_call_id",
-                                                 id, "content", text));
-}
-
-/* Dispatches one call; a call left pending (no approver set) is declined. */
-static agt_result *dispatch_one(cli_agent *a, const char *id, const char *name, const char *args)
-{
-    agt_result *res = NULL;
-    int rc = agt_session_dispatch(a->session, id, name, args, &res);
-    if (rc == AGT_EPENDING)
-        rc = agt_session_answer(a->session, id, AGT_DECISION_REJECT,
-                                "this host cannot ask for approval", &res);
-    if (rc != AGT_OK)
-        res = NULL;
-    return res;
-}
-
-int cli_agent_run(cli_agent *a, const char *tools_json, char *err, size_t errlen)
-{
-    int max = a->max_turns > 0 ? a->max_turns : 50;
-    for (int turn = 0; turn < max; turn++) {
-        int st = stopped(a);
-        if (st != 0)
-            return st;
-        char *msgs = json_dumps(a->messages, JSON_COMPACT);
-        agt_model_response *r = NULL;
-        int rc = agt_model_complete(&r, a->model, msgs, strlen(msgs), tools_json,
-                                    tools_json != NULL ? strlen(tools_json) : 0);
-        free(msgs);
-        if (rc != AGT_OK) {
-            st = stopped(a);
-            if (st != 0)
-                return st;
-            snprintf(err, errlen, "model request failed: %s", agt_error_message());
-            return CLI_RUN_ERROR;
-        }
-        a->turns++;
-        int64_t pt = -1, ct = -1;
-        agt_model_response_usage(r, &pt, &ct, NULL);
-        if (pt > 0)
-            a->prompt_tokens += pt;
-        if (ct > 0)
-            a->completion_tokens += ct;
-        add_assistant(a, r);
-        if (a->on_reply != NULL)
-            a->on_reply(agt_model_response_text(r), a->payload);
-        if (a->set_thinking)
-            agt_session_set_turn_thinking(a->session, agt_model_response_thinking(r));
-        size_t n = agt_model_response_tool_count(r);
-        int stop = 0;
-        for (size_t i = 0; i < n; i++) {
-            const char *id = agt_model_response_tool_id(r, i);
-            const char *name = agt_model_response_tool_name(r, i);
-            const char *args = agt_model_response_tool_arguments(r, i);
-            if (stop || stopped(a)) {
-                add_tool_result(a, id, "Not run: the turn was stopped.");
-                continue;
-            }
-            agt_result *res = dispatch_one(a, id, name, args);
-            const char *text = res != NULL ? agt_result_text(res) : agt_error_message();
-            add_tool_result(a, id, text != NULL ? text : "");
-            if (a->on_tool != NULL)
-                a->on_tool(name, args, res, a->payload);
-            agt_result_free(res);
-            if (a->should_stop != NULL && a->should_stop(a->payload))
-                stop = 1;
-        }
-        agt_model_response_free(r);
-        if (stop || n == 0)
-            return stopped(a) ? stopped(a) : CLI_RUN_DONE;
+    memset(a, 0, sizeof *a);
+    a->model = m;
+    a->session = s;
+    if (agt_agent_new(&a->agent, s, m) != AGT_OK ||
+        agt_agent_set_event_callback(a->agent, on_event, a) != AGT_OK ||
+        agt_agent_set_max_turns(a->agent, max_turns > 0 ? max_turns : 50) != AGT_OK ||
+        agt_model_set_cancel_callback(m, cancel_poll, a) != AGT_OK) {
+        snprintf(err, errlen, "agent setup: %s", agt_error_message());
+        return -1;
     }
-    return CLI_RUN_TURNS;
+    return 0;
+}
+
+void cli_agent_fini(cli_agent *a)
+{
+    if (a->model != NULL)
+        agt_model_set_cancel_callback(a->model, NULL, NULL);
+    agt_agent_free(a->agent);
+    free(a->thinking);
+    free(a->started_name);
+    free(a->started_args);
+    memset(a, 0, sizeof *a);
+}
+
+int cli_agent_set_system(cli_agent *a, const char *text)
+{
+    return agt_agent_set_system_prompt(a->agent, text) == AGT_OK ? 0 : -1;
+}
+
+int cli_agent_add_user(cli_agent *a, const char *text)
+{
+    return agt_agent_add_user_message(a->agent, text) == AGT_OK ? 0 : -1;
+}
+
+int cli_agent_add_notification(cli_agent *a, const char *message)
+{
+    size_t len = strlen(message) + 64;
+    char *text = malloc(len);
+    if (text == NULL)
+        return -1;
+    /* the wrapping agt_agent_run() gives the events it picks up itself */
+    snprintf(text, len, "<system-notification>\n%s\n</system-notification>", message);
+    int rc = cli_agent_add_user(a, text);
+    free(text);
+    return rc;
+}
+
+/* A call left pending (no approver set) is declined, and the run resumes. */
+static int decline_pending(cli_agent *a)
+{
+    char *pj = NULL;
+    if (agt_session_pending(a->session, &pj) != AGT_OK)
+        return AGT_ERROR;
+    json_t *arr = json_loads(pj, 0, NULL);
+    agt_free(pj);
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        const char *id = json_string_value(json_object_get(json_array_get(arr, i), "call_id"));
+        if (id != NULL)
+            agt_agent_answer(a->agent, id, AGT_DECISION_REJECT,
+                             "this host cannot ask for approval");
+    }
+    json_decref(arr);
+    return agt_agent_resume(a->agent);
+}
+
+int cli_agent_run(cli_agent *a, char *err, size_t errlen)
+{
+    int rc = agt_agent_run(a->agent);
+    for (int k = 0; rc == AGT_EPENDING && k < 1000; k++)
+        rc = decline_pending(a);
+    int st = stopped(a);
+    if (rc == AGT_OK)
+        return CLI_RUN_DONE;
+    if (st != 0)
+        return st;
+    if (rc == AGT_ELIMIT && agt_agent_stop_reason(a->agent) == AGT_AGENT_STOP_MAX_TURNS)
+        return CLI_RUN_TURNS;
+    if (rc == AGT_ECANCELLED)
+        return CLI_RUN_CANCELLED;
+    snprintf(err, errlen, "%s", agt_error_message());
+    return CLI_RUN_ERROR;
+}
+
+const char *cli_agent_text(const cli_agent *a)
+{
+    return agt_agent_text(a->agent);
+}
+
+int cli_agent_turns(const cli_agent *a)
+{
+    return agt_agent_turns(a->agent);
 }

@@ -16,7 +16,6 @@ typedef struct rv_shared {
     rv_set *set;
     const rv_opts *o;
     agt_registry *reg;
-    char *tools_plan, *tools_main;
     const char *root;
     pthread_mutex_t lock;
     size_t next;      /* next file index to take */
@@ -152,17 +151,14 @@ static int relocate(const char *path, const char *file_diff, const char *snippet
     return 0;
 }
 
-static int review_done(void *payload)
-{
-    return agt_session_review_done(payload);
-}
-
-static void on_tool(const char *name, const char *args, agt_result *r, void *payload)
+/* AGT_REVIEW_DEBUG=1 shows the tool calls that failed (their first bytes). */
+static void on_tool(const char *name, const char *args, int is_error, const char *preview,
+                    void *payload)
 {
     (void)args;
     (void)payload;
-    if (r != NULL && agt_result_is_error(r) && getenv("AGT_REVIEW_DEBUG") != NULL)
-        fprintf(stderr, "  %s: error result: %s\n", name, agt_result_text(r));
+    if (is_error && getenv("AGT_REVIEW_DEBUG") != NULL)
+        fprintf(stderr, "  %s: error result: %s\n", name, preview);
 }
 
 static void progress(rv_shared *sh, const rv_file *f, const char *what)
@@ -181,24 +177,22 @@ static char *run_plan(rv_worker *w, agt_session *s, const char *diff)
     char err[512];
     char *plan = NULL;
     agt_session_set_phase(s, AGT_PHASE_PLAN);
-    cli_agent_init(&a, w->model, s);
+    if (cli_agent_init(&a, w->model, s, sh->o->max_turns, err, sizeof err) != 0) {
+        cli_agent_fini(&a);
+        return NULL;
+    }
     a.deadline_ms = w->deadline_ms;
-    a.max_turns = sh->o->max_turns;
     a.on_tool = on_tool;
-    cli_agent_add(&a, "system", plan_prompt);
+    cli_agent_set_system(&a, plan_prompt);
     char *user = user_message(w->file, diff, sh->o, NULL);
-    cli_agent_add(&a, "user", user != NULL ? user : diff);
+    cli_agent_add_user(&a, user != NULL ? user : diff);
     free(user);
-    int rc = cli_agent_run(&a, sh->tools_plan, err, sizeof err);
+    int rc = cli_agent_run(&a, err, sizeof err);
     w->file->prompt_tokens += a.prompt_tokens;
     w->file->completion_tokens += a.completion_tokens;
-    w->file->turns += a.turns;
-    if (rc == CLI_RUN_DONE) {
-        json_t *last = json_array_get(a.messages, json_array_size(a.messages) - 1);
-        const char *t = json_string_value(json_object_get(last, "content"));
-        if (t != NULL)
-            plan = strdup(t);
-    }
+    w->file->turns += cli_agent_turns(&a);
+    if (rc == CLI_RUN_DONE && cli_agent_text(&a)[0] != '\0')
+        plan = strdup(cli_agent_text(&a));
     cli_agent_fini(&a);
     w->file->planned = 1;
     return plan;
@@ -230,21 +224,22 @@ static void review_file(rv_worker *w)
     progress(sh, f, "reviewing");
     agt_session_set_phase(s, AGT_PHASE_MAIN);
     cli_agent a;
-    cli_agent_init(&a, w->model, s);
-    a.deadline_ms = w->deadline_ms;
-    a.max_turns = sh->o->max_turns;
-    a.should_stop = review_done;
-    a.on_tool = on_tool;
-    a.payload = s;
-    a.set_thinking = 1;
-    cli_agent_add(&a, "system", system_prompt);
-    char *user = user_message(f, diff, sh->o, plan);
-    cli_agent_add(&a, "user", user != NULL ? user : diff);
-    free(user);
-    int rc = cli_agent_run(&a, sh->tools_main, err, sizeof err);
-    f->prompt_tokens += a.prompt_tokens + w->reloc_prompt;
-    f->completion_tokens += a.completion_tokens + w->reloc_completion;
-    f->turns += a.turns;
+    int rc = CLI_RUN_ERROR;
+    if (cli_agent_init(&a, w->model, s, sh->o->max_turns, err, sizeof err) == 0) {
+        a.deadline_ms = w->deadline_ms;
+        a.on_tool = on_tool;
+        a.set_thinking = 1;
+        cli_agent_set_system(&a, system_prompt);
+        char *user = user_message(f, diff, sh->o, plan);
+        cli_agent_add_user(&a, user != NULL ? user : diff);
+        free(user);
+        rc = cli_agent_run(&a, err, sizeof err);
+        f->prompt_tokens += a.prompt_tokens;
+        f->completion_tokens += a.completion_tokens;
+        f->turns += cli_agent_turns(&a);
+    }
+    f->prompt_tokens += w->reloc_prompt;
+    f->completion_tokens += w->reloc_completion;
     cli_agent_fini(&a);
     if (agt_session_review_done(s))
         f->outcome = strcmp(agt_session_review_state(s), "FAILED") == 0 ? "failed" : "done";
@@ -344,10 +339,6 @@ static int load_registry(rv_shared *sh, char *err, size_t errlen)
     }
     if (rc == AGT_OK)
         rc = agt_registry_freeze(sh->reg);
-    if (rc == AGT_OK)
-        rc = agt_registry_export(sh->reg, "openai", AGT_PHASE_PLAN, &sh->tools_plan);
-    if (rc == AGT_OK)
-        rc = agt_registry_export(sh->reg, "openai", AGT_PHASE_MAIN, &sh->tools_main);
     if (rc != AGT_OK) {
         snprintf(err, errlen, "tool catalogue: %s", agt_error_message());
         return -1;
@@ -415,8 +406,6 @@ int rv_review(rv_set *set, const rv_opts *o, int64_t *elapsed_ms, char *err, siz
     rc = 0;
 out:
     *elapsed_ms = cli_now_ms() - t0;
-    agt_free(sh.tools_plan);
-    agt_free(sh.tools_main);
     agt_registry_free(sh.reg);
     pthread_mutex_destroy(&sh.lock);
     return rc;
