@@ -6,7 +6,10 @@
  * mode: the blobs of the target tree), read through the change set, and each
  * is searched with the search engine's buffer entry point.
  */
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/core.h"
 #include "dispatch/dispatch_internal.h"
@@ -46,7 +49,7 @@ static void trim(const char **s, size_t *len)
 }
 
 /* Builds the searcher from the call's arguments; an error result on bad ones. */
-static int make_searcher(agt_call *call, agti_searcher **out)
+static int make_searcher(agt_call *call, agti_searcher **out, agti_search_opts *opts)
 {
     json_t *args = agti_call_args_json(call);
     const char *text = json_string_value(json_object_get(args, "search_text"));
@@ -81,6 +84,10 @@ static int make_searcher(agt_call *call, agti_searcher **out)
     o.npathspecs = np;
     int rc = agti_searcher_new(out, &o);
     free(specs);
+    /* the search threads only match: the main thread applies the pathspecs */
+    o.pathspecs = NULL;
+    o.npathspecs = 0;
+    *opts = o;
     if (rc == AGT_ENOMEM)
         return rc;
     if (rc != AGT_OK)
@@ -113,62 +120,215 @@ typedef struct scan {
     size_t capped_at;
 } scan;
 
-static int search_all(agti_searcher *s, agt_changes *c, scan *sc)
+/* One candidate file and, once searched, what it gave. */
+typedef struct cand {
+    const char *path;
+    git_oid id; /* blob (index or target tree); unused for the working tree */
+    bool sensitive;
+    int state; /* 0 not matched, 1 matched, 2 too large, 3 unreadable */
+    agti_search_file f;
+} cand;
+
+/* Files are searched by up to this many threads, each with its own
+ * searcher and (for blobs) its own repository handle, since libgit2
+ * handles are not shared between threads. */
+#define SEARCH_MAX_THREADS 8
+
+typedef struct pool {
+    agt_changes *c;
+    const agti_search_opts *o;
+    cand *cands;
+    size_t n;
+    size_t next; /* guarded by mu */
+    pthread_mutex_t mu;
+    bool blobs;
+    const char *gitdir;
+    int err; /* first AGT_ENOMEM (or setup failure) */
+} pool;
+
+static void search_one(pool *pl, agti_searcher *s, git_repository *repo, cand *cd)
+{
+    char *owned = NULL;
+    const char *data = NULL;
+    size_t len = 0;
+    git_blob *blob = NULL;
+    if (pl->blobs) {
+        if (git_blob_lookup(&blob, repo, &cd->id) < 0) {
+            cd->state = 3;
+            return;
+        }
+        git_object_size_t size = git_blob_rawsize(blob);
+        if (size > AGTI_GIT_READ_MAX) {
+            git_blob_free(blob);
+            cd->state = 2;
+            return;
+        }
+        data = git_blob_rawcontent(blob);
+        len = (size_t)size;
+    } else {
+        size_t size = 0;
+        int rc = agti_changes_read_workdir(pl->c, cd->path, AGTI_GIT_READ_MAX, &owned, &len, &size);
+        if (rc != AGT_OK) {
+            cd->state = rc == AGT_ELIMIT ? 2 : 3;
+            if (rc == AGT_ENOMEM)
+                pl->err = rc;
+            return;
+        }
+        data = owned;
+    }
+    bool matched = false, binary = false;
+    int rc = agti_searcher_search_buffer(s, cd->path, data, len, &cd->f, &matched, &binary);
+    free(owned);
+    git_blob_free(blob);
+    if (rc == AGT_ENOMEM)
+        pl->err = rc;
+    cd->state = rc != AGT_OK ? 3 : matched ? 1 : 0;
+}
+
+static void *worker(void *arg)
+{
+    pool *pl = arg;
+    agti_searcher *s = NULL;
+    git_repository *repo = NULL;
+    if (agti_searcher_new(&s, pl->o) != AGT_OK ||
+        (pl->blobs && git_repository_open(&repo, pl->gitdir) < 0)) {
+        pthread_mutex_lock(&pl->mu);
+        pl->err = AGT_ERROR;
+        pthread_mutex_unlock(&pl->mu);
+        agti_searcher_free(s);
+        return NULL;
+    }
+    for (;;) {
+        pthread_mutex_lock(&pl->mu);
+        size_t i = pl->err ? pl->n : pl->next++;
+        pthread_mutex_unlock(&pl->mu);
+        if (i >= pl->n)
+            break;
+        search_one(pl, s, repo, &pl->cands[i]);
+    }
+    git_repository_free(repo);
+    agti_searcher_free(s);
+    return NULL;
+}
+
+/* The blob id of path in the reviewed index or tree. */
+static bool blob_id(agt_changes *c, const char *path, git_oid *out)
+{
+    if (c->source == AGTI_SOURCE_INDEX) {
+        const git_index_entry *e = git_index_get_bypath(c->index, path, 0);
+        if (e == NULL)
+            return false;
+        git_oid_cpy(out, &e->id);
+        return true;
+    }
+    git_tree_entry *e = NULL;
+    if (git_tree_entry_bypath(&e, c->target_tree, path) < 0)
+        return false;
+    bool ok = git_tree_entry_type(e) == GIT_OBJECT_BLOB;
+    if (ok)
+        git_oid_cpy(out, git_tree_entry_id(e));
+    git_tree_entry_free(e);
+    return ok;
+}
+
+static unsigned thread_count(size_t n)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t t = cpus < 1 ? 1 : (size_t)cpus;
+    if (t > SEARCH_MAX_THREADS)
+        t = SEARCH_MAX_THREADS;
+    if (t > n / 16 + 1) /* a handful of files is not worth the threads */
+        t = n / 16 + 1;
+    return (unsigned)t;
+}
+
+static int run_pool(pool *pl)
+{
+    pthread_t th[SEARCH_MAX_THREADS];
+    unsigned nt = thread_count(pl->n), started = 0;
+    if (pthread_mutex_init(&pl->mu, NULL) != 0)
+        return agti_error(AGT_ERROR, "code_search: cannot create a mutex");
+    for (unsigned i = 1; i < nt; i++) {
+        if (pthread_create(&th[started], NULL, worker, pl) != 0)
+            break;
+        started++;
+    }
+    worker(pl); /* the calling thread works too */
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&pl->mu);
+    if (pl->err == AGT_ENOMEM)
+        return agti_oom();
+    if (pl->err != AGT_OK)
+        return agti_error(pl->err, "code_search: a search thread could not start");
+    return AGT_OK;
+}
+
+static void collect(scan *sc, cand *cands, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        cand *cd = &cands[i];
+        if (cd->state == 2)
+            sc->skipped_large++;
+        else if (cd->state == 3)
+            sc->unreadable++;
+        else if (cd->state == 1 && cd->sensitive) /* filtered out, but counted */
+            sc->sensitive++;
+        else if (cd->state == 1 && !sc->capped) {
+            if (sc->out.len >= SEARCH_MAX_BYTES) {
+                sc->capped = true;
+                sc->capped_at = sc->files;
+            } else {
+                sc->truncated_files += cd->f.truncated;
+                put_file(&sc->out, &cd->f, &sc->files);
+            }
+        }
+        agti_search_file_clear(&cd->f);
+    }
+}
+
+static int search_all(const agti_search_opts *o, agti_searcher *s, agt_changes *c, scan *sc)
 {
     const char *const *paths = NULL;
     size_t n = 0;
     int rc = agti_changes_files(c, &paths, &n);
     if (rc != AGT_OK)
         return rc;
-    for (size_t i = 0; i < n && !sc->capped; i++) {
+    cand *cands = n ? calloc(n, sizeof *cands) : NULL;
+    if (n && cands == NULL)
+        return agti_oom();
+    pool pl;
+    memset(&pl, 0, sizeof pl);
+    pl.c = c;
+    pl.o = o;
+    pl.cands = cands;
+    pl.blobs = c->source != AGTI_SOURCE_WORKTREE;
+    pl.gitdir = git_repository_path(c->repo);
+    for (size_t i = 0; i < n; i++) {
         const char *p = paths[i];
         if (!agti_searcher_selects(s, p, strlen(p)))
             continue;
-        bool sensitive = agti_fs_is_sensitive(p, NULL);
-        char *data = NULL;
-        size_t len = 0;
-        rc = agt_changes_read_file(c, p, &data, &len);
-        if (rc == AGT_ENOMEM)
-            return rc;
-        if (rc == AGT_ELIMIT) {
-            sc->skipped_large++;
-            continue;
-        }
-        if (rc != AGT_OK) { /* vanished or unreadable: the search goes on */
+        cand *cd = &cands[pl.n];
+        cd->path = p;
+        cd->sensitive = agti_fs_is_sensitive(p, NULL);
+        if (pl.blobs && !blob_id(c, p, &cd->id)) {
             sc->unreadable++;
             continue;
         }
-        agti_search_file f;
-        bool matched = false, binary = false;
-        rc = agti_searcher_search_buffer(s, p, data, len, &f, &matched, &binary);
-        agt_free(data);
-        if (rc == AGT_ENOMEM)
-            return rc;
-        if (rc != AGT_OK) { /* a regex limit in this file */
-            sc->unreadable++;
-            continue;
-        }
-        if (matched && sensitive) { /* filtered out, but counted */
-            sc->sensitive++;
-        } else if (matched) {
-            if (sc->out.len >= SEARCH_MAX_BYTES) {
-                sc->capped = true;
-                sc->capped_at = sc->files;
-            } else {
-                sc->truncated_files += f.truncated;
-                put_file(&sc->out, &f, &sc->files);
-            }
-        }
-        agti_search_file_clear(&f);
+        pl.n++;
     }
-    return AGT_OK;
+    rc = pl.n ? run_pool(&pl) : AGT_OK;
+    collect(sc, cands, pl.n);
+    free(cands);
+    return rc;
 }
 
 int agti_tool_code_search(agt_call *call, void *payload)
 {
     (void)payload;
     agti_searcher *s = NULL;
-    int rc = make_searcher(call, &s);
+    agti_search_opts opts;
+    int rc = make_searcher(call, &s, &opts);
     if (rc != AGT_OK)
         return rc;
     agt_changes *c = NULL;
@@ -179,7 +339,7 @@ int agti_tool_code_search(agt_call *call, void *payload)
     }
     scan sc;
     memset(&sc, 0, sizeof sc);
-    rc = search_all(s, c, &sc);
+    rc = search_all(&opts, s, c, &sc);
     agti_searcher_free(s);
     if (rc != AGT_OK) {
         agti_buf_free(&sc.out);
