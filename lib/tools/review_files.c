@@ -25,6 +25,8 @@
  * files that do have diffs. */
 #define DIFF_MAX_BYTES ((size_t)512 << 10)
 #define DIFF_LIST_MAX 50
+/* file_read_diff: paths per call (duplicates are found by a linear scan). */
+#define DIFF_MAX_PATHS 500
 
 static int fail(agt_call *call, int code, const char *fmt, ...) AGTI_PRINTF(3, 4);
 static int fail(agt_call *call, int code, const char *fmt, ...)
@@ -229,6 +231,10 @@ int agti_tool_file_read_diff(agt_call *call, void *payload)
     if (json_array_size(paths) == 0)
         return fail(call, AGT_EINVAL,
                     "Error: no files found: path_array is empty. Name at least one path.");
+    if (json_array_size(paths) > DIFF_MAX_PATHS)
+        return fail(call, AGT_ELIMIT,
+                    "Error: path_array names %zu paths; ask for at most %d per call.",
+                    json_array_size(paths), DIFF_MAX_PATHS);
     agt_changes *c = NULL;
     int rc = agti_review_tool_changes(call, &c);
     if (rc != AGT_OK)

@@ -342,6 +342,16 @@ static void test_file_read_diff(void)
                  "file_read_diff: only missing paths");
     expect_error(s, "file_read_diff", "{\"path_array\":[]}", "path_array", NULL,
                  "file_read_diff: empty array");
+    {
+        char *many = malloc(8192);
+        strcpy(many, "{\"path_array\":[");
+        for (int i = 0; i < 501; i++)
+            strcat(many, i ? ",\"x\"" : "\"x\"");
+        strcat(many, "]}");
+        expect_error(s, "file_read_diff", many, "501 paths", "at most 500",
+                     "file_read_diff: more than 500 paths");
+        free(many);
+    }
     got = run(s, "file_read_diff", "{\"path_array\":[\"docs/old.txt\"]}", &err);
     T_CHECK(err == 0 && strstr(got, "==== FILE: docs/old.txt ====\ndiff --git a/docs/old.txt "
                                     "b/docs/old.txt\ndeleted file mode 100644\n") == got,
