@@ -315,6 +315,24 @@ function M.version()
   return str(C.agt_version())
 end
 
+-- Wraps a handle in a finaliser that frees it, then the ffi callbacks in cbs
+-- (LuaJIT has a fixed number of callback slots), and empties keep. Neither
+-- table, nor any callback, may reference the owning object: the finaliser
+-- table holds its values strongly, so such a reference would keep the
+-- handle alive for ever.
+local function gc_handle(p, free, cbs, keep)
+  return ffi.gc(p, function(q)
+    free(q)
+    for k, cb in pairs(cbs) do
+      cb:free()
+      cbs[k] = nil
+    end
+    if keep then
+      for k in pairs(keep) do keep[k] = nil end
+    end
+  end)
+end
+
 local function class(name)
   local c = {}
   c.__index = c
@@ -353,7 +371,9 @@ M.Registry = Registry
 function Registry.new(...)
   local pp = ffi.new("agt_registry *[1]")
   check(C.agt_registry_new(pp))
-  local self = setmetatable({ _h = ffi.gc(pp[0], C.agt_registry_free), _providers = {} }, Registry)
+  local provs, state = {}, {}
+  local self = setmetatable({ _h = gc_handle(pp[0], C.agt_registry_free, provs), _providers = provs,
+                              _state = state }, Registry)
   for _, set in ipairs({ ... }) do
     self:load_builtin(set)
   end
@@ -388,7 +408,7 @@ function Registry:set_provider(name, fn)
   if fn == nil then
     check(C.agt_registry_set_provider(handle(self), name, nil, nil))
   else
-    local reg = self
+    local state = self._state
     local cb = ffi.cast("agt_provider_fn", function(cp, _)
       local call = {
         id = str(C.agt_call_id(cp)), tool = str(C.agt_call_tool(cp)),
@@ -401,7 +421,7 @@ function Registry:set_provider(name, fn)
         return fn(call)
       end)
       if not ok then
-        reg._provider_err = out
+        state.provider_err = out
         C.agt_call_set_error(cp, "error in provider: " .. tostring(out))
         return -1
       end
@@ -456,11 +476,9 @@ function Session.new(reg, root)
   -- given to set_changes) alive until the session itself is freed; it must not
   -- reference the Session table, or the handle would never be collected.
   local keep = { registry = reg }
-  local h = ffi.gc(pp[0], function(p)
-    C.agt_session_free(p)
-    keep.registry, keep.changes = nil, nil
-  end)
-  return setmetatable({ _h = h, registry = reg, _cbs = {}, _keep = keep, _guard = guard() }, Session)
+  local cbs = {}
+  local h = gc_handle(pp[0], C.agt_session_free, cbs, keep)
+  return setmetatable({ _h = h, registry = reg, _cbs = cbs, _keep = keep, _guard = guard() }, Session)
 end
 
 function Session:close()
@@ -483,9 +501,10 @@ local function finish(self, rc, rp)
   reraise(self._guard)
   if rc < 0 then error(new_error(rc), 3) end
   local r = result_from(rp[0])
-  if self.registry._provider_err ~= nil then
-    r.exception = self.registry._provider_err
-    self.registry._provider_err = nil
+  local st = self.registry._state
+  if st.provider_err ~= nil then
+    r.exception = st.provider_err
+    st.provider_err = nil
   end
   return r
 end
@@ -494,7 +513,7 @@ end
 -- when the call waits for approval.
 function Session:dispatch(tool, args, call_id)
   local rp = ffi.new("agt_result *[1]")
-  self.registry._provider_err = nil
+  self.registry._state.provider_err = nil
   local rc = C.agt_session_dispatch(handle(self), call_id, tool, jtext(args), rp)
   if rc == M.AGT_EPENDING then
     reraise(self._guard)
@@ -757,13 +776,15 @@ function Diff.new(text)
   text = text or ""
   local pp = ffi.new("agt_diff *[1]")
   check(C.agt_diff_parse(pp, text, #text))
-  return setmetatable({ _h = ffi.gc(pp[0], C.agt_diff_free), _guard = guard() }, Diff)
+  local cbs = {}
+  return setmetatable({ _h = gc_handle(pp[0], C.agt_diff_free, cbs), _cbs = cbs, _guard = guard() }, Diff)
 end
 
 function Diff.from_repo(repo, mode, from, to)
   local pp = ffi.new("agt_diff *[1]")
   check(C.agt_diff_from_repo(pp, repo, mode or 0, from, to))
-  return setmetatable({ _h = ffi.gc(pp[0], C.agt_diff_free), _guard = guard() }, Diff)
+  local cbs = {}
+  return setmetatable({ _h = gc_handle(pp[0], C.agt_diff_free, cbs), _cbs = cbs, _guard = guard() }, Diff)
 end
 
 function Diff:close()
@@ -771,7 +792,8 @@ function Diff:close()
     C.agt_diff_free(ffi.gc(self._h, nil))
   end
   self._h = nil
-  if self._reloc then self._reloc:free() self._reloc = nil end
+  for _, cb in pairs(self._cbs) do cb:free() end
+  self._cbs = {}
 end
 
 function Diff:to_json() return out_json(C.agt_diff_to_json, handle(self)) end
@@ -829,15 +851,15 @@ end
 -- fn(path, file_diff, snippet, suggestion) -> new snippet or nil; an error
 -- cancels the anchoring and is re-raised by anchor().
 function Diff:set_relocator(fn, max_attempts)
-  local old = self._reloc
+  local old = self._cbs.reloc
   if fn == nil then
     check(C.agt_diff_set_relocator(handle(self), nil, 1, nil))
-    self._reloc = nil
+    self._cbs.reloc = nil
   else
     local cb = ffi.cast("agt_diff_relocate_fn", relocator(fn, self._guard))
     local rc = C.agt_diff_set_relocator(handle(self), cb, max_attempts or 1, nil)
     if rc < 0 then cb:free() check(rc) end
-    self._reloc = cb
+    self._cbs.reloc = cb
   end
   if old then old:free() end
 end
@@ -861,7 +883,7 @@ end
 -- The change set's diff, borrowed: valid while this object is open.
 function Changes:diff()
   return setmetatable({ _h = C.agt_changes_diff(handle(self)), _borrowed = true, _owner = self,
-                        _guard = guard() }, Diff)
+                        _cbs = {}, _guard = guard() }, Diff)
 end
 
 function Changes:info() return out_json(C.agt_changes_info, handle(self)) end
@@ -926,7 +948,8 @@ local Model = class("Model")
 M.Model = Model
 
 local function model_wrap(h)
-  return setmetatable({ _h = ffi.gc(h, C.agt_model_free), _cbs = {}, _guard = guard() }, Model)
+  local cbs = {}
+  return setmetatable({ _h = gc_handle(h, C.agt_model_free, cbs), _cbs = cbs, _guard = guard() }, Model)
 end
 
 -- Model(protocol[, {base_url=, api_key=, name=}]): an HTTP model.
@@ -1043,11 +1066,9 @@ function Agent.new(session, model, system_prompt)
   local pp = ffi.new("agt_agent *[1]")
   check(C.agt_agent_new(pp, handle(session), handle(model)))
   local keep = { session = session, model = model }
-  local h = ffi.gc(pp[0], function(p)
-    C.agt_agent_free(p)
-    keep.session, keep.model = nil, nil
-  end)
-  local a = setmetatable({ _h = h, session = session, model = model, _keep = keep, _cbs = {},
+  local cbs = {}
+  local h = gc_handle(pp[0], C.agt_agent_free, cbs, keep)
+  local a = setmetatable({ _h = h, session = session, model = model, _keep = keep, _cbs = cbs,
                            _guard = guard() }, Agent)
   if system_prompt then a:set_system_prompt(system_prompt) end
   return a

@@ -203,6 +203,19 @@ else
   skip("agent", "agt_agent_new is not exported by this library build")
 end
 
+-- finalisers: handles dropped without close() free their callbacks
+-- (LuaJIT has a fixed number of callback slots, far fewer than 3000)
+local okgc, gcerr = pcall(function()
+  for i = 1, 3000 do
+    local r3 = agt.Registry()
+    r3:set_provider("X", function() return "x" end)
+    local s3 = agt.Session(r3, root)
+    s3:set_pre_hook(function() end)
+    if i % 100 == 0 then collectgarbage() collectgarbage() end
+  end
+end)
+check(okgc, "3000 dropped registries and sessions with callbacks", gcerr)
+
 -- explicit close, double close, use after close
 s:close()
 s:close()
