@@ -102,14 +102,16 @@ static int parse_args(rv_opts *o, int argc, char **argv)
             else
                 o->excludes[o->n_excludes++] = val;
         } else if (strcmp(a, "--concurrency") == 0 || strcmp(a, "--timeout") == 0 ||
-                   strcmp(a, "--max-turns") == 0 || strcmp(a, "--plan-threshold") == 0) {
+                   strcmp(a, "--max-turns") == 0 || strcmp(a, "--plan-threshold") == 0 ||
+                   strcmp(a, "--group-lines") == 0) {
             if (need_value(argc, argv, i) != 0)
                 return -1;
             const char *val = argv[++i];
             long hi = strcmp(a, "--concurrency") == 0 ? 64 : 100000000;
-            if (parse_long(val, strcmp(a, "--plan-threshold") == 0 ? 0 : 1, hi, &v) != 0) {
-                fprintf(stderr, "agt-review: %s wants a whole number from %d to %ld, not \"%s\"\n",
-                        a, strcmp(a, "--plan-threshold") == 0 ? 0 : 1, hi, val);
+            long lo = strcmp(a, "--plan-threshold") == 0 || strcmp(a, "--group-lines") == 0 ? 0 : 1;
+            if (parse_long(val, lo, hi, &v) != 0) {
+                fprintf(stderr, "agt-review: %s wants a whole number from %ld to %ld, not \"%s\"\n",
+                        a, lo, hi, val);
                 return -1;
             }
             if (strcmp(a, "--concurrency") == 0)
@@ -118,6 +120,8 @@ static int parse_args(rv_opts *o, int argc, char **argv)
                 o->timeout_s = v;
             else if (strcmp(a, "--max-turns") == 0)
                 o->max_turns = (int)v;
+            else if (strcmp(a, "--group-lines") == 0)
+                o->group_lines = v;
             else
                 o->plan_threshold = v;
         } else {
@@ -157,6 +161,7 @@ int main(int argc, char **argv)
     o.timeout_s = 600;
     o.max_turns = 30;
     o.plan_threshold = 200;
+    o.group_lines = 40;
     o.excludes = calloc((size_t)argc + 1, sizeof *o.excludes);
     if (o.excludes == NULL)
         return 1;

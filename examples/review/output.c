@@ -127,6 +127,7 @@ static json_t *results_json(const rv_set *set, const rv_opts *o, int64_t elapsed
                       "elapsed_ms", (json_int_t)f->elapsed_ms);
         if (f->error != NULL)
             json_object_set_new(fo, "error", json_string(f->error));
+        json_object_set_new(fo, "group", f->group != NULL ? json_string(f->group) : json_null());
         json_array_append_new(files, fo);
         size_t n = json_array_size(f->comments);
         for (size_t k = 0; k < n; k++) {

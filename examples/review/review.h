@@ -22,6 +22,7 @@ typedef struct rv_file {
     int64_t prompt_tokens, completion_tokens;
     int turns;
     int planned;
+    const char *group;   /* the first file of its group when reviewed with others */
     const char *outcome; /* "done", "failed", "turn_limit", "timeout", "error" */
     char *error;
     int64_t elapsed_ms;
@@ -41,6 +42,7 @@ typedef struct rv_opts {
     int preview;
     int max_turns;
     long plan_threshold; /* changed lines above which a plan phase runs */
+    long group_lines;    /* small files share a session up to this many changed lines */
     cli_config cfg;
 } rv_opts;
 

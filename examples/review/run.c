@@ -12,13 +12,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* At most this many small files share one session. */
+#define RV_GROUP_MAX 5
+
 typedef struct rv_shared {
     rv_set *set;
     const rv_opts *o;
     agt_registry *reg;
     const char *root;
     pthread_mutex_t lock;
-    size_t next;      /* next file index to take */
+    size_t next;     /* next file index to take */
+    size_t *members; /* file indexes, group after group */
+    size_t *groups;  /* where each group (unit of work) starts in members */
+    size_t *group_n; /* and how many files it has */
+    size_t n_groups;
     size_t done;      /* files finished */
     size_t n_review;  /* files to review */
     size_t comments;  /* comments so far */
@@ -29,7 +36,8 @@ typedef struct rv_worker {
     rv_shared *sh;
     agt_model *model;
     agt_changes *changes;
-    rv_file *file;
+    rv_file *group[RV_GROUP_MAX]; /* the file, or the small files, under review */
+    size_t n_group;
     int64_t deadline_ms;
     int64_t reloc_prompt, reloc_completion;
 } rv_worker;
@@ -161,11 +169,11 @@ static void on_tool(const char *name, const char *args, int is_error, const char
         fprintf(stderr, "  %s: error result: %s\n", name, preview);
 }
 
-static void progress(rv_shared *sh, const rv_file *f, const char *what)
+static void progress(rv_shared *sh, const char *name, const char *what)
 {
     pthread_mutex_lock(&sh->lock);
-    fprintf(stderr, "[%zu/%zu] %s: %s (comments so far: %zu)\n", sh->done, sh->n_review, f->path,
-            what, sh->comments);
+    fprintf(stderr, "[%zu/%zu] %s: %s (comments so far: %zu)\n", sh->done, sh->n_review, name, what,
+            sh->comments);
     pthread_mutex_unlock(&sh->lock);
 }
 
@@ -184,53 +192,150 @@ static char *run_plan(rv_worker *w, agt_session *s, const char *diff)
     a.deadline_ms = w->deadline_ms;
     a.on_tool = on_tool;
     cli_agent_set_system(&a, plan_prompt);
-    char *user = user_message(w->file, diff, sh->o, NULL);
+    char *user = user_message(w->group[0], diff, sh->o, NULL);
     cli_agent_add_user(&a, user != NULL ? user : diff);
     free(user);
     int rc = cli_agent_run(&a, err, sizeof err);
-    w->file->prompt_tokens += a.prompt_tokens;
-    w->file->completion_tokens += a.completion_tokens;
-    w->file->turns += cli_agent_turns(&a);
+    w->group[0]->prompt_tokens += a.prompt_tokens;
+    w->group[0]->completion_tokens += a.completion_tokens;
+    w->group[0]->turns += cli_agent_turns(&a);
     if (rc == CLI_RUN_DONE && cli_agent_text(&a)[0] != '\0')
         plan = strdup(cli_agent_text(&a));
     cli_agent_fini(&a);
-    w->file->planned = 1;
+    w->group[0]->planned = 1;
     return plan;
 }
 
-static void review_file(rv_worker *w)
+/* The diff text of every file of the group, one after the other. */
+static char *group_diff(rv_worker *w)
+{
+    char *all = NULL;
+    size_t len = 0;
+    for (size_t k = 0; k < w->n_group; k++) {
+        char *d = NULL;
+        if (agt_diff_file_text(agt_changes_diff(w->changes), w->group[k]->path, &d) != AGT_OK) {
+            free(all);
+            return NULL;
+        }
+        size_t dl = strlen(d);
+        char *p = realloc(all, len + dl + 2);
+        if (p == NULL) {
+            agt_free(d);
+            free(all);
+            return NULL;
+        }
+        all = p;
+        memcpy(all + len, d, dl);
+        len += dl;
+        if (len > 0 && all[len - 1] != '\n')
+            all[len++] = '\n';
+        all[len] = '\0';
+        agt_free(d);
+    }
+    return all;
+}
+
+static char *group_message(rv_worker *w, const char *diff, const rv_opts *o)
+{
+    size_t len = strlen(diff) + 1024 + (o->language != NULL ? strlen(o->language) : 0);
+    for (size_t k = 0; k < w->n_group; k++)
+        len += strlen(w->group[k]->path) + 2;
+    char *s = malloc(len);
+    if (s == NULL)
+        return NULL;
+    int n = snprintf(s, len, "Review these %zu small files of a change:", w->n_group);
+    for (size_t k = 0; k < w->n_group; k++)
+        n += snprintf(s + n, len - (size_t)n, "%s %s", k > 0 ? "," : "", w->group[k]->path);
+    n += snprintf(s + n, len - (size_t)n, ". Their diffs:\n\n%s\n", diff);
+    if (o->language != NULL)
+        n += snprintf(s + n, len - (size_t)n, "\nWrite the comments in %s.\n", o->language);
+    snprintf(s + n, len - (size_t)n,
+             "\nComment only on these files' diffs, give the path of the file with every "
+             "comment, quote existing_code exactly as it appears in the diff, and call task_done "
+             "when you are done.");
+    return s;
+}
+
+/* Hands each stored comment to the file of the group it names. */
+static void distribute(rv_worker *w, json_t *arr)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(arr, i, c)
+    {
+        const char *path = json_string_value(json_object_get(c, "path"));
+        rv_file *to = w->group[0];
+        for (size_t k = 0; path != NULL && k < w->n_group; k++)
+            if (strcmp(path, w->group[k]->path) == 0 ||
+                (w->group[k]->old_path != NULL && strcmp(path, w->group[k]->old_path) == 0))
+                to = w->group[k];
+        json_array_append(to->comments, c);
+    }
+}
+
+static const char *outcome_of(agt_session *s, int rc)
+{
+    if (agt_session_review_done(s))
+        return strcmp(agt_session_review_state(s), "FAILED") == 0 ? "failed" : "done";
+    switch (rc) {
+    case CLI_RUN_DONE:
+        return "done";
+    case CLI_RUN_TIMEOUT:
+        return "timeout";
+    case CLI_RUN_TURNS:
+        return "turn_limit";
+    default:
+        return "error";
+    }
+}
+
+static void group_name(rv_worker *w, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s", w->group[0]->path);
+    if (w->n_group > 1 && n >= 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, " (+%zu small file%s)", w->n_group - 1,
+                 w->n_group == 2 ? "" : "s");
+}
+
+/* Reviews one file, or a group of small files, in a session of its own. */
+static void review_group(rv_worker *w)
 {
     rv_shared *sh = w->sh;
-    rv_file *f = w->file;
+    rv_file *f = w->group[0];
     agt_session *s = NULL;
-    char *diff = NULL, *plan = NULL, err[512] = "";
+    char *diff = NULL, *plan = NULL, err[512] = "", name[512];
     int64_t t0 = cli_now_ms();
+    int rc = CLI_RUN_ERROR;
+    group_name(w, name, sizeof name);
     w->deadline_ms = t0 + sh->o->timeout_s * 1000;
     w->reloc_prompt = w->reloc_completion = 0;
-    f->comments = json_array();
+    for (size_t k = 0; k < w->n_group; k++) {
+        w->group[k]->comments = json_array();
+        if (k > 0)
+            w->group[k]->group = f->path;
+    }
     if (agt_session_new(&s, sh->reg, sh->root) != AGT_OK ||
         agt_session_set_changes(s, w->changes) != AGT_OK ||
-        agt_session_set_review_file(s, f->path) != AGT_OK ||
-        agt_session_set_relocator(s, relocate, 2, w) != AGT_OK ||
-        agt_diff_file_text(agt_changes_diff(w->changes), f->path, &diff) != AGT_OK) {
-        f->outcome = "error";
-        f->error = strdup(agt_error_message());
+        (w->n_group == 1 && agt_session_set_review_file(s, f->path) != AGT_OK) ||
+        agt_session_set_relocator(s, relocate, 2, w) != AGT_OK || (diff = group_diff(w)) == NULL) {
+        snprintf(err, sizeof err, "%s", agt_error_message());
         goto out;
     }
-    if (sh->o->plan_threshold > 0 && f->added + f->deleted > sh->o->plan_threshold) {
-        progress(sh, f, "planning");
+    if (w->n_group == 1 && sh->o->plan_threshold > 0 &&
+        f->added + f->deleted > sh->o->plan_threshold) {
+        progress(sh, name, "planning");
         plan = run_plan(w, s, diff);
     }
-    progress(sh, f, "reviewing");
+    progress(sh, name, "reviewing");
     agt_session_set_phase(s, AGT_PHASE_MAIN);
     cli_agent a;
-    int rc = CLI_RUN_ERROR;
     if (cli_agent_init(&a, w->model, s, sh->o->max_turns, err, sizeof err) == 0) {
         a.deadline_ms = w->deadline_ms;
         a.on_tool = on_tool;
         a.set_thinking = 1;
         cli_agent_set_system(&a, system_prompt);
-        char *user = user_message(f, diff, sh->o, plan);
+        char *user =
+            w->n_group == 1 ? user_message(f, diff, sh->o, plan) : group_message(w, diff, sh->o);
         cli_agent_add_user(&a, user != NULL ? user : diff);
         free(user);
         rc = cli_agent_run(&a, err, sizeof err);
@@ -241,45 +346,38 @@ static void review_file(rv_worker *w)
     f->prompt_tokens += w->reloc_prompt;
     f->completion_tokens += w->reloc_completion;
     cli_agent_fini(&a);
-    if (agt_session_review_done(s))
-        f->outcome = strcmp(agt_session_review_state(s), "FAILED") == 0 ? "failed" : "done";
-    else if (rc == CLI_RUN_DONE)
-        f->outcome = "done";
-    else if (rc == CLI_RUN_TIMEOUT)
-        f->outcome = "timeout";
-    else if (rc == CLI_RUN_TURNS)
-        f->outcome = "turn_limit";
-    else {
-        f->outcome = "error";
-        f->error = strdup(err);
-    }
     char *cj = NULL;
     if (agt_session_comments(s, &cj) == AGT_OK) {
         json_t *arr = json_loads(cj, 0, NULL);
-        if (json_is_array(arr)) {
-            json_decref(f->comments);
-            f->comments = arr;
-        } else {
-            json_decref(arr);
-        }
+        distribute(w, arr);
+        json_decref(arr);
         agt_free(cj);
     }
-out:
+out:;
+    const char *outcome = s != NULL ? outcome_of(s, rc) : "error";
+    size_t n_comments = 0;
+    int64_t elapsed = cli_now_ms() - t0;
+    for (size_t k = 0; k < w->n_group; k++) {
+        rv_file *g = w->group[k];
+        g->outcome = outcome;
+        if (strcmp(outcome, "error") == 0)
+            g->error = strdup(err);
+        g->elapsed_ms = elapsed;
+        n_comments += json_array_size(g->comments);
+    }
     agt_session_set_changes(s, NULL);
     agt_session_free(s);
-    agt_free(diff);
+    free(diff);
     free(plan);
-    f->elapsed_ms = cli_now_ms() - t0;
     pthread_mutex_lock(&sh->lock);
-    sh->done++;
-    sh->comments += json_array_size(f->comments);
+    sh->done += w->n_group;
+    sh->comments += n_comments;
     pthread_mutex_unlock(&sh->lock);
-    char what[256];
-    snprintf(what, sizeof what, "%s, %zu comment%s, %.1f s%s%s", f->outcome,
-             json_array_size(f->comments), json_array_size(f->comments) == 1 ? "" : "s",
-             (double)f->elapsed_ms / 1000.0, f->error != NULL ? ": " : "",
-             f->error != NULL ? f->error : "");
-    progress(sh, f, what);
+    char what[768];
+    snprintf(what, sizeof what, "%s, %zu comment%s, %.1f s%s%s", outcome, n_comments,
+             n_comments == 1 ? "" : "s", (double)elapsed / 1000.0,
+             strcmp(outcome, "error") == 0 ? ": " : "", strcmp(outcome, "error") == 0 ? err : "");
+    progress(sh, name, what);
 }
 
 static void *worker_main(void *arg)
@@ -303,14 +401,14 @@ static void *worker_main(void *arg)
     }
     for (;;) {
         pthread_mutex_lock(&sh->lock);
-        while (sh->next < sh->set->n_files && sh->set->files[sh->next].skip != NULL)
-            sh->next++;
-        size_t i = sh->next < sh->set->n_files ? sh->next++ : sh->set->n_files;
+        size_t g = sh->next < sh->n_groups ? sh->next++ : sh->n_groups;
         pthread_mutex_unlock(&sh->lock);
-        if (i >= sh->set->n_files)
+        if (g >= sh->n_groups)
             break;
-        w->file = &sh->set->files[i];
-        review_file(w);
+        w->n_group = sh->group_n[g];
+        for (size_t k = 0; k < w->n_group; k++)
+            w->group[k] = &sh->set->files[sh->members[sh->groups[g] + k]];
+        review_group(w);
     }
 out:
     agt_model_free(w->model);
@@ -346,6 +444,44 @@ static int load_registry(rv_shared *sh, char *err, size_t errlen)
     return 0;
 }
 
+/*
+ * Units of work: a file with more than --group-lines changed lines alone;
+ * smaller ones in groups of up to RV_GROUP_MAX files and --group-lines lines
+ * in total, in change set order.
+ */
+static int make_groups(rv_shared *sh)
+{
+    const rv_set *set = sh->set;
+    long limit = sh->o->group_lines;
+    long total = 0;
+    sh->members = calloc(set->n_files + 1, sizeof *sh->members);
+    sh->groups = calloc(set->n_files + 1, sizeof *sh->groups);
+    sh->group_n = calloc(set->n_files + 1, sizeof *sh->group_n);
+    if (sh->members == NULL || sh->groups == NULL || sh->group_n == NULL)
+        return -1;
+    for (size_t i = 0; i < set->n_files; i++) {
+        const rv_file *f = &set->files[i];
+        if (f->skip != NULL)
+            continue;
+        long changed = f->added + f->deleted;
+        int small = limit > 0 && changed <= limit;
+        size_t g = sh->n_groups;
+        int join = small && g > 0 && total > 0 && total + changed <= limit &&
+                   sh->group_n[g - 1] < RV_GROUP_MAX;
+        if (!join) {
+            sh->groups[g] = sh->n_review;
+            sh->group_n[g] = 0;
+            sh->n_groups++;
+            total = 0;
+        }
+        sh->members[sh->n_review++] = i;
+        sh->group_n[sh->n_groups - 1]++;
+        /* a large file closes its group */
+        total = small ? total + changed : 0;
+    }
+    return 0;
+}
+
 int rv_review(rv_set *set, const rv_opts *o, int64_t *elapsed_ms, char *err, size_t errlen)
 {
     rv_shared sh;
@@ -368,15 +504,17 @@ int rv_review(rv_set *set, const rv_opts *o, int64_t *elapsed_ms, char *err, siz
     if (cli_model_open(&o->cfg, &probe, err, errlen) != 0)
         goto out;
     agt_model_free(probe);
-    for (size_t i = 0; i < set->n_files; i++)
-        sh.n_review += set->files[i].skip == NULL;
+    if (make_groups(&sh) != 0) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
     char desc[512];
     cli_config_describe(&o->cfg, desc, sizeof desc);
     fprintf(stderr, "agt-review: %zu of %zu files to review with %s\n", sh.n_review, set->n_files,
             desc);
     size_t nw = (size_t)o->concurrency;
-    if (nw > sh.n_review)
-        nw = sh.n_review > 0 ? sh.n_review : 1;
+    if (nw > sh.n_groups)
+        nw = sh.n_groups > 0 ? sh.n_groups : 1;
     rv_worker *ws = calloc(nw, sizeof *ws);
     pthread_t *th = calloc(nw, sizeof *th);
     if (ws == NULL || th == NULL) {
@@ -407,6 +545,9 @@ int rv_review(rv_set *set, const rv_opts *o, int64_t *elapsed_ms, char *err, siz
 out:
     *elapsed_ms = cli_now_ms() - t0;
     agt_registry_free(sh.reg);
+    free(sh.members);
+    free(sh.groups);
+    free(sh.group_n);
     pthread_mutex_destroy(&sh.lock);
     return rc;
 }

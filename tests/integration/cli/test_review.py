@@ -157,6 +157,24 @@ def script_for(path):
     raise AssertionError("unexpected file " + path)
 
 
+def grouped_script(order):
+    """Both files in one session (default --group-lines 40: 2 + 14 lines); the
+    first file of the change set (new_name.py, paths sort) leads the group."""
+    calc = script_for("src/calc.c")
+    py = script_for("new_name.py")
+    comments = [dict(c, path="src/calc.c") for c in
+                json.loads(calc[1]["tool_calls"][0]["arguments"])["comments"]]
+    comments += [dict(c, path="new_name.py") for c in
+                 json.loads(py[0]["tool_calls"][0]["arguments"])["comments"]]
+    key = "Review these 2 small files"
+    return [
+        dict(turn(call("g1", "file_read_diff", {"path_array": order})), key=key),
+        dict(turn(call("g2", "code_comment", {"comments": comments})), key=key),
+        dict(calc[2], key="File: src/calc.c"),  # the relocation sub-request
+        dict(turn(call("g3", "task_done", {})), key=key),
+    ]
+
+
 def run(cmd, cwd):
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=120)
     return p.returncode, p.stdout, p.stderr
@@ -228,7 +246,8 @@ def main():
             if proc is not None:
                 urllib.request.urlopen(urllib.request.Request(
                     "http://127.0.0.1:%s/reset" % port, data=b"", method="POST")).read()
-            return run([exe, "--repo", repo, "--from", c1, "--format", fmt] + model, tmp)
+            return run([exe, "--repo", repo, "--from", c1, "--format", fmt, "--group-lines", "0"]
+                       + model, tmp)
 
         rc, out, err = review("json")
         t.eq(rc, 0, "review exits 0" + ("" if rc == 0 else ": " + err))
@@ -282,6 +301,30 @@ def main():
             ("new_name.py", "other", "note", (2, 2)),
         ], key=repr), "SARIF results: rule, level and region per comment")
 
+        gscript = os.path.join(tmp, "grouped.jsonl")
+        with open(gscript, "w") as f:
+            for x in grouped_script(order):
+                f.write(json.dumps(x) + "\n")
+        if server is not None:
+            gp = subprocess.Popen([sys.executable, server, gscript], stdout=subprocess.PIPE,
+                                  stdin=subprocess.PIPE, text=True)
+            gmodel = ["--model", "m", "--base-url",
+                      "http://127.0.0.1:%s/v1" % gp.stdout.readline().strip()]
+        else:
+            gmodel = ["--model", "replay:" + gscript]
+        rc, out, err = run([exe, "--repo", repo, "--from", c1, "--format", "json"] + gmodel, tmp)
+        if server is not None:
+            gp.stdin.close()
+            gp.wait(timeout=10)
+        gres = json.loads(out) if rc == 0 else {"files": [], "comments": []}
+        t.eq(sorted((f["path"], f["group"], f["outcome"]) for f in gres["files"]),
+             [("new_name.py", None, "done"), ("src/calc.c", "new_name.py", "done")],
+             "small files reviewed in one session (--group-lines default)")
+        t.eq(sorted((c["path"], c["start_line"], c["end_line"], c["side"], c["ambiguous"])
+                    for c in gres["comments"]),
+             sorted((c["path"], c["start_line"], c["end_line"], c["side"], c["ambiguous"])
+                    for c in cs), "grouped review anchors the same comments")
+
         rc, out, err = review("text")
         t.ok(rc == 0 and "src/calc.c:13 [bug, high]" in out and
              "    for (int i = 0; i < n; i++)" in out, "text output: location and suggestion")
@@ -295,7 +338,7 @@ def main():
             urllib.request.urlopen(urllib.request.Request(
                 "http://127.0.0.1:%s/reset" % port, data=b"", method="POST")).read()
             rc, out, err = run([exe, "--repo", repo, "--from", c1, "--format", "json",
-                                "--concurrency", "2"] + model, tmp)
+                                "--concurrency", "2", "--group-lines", "0"] + model, tmp)
             t.ok(rc == 0 and anchors(json.loads(out)) == first,
                  "--concurrency 2 gives the same anchored comments")
             proc.stdin.close()
@@ -314,7 +357,8 @@ def main():
                                   stdin=subprocess.PIPE, text=True)
             pport = pp.stdout.readline().strip()
             rc, out, err = run([exe, "--repo", repo, "--from", c1, "--format", "json",
-                                "--plan-threshold", "10", "--language", "French", "--model", "m",
+                                "--plan-threshold", "10", "--language", "French",
+                                "--group-lines", "0", "--model", "m",
                                 "--base-url", "http://127.0.0.1:%s/v1" % pport], tmp)
             pp.stdin.close()
             pp.wait(timeout=10)
@@ -350,7 +394,7 @@ def main():
                                   stdin=subprocess.PIPE, text=True)
             sport = sp.stdout.readline().strip()
             rc, out, err = run([exe, "--repo", repo, "--from", c1, "--format", "json",
-                                "--timeout", "1", "--model", "m", "--base-url",
+                                "--timeout", "1", "--group-lines", "0", "--model", "m", "--base-url",
                                 "http://127.0.0.1:%s/v1" % sport], tmp)
             sp.stdin.close()
             sp.wait(timeout=10)
