@@ -156,30 +156,74 @@ static const char *sarif_level(const char *sev)
     return "warning";
 }
 
-static json_t *sarif_result(json_t *c)
+/*
+ * The post-change line shown for a comment on removed lines: where the
+ * removed lines were, by their hunk (new_start plus the offset into the hunk,
+ * kept inside the hunk's new lines).
+ */
+static json_int_t new_line_for_old(const rv_set *set, const char *path, json_int_t old_line)
+{
+    for (size_t i = 0; i < set->n_files; i++) {
+        const rv_file *f = &set->files[i];
+        if (strcmp(f->path, path) != 0 && (f->old_path == NULL || strcmp(f->old_path, path) != 0))
+            continue;
+        size_t k;
+        json_t *h;
+        json_array_foreach(f->hunk_list, k, h)
+        {
+            json_int_t os = jint(h, "old_start"), ol = jint(h, "old_lines");
+            json_int_t ns = jint(h, "new_start"), nl = jint(h, "new_lines");
+            if (old_line < os || old_line >= os + (ol > 0 ? ol : 1))
+                continue;
+            json_int_t n = ns + (old_line - os);
+            json_int_t last = nl > 0 ? ns + nl - 1 : ns;
+            if (n > last)
+                n = last;
+            return n >= 1 ? n : 1;
+        }
+    }
+    return 1;
+}
+
+static json_t *sarif_result(const rv_set *set, json_t *c)
 {
     const char *cat = jstr(c, "category");
     size_t ci = category_index(cat);
     const char *content = jstr(c, "content"), *sug = jstr(c, "suggestion_code");
     json_int_t a = jint(c, "start_line"), b = jint(c, "end_line");
     int old = strcmp(jstr(c, "side"), "old") == 0;
-    size_t len = strlen(content) + strlen(sug) + 128;
+    json_t *cands = json_object_get(c, "candidates");
+    size_t len = strlen(content) + strlen(sug) + 128 + json_array_size(cands) * 48;
     char *msg = malloc(len);
     if (msg == NULL)
         return NULL;
     int n = snprintf(msg, len, "%s", content);
-    if (old && a > 0)
+    json_int_t start = a, end = b >= a ? b : a;
+    if (a <= 0) {
+        /* GitHub needs a region: unanchored and ambiguous comments go on line 1 */
+        start = end = 1;
+        if (json_is_true(json_object_get(c, "ambiguous")) && json_array_size(cands) > 0) {
+            n += snprintf(msg + n, len - (size_t)n, "\n\n(The quoted code matches lines");
+            for (size_t k = 0; k < json_array_size(cands); k++) {
+                json_t *p = json_array_get(cands, k);
+                n += snprintf(msg + n, len - (size_t)n, "%s %lld-%lld", k > 0 ? "," : "",
+                              (long long)json_integer_value(json_array_get(p, 0)),
+                              (long long)json_integer_value(json_array_get(p, 1)));
+            }
+            n += snprintf(msg + n, len - (size_t)n, ".)");
+        } else {
+            n += snprintf(msg + n, len - (size_t)n, "\n\n(Not placed on a line of the diff.)");
+        }
+    } else if (old) {
         n += snprintf(msg + n, len - (size_t)n, "\n\n(On removed lines %lld-%lld of the old file.)",
                       (long long)a, (long long)b);
+        start = end = new_line_for_old(set, jstr(c, "path"), a);
+    }
     if (sug[0] != '\0')
         snprintf(msg + n, len - (size_t)n, "\n\nSuggestion:\n%s", sug);
-    json_t *phys = json_pack("{s:{s:s, s:s}}", "artifactLocation", "uri", jstr(c, "path"),
-                             "uriBaseId", "%SRCROOT%");
-    /* A region only for lines of the post-change file: SARIF lines must be >= 1
-       and an old-side line does not exist in the tree being scanned. */
-    if (a > 0 && !old)
-        json_object_set_new(phys, "region",
-                            json_pack("{s:I, s:I}", "startLine", a, "endLine", b >= a ? b : a));
+    json_t *phys =
+        json_pack("{s:{s:s, s:s}, s:{s:I, s:I}}", "artifactLocation", "uri", jstr(c, "path"),
+                  "uriBaseId", "%SRCROOT%", "region", "startLine", start, "endLine", end);
     json_t *r = json_pack("{s:s, s:i, s:s, s:{s:s}, s:[{s:o}]}", "ruleId", categories[ci],
                           "ruleIndex", (json_int_t)ci, "level", sarif_level(jstr(c, "severity")),
                           "message", "text", msg, "locations", "physicalLocation", phys);
@@ -203,7 +247,7 @@ static json_t *sarif_json(const rv_set *set)
     for (size_t i = 0; i < set->n_files; i++) {
         const rv_file *f = &set->files[i];
         for (size_t k = 0; f->skip == NULL && k < json_array_size(f->comments); k++) {
-            json_t *r = sarif_result(json_array_get(f->comments, k));
+            json_t *r = sarif_result(set, json_array_get(f->comments, k));
             if (r != NULL)
                 json_array_append_new(results, r);
         }

@@ -131,6 +131,7 @@ int rv_collect(rv_set *set, const rv_opts *o, char *err, size_t errlen)
         f->added = (long)json_integer_value(json_object_get(jf, "added"));
         f->deleted = (long)json_integer_value(json_object_get(jf, "deleted"));
         f->hunks = (int)json_array_size(json_object_get(jf, "hunks"));
+        f->hunk_list = json_incref(json_object_get(jf, "hunks"));
         f->skip = skip_reason(d, f, o);
     }
     json_decref(root);
@@ -145,6 +146,7 @@ void rv_set_free(rv_set *set)
         free(set->files[i].skip);
         free(set->files[i].error);
         json_decref(set->files[i].comments);
+        json_decref(set->files[i].hunk_list);
     }
     free(set->files);
     json_decref(set->info);

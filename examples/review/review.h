@@ -16,7 +16,8 @@ typedef struct rv_file {
     int binary;
     long added, deleted;
     int hunks;
-    char *skip; /* why it is not reviewed, or NULL */
+    json_t *hunk_list; /* [{"old_start","old_lines","new_start","new_lines"}] */
+    char *skip;        /* why it is not reviewed, or NULL */
     /* Filled by the review. */
     json_t *comments;
     int64_t prompt_tokens, completion_tokens;

@@ -295,8 +295,9 @@ def main():
         t.eq(sorted(regions, key=repr), sorted([
             ("src/calc.c", "bug", "error", (13, 13)),
             ("src/calc.c", "style", "note", (10, 11)),
-            ("src/calc.c", "maintainability", "warning", None),  # old side: no region
-            ("src/calc.c", "bug", "warning", None),               # ambiguous: no region
+            # old line 3 (removed) in hunk @@ -1,7 +1,5 @@: shown at new line 1 + (3 - 1)
+            ("src/calc.c", "maintainability", "warning", (3, 3)),
+            ("src/calc.c", "bug", "warning", (1, 1)),             # ambiguous: line 1
             ("src/calc.c", "bug", "error", (14, 14)),             # critical -> error
             ("new_name.py", "other", "note", (2, 2)),
         ], key=repr), "SARIF results: rule, level and region per comment")
@@ -324,6 +325,13 @@ def main():
                     for c in gres["comments"]),
              sorted((c["path"], c["start_line"], c["end_line"], c["side"], c["ambiguous"])
                     for c in cs), "grouped review anchors the same comments")
+
+        hunk = subprocess.run(["git", "-C", repo, "diff", c1 + "...HEAD", "--", "src/calc.c"],
+                              check=True, capture_output=True, text=True).stdout
+        t.ok("@@ -1,7 +1,5 @@" in hunk, "git agrees on the first hunk of src/calc.c")
+        amb = [r for r in run0["results"] if "Returning 0" in r["message"]["text"]]
+        t.ok(len(amb) == 1 and "matches lines 12-12, 16-16" in amb[0]["message"]["text"],
+             "SARIF: the ambiguous comment names its candidates")
 
         rc, out, err = review("text")
         t.ok(rc == 0 and "src/calc.c:13 [bug, high]" in out and
