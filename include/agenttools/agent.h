@@ -223,6 +223,28 @@ AGT_EXTERN int agt_agent_save(const agt_agent *a, char **out_json);
  */
 AGT_EXTERN int agt_agent_restore(agt_agent *a, const char *json, size_t len);
 
+/**
+ * Offers the Agent tool backed by sub-agents of this agent: sets the "Agent"
+ * provider of the session's registry (so call it before agt_registry_freeze();
+ * the registry then serves this agent's sub-agents only). A sub-agent gets
+ * its own session over the same registry and workspace root, with the
+ * parent session's mode and rules, its own conversation (the parent's system
+ * prompt plus a sub-agent note) and todo list, the parent's model, turn budget
+ * and context window; it runs to its end inside the tool call, and its final
+ * text is the tool result, after a line "Sub-agent agent-N (description)
+ * finished after K model calls. Resume it with resume: "agent-N".".
+ * `resume` continues a finished sub-agent with a new prompt. Calls of a
+ * sub-agent that would need the user's approval are declined with a reason
+ * (a parent tool call cannot pause half-way), so in AGT_MODE_MANUAL a
+ * sub-agent can read but not write. Nesting is limited to 2 levels;
+ * run_in_background runs in the foreground and says so. Sub-agents live
+ * until the agent is freed.
+ *
+ * @return AGT_OK; AGT_EINVAL (a NULL agent); AGT_EFROZEN (the registry is
+ *         frozen); AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_agent_enable_subagents(agt_agent *a);
+
 #ifdef __cplusplus
 }
 #endif

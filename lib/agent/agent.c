@@ -46,7 +46,17 @@ struct agt_agent {
     bool waiting; /* paused on approvals */
     bool task_done;
     char *last_text;
+    /* sub-agents (the Agent tool), owned by the root agent */
+    struct sub **subs;
+    size_t n_subs;
+    int depth; /* sub-agent nesting while one runs */
 };
+
+typedef struct sub {
+    char id[32];
+    agt_session *session;
+    agt_agent *agent;
+} sub;
 
 /* ---- small helpers ----------------------------------------------------- */
 
@@ -147,6 +157,12 @@ void agt_agent_free(agt_agent *a)
     calls_clear(a);
     json_decref(a->messages);
     free(a->last_text);
+    for (size_t i = 0; i < a->n_subs; i++) {
+        agt_agent_free(a->subs[i]->agent);
+        agt_session_free(a->subs[i]->session);
+        free(a->subs[i]);
+    }
+    free(a->subs);
     free(a);
 }
 
@@ -780,4 +796,161 @@ int agt_agent_restore(agt_agent *a, const char *json, size_t len)
     }
     json_decref(root);
     return AGT_OK;
+}
+
+/* ---- sub-agents (the Agent tool) --------------------------------------- */
+
+#define SUB_MAX_DEPTH 2
+#define SUB_PROMPT                                                                                 \
+    "You are a sub-agent: another agent gave you the task below. Work on it with your tools, "     \
+    "then end with a final answer that reports what you found or did; that answer is all the "     \
+    "other agent sees."
+
+/* A new sub-agent: its own session (same registry and workspace, the parent
+ * session's mode and rules), its own conversation and todo list. */
+static int sub_new(agt_agent *root, agt_session *parent_s, sub **out)
+{
+    sub *sb = calloc(1, sizeof *sb);
+    sub **grown = realloc(root->subs, (root->n_subs + 1) * sizeof *grown);
+    if (!sb || !grown) {
+        free(sb);
+        if (grown)
+            root->subs = grown;
+        return agti_oom();
+    }
+    root->subs = grown;
+    int rc =
+        agt_session_new(&sb->session, agt_session_registry(parent_s), agt_session_root(parent_s));
+    char *rules = NULL;
+    if (rc == AGT_OK)
+        rc = agt_session_set_mode(sb->session, agt_session_mode(parent_s));
+    if (rc == AGT_OK)
+        rc = agt_session_rules(parent_s, &rules);
+    if (rc == AGT_OK)
+        rc = agt_session_load_rules(sb->session, rules, strlen(rules));
+    agt_free(rules);
+    if (rc == AGT_OK)
+        rc = agt_agent_new(&sb->agent, sb->session, root->model);
+    if (rc == AGT_OK) {
+        json_t *first = json_array_get(root->messages, 0);
+        const char *sys = NULL;
+        if (first && strcmp(json_string_value(json_object_get(first, "role")), "system") == 0)
+            sys = json_string_value(json_object_get(first, "content"));
+        char *prompt = sys ? agti_aprintf("%s\n\n%s", sys, SUB_PROMPT) : agti_strdup(SUB_PROMPT);
+        rc = prompt ? agt_agent_set_system_prompt(sb->agent, prompt) : agti_oom();
+        free(prompt);
+        sb->agent->max_turns = root->max_turns;
+        sb->agent->window = root->window;
+        sb->agent->percent = root->percent;
+    }
+    if (rc != AGT_OK) {
+        agt_agent_free(sb->agent);
+        agt_session_free(sb->session);
+        free(sb);
+        return rc;
+    }
+    snprintf(sb->id, sizeof sb->id, "agent-%zu", root->n_subs + 1);
+    root->subs[root->n_subs++] = sb;
+    *out = sb;
+    return AGT_OK;
+}
+
+/* Runs a sub-agent to its end. Calls that would need the user's approval are
+ * declined with a reason: a tool call of the parent cannot pause half-way. */
+static int sub_run(sub *sb)
+{
+    int rc = agt_agent_run(sb->agent);
+    for (int rounds = 0; rc == AGT_EPENDING && rounds < 100; rounds++) {
+        for (size_t i = 0; i < sb->agent->n_calls; i++) {
+            call *c = &sb->agent->calls[i];
+            if (!c->answered)
+                agt_agent_answer(sb->agent, c->id, AGT_DECISION_REJECT,
+                                 "a sub-agent cannot ask the user for approval; leave this step to "
+                                 "the parent agent and say so in your answer");
+        }
+        rc = agt_agent_resume(sb->agent);
+    }
+    return rc;
+}
+
+static int agent_tool(agt_call *callp, void *payload)
+{
+    agt_agent *root = payload;
+    json_t *args = json_loads(agt_call_args(callp), 0, NULL);
+    const char *prompt = json_string_value(json_object_get(args, "prompt"));
+    const char *desc = json_string_value(json_object_get(args, "description"));
+    const char *resume = json_string_value(json_object_get(args, "resume"));
+    bool background = json_is_true(json_object_get(args, "run_in_background"));
+    agti_buf out = AGTI_BUF_INIT;
+    int rc = AGT_OK;
+    sub *sb = NULL;
+    if (!prompt) {
+        json_decref(args);
+        return agt_call_set_error(callp, "Agent needs a \"prompt\".");
+    }
+    if (root->depth >= SUB_MAX_DEPTH) {
+        json_decref(args);
+        return agt_call_set_error(callp,
+                                  "Sub-agents are nested too deep (at most 2 levels): do this "
+                                  "task yourself.");
+    }
+    if (resume) {
+        for (size_t i = 0; i < root->n_subs; i++)
+            if (strcmp(root->subs[i]->id, resume) == 0)
+                sb = root->subs[i];
+        if (!sb) {
+            agti_buf_printf(&out, "No sub-agent '%s' to resume; the ids are agent-1 to agent-%zu.",
+                            resume, root->n_subs);
+            json_decref(args);
+            rc = agt_call_set_error(callp, agti_buf_cstr(&out));
+            agti_buf_free(&out);
+            return rc;
+        }
+    } else {
+        rc = sub_new(root, agt_call_session(callp), &sb);
+        if (rc != AGT_OK) {
+            json_decref(args);
+            return rc;
+        }
+    }
+    int turns_before = sb->agent->turns;
+    rc = agt_agent_add_user_message(sb->agent, prompt);
+    if (rc == AGT_OK) {
+        root->depth++;
+        rc = sub_run(sb);
+        root->depth--;
+    }
+    if (rc == AGT_ENOMEM) {
+        json_decref(args);
+        return rc;
+    }
+    bool failed = rc != AGT_OK && rc != AGT_ELIMIT;
+    agti_buf_printf(
+        &out, "Sub-agent %s (%s) %s after %d model call%s", sb->id, desc ? desc : "task",
+        rc == AGT_OK       ? "finished"
+        : rc == AGT_ELIMIT ? "stopped at its budget"
+                           : "failed",
+        sb->agent->turns - turns_before, sb->agent->turns - turns_before == 1 ? "" : "s");
+    if (failed)
+        agti_buf_printf(&out, ": %s", agt_error_message());
+    if (background)
+        agti_buf_puts(&out, " (it ran in the foreground: background sub-agents are not offered)");
+    agti_buf_printf(&out, ". Resume it with resume: \"%s\".\n\n%s", sb->id,
+                    agt_agent_text(sb->agent));
+    json_decref(args);
+    if (out.oom) {
+        agti_buf_free(&out);
+        return agti_oom();
+    }
+    rc = failed ? agt_call_set_error(callp, agti_buf_cstr(&out))
+                : agt_call_set_text(callp, agti_buf_cstr(&out));
+    agti_buf_free(&out);
+    return rc;
+}
+
+int agt_agent_enable_subagents(agt_agent *a)
+{
+    if (!a)
+        return agti_error(AGT_EINVAL, "agt_agent_enable_subagents: agent is NULL");
+    return agt_registry_set_provider(agt_session_registry(a->session), "Agent", agent_tool, a);
 }

@@ -441,6 +441,72 @@ static void test_http(void)
     teardown(&fx);
 }
 
+static void test_subagents(void)
+{
+    fixture fx;
+    const char *lines[] = {
+        "{\"tool_calls\":[{\"id\":\"p1\",\"name\":\"Agent\",\"arguments\":"
+        "\"{\\\"prompt\\\":\\\"make a plan\\\",\\\"description\\\":\\\"plan it\\\"}\"}]}",
+        TODO_CALL,
+        "{\"content\":\"sub result\"}",
+        "{\"content\":\"parent done\"}",
+        "{\"tool_calls\":[{\"id\":\"p2\",\"name\":\"Agent\",\"arguments\":"
+        "\"{\\\"prompt\\\":\\\"more\\\",\\\"description\\\":\\\"again\\\",\\\"resume\\\":\\\"agent-"
+        "1\\\"}\"}]}",
+        "{\"content\":\"sub again\"}",
+        "{\"content\":\"ok\"}",
+        NULL};
+    setup(&fx, lines);
+    T_EQ_INT(agt_agent_enable_subagents(fx.a), AGT_OK, "sub-agents: enabled");
+    agt_session_set_mode(fx.s, AGT_MODE_AUTO); /* Agent is a host tool: it asks in manual mode */
+    T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "sub-agents: parent run ok");
+    T_EQ_STR(agt_agent_text(fx.a), "parent done", "sub-agents: parent's final text");
+    T_EQ_INT(agt_agent_turns(fx.a), 2, "sub-agents: the parent made 2 model calls");
+    json_t *msgs = messages(fx.a);
+    T_EQ_STR(msg_field(msgs, 3, "content"),
+             "Sub-agent agent-1 (plan it) finished after 2 model calls. Resume it with resume: "
+             "\"agent-1\".\n\nsub result",
+             "sub-agents: the final answer is the tool result");
+    json_decref(msgs);
+    char *todos = NULL;
+    agt_session_todos(fx.s, &todos);
+    T_EQ_STR(todos, "[]", "sub-agents: the sub-agent's todo list is its own");
+    agt_free(todos);
+    agt_agent_add_user_message(fx.a, "again");
+    T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "sub-agents: second run with resume ok");
+    msgs = messages(fx.a);
+    T_EQ_STR(msg_field(msgs, 7, "content"),
+             "Sub-agent agent-1 (again) finished after 1 model call. Resume it with resume: "
+             "\"agent-1\".\n\nsub again",
+             "sub-agents: resume continues agent-1");
+    json_decref(msgs);
+    teardown(&fx);
+
+    /* manual mode: the parent's Agent call is approved by the user; the
+     * sub-agent's Write, which would ask, is declined with a reason */
+    const char *lines2[] = {
+        "{\"tool_calls\":[{\"id\":\"p1\",\"name\":\"Agent\",\"arguments\":"
+        "\"{\\\"prompt\\\":\\\"write it\\\",\\\"description\\\":\\\"writer\\\"}\"}]}",
+        "{\"tool_calls\":[{\"id\":\"s1\",\"name\":\"Write\",\"arguments\":"
+        "\"{\\\"path\\\":\\\"sub.txt\\\",\\\"content\\\":\\\"x\\\"}\"}]}",
+        "{\"content\":\"could not write\"}", "{\"content\":\"parent done\"}", NULL};
+    setup(&fx, lines2);
+    agt_agent_enable_subagents(fx.a);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "sub-agents (manual): the Agent call asks first");
+    T_EQ_INT(agt_agent_answer(fx.a, "p1", AGT_DECISION_APPROVE, NULL), AGT_OK,
+             "sub-agents (manual): approved");
+    T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "sub-agents (manual): resumed to the end");
+    msgs = messages(fx.a);
+    const char *res = msg_field(msgs, 3, "content");
+    T_CHECK(res && strstr(res, "finished after 2 model calls") && strstr(res, "could not write"),
+            "sub-agents (manual): the sub-agent went on after the declined Write");
+    json_decref(msgs);
+    char path[128];
+    snprintf(path, sizeof path, "%s/sub.txt", root);
+    T_CHECK(access(path, F_OK) != 0, "sub-agents (manual): nothing written");
+    teardown(&fx);
+}
+
 static void test_bad_input(void)
 {
     fixture fx;
@@ -492,6 +558,7 @@ int main(int argc, char **argv)
     test_compaction();
     test_notifications();
     test_http();
+    test_subagents();
     test_bad_input();
     fake_server_stop(&srv);
     char cmd[128];
