@@ -126,6 +126,15 @@ OLLAMA = [
     "data: [DONE]\n\n",
 ]
 
+# CRLF line endings, one event's JSON spread over two data: lines, an
+# "event:" and an "id:" field, and a last event without the closing blank
+# line (dispatched at end of stream, as the SSE rules say).
+CRLF = [
+    oa({"role": "assistant", "content": "A"}).replace("\n", "\r\n"),
+    'event: message\r\nid: 7\r\ndata: {"choices":[{"index":0,\r\ndata: "delta":{"content":"B"},"finish_reason":"stop"}]}\r\n\r\n',
+    'data: [DONE]',
+]
+
 MALFORMED = [
     oa({"role": "assistant", "content": "ok"}),
     'data: {"choices":[{"delta":{"content":"x"}\n\n',
@@ -383,6 +392,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.connection.shutdown(2)
         elif kind == "eof":
             self.stream(OPENAI_TEXT[1:4])  # no finish_reason, no [DONE]
+        elif kind == "crlf":
+            self.stream(CRLF)
         elif kind == "malformed":
             self.stream(MALFORMED)
         elif kind == "slow":

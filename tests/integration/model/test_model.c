@@ -22,6 +22,8 @@
  *    input_json_delta pieces, message_delta stop_reason + usage, message_stop;
  *    event lines; 5-byte TCP pieces; Anthropic non-streaming body; Anthropic
  *    400 error body {"type":"error","error":{"message"}};
+ *  - SSE framing: CRLF line endings, one event's JSON over two data: lines,
+ *    event:/id: fields, a last event without its closing blank line;
  *  - failures: 429 with Retry-After: 1, 429 with an HTTP-date Retry-After,
  *    500 then success, 503 always, 400 with an OpenAI error body that echoes
  *    the key, a connection dropped inside a chunk, a stream that ends without
@@ -254,6 +256,13 @@ static void test_vendor_shapes(void)
     T_EQ_STR(agt_model_response_tool_arguments(r, 0), "{\"pattern\":\"*.md\"}",
              "ollama: first arguments");
     check_usage(r, 5, 6, 11, "ollama");
+    agt_model_response_free(r);
+    agt_model_free(m);
+
+    m = http_model(AGT_PROTOCOL_OPENAI, "crlf-1");
+    T_EQ_INT(run(m, NULL, &r), AGT_OK, "CRLF, multi-line data, unterminated last event: ok");
+    T_EQ_STR(agt_model_response_text(r), "AB", "CRLF stream: text");
+    T_EQ_STR(agt_model_response_finish_reason(r), "stop", "CRLF stream: finish");
     agt_model_response_free(r);
     agt_model_free(m);
 
