@@ -3,8 +3,8 @@
  * agt_session_dispatch) against `git grep` on the same repository, the same
  * search text and the same pathspecs, in workspace mode (working tree) and
  * in commit mode (the blobs of HEAD, against `git grep ... HEAD`). The repository is a copy of
- * /usr/include committed in two steps under the build directory (made on
- * the first run). Times are wall clock, best of N runs with a warm cache;
+ * /usr/include committed in two steps and packed (`git gc`) under the build
+ * directory (made on the first run). Times are wall clock, best of N runs with a warm cache;
  * git grep runs as a child whose output the benchmark drains. Match-line
  * counts are printed so both sides can be seen to agree (code_search shows
  * at most 100 lines per file, so git grep runs with --max-count 100).
@@ -118,7 +118,8 @@ static int prepare(const char *corpus)
         "cd '%s' && git init -q && git add -A >/dev/null 2>&1 && "
         "git -c user.name=bench -c user.email=bench@invalid commit -q -m one >/dev/null 2>&1 && "
         "for f in $(git ls-files '*.h' | head -200); do echo '/* touched */' >> \"$f\"; done && "
-        "git -c user.name=bench -c user.email=bench@invalid commit -q -am two >/dev/null 2>&1",
+        "git -c user.name=bench -c user.email=bench@invalid commit -q -am two >/dev/null 2>&1 && "
+        "git gc -q >/dev/null 2>&1",
         corpus, corpus, corpus, corpus);
     int rc = cmd != NULL && system(cmd) == 0 ? 0 : -1;
     free(cmd);
