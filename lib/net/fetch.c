@@ -24,6 +24,68 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     return s->r->body.oom ? 0 : len;
 }
 
+/* A transfer that sends no byte for this long is given up (a stalled server
+ * should not hold the call for the whole time cap). */
+#define FETCH_STALL_S 20L
+
+static size_t discard(char *p, size_t size, size_t n, void *ud)
+{
+    (void)p, (void)ud;
+    return size * n;
+}
+
+/* After curl gave up on too many redirects: walks the chain one hop at a time
+ * (bodies discarded) to tell a loop from a long chain, and appends
+ * "; the redirects go round in a loop: A -> B -> A" when it is a loop. */
+static void describe_loop(const char *url, const agti_fetch_opts *o, agti_buf *msg)
+{
+    long max = o->max_redirects < 0 ? 0 : o->max_redirects;
+    char **seen = calloc((size_t)max + 2, sizeof *seen);
+    CURL *h = seen ? curl_easy_init() : NULL;
+    char *cur = agti_strdup(url);
+    long n = 0;
+    long loop_at = -1;
+    while (h && cur && n <= max && loop_at < 0) {
+        for (long i = 0; i < n; i++)
+            if (strcmp(seen[i], cur) == 0)
+                loop_at = i;
+        if (loop_at >= 0)
+            break;
+        curl_easy_reset(h);
+        curl_easy_setopt(h, CURLOPT_URL, cur);
+#if LIBCURL_VERSION_NUM >= 0x075500
+        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+        curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)o->timeout_ms);
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)o->connect_ms);
+        curl_easy_setopt(h, CURLOPT_USERAGENT, "libagenttools/" AGT_VERSION_STRING " (FetchURL)");
+        char *next = NULL;
+        if (curl_easy_perform(h) != CURLE_OK ||
+            curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &next) != CURLE_OK || next == NULL)
+            break;
+        seen[n++] = cur;
+        cur = agti_strdup(next);
+    }
+    if (loop_at >= 0) {
+        agti_buf_puts(msg, "; the redirects go round in a loop: ");
+        for (long i = loop_at; i < n; i++) {
+            agti_buf_puts(msg, seen[i]);
+            agti_buf_puts(msg, " -> ");
+        }
+        agti_buf_puts(msg, cur);
+    }
+    for (long i = 0; i < n; i++)
+        free(seen[i]);
+    free(seen);
+    free(cur);
+    if (h)
+        curl_easy_cleanup(h);
+}
+
 int agti_fetch(const char *url, const agti_fetch_opts *o, agti_fetch_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -55,6 +117,11 @@ int agti_fetch(const char *url, const agti_fetch_opts *o, agti_fetch_result *r)
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)o->connect_ms);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "libagenttools/" AGT_VERSION_STRING " (FetchURL)");
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, FETCH_STALL_S);
+    char errbuf[CURL_ERROR_SIZE];
+    errbuf[0] = '\0';
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     CURLcode cc = curl_easy_perform(h);
     char *eff = NULL, *ct = NULL;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
@@ -67,9 +134,14 @@ int agti_fetch(const char *url, const agti_fetch_opts *o, agti_fetch_result *r)
         cc = CURLE_OK;
     if (r->body.oom || !r->final_url)
         rc = agti_oom();
-    else if (cc == CURLE_TOO_MANY_REDIRECTS)
-        rc = agti_error(AGT_ENET, "too many redirects (more than %ld) fetching %s",
-                        o->max_redirects, url);
+    else if (cc == CURLE_TOO_MANY_REDIRECTS) {
+        agti_buf msg = AGTI_BUF_INIT;
+        describe_loop(url, o, &msg);
+        rc = agti_error(AGT_ENET, "too many redirects (more than %ld) fetching %s%s",
+                        o->max_redirects, url, agti_buf_cstr(&msg));
+        agti_buf_free(&msg);
+    } else if (cc == CURLE_OPERATION_TIMEDOUT && strstr(errbuf, "too slow") != NULL)
+        rc = agti_error(AGT_ETIMEOUT, "fetching %s stalled: no data for %ld s", url, FETCH_STALL_S);
     else if (cc == CURLE_OPERATION_TIMEDOUT)
         rc = agti_error(AGT_ETIMEOUT, "fetching %s took longer than %lld ms", url,
                         (long long)o->timeout_ms);

@@ -21,6 +21,7 @@ const agti_builtin_provider agti_builtin_providers[] = {
     {"Glob", agti_tool_glob},
     {"Grep", agti_tool_grep},
     {"ReadMediaFile", agti_tool_read_media},
+    {"FetchURL", agti_tool_fetchurl},
     {"task_done", agti_tool_task_done},
     {"code_comment", agti_tool_code_comment},
     {"file_read", agti_tool_file_read},

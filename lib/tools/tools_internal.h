@@ -21,6 +21,8 @@ int agti_tool_edit(agt_call *call, void *payload);
 int agti_tool_glob(agt_call *call, void *payload);
 int agti_tool_grep(agt_call *call, void *payload);
 int agti_tool_read_media(agt_call *call, void *payload);
+/* FetchURL lives with its engine in lib/net (fetch_tool.c). */
+int agti_tool_fetchurl(agt_call *call, void *payload);
 
 int agti_tool_task_done(agt_call *call, void *payload);
 int agti_tool_code_comment(agt_call *call, void *payload);

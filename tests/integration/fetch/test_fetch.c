@@ -1,0 +1,367 @@
+/*
+ * FetchURL end to end: agt_session_dispatch with the built-in provider (no
+ * host provider) against fetch_server.py on 127.0.0.1 (ephemeral port,
+ * started here, gone when its stdin closes). Expected texts are worked out by
+ * hand from the pages in fetch_server.py; the engine-level checks (time cap,
+ * refused schemes) call lib/net directly.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agenttools/agenttools.h"
+#include "harness.h"
+#include "net/net.h"
+
+static pid_t srv_pid;
+static int srv_in = -1;
+static int port;
+static agt_session *sess;
+
+static int server_start(const char *python, const char *script)
+{
+    int in[2], out[2];
+    if (pipe(in) != 0 || pipe(out) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[1]);
+        close(out[0]);
+        execl(python, python, script, (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    FILE *f = fdopen(out[0], "r");
+    if (f == NULL || fscanf(f, "%d", &port) != 1 || port <= 0) {
+        if (f)
+            fclose(f);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
+    fclose(f);
+    srv_pid = pid;
+    srv_in = in[1];
+    return 0;
+}
+
+static void server_stop(void)
+{
+    if (srv_pid <= 0)
+        return;
+    close(srv_in);
+    for (int i = 0; i < 100; i++) {
+        if (waitpid(srv_pid, NULL, WNOHANG) == srv_pid)
+            return;
+        usleep(20000);
+    }
+    kill(srv_pid, SIGKILL);
+    waitpid(srv_pid, NULL, 0);
+}
+
+static char *url_of(const char *path)
+{
+    static char buf[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "http://127.0.0.1:%d%s", port, path);
+    return buf[k];
+}
+
+/* FetchURL through the session; the result (never NULL on AGT_OK). */
+static agt_result *fetch_url(const char *url)
+{
+    char args[512];
+    snprintf(args, sizeof args, "{\"url\":\"%s\"}", url);
+    agt_result *r = NULL;
+    int rc = agt_session_dispatch(sess, "f", "FetchURL", args, &r);
+    if (rc != AGT_OK || r == NULL) {
+        t_diag("dispatch of %s: %d %s", url, rc, agt_error_message());
+        return NULL;
+    }
+    return r;
+}
+
+static const char *text_of(const agt_result *r)
+{
+    return r ? agt_result_text(r) : "";
+}
+
+/* The text after the header block (first blank line). */
+static const char *body_of(const agt_result *r)
+{
+    const char *p = strstr(text_of(r), "\n\n");
+    return p ? p + 2 : "";
+}
+
+static int requests_seen(void)
+{
+    agt_result *r = fetch_url(url_of("/_count"));
+    int n = atoi(body_of(r));
+    agt_result_free(r);
+    return n;
+}
+
+static void test_html(void)
+{
+    agt_result *r = fetch_url(url_of("/page.html"));
+    T_EQ_INT(r ? agt_result_is_error(r) : -1, 0, "HTML page: not an error");
+    if (!agti_html_available()) {
+        T_CHECK(strstr(text_of(r), "no HTML parser") != NULL, "HTML without libxml2: noted");
+        agt_result_free(r);
+        return;
+    }
+    char want[1024];
+    snprintf(want, sizeof want,
+             "Title: Fetch test page\n\n# Main title\n\nFirst paragraph with a [relative "
+             "link](http://127.0.0.1:%d/docs/intro.html) and `inline_code()`.\n\n## Steps\n\n- "
+             "Install & configure\n- Run [the tool](https://example.org/run)\n\n```\nint "
+             "main(void)\n{\n    return 0;\n}\n```\n\nName | Value\nalpha | 1",
+             port);
+    T_EQ_STR(body_of(r), want,
+             "HTML: <main> only; nav/header/footer/script/style/form/aside/noscript/svg dropped; "
+             "headings, link resolved, code, list, pre fenced, table rows");
+    T_CHECK(strncmp(text_of(r), "Fetched ", 8) == 0 && strstr(text_of(r), url_of("/page.html")) &&
+                strstr(text_of(r), "HTTP 200") && strstr(text_of(r), "text/html") &&
+                strstr(text_of(r), "main text extracted from HTML"),
+            "HTML: first line names URL, status, type and what was done: %.160s", text_of(r));
+    agt_result_free(r);
+}
+
+static void test_redirects(void)
+{
+    char want[1024];
+    agt_result *r = fetch_url(url_of("/r1"));
+    snprintf(want, sizeof want,
+             "Fetched http://127.0.0.1:%d/plain.txt (HTTP 200, text/plain; charset=utf-8, 46 "
+             "bytes, after 3 redirects): text passed through.\n\nline one\n  indented <b>not "
+             "html</b>\nlast line\n",
+             port);
+    T_EQ_STR(text_of(r), want, "redirect chain 302 -> 301 (absolute) -> 307 (relative) followed");
+    agt_result_free(r);
+
+    r = fetch_url(url_of("/loop-a"));
+    snprintf(want, sizeof want,
+             "Could not fetch the URL: too many redirects (more than 10) fetching %s; the "
+             "redirects go round in a loop: %s -> %s -> %s",
+             url_of("/loop-a"), url_of("/loop-a"), url_of("/loop-b"), url_of("/loop-a"));
+    T_EQ_INT(r ? agt_result_is_error(r) : -1, 1, "redirect loop: error result");
+    T_EQ_STR(text_of(r), want, "redirect loop: reported as a loop with its chain");
+    agt_result_free(r);
+
+    r = fetch_url(url_of("/hop/0"));
+    snprintf(want, sizeof want,
+             "Could not fetch the URL: too many redirects (more than 10) fetching %s",
+             url_of("/hop/0"));
+    T_EQ_STR(text_of(r), want, "11 distinct redirects: over the limit, not a loop");
+    agt_result_free(r);
+
+    int before = requests_seen();
+    r = fetch_url(url_of("/to-file"));
+    T_EQ_INT(r ? agt_result_is_error(r) : -1, 1, "redirect to file: refused");
+    T_CHECK(strstr(text_of(r), "other than http or https") != NULL, "redirect to file: %s",
+            text_of(r));
+    agt_result_free(r);
+    r = fetch_url(url_of("/to-ftp"));
+    T_CHECK(r && agt_result_is_error(r) && strstr(text_of(r), "other than http or https"),
+            "redirect to ftp: refused: %s", text_of(r));
+    agt_result_free(r);
+    T_EQ_INT(requests_seen(), before + 2, "only the two redirecting pages were requested");
+}
+
+static void test_status_and_caps(void)
+{
+    char want[1024];
+    agt_result *r = fetch_url(url_of("/missing"));
+    snprintf(want, sizeof want,
+             "HTTP 404 from %s: the page was not fetched. Response starts: No such page: "
+             "/missing\n",
+             url_of("/missing"));
+    T_EQ_INT(r ? agt_result_is_error(r) : -1, 1, "404: error result");
+    T_EQ_STR(text_of(r), want, "404: status and the start of the body");
+    agt_result_free(r);
+
+    r = fetch_url(url_of("/big"));
+    T_EQ_INT(r ? agt_result_is_error(r) : -1, 0, "11 MiB body: not an error");
+    T_CHECK(strstr(text_of(r), "The body was cut at 5242880 bytes.") != NULL,
+            "11 MiB body: the size cap is stated");
+    T_CHECK(strstr(text_of(r), "Showing the first 100000 of 5242880 bytes of text.") != NULL,
+            "11 MiB body: the text cap is stated");
+    const char *b = body_of(r);
+    size_t blen = strlen(b);
+    T_EQ_INT((long)blen, 100000, "11 MiB body: 100000 bytes of text shown");
+    int lines_ok = 1;
+    for (size_t i = 0; i + 16 <= blen; i += 16)
+        lines_ok &= memcmp(b + i, "0123456789abcde\n", 16) == 0;
+    T_CHECK(lines_ok, "11 MiB body: the text is the start of the body");
+    agt_result_free(r);
+
+    /* the time cap, with a short limit (the tool's is 30 s) */
+    agti_fetch_opts o = {
+        .max_bytes = 4096, .timeout_ms = 1000, .connect_ms = 1000, .max_redirects = 5};
+    agti_fetch_result fr;
+    T_EQ_INT(agti_fetch(url_of("/slow"), &o, &fr), AGT_ETIMEOUT, "slow server: AGT_ETIMEOUT");
+    snprintf(want, sizeof want, "fetching %s took longer than 1000 ms", url_of("/slow"));
+    T_EQ_STR(agt_error_message(), want, "slow server: the time cap is stated");
+    agti_fetch_result_free(&fr);
+}
+
+static void test_charsets(void)
+{
+    agt_result *r = fetch_url(url_of("/latin1"));
+    if (agti_html_available())
+        T_EQ_STR(body_of(r), "Caf\xc3\xa9 na\xc3\xafve \xc2\xa9 2024",
+                 "ISO-8859-1 HTML (charset in Content-Type) converted to UTF-8");
+    agt_result_free(r);
+
+    r = fetch_url(url_of("/sjis.txt"));
+    T_EQ_STR(body_of(r),
+             "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x81\xae\xe3\x83\x86\xe3\x82\xad\xe3\x82\xb9"
+             "\xe3\x83\x88\n",
+             "Shift_JIS text converted to UTF-8");
+    agt_result_free(r);
+
+    r = fetch_url(url_of("/sjis-meta.html"));
+    if (agti_html_available())
+        T_EQ_STR(body_of(r),
+                 "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x81\xae\xe3\x83\x86\xe3\x82\xad\xe3\x82"
+                 "\xb9\xe3\x83\x88",
+                 "Shift_JIS HTML (charset only in <meta>) converted to UTF-8");
+    agt_result_free(r);
+
+    r = fetch_url(url_of("/bad-utf8.txt"));
+    T_EQ_STR(body_of(r), "ok \xef\xbf\xbd\xef\xbf\xbd end\n", "invalid UTF-8 bytes replaced");
+    agt_result_free(r);
+}
+
+static void test_passthrough(void)
+{
+    char want[512];
+    agt_result *r = fetch_url(url_of("/gzip.txt"));
+    T_EQ_STR(body_of(r), "line one\n  indented <b>not html</b>\nlast line\n",
+             "gzip-encoded body decoded");
+    T_CHECK(strstr(text_of(r), "46 bytes") != NULL, "gzip: decoded size reported: %.120s",
+            text_of(r));
+    agt_result_free(r);
+
+    r = fetch_url(url_of("/data.json"));
+    snprintf(
+        want, sizeof want,
+        "Fetched %s (HTTP 200, application/json, 51 bytes): text passed through.\n\n{\"name\": "
+        "\"agenttools\", \"tags\": [\"a\", \"b\"], \"n\": 3}\n",
+        url_of("/data.json"));
+    T_EQ_STR(text_of(r), want, "JSON passed through as it came");
+    agt_result_free(r);
+
+    snprintf(want, sizeof want, "HTTP://127.0.0.1:%d/plain.txt", port);
+    r = fetch_url(want);
+    T_EQ_STR(body_of(r), "line one\n  indented <b>not html</b>\nlast line\n",
+             "upper-case scheme accepted");
+    agt_result_free(r);
+
+    r = fetch_url(url_of("/image.png"));
+    T_EQ_INT(r ? agt_result_is_error(r) : -1, 1, "binary type: error result");
+    T_CHECK(strstr(text_of(r), "is image/png content (80 bytes)") != NULL,
+            "binary type: type and size named: %s", text_of(r));
+    agt_result_free(r);
+}
+
+static void test_refused_schemes(void)
+{
+    int before = requests_seen();
+    static const char *const bad[] = {"file:///etc/passwd", "ftp://127.0.0.1/x",
+                                      "gopher://127.0.0.1/1", "javascript:alert(1)"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        agt_result *r = fetch_url(bad[i]);
+        T_CHECK(r && agt_result_is_error(r) && strstr(text_of(r), "/url") != NULL,
+                "%s: refused by the schema: %.120s", bad[i], text_of(r));
+        agt_result_free(r);
+        agti_fetch_opts o = {
+            .max_bytes = 1024, .timeout_ms = 1000, .connect_ms = 1000, .max_redirects = 5};
+        agti_fetch_result fr;
+        T_EQ_INT(agti_fetch(bad[i], &o, &fr), AGT_EINVAL, "%s: engine refuses it", bad[i]);
+        T_CHECK(strstr(agt_error_message(), "only http:// and https://") != NULL, "%s: %s", bad[i],
+                agt_error_message());
+        agti_fetch_result_free(&fr);
+    }
+    char ftp[128];
+    snprintf(ftp, sizeof ftp, "ftp://127.0.0.1:%d/plain.txt", port);
+    agti_fetch_opts o = {
+        .max_bytes = 1024, .timeout_ms = 1000, .connect_ms = 1000, .max_redirects = 5};
+    agti_fetch_result fr;
+    T_EQ_INT(agti_fetch(ftp, &o, &fr), AGT_EINVAL, "ftp:// to the test server: refused");
+    agti_fetch_result_free(&fr);
+    T_EQ_INT(requests_seen(), before, "no request reached the server for refused schemes");
+}
+
+/* libcurl's own proxy variables apply: a dead proxy makes the fetch fail
+ * until no_proxy exempts 127.0.0.1. */
+static void test_proxy_env(void)
+{
+    unsetenv("no_proxy");
+    unsetenv("NO_PROXY");
+    setenv("http_proxy", "http://127.0.0.1:9", 1);
+    agt_result *r = fetch_url(url_of("/plain.txt"));
+    T_CHECK(r && agt_result_is_error(r), "http_proxy from the environment is used: %.120s",
+            text_of(r));
+    agt_result_free(r);
+    setenv("no_proxy", "127.0.0.1", 1);
+    r = fetch_url(url_of("/plain.txt"));
+    T_CHECK(r && !agt_result_is_error(r), "no_proxy from the environment is used");
+    agt_result_free(r);
+    unsetenv("http_proxy");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        printf("1..0 # SKIP usage: test-fetch-url PYTHON SERVER_SCRIPT\n");
+        return 0;
+    }
+    setenv("no_proxy", "127.0.0.1", 1);
+    setenv("NO_PROXY", "127.0.0.1", 1);
+    unsetenv("http_proxy");
+    unsetenv("HTTP_PROXY");
+    unsetenv("all_proxy");
+    unsetenv("ALL_PROXY");
+    if (!T_CHECK(server_start(argv[1], argv[2]) == 0, "local server on 127.0.0.1"))
+        return t_done();
+    char root[] = "/tmp/agt-fetch-XXXXXX";
+    T_CHECK(mkdtemp(root) != NULL, "workspace");
+    agt_registry *reg = NULL;
+    agt_registry_new(&reg);
+    T_EQ_INT(agt_registry_load_builtin(reg, "chat"), AGT_OK, "chat set");
+    T_EQ_INT(agt_registry_is_offered(reg, "FetchURL", AGT_PHASE_MAIN), 1,
+             "FetchURL is offered without a host provider (built in)");
+    T_EQ_INT(agt_session_new(&sess, reg, root), AGT_OK, "session (manual mode)");
+
+    /* manual mode: FetchURL runs without asking (TOOLS.md, Approval) */
+    agt_result *r = NULL;
+    char args[256];
+    snprintf(args, sizeof args, "{\"url\":\"%s\"}", url_of("/plain.txt"));
+    T_EQ_INT(agt_session_dispatch(sess, "a", "FetchURL", args, &r), AGT_OK,
+             "manual mode: FetchURL is not held for approval");
+    agt_result_free(r);
+
+    test_html();
+    test_redirects();
+    test_status_and_caps();
+    test_charsets();
+    test_passthrough();
+    test_refused_schemes();
+    test_proxy_env();
+
+    agt_session_free(sess);
+    agt_registry_free(reg);
+    rmdir(root);
+    server_stop();
+    return t_done();
+}
