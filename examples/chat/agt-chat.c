@@ -521,6 +521,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "agt-chat: %s\n", err);
         goto out;
     }
+    if (c.cfg.opt_show) {
+        char desc[1024];
+        cli_config_describe(&c.cfg, desc, sizeof desc);
+        printf("%s\n", desc);
+        status = 0;
+        goto out;
+    }
     if (!c.cfg.configured) {
         fprintf(stderr, "agt-chat: no model configured: pass --model NAME (and --base-url URL "
                         "for a non-OpenAI endpoint) with AGT_API_KEY exported, or define a "

@@ -19,6 +19,7 @@ const char cli_config_usage[] =
     "  --protocol P        openai (Chat Completions, default) or anthropic (Messages)\n"
     "  --provider NAME     a named provider of the config file\n"
     "  --config FILE       config file (default $XDG_CONFIG_HOME/agenttools/config.json)\n"
+    "  --show-config       print the endpoint these settings resolve to (never the key), exit\n"
     "  keys come from the environment: AGT_API_KEY, else OPENAI_API_KEY, ANTHROPIC_API_KEY\n"
     "  or KIMI_API_KEY (with OPENAI_BASE_URL, ANTHROPIC_BASE_URL, KIMI_BASE_URL), or from\n"
     "  the provider's \"api_key_env\" in the config file; AGT_MODEL sets a default model.\n";
@@ -43,6 +44,10 @@ int cli_config_take_arg(cli_config *cfg, int argc, char **argv, int *i, char *er
     const char **slots[] = {&cfg->opt_base_url, &cfg->opt_model, &cfg->opt_protocol,
                             &cfg->opt_provider, &cfg->opt_config};
     const char *arg = argv[*i];
+    if (strcmp(arg, "--show-config") == 0) {
+        cfg->opt_show = 1;
+        return 1;
+    }
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         size_t n = strlen(names[k]);
         if (strncmp(arg, names[k], n) != 0)

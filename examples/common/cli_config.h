@@ -17,6 +17,7 @@ typedef struct cli_config {
     const char *opt_protocol;
     const char *opt_provider;
     const char *opt_config;
+    int opt_show; /* --show-config: print the resolved endpoint and exit */
     /* Resolved by cli_config_resolve(); owned by the struct. */
     char *base_url;
     char *model;       /* model name sent to the server */

@@ -36,8 +36,9 @@ static void usage(FILE *f)
         "\n"
         "%s"
         "\n"
-        "exit status: 0 when the review finished (with or without comments), 1 on a\n"
-        "fatal error (the reason is printed), 2 on bad usage.\n",
+        "exit status: 0 when the review finished (with or without comments); 1 on a\n"
+        "fatal error or when a file could not be reviewed (the reason is printed, and the\n"
+        "other files' results still are); 2 on bad usage.\n",
         cli_config_usage);
 }
 
@@ -173,6 +174,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "agt-review: %s\n", err);
         goto out_cfg;
     }
+    if (o.cfg.opt_show) {
+        char desc[1024];
+        cli_config_describe(&o.cfg, desc, sizeof desc);
+        printf("%s\n", desc);
+        status = 0;
+        goto out_cfg;
+    }
     if (rv_collect(&set, &o, err, sizeof err) != 0) {
         fprintf(stderr, "agt-review: %s\n", err);
         rv_set_free(&set);
@@ -198,6 +206,24 @@ int main(int argc, char **argv)
         } else {
             rv_print_results(&set, &o, elapsed);
             status = 0;
+            size_t failed = 0, reviewed = 0;
+            const char *first = NULL;
+            for (size_t i = 0; i < set.n_files; i++) {
+                const rv_file *f = &set.files[i];
+                if (f->skip != NULL)
+                    continue;
+                reviewed++;
+                if (f->outcome == NULL || strcmp(f->outcome, "error") == 0) {
+                    failed++;
+                    if (first == NULL)
+                        first = f->error != NULL ? f->error : "not reviewed";
+                }
+            }
+            if (failed > 0) {
+                fprintf(stderr, "agt-review: %zu of %zu files could not be reviewed: %s\n", failed,
+                        reviewed, first);
+                status = 1;
+            }
         }
     }
     rv_set_free(&set);

@@ -26,9 +26,12 @@ typedef struct rv_shared {
     size_t *groups;  /* where each group (unit of work) starts in members */
     size_t *group_n; /* and how many files it has */
     size_t n_groups;
-    size_t done;      /* files finished */
-    size_t n_review;  /* files to review */
-    size_t comments;  /* comments so far */
+    size_t done;     /* files finished */
+    size_t n_review; /* files to review */
+    size_t comments; /* comments so far */
+    size_t units_ok; /* units of work that ended without an error */
+    int abort;       /* the model failed before any unit succeeded: stop */
+    char abort_reason[512];
     char fatal[1024]; /* first fatal error */
 } rv_shared;
 
@@ -178,14 +181,15 @@ static void progress(rv_shared *sh, const char *name, const char *what)
 }
 
 /* Plan phase: read-only tools, a free-text plan as the answer. */
-static char *run_plan(rv_worker *w, agt_session *s, const char *diff)
+static char *run_plan(rv_worker *w, agt_session *s, const char *diff, int *rc_out, char *err,
+                      size_t errlen)
 {
     rv_shared *sh = w->sh;
     cli_agent a;
-    char err[512];
     char *plan = NULL;
+    *rc_out = CLI_RUN_ERROR;
     agt_session_set_phase(s, AGT_PHASE_PLAN);
-    if (cli_agent_init(&a, w->model, s, sh->o->max_turns, err, sizeof err) != 0) {
+    if (cli_agent_init(&a, w->model, s, sh->o->max_turns, err, errlen) != 0) {
         cli_agent_fini(&a);
         return NULL;
     }
@@ -195,7 +199,8 @@ static char *run_plan(rv_worker *w, agt_session *s, const char *diff)
     char *user = user_message(w->group[0], diff, sh->o, NULL);
     cli_agent_add_user(&a, user != NULL ? user : diff);
     free(user);
-    int rc = cli_agent_run(&a, err, sizeof err);
+    int rc = cli_agent_run(&a, err, errlen);
+    *rc_out = rc;
     w->group[0]->prompt_tokens += a.prompt_tokens;
     w->group[0]->completion_tokens += a.completion_tokens;
     w->group[0]->turns += cli_agent_turns(&a);
@@ -324,7 +329,10 @@ static void review_group(rv_worker *w)
     if (w->n_group == 1 && sh->o->plan_threshold > 0 &&
         f->added + f->deleted > sh->o->plan_threshold) {
         progress(sh, name, "planning");
-        plan = run_plan(w, s, diff);
+        plan = run_plan(w, s, diff, &rc, err, sizeof err);
+        /* a failed or timed-out plan phase leaves nothing to review with */
+        if (rc == CLI_RUN_ERROR || rc == CLI_RUN_TIMEOUT)
+            goto out;
     }
     progress(sh, name, "reviewing");
     agt_session_set_phase(s, AGT_PHASE_MAIN);
@@ -372,6 +380,14 @@ out:;
     pthread_mutex_lock(&sh->lock);
     sh->done += w->n_group;
     sh->comments += n_comments;
+    if (strcmp(outcome, "error") != 0) {
+        sh->units_ok++;
+    } else if (sh->units_ok == 0 && !sh->abort) {
+        /* the endpoint is probably unusable (unreachable, bad key): do not
+           spend the timeout and retries on every other file too */
+        sh->abort = 1;
+        snprintf(sh->abort_reason, sizeof sh->abort_reason, "%s", err);
+    }
     pthread_mutex_unlock(&sh->lock);
     char what[768];
     snprintf(what, sizeof what, "%s, %zu comment%s, %.1f s%s%s", outcome, n_comments,
@@ -401,7 +417,7 @@ static void *worker_main(void *arg)
     }
     for (;;) {
         pthread_mutex_lock(&sh->lock);
-        size_t g = sh->next < sh->n_groups ? sh->next++ : sh->n_groups;
+        size_t g = sh->next < sh->n_groups && !sh->abort ? sh->next++ : sh->n_groups;
         pthread_mutex_unlock(&sh->lock);
         if (g >= sh->n_groups)
             break;
@@ -539,6 +555,10 @@ int rv_review(rv_set *set, const rv_opts *o, int64_t *elapsed_ms, char *err, siz
     free(th);
     if (sh.fatal[0] != '\0' && sh.done < sh.n_review) {
         snprintf(err, errlen, "%s", sh.fatal);
+        goto out;
+    }
+    if (sh.abort && sh.units_ok == 0) {
+        snprintf(err, errlen, "the model failed, so the review stopped: %s", sh.abort_reason);
         goto out;
     }
     rc = 0;
