@@ -102,6 +102,19 @@ static const char *body_of(const agt_result *r)
     return p ? p + 2 : "";
 }
 
+/* The first 120 bytes of s on one line, for a TAP test name. */
+static const char *one_line(const char *s)
+{
+    static char buf[4][128];
+    static int k;
+    k = (k + 1) % 4;
+    size_t i = 0;
+    for (; s[i] && i < sizeof buf[k] - 1; i++)
+        buf[k][i] = (s[i] == '\n' || s[i] == '\r') ? ' ' : s[i];
+    buf[k][i] = '\0';
+    return buf[k];
+}
+
 static int requests_seen(void)
 {
     agt_result *r = fetch_url(url_of("/_count"));
@@ -132,7 +145,8 @@ static void test_html(void)
     T_CHECK(strncmp(text_of(r), "Fetched ", 8) == 0 && strstr(text_of(r), url_of("/page.html")) &&
                 strstr(text_of(r), "HTTP 200") && strstr(text_of(r), "text/html") &&
                 strstr(text_of(r), "main text extracted from HTML"),
-            "HTML: first line names URL, status, type and what was done: %.160s", text_of(r));
+            "HTML: first line names URL, status, type and what was done: %.160s",
+            one_line(text_of(r)));
     agt_result_free(r);
 }
 
@@ -168,11 +182,11 @@ static void test_redirects(void)
     r = fetch_url(url_of("/to-file"));
     T_EQ_INT(r ? agt_result_is_error(r) : -1, 1, "redirect to file: refused");
     T_CHECK(strstr(text_of(r), "other than http or https") != NULL, "redirect to file: %s",
-            text_of(r));
+            one_line(text_of(r)));
     agt_result_free(r);
     r = fetch_url(url_of("/to-ftp"));
     T_CHECK(r && agt_result_is_error(r) && strstr(text_of(r), "other than http or https"),
-            "redirect to ftp: refused: %s", text_of(r));
+            "redirect to ftp: refused: %s", one_line(text_of(r)));
     agt_result_free(r);
     T_EQ_INT(requests_seen(), before + 2, "only the two redirecting pages were requested");
 }
@@ -249,7 +263,7 @@ static void test_passthrough(void)
     T_EQ_STR(body_of(r), "line one\n  indented <b>not html</b>\nlast line\n",
              "gzip-encoded body decoded");
     T_CHECK(strstr(text_of(r), "46 bytes") != NULL, "gzip: decoded size reported: %.120s",
-            text_of(r));
+            one_line(text_of(r)));
     agt_result_free(r);
 
     r = fetch_url(url_of("/data.json"));
@@ -270,7 +284,7 @@ static void test_passthrough(void)
     r = fetch_url(url_of("/image.png"));
     T_EQ_INT(r ? agt_result_is_error(r) : -1, 1, "binary type: error result");
     T_CHECK(strstr(text_of(r), "is image/png content (80 bytes)") != NULL,
-            "binary type: type and size named: %s", text_of(r));
+            "binary type: type and size named: %s", one_line(text_of(r)));
     agt_result_free(r);
 }
 
@@ -282,7 +296,7 @@ static void test_refused_schemes(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         agt_result *r = fetch_url(bad[i]);
         T_CHECK(r && agt_result_is_error(r) && strstr(text_of(r), "/url") != NULL,
-                "%s: refused by the schema: %.120s", bad[i], text_of(r));
+                "%s: refused by the schema: %.120s", bad[i], one_line(text_of(r)));
         agt_result_free(r);
         agti_fetch_opts o = {
             .max_bytes = 1024, .timeout_ms = 1000, .connect_ms = 1000, .max_redirects = 5};
@@ -311,7 +325,7 @@ static void test_proxy_env(void)
     setenv("http_proxy", "http://127.0.0.1:9", 1);
     agt_result *r = fetch_url(url_of("/plain.txt"));
     T_CHECK(r && agt_result_is_error(r), "http_proxy from the environment is used: %.120s",
-            text_of(r));
+            one_line(text_of(r)));
     agt_result_free(r);
     setenv("no_proxy", "127.0.0.1", 1);
     r = fetch_url(url_of("/plain.txt"));
