@@ -240,10 +240,26 @@ AGT_EXTERN int agt_agent_restore(agt_agent *a, const char *json, size_t len);
  * run_in_background runs in the foreground and says so. Sub-agents live
  * until the agent is freed.
  *
+ * Also sets the AgentSwarm provider: one new sub-agent per item (prompt =
+ * prompt_template with {{item}} replaced) plus the resumed resume_agent_ids,
+ * run on up to agt_agent_set_swarm_concurrency() threads — concurrently only
+ * when the registry is frozen (sessions then share it read-only) and the
+ * model is an HTTP model (each worker gets its own copy of it); otherwise
+ * one after the other, which the report says. The result is one report with
+ * a "## agent-N — item: finished after K model calls" section per sub-agent.
+ *
  * @return AGT_OK; AGT_EINVAL (a NULL agent); AGT_EFROZEN (the registry is
  *         frozen); AGT_ENOMEM.
  */
 AGT_EXTERN int agt_agent_enable_subagents(agt_agent *a);
+
+/**
+ * Sets how many sub-agents an AgentSwarm call runs at once (default 4).
+ *
+ * @param max 1..64 threads.
+ * @return AGT_OK; AGT_EINVAL (a NULL agent, max out of range).
+ */
+AGT_EXTERN int agt_agent_set_swarm_concurrency(agt_agent *a, int max);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
  * the session's tick and compaction of old tool outputs.
  */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,13 +50,19 @@ struct agt_agent {
     /* sub-agents (the Agent tool), owned by the root agent */
     struct sub **subs;
     size_t n_subs;
-    int depth; /* sub-agent nesting while one runs */
+    atomic_int depth;          /* sub-agent nesting while one runs */
+    int swarm_max;             /* AgentSwarm workers */
+    pthread_mutex_t subs_lock; /* subs against agt_agent_cancel() from other threads */
 };
 
 typedef struct sub {
     char id[32];
     agt_session *session;
     agt_agent *agent;
+    agt_model *own_model; /* a copy of the root's model for a swarm worker */
+    char *item;           /* the AgentSwarm item it was started with */
+    int rc;               /* the last run's status */
+    int turns_before;
 } sub;
 
 /* ---- small helpers ----------------------------------------------------- */
@@ -145,7 +152,10 @@ int agt_agent_new(agt_agent **out, agt_session *session, agt_model *model)
     a->max_turns = 50;
     a->percent = 80;
     a->last_count = -1;
+    a->swarm_max = 4;
     atomic_init(&a->cancelled, 0);
+    atomic_init(&a->depth, 0);
+    pthread_mutex_init(&a->subs_lock, NULL);
     *out = a;
     return AGT_OK;
 }
@@ -160,9 +170,12 @@ void agt_agent_free(agt_agent *a)
     for (size_t i = 0; i < a->n_subs; i++) {
         agt_agent_free(a->subs[i]->agent);
         agt_session_free(a->subs[i]->session);
+        agt_model_free(a->subs[i]->own_model);
+        free(a->subs[i]->item);
         free(a->subs[i]);
     }
     free(a->subs);
+    pthread_mutex_destroy(&a->subs_lock);
     free(a);
 }
 
@@ -243,6 +256,10 @@ void agt_agent_cancel(agt_agent *a)
         return;
     atomic_store(&a->cancelled, 1);
     agt_model_cancel(a->model);
+    pthread_mutex_lock(&a->subs_lock);
+    for (size_t i = 0; i < a->n_subs; i++)
+        agt_agent_cancel(a->subs[i]->agent);
+    pthread_mutex_unlock(&a->subs_lock);
 }
 
 int agt_agent_stop_reason(const agt_agent *a)
@@ -808,17 +825,18 @@ int agt_agent_restore(agt_agent *a, const char *json, size_t len)
 
 /* A new sub-agent: its own session (same registry and workspace, the parent
  * session's mode and rules), its own conversation and todo list. */
-static int sub_new(agt_agent *root, agt_session *parent_s, sub **out)
+static int sub_new(agt_agent *root, agt_session *parent_s, bool own_model, sub **out)
 {
     sub *sb = calloc(1, sizeof *sb);
+    pthread_mutex_lock(&root->subs_lock);
     sub **grown = realloc(root->subs, (root->n_subs + 1) * sizeof *grown);
+    if (grown)
+        root->subs = grown;
+    pthread_mutex_unlock(&root->subs_lock);
     if (!sb || !grown) {
         free(sb);
-        if (grown)
-            root->subs = grown;
         return agti_oom();
     }
-    root->subs = grown;
     int rc =
         agt_session_new(&sb->session, agt_session_registry(parent_s), agt_session_root(parent_s));
     char *rules = NULL;
@@ -829,8 +847,10 @@ static int sub_new(agt_agent *root, agt_session *parent_s, sub **out)
     if (rc == AGT_OK)
         rc = agt_session_load_rules(sb->session, rules, strlen(rules));
     agt_free(rules);
+    if (rc == AGT_OK && own_model)
+        rc = agti_model_clone(&sb->own_model, root->model);
     if (rc == AGT_OK)
-        rc = agt_agent_new(&sb->agent, sb->session, root->model);
+        rc = agt_agent_new(&sb->agent, sb->session, sb->own_model ? sb->own_model : root->model);
     if (rc == AGT_OK) {
         json_t *first = json_array_get(root->messages, 0);
         const char *sys = NULL;
@@ -846,11 +866,14 @@ static int sub_new(agt_agent *root, agt_session *parent_s, sub **out)
     if (rc != AGT_OK) {
         agt_agent_free(sb->agent);
         agt_session_free(sb->session);
+        agt_model_free(sb->own_model);
         free(sb);
         return rc;
     }
+    pthread_mutex_lock(&root->subs_lock);
     snprintf(sb->id, sizeof sb->id, "agent-%zu", root->n_subs + 1);
     root->subs[root->n_subs++] = sb;
+    pthread_mutex_unlock(&root->subs_lock);
     *out = sb;
     return AGT_OK;
 }
@@ -888,7 +911,7 @@ static int agent_tool(agt_call *callp, void *payload)
         json_decref(args);
         return agt_call_set_error(callp, "Agent needs a \"prompt\".");
     }
-    if (root->depth >= SUB_MAX_DEPTH) {
+    if (atomic_load(&root->depth) >= SUB_MAX_DEPTH) {
         json_decref(args);
         return agt_call_set_error(callp,
                                   "Sub-agents are nested too deep (at most 2 levels): do this "
@@ -907,7 +930,10 @@ static int agent_tool(agt_call *callp, void *payload)
             return rc;
         }
     } else {
-        rc = sub_new(root, agt_call_session(callp), &sb);
+        /* inside a sub-agent (maybe a swarm worker thread) the root's model
+         * may be busy on another thread: an HTTP model is copied */
+        rc = sub_new(root, agt_call_session(callp),
+                     atomic_load(&root->depth) > 0 && root->model->kind == AGTI_MODEL_HTTP, &sb);
         if (rc != AGT_OK) {
             json_decref(args);
             return rc;
@@ -916,9 +942,9 @@ static int agent_tool(agt_call *callp, void *payload)
     int turns_before = sb->agent->turns;
     rc = agt_agent_add_user_message(sb->agent, prompt);
     if (rc == AGT_OK) {
-        root->depth++;
+        atomic_fetch_add(&root->depth, 1);
         rc = sub_run(sb);
-        root->depth--;
+        atomic_fetch_sub(&root->depth, 1);
     }
     if (rc == AGT_ENOMEM) {
         json_decref(args);
@@ -948,9 +974,183 @@ static int agent_tool(agt_call *callp, void *payload)
     return rc;
 }
 
+static sub *sub_find(agt_agent *root, const char *id)
+{
+    for (size_t i = 0; i < root->n_subs; i++)
+        if (strcmp(root->subs[i]->id, id) == 0)
+            return root->subs[i];
+    return NULL;
+}
+
+/* The template with every {{item}} replaced. */
+static char *fill_template(const char *tpl, const char *item)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    const char *p;
+    while ((p = strstr(tpl, "{{item}}")) != NULL) {
+        agti_buf_put(&b, tpl, (size_t)(p - tpl));
+        agti_buf_puts(&b, item);
+        tpl = p + 8;
+    }
+    agti_buf_puts(&b, tpl);
+    return agti_buf_detach(&b);
+}
+
+typedef struct swarm {
+    sub **subs;
+    size_t n;
+    atomic_size_t next;
+} swarm;
+
+static void *swarm_worker(void *arg)
+{
+    swarm *w = arg;
+    for (;;) {
+        size_t i = atomic_fetch_add(&w->next, 1);
+        if (i >= w->n)
+            return NULL;
+        w->subs[i]->rc = sub_run(w->subs[i]);
+    }
+}
+
+/* Runs the prepared sub-agents on up to `workers` threads (1: this thread). */
+static void swarm_run(sub **subs, size_t n, int workers)
+{
+    swarm w = {subs, n, 0};
+    pthread_t th[64];
+    size_t started = 0;
+    if (workers > 64)
+        workers = 64;
+    if ((size_t)workers > n)
+        workers = (int)n;
+    for (int k = 1; k < workers; k++)
+        if (pthread_create(&th[started], NULL, swarm_worker, &w) == 0)
+            started++;
+    swarm_worker(&w);
+    for (size_t k = 0; k < started; k++)
+        pthread_join(th[k], NULL);
+}
+
+static int swarm_tool(agt_call *callp, void *payload)
+{
+    agt_agent *root = payload;
+    json_t *args = json_loads(agt_call_args(callp), 0, NULL);
+    const char *tpl = json_string_value(json_object_get(args, "prompt_template"));
+    json_t *items = json_object_get(args, "items");
+    json_t *resume = json_object_get(args, "resume_agent_ids");
+    size_t n_items = json_array_size(items), n_resume = json_array_size(resume);
+    agti_buf out = AGTI_BUF_INIT;
+    int rc = AGT_OK;
+    sub **subs = NULL;
+    size_t n = 0;
+    if (atomic_load(&root->depth) >= SUB_MAX_DEPTH)
+        agti_buf_puts(
+            &out, "Sub-agents are nested too deep (at most 2 levels): do these tasks yourself.");
+    else if (n_items + n_resume == 0)
+        agti_buf_puts(
+            &out, "AgentSwarm needs \"items\" (with \"prompt_template\") or \"resume_agent_ids\".");
+    else if (n_items && !tpl)
+        agti_buf_puts(&out,
+                      "AgentSwarm needs a \"prompt_template\" containing {{item}} with \"items\".");
+    for (size_t i = 0; !out.len && i < n_resume; i++) {
+        const char *id = json_string_value(json_array_get(resume, i));
+        if (!sub_find(root, id))
+            agti_buf_printf(&out, "No sub-agent '%s' to resume; the ids are agent-1 to agent-%zu.",
+                            id, root->n_subs);
+    }
+    if (out.len) {
+        json_decref(args);
+        rc = out.oom ? agti_oom() : agt_call_set_error(callp, agti_buf_cstr(&out));
+        agti_buf_free(&out);
+        return rc;
+    }
+    /* Concurrent only when that is safe: a frozen registry (shared read-only
+     * by the sub-sessions) and an HTTP model (copied per sub-agent). */
+    bool parallel = root->swarm_max > 1 &&
+                    agt_registry_is_frozen(agt_session_registry(agt_call_session(callp))) &&
+                    root->model->kind == AGTI_MODEL_HTTP;
+    bool copy_model =
+        root->model->kind == AGTI_MODEL_HTTP && (parallel || atomic_load(&root->depth) > 0);
+    subs = calloc(n_items + n_resume, sizeof *subs);
+    if (!subs)
+        rc = agti_oom();
+    for (size_t i = 0; rc == AGT_OK && i < n_items + n_resume; i++) {
+        sub *sb = NULL;
+        char *prompt = NULL;
+        if (i < n_items) {
+            const char *item = json_string_value(json_array_get(items, i));
+            rc = sub_new(root, agt_call_session(callp), copy_model, &sb);
+            if (rc == AGT_OK && !(sb->item = agti_strdup(item)))
+                rc = agti_oom();
+            prompt = rc == AGT_OK ? fill_template(tpl, item) : NULL;
+        } else {
+            sb = sub_find(root, json_string_value(json_array_get(resume, i - n_items)));
+            if (copy_model && !sb->own_model) {
+                rc = agti_model_clone(&sb->own_model, root->model);
+                if (rc == AGT_OK)
+                    sb->agent->model = sb->own_model;
+            }
+            prompt = tpl && sb->item
+                         ? fill_template(tpl, sb->item)
+                         : agti_strdup("Continue your task, then give your final report.");
+        }
+        if (rc == AGT_OK && !prompt)
+            rc = agti_oom();
+        if (rc == AGT_OK) {
+            sb->turns_before = sb->agent->turns;
+            sb->rc = AGT_OK;
+            rc = agt_agent_add_user_message(sb->agent, prompt);
+            subs[n++] = sb;
+        }
+        free(prompt);
+    }
+    if (rc == AGT_OK) {
+        atomic_fetch_add(&root->depth, 1);
+        swarm_run(subs, n, parallel ? root->swarm_max : 1);
+        atomic_fetch_sub(&root->depth, 1);
+        size_t ok = 0;
+        for (size_t i = 0; i < n; i++)
+            ok += subs[i]->rc == AGT_OK;
+        agti_buf_printf(&out, "AgentSwarm: %zu sub-agent%s, %zu finished, %zu did not%s.", n,
+                        n == 1 ? "" : "s", ok, n - ok,
+                        parallel ? "" : " (run one after the other)");
+        for (size_t i = 0; i < n; i++) {
+            sub *sb = subs[i];
+            int t = sb->agent->turns - sb->turns_before;
+            agti_buf_printf(&out, "\n\n## %s%s%s: %s after %d model call%s\n", sb->id,
+                            sb->item ? " — " : "", sb->item ? sb->item : "",
+                            sb->rc == AGT_OK       ? "finished"
+                            : sb->rc == AGT_ELIMIT ? "stopped at its budget"
+                                                   : "failed",
+                            t, t == 1 ? "" : "s");
+            if (sb->rc != AGT_OK && sb->rc != AGT_ELIMIT)
+                agti_buf_printf(&out, "(%s)\n", agt_status_string(sb->rc));
+            agti_buf_puts(&out, agt_agent_text(sb->agent));
+        }
+        rc = out.oom ? agti_oom() : agt_call_set_text(callp, agti_buf_cstr(&out));
+    }
+    free(subs);
+    agti_buf_free(&out);
+    json_decref(args);
+    return rc;
+}
+
 int agt_agent_enable_subagents(agt_agent *a)
 {
     if (!a)
         return agti_error(AGT_EINVAL, "agt_agent_enable_subagents: agent is NULL");
-    return agt_registry_set_provider(agt_session_registry(a->session), "Agent", agent_tool, a);
+    agt_registry *reg = agt_session_registry(a->session);
+    int rc = agt_registry_set_provider(reg, "Agent", agent_tool, a);
+    if (rc == AGT_OK)
+        rc = agt_registry_set_provider(reg, "AgentSwarm", swarm_tool, a);
+    return rc;
+}
+
+int agt_agent_set_swarm_concurrency(agt_agent *a, int max)
+{
+    if (!a || max < 1 || max > 64)
+        return agti_error(AGT_EINVAL, "agt_agent_set_swarm_concurrency: %s",
+                          a ? "max not in 1..64" : "agent is NULL");
+    a->swarm_max = max;
+    return AGT_OK;
 }

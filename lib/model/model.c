@@ -455,3 +455,34 @@ int agt_model_complete(agt_model_response **out, agt_model *m, const char *messa
     return agti_model_complete_sink(out, m, messages_json, len, tools_json, tools_len,
                                     m ? m->stream_fn : NULL, m ? m->stream_payload : NULL);
 }
+
+int agti_model_clone(agt_model **out, const agt_model *m)
+{
+    *out = NULL;
+    if (m->kind != AGTI_MODEL_HTTP)
+        return agti_error(AGT_EUNSUPPORTED, "only HTTP models can be copied for another thread");
+    agt_model *c = model_alloc(AGTI_MODEL_HTTP);
+    if (!c)
+        return agti_oom();
+    c->protocol = m->protocol;
+    c->base_url = agti_strdup(m->base_url);
+    c->api_key = m->api_key ? agti_strdup(m->api_key) : NULL;
+    c->name = m->name ? agti_strdup(m->name) : NULL;
+    c->extra_body = m->extra_body ? json_deep_copy(m->extra_body) : NULL;
+    c->connect_ms = m->connect_ms;
+    c->total_ms = m->total_ms;
+    c->low_speed_ms = m->low_speed_ms;
+    c->max_retries = m->max_retries;
+    c->backoff_base_ms = m->backoff_base_ms;
+    c->backoff_max_ms = m->backoff_max_ms;
+    c->max_tokens = m->max_tokens;
+    c->max_tokens_field = m->max_tokens_field;
+    c->stream = m->stream;
+    if (!c->base_url || (m->api_key && !c->api_key) || (m->name && !c->name) ||
+        (m->extra_body && !c->extra_body)) {
+        agt_model_free(c);
+        return agti_oom();
+    }
+    *out = c;
+    return AGT_OK;
+}

@@ -105,4 +105,8 @@ int agti_model_complete_sink(agt_model_response **out, agt_model *m, const char 
                              size_t len, const char *tools_json, size_t tools_len, agt_stream_fn fn,
                              void *payload);
 
+/* A new HTTP model with m's settings (no callbacks), for a worker thread;
+ * AGT_EUNSUPPORTED for replay and host models. */
+int agti_model_clone(agt_model **out, const agt_model *m);
+
 #endif

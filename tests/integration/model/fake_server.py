@@ -23,6 +23,8 @@ import time
 LOCK = threading.Lock()
 COUNTS = {}
 LAST = {}
+INFLIGHT = {}
+MAX_INFLIGHT = {}
 
 
 def chunk(obj):
@@ -320,6 +322,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
         else:
             self.send_raw(404, "text/plain", b"unknown page")
 
+    def swarm(self, scen, body):
+        """AgentSwarm over HTTP: sub-agent requests (their system prompt says
+        so) are answered slowly and counted to see how many run at once."""
+        msgs = (body or {}).get("messages", [])
+        system = " ".join(m.get("content") or "" for m in msgs if m.get("role") == "system")
+        if "You are a sub-agent" in system:
+            with LOCK:
+                INFLIGHT[scen] = INFLIGHT.get(scen, 0) + 1
+                MAX_INFLIGHT[scen] = max(MAX_INFLIGHT.get(scen, 0), INFLIGHT[scen])
+            time.sleep(0.3)
+            with LOCK:
+                INFLIGHT[scen] -= 1
+            last_user = [m for m in msgs if m.get("role") == "user"][-1]["content"]
+            self.stream([oa({"role": "assistant", "content": "done: " + last_user}),
+                         oa({}, finish="stop"), "data: [DONE]\n\n"])
+        elif any(m.get("role") == "tool" for m in msgs):
+            self.stream([oa({"role": "assistant", "content": "parent done"}),
+                         oa({}, finish="stop"), "data: [DONE]\n\n"])
+        else:
+            args = json.dumps({"prompt_template": "check {{item}}", "items": ["a", "b", "c"]})
+            self.stream([oa({"role": "assistant", "content": None, "tool_calls": [
+                {"index": 0, "id": "sw1", "type": "function",
+                 "function": {"name": "AgentSwarm", "arguments": args}}]}),
+                oa({}, finish="tool_calls"), "data: [DONE]\n\n"])
+
     def do_GET(self):
         if self.path.startswith("/web/"):
             self.do_web(self.path[5:])
@@ -327,7 +354,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         scen = self.path.strip("/").split("/")[0]
         with LOCK:
             last = LAST.get(scen, {})
-            last = dict(last, count=COUNTS.get(scen, 0))
+            last = dict(last, count=COUNTS.get(scen, 0), max_inflight=MAX_INFLIGHT.get(scen, 0))
         self.send_json(200, last)
 
     def do_POST(self):
@@ -419,6 +446,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 "type": "invalid_request_error", "message": "max_tokens: Field required"}})
         elif kind == "agent":
             self.stream(agent_turns(n))
+        elif kind == "swarm":
+            self.swarm(scen, body)
         else:
             self.send_json(404, {"error": {"message": "unknown scenario " + scen}})
 

@@ -507,6 +507,58 @@ static void test_subagents(void)
     teardown(&fx);
 }
 
+static void test_swarm(void)
+{
+    fixture fx;
+    setup(&fx, NULL);
+    char url[256];
+    fake_server_url(&srv, "swarm-1", url, sizeof url);
+    agt_model_new(&fx.m, AGT_PROTOCOL_OPENAI);
+    agt_model_set_base_url(fx.m, url);
+    agt_model_set_name(fx.m, "m");
+    agt_agent_new(&fx.a, fx.s, fx.m);
+    agt_agent_add_user_message(fx.a, "check all");
+    T_EQ_INT(agt_agent_enable_subagents(fx.a), AGT_OK, "swarm: enabled");
+    T_EQ_INT(agt_agent_set_swarm_concurrency(fx.a, 2), AGT_OK, "swarm: 2 at once");
+    T_EQ_INT(agt_agent_set_swarm_concurrency(fx.a, 0), AGT_EINVAL, "swarm: 0 workers: EINVAL");
+    agt_registry_freeze(fx.reg);
+    agt_session_set_mode(fx.s, AGT_MODE_AUTO);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "swarm (HTTP, frozen registry): ok");
+    T_EQ_STR(agt_agent_text(fx.a), "parent done", "swarm: parent's final text");
+    json_t *msgs = messages(fx.a);
+    T_EQ_STR(msg_field(msgs, 2, "content"),
+             "AgentSwarm: 3 sub-agents, 3 finished, 0 did not.\n\n"
+             "## agent-1 \xe2\x80\x94 a: finished after 1 model call\ndone: check a\n\n"
+             "## agent-2 \xe2\x80\x94 b: finished after 1 model call\ndone: check b\n\n"
+             "## agent-3 \xe2\x80\x94 c: finished after 1 model call\ndone: check c",
+             "swarm: one aggregated report in item order");
+    json_decref(msgs);
+    char *last = fake_server_last(&srv, "swarm-1");
+    json_t *req = json_loads(last, 0, NULL);
+    free(last);
+    T_EQ_INT(json_integer_value(json_object_get(req, "max_inflight")), 2,
+             "swarm: two sub-agents ran at once (the bound)");
+    json_decref(req);
+    teardown(&fx);
+
+    const char *lines[] = {
+        "{\"tool_calls\":[{\"id\":\"sw\",\"name\":\"AgentSwarm\",\"arguments\":"
+        "\"{\\\"prompt_template\\\":\\\"do {{item}}\\\",\\\"items\\\":[\\\"x\\\",\\\"y\\\"]}\"}]}",
+        "{\"content\":\"rx\"}", "{\"content\":\"ry\"}", "{\"content\":\"ok\"}", NULL};
+    setup(&fx, lines);
+    agt_agent_enable_subagents(fx.a);
+    agt_session_set_mode(fx.s, AGT_MODE_AUTO);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "swarm (replay model): ok");
+    msgs = messages(fx.a);
+    T_EQ_STR(msg_field(msgs, 3, "content"),
+             "AgentSwarm: 2 sub-agents, 2 finished, 0 did not (run one after the other).\n\n"
+             "## agent-1 \xe2\x80\x94 x: finished after 1 model call\nrx\n\n"
+             "## agent-2 \xe2\x80\x94 y: finished after 1 model call\nry",
+             "swarm (replay): sequential report");
+    json_decref(msgs);
+    teardown(&fx);
+}
+
 static void test_bad_input(void)
 {
     fixture fx;
@@ -559,6 +611,7 @@ int main(int argc, char **argv)
     test_notifications();
     test_http();
     test_subagents();
+    test_swarm();
     test_bad_input();
     fake_server_stop(&srv);
     char cmd[128];
