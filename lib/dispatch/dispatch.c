@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,83 @@ static void describe_violations(agti_buf *b, const char *tool, json_t *errors)
     agti_buf_printf(b, "Fix these and call %s again.", tool);
 }
 
+/* Appends the JSON Pointer token of a member name or index to ptr. */
+static void pointer_token(agti_buf *ptr, const char *tok, size_t len)
+{
+    agti_buf_putc(ptr, '/');
+    for (size_t i = 0; i < len; i++) {
+        if (tok[i] == '~')
+            agti_buf_puts(ptr, "~0");
+        else if (tok[i] == '/')
+            agti_buf_puts(ptr, "~1");
+        else if (tok[i] == '\0')
+            agti_buf_puts(ptr, "\\u0000");
+        else
+            agti_buf_putc(ptr, tok[i]);
+    }
+}
+
+/* Finds the first string or member name that holds a NUL character and
+ * writes its JSON Pointer to ptr. Providers read arguments as C strings, which
+ * would end silently at the NUL (a path "a.txt\u0000x" read a.txt). */
+static bool find_nul(json_t *v, agti_buf *ptr)
+{
+    if (json_is_string(v))
+        return memchr(json_string_value(v), '\0', json_string_length(v)) != NULL;
+    size_t mark = ptr->len;
+    if (json_is_object(v)) {
+        const char *key;
+        size_t klen;
+        json_t *m;
+        json_object_keylen_foreach(v, key, klen, m)
+        {
+            pointer_token(ptr, key, klen);
+            if (memchr(key, '\0', klen) != NULL || find_nul(m, ptr))
+                return true;
+            agti_buf_truncate(ptr, mark);
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *m;
+        json_array_foreach(v, i, m)
+        {
+            agti_buf_printf(ptr, "/%zu", i);
+            if (find_nul(m, ptr))
+                return true;
+            agti_buf_truncate(ptr, mark);
+        }
+    }
+    return false;
+}
+
+/* JSON Schema's "integer" admits numbers with a zero fraction (2.0), which
+ * jansson keeps as reals and json_integer_value reads as 0 (Bash ran
+ * {"timeout": 1.0} with its default timeout). The top-level arguments the
+ * tool declares "integer" become integers, saturated to the json_int_t range,
+ * so providers see the value the schema accepted. */
+static int integral_args(const agti_tool *t, json_t *args)
+{
+    json_t *def = json_object_get(t->entry, "definition");
+    json_t *props = json_object_get(json_object_get(def, "parameters"), "properties");
+    const char *key;
+    json_t *v;
+    void *tmp;
+    json_object_foreach_safe(args, tmp, key, v)
+    {
+        json_t *type = json_object_get(json_object_get(props, key), "type");
+        if (!json_is_real(v) || !json_is_string(type) ||
+            strcmp(json_string_value(type), "integer") != 0)
+            continue;
+        double d = json_real_value(v);
+        json_int_t i = d >= 9223372036854775807.0    ? LLONG_MAX
+                       : d <= -9223372036854775808.0 ? LLONG_MIN
+                                                     : (json_int_t)d;
+        if (json_object_set_new(args, key, json_integer(i)) != 0)
+            return agti_oom();
+    }
+    return AGT_OK;
+}
+
 /* Parses and validates the arguments; on a bad call builds the error result
  * and returns AGT_EINVALID (result in *out). */
 static int parse_args(const agti_tool *t, const char *call_id, const char *args_json, json_t **args,
@@ -102,6 +180,19 @@ static int parse_args(const agti_tool *t, const char *call_id, const char *args_
         int rc = error_result(out, call_id, t->name, &b, AGT_EINVALID, NULL);
         return rc == AGT_OK ? AGT_EINVALID : rc;
     }
+    agti_buf where = AGTI_BUF_INIT;
+    if (find_nul(v, &where)) {
+        json_decref(v);
+        agti_buf b = AGTI_BUF_INIT;
+        agti_buf_printf(&b,
+                        "The arguments for %s contain a NUL character (\\u0000) at %s; paths, "
+                        "patterns, commands and text cannot hold it. Call %s again without it.",
+                        t->name, where.oom ? "(arguments)" : agti_buf_cstr(&where), t->name);
+        agti_buf_free(&where);
+        int rc = error_result(out, call_id, t->name, &b, AGT_EINVALID, NULL);
+        return rc == AGT_OK ? AGT_EINVALID : rc;
+    }
+    agti_buf_free(&where);
     if (t->schema != NULL) {
         json_t *errors = NULL;
         int rc = agti_schema_validate_json(t->schema, v, &errors);
@@ -114,6 +205,8 @@ static int parse_args(const agti_tool *t, const char *call_id, const char *args_
             return rc == AGT_OK ? AGT_EINVALID : rc;
         }
         json_decref(errors);
+        if (rc == AGT_OK)
+            rc = integral_args(t, v);
         if (rc != AGT_OK) {
             json_decref(v);
             return rc;

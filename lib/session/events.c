@@ -431,6 +431,19 @@ static bool known_state(const char *st)
     return false;
 }
 
+/* Whether path can be the log of task id: an absolute path whose last
+ * component is "<id>.log" (the task manager's naming). A saved session is
+ * input: TaskOutput reads the saved path, so any other file is refused. */
+static bool log_path_of(const char *path, const char *id)
+{
+    const char *base = strrchr(path, '/');
+    if (path[0] != '/' || strchr(id, '/') != NULL || base == NULL)
+        return false;
+    base++;
+    size_t n = strlen(id);
+    return strncmp(base, id, n) == 0 && strcmp(base + n, ".log") == 0;
+}
+
 int agti_tasks_section_load(agt_session *s, json_t *value, void **tmp)
 {
     *tmp = NULL;
@@ -458,6 +471,13 @@ int agti_tasks_section_load(agt_session *s, json_t *value, void **tmp)
                               "saved session: tasks[%zu] needs a task_id, a known status, an "
                               "output_path and an integer or null exit_code",
                               i);
+        }
+        if (!log_path_of(path, id)) {
+            json_decref(arr);
+            return agti_error(AGT_EINVALID,
+                              "saved session: tasks[%zu]: output_path '%s' is not the log of task "
+                              "'%s' (an absolute path ending in /%s.log); TaskOutput would read it",
+                              i, path, id, id);
         }
         const char *cmd = json_string_value(json_object_get(t, "command"));
         const char *desc = json_string_value(json_object_get(t, "description"));

@@ -1,0 +1,135 @@
+/* Hostile calls through agt_session_dispatch that once got through: each
+ * case is a bug found by feeding the tool layer what a confused or malicious
+ * model (or a tampered save file) would send. Expected texts are worked out
+ * from docs/workspace-tools.md and TOOLS.md, not copied from output. */
+#include "wsfix.h"
+
+/* A NUL inside a JSON string ended the C string the providers read: Read
+ * {"path":"a.txt\u0000x"} read a.txt, Grep and Glob patterns were cut, Bash
+ * ran a truncated command. Such arguments are refused before any tool runs. */
+static void test_nul_in_arguments(agt_session *s)
+{
+    put_file("a.txt", "hello\n");
+    expect_prefix(s, "Read", "{\"path\":\"a.txt\\u0000x\"}",
+                  "The arguments for Read contain a NUL character (\\u0000) at /path; paths, "
+                  "patterns, commands and text cannot hold it. Call Read again without it.",
+                  AGT_EINVALID, "NUL in path");
+    expect_prefix(s, "Write", "{\"path\":\"nul.txt\",\"content\":\"abc\\u0000def\"}",
+                  "The arguments for Write contain a NUL character (\\u0000) at /content;",
+                  AGT_EINVALID, "NUL in content");
+    T_CHECK(get_file("nul.txt", NULL) == NULL, "Write: nothing written for NUL content");
+    expect_prefix(s, "Grep", "{\"pattern\":\"zzz\\u0000|hello\"}",
+                  "The arguments for Grep contain a NUL character (\\u0000) at /pattern;",
+                  AGT_EINVALID, "NUL in pattern");
+    expect_prefix(s, "TodoList",
+                  "{\"todos\":[{\"title\":\"ok\",\"status\":\"pending\"},"
+                  "{\"title\":\"a\\u0000b\",\"status\":\"pending\"}]}",
+                  "The arguments for TodoList contain a NUL character (\\u0000) at "
+                  "/todos/1/title;",
+                  AGT_EINVALID, "NUL deep inside");
+    /* JSON Pointer escapes of the member names on the way */
+    agt_result *r = NULL;
+    T_EQ_INT(agt_session_dispatch(s, "c", "Read", "{\"path\":\"a.txt\",\"a/~b\":\"\\u0000\"}", &r),
+             AGT_OK, "dispatch with NUL in an unknown member");
+    T_CHECK(r != NULL && strstr(agt_result_text(r), " at /a~1~0b;") != NULL,
+            "pointer to the member is escaped");
+    agt_result_free(r);
+}
+
+/* JSON Schema's "integer" accepts 1.0; jansson keeps it a real, and the
+ * providers read 0 through json_integer_value: n_lines 1.0 was refused as
+ * "not 0", Grep head_limit 1.0 was ignored, Bash timeout 1.0 ran with the
+ * default timeout. */
+static void test_integral_reals(agt_session *s)
+{
+    put_file("three.txt", "l1\nl2\nl3\n");
+    expect(s, "Read", "{\"path\":\"three.txt\",\"n_lines\":1.0}",
+           "1\tl1\n\nRead 1 line (1-1) of 3; stopped at n_lines (1); continue with line_offset 2.",
+           0, "n_lines 1.0");
+    expect(s, "Read", "{\"path\":\"three.txt\",\"line_offset\":-1.0}",
+           "3\tl3\n\nRead 1 line (3-3) of 3; reached the end of the file.", 0, "line_offset -1.0");
+    expect_prefix(s, "Read", "{\"path\":\"three.txt\",\"n_lines\":1.5}",
+                  "The arguments for Read do not match its parameters (1 problem):\n- /n_lines: ",
+                  AGT_EINVALID, "n_lines 1.5 stays invalid");
+
+    put_file("g/one.txt", "needle\n");
+    put_file("g/two.txt", "needle\n");
+    agt_result *r = call(s, "Grep",
+                         "{\"pattern\":\"needle\",\"path\":\"g\",\"output_mode\":\"content\","
+                         "\"head_limit\":1.0}");
+    const char *t = agt_result_text(r);
+    size_t lines = 0;
+    for (const char *p = t; (p = strstr(p, ":1:needle")) != NULL; p++)
+        lines++;
+    T_EQ_INT((int)lines, 1, "Grep head_limit 1.0 keeps one line");
+    agt_result_free(r);
+
+    struct timeval t0, t1;
+    gettimeofday(&t0, NULL);
+    r = call(s, "Bash", "{\"command\":\"sleep 20\",\"timeout\":1.0}");
+    gettimeofday(&t1, NULL);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_usec - t0.tv_usec) / 1e6;
+    T_CHECK(secs < 10.0, "Bash timeout 1.0 stops the command (took %.1f s)", secs);
+    T_CHECK(strstr(agt_result_text(r), "timed out after 1 s") != NULL, "Bash timeout 1.0 text");
+    T_EQ_INT(agt_result_is_error(r), 1, "Bash timeout 1.0 is an error");
+    agt_result_free(r);
+}
+
+/* A saved session is input: its tasks' output_path was read back by
+ * TaskOutput whatever it named, so a tampered save turned TaskOutput into a
+ * reader of any file (keys, credentials) outside the workspace. */
+static void test_restore_output_path(void)
+{
+    char secret[600];
+    snprintf(secret, sizeof secret, "%s-secret", ws);
+    FILE *f = fopen(secret, "w");
+    if (f) {
+        fputs("TOPSECRET\n", f);
+        fclose(f);
+    }
+    char save[2048];
+    snprintf(save, sizeof save,
+             "{\"format\":1,\"mode\":\"manual\",\"tasks\":[{\"task_id\":\"bash-1\",\"command\":"
+             "\"x\",\"description\":\"d\",\"status\":\"completed\",\"exit_code\":0,\"signal\":0,"
+             "\"reason\":null,\"output_path\":\"%s\",\"output_bytes\":10}]}",
+             secret);
+    agt_session *s = new_session();
+    T_EQ_INT(agt_session_restore(s, save, strlen(save)), AGT_EINVALID,
+             "restore refuses an output_path that is not the task's log");
+    char want[1024];
+    snprintf(want, sizeof want,
+             "saved session: tasks[0]: output_path '%s' is not the log of task 'bash-1' (an "
+             "absolute path ending in /bash-1.log); TaskOutput would read it",
+             secret);
+    T_EQ_STR(agt_error_message(), want, "restore names the bad output_path");
+    agt_result *r = call(s, "TaskOutput", "{\"task_id\":\"bash-1\"}");
+    T_CHECK(strstr(agt_result_text(r), "TOPSECRET") == NULL, "TaskOutput does not read it");
+    agt_result_free(r);
+
+    /* a log path of the right shape is still restored */
+    snprintf(save, sizeof save,
+             "{\"format\":1,\"mode\":\"manual\",\"tasks\":[{\"task_id\":\"bash-1\",\"command\":"
+             "\"x\",\"description\":\"d\",\"status\":\"completed\",\"exit_code\":0,\"signal\":0,"
+             "\"reason\":null,\"output_path\":\"%s/bash-1.log\",\"output_bytes\":3}]}",
+             ws);
+    put_file("bash-1.log", "hi\n");
+    T_EQ_INT(agt_session_restore(s, save, strlen(save)), AGT_OK, "restore a real log path");
+    r = call(s, "TaskOutput", "{\"task_id\":\"bash-1\"}");
+    T_CHECK(strstr(agt_result_text(r), "Output (end of the log):\nhi\n") != NULL,
+            "TaskOutput reads the restored log");
+    agt_result_free(r);
+    agt_session_free(s);
+    unlink(secret);
+}
+
+int main(void)
+{
+    make_ws("breaker");
+    agt_session *s = new_session();
+    test_nul_in_arguments(s);
+    test_integral_reals(s);
+    agt_session_free(s);
+    test_restore_output_path();
+    rm_ws();
+    return t_done();
+}
