@@ -216,15 +216,10 @@ static int run_turn(chat *c)
     }
 }
 
-/* Ticks the session; each event is shown and queued for the model. */
-static int take_events(chat *c)
+/* Shows each session event and queues it for the model; returns how many. */
+static int queue_events(chat *c, json_t *arr)
 {
-    char *ev = NULL;
     int n = 0;
-    if (agt_session_tick(c->session, -1, &ev) != AGT_OK)
-        return 0;
-    json_t *arr = json_loads(ev, 0, NULL);
-    agt_free(ev);
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t *e = json_array_get(arr, i);
         const char *msg = json_string_value(json_object_get(e, "message"));
@@ -237,6 +232,18 @@ static int take_events(chat *c)
         cli_agent_add_notification(&c->agent, msg);
         n++;
     }
+    return n;
+}
+
+/* Ticks the session; each event is shown and queued for the model. */
+static int take_events(chat *c)
+{
+    char *ev = NULL;
+    if (agt_session_tick(c->session, -1, &ev) != AGT_OK)
+        return 0;
+    json_t *arr = json_loads(ev, 0, NULL);
+    agt_free(ev);
+    int n = queue_events(c, arr);
     json_decref(arr);
     return n;
 }
@@ -417,6 +424,84 @@ static int slash(chat *c, const char *line)
     return 0;
 }
 
+/* libedit's callback interface: the line arrives here. */
+static char *g_line;
+static int g_line_ready;
+
+static void line_handler(char *line)
+{
+    g_line = line;
+    g_line_ready = 1;
+    rl_callback_handler_remove();
+}
+
+enum { PROMPT_LINE = 0, PROMPT_EOF = 1, PROMPT_EVENTS = 2, PROMPT_INTERRUPT = 3 };
+
+/*
+ * Reads a line at the prompt while watching the background tasks and the cron
+ * table: a task that ends or a cron fire that falls due while the user is idle
+ * starts a turn at once (PROMPT_EVENTS), without waiting for Enter.
+ */
+static int prompt_line(chat *c, const char *prompt, char **out)
+{
+    *out = NULL;
+    g_line = NULL;
+    g_line_ready = 0;
+    rl_callback_handler_install(prompt, line_handler);
+    for (;;) {
+        struct pollfd p[65];
+        int fds[64];
+        size_t n = 0;
+        agt_session_poll_fds(c->session, fds, 64, &n);
+        if (n > 64)
+            n = 64;
+        p[0].fd = 0;
+        p[0].events = POLLIN;
+        p[0].revents = 0;
+        for (size_t k = 0; k < n; k++) {
+            p[k + 1].fd = fds[k];
+            p[k + 1].events = POLLIN;
+            p[k + 1].revents = 0;
+        }
+        int timeout = 1000;
+        int64_t due = -1;
+        int64_t now = cli_wall_ms();
+        if (agt_session_next_deadline(c->session, now, &due) == AGT_OK && due >= 0)
+            timeout = due <= now ? 0 : (due - now < 1000 ? (int)(due - now) : 1000);
+        int r = poll(p, n + 1, timeout);
+        if (r < 0 && errno == EINTR && g_cancel) {
+            rl_callback_handler_remove();
+            g_cancel = 0;
+            return PROMPT_INTERRUPT;
+        }
+        if (r > 0 && (p[0].revents & (POLLIN | POLLHUP)) != 0) {
+            rl_callback_read_char();
+            if (g_line_ready) {
+                *out = g_line;
+                return g_line != NULL ? PROMPT_LINE : PROMPT_EOF;
+            }
+            continue;
+        }
+        if (r < 0)
+            continue;
+        /* a task has output or ended, or a deadline passed: look */
+        char *ev = NULL;
+        if (agt_session_tick(c->session, -1, &ev) == AGT_OK) {
+            json_t *arr = json_loads(ev, 0, NULL);
+            size_t got = json_array_size(arr);
+            if (got > 0) {
+                rl_callback_handler_remove();
+                fputc('\n', stderr);
+                queue_events(c, arr);
+            }
+            json_decref(arr);
+            agt_free(ev);
+            if (got > 0)
+                return PROMPT_EVENTS;
+        }
+    }
+}
+
 static int interactive(chat *c)
 {
     char desc[512];
@@ -433,14 +518,21 @@ static int interactive(chat *c)
         char prompt[32];
         snprintf(prompt, sizeof prompt, "%s> ",
                  agt_session_mode(c->session) == AGT_MODE_PLAN ? "plan" : "");
-        char *line = chat_read_line(&c->ui, prompt);
-        if (line == NULL) {
-            if (g_cancel || errno == EINTR) {
-                g_cancel = 0;
-                errno = 0;
+        char *line = NULL;
+        if (c->ui.interactive) {
+            int got = prompt_line(c, prompt, &line);
+            if (got == PROMPT_EVENTS) {
+                run_turn(c);
+                continue;
+            }
+            if (got == PROMPT_INTERRUPT) {
                 fputc('\n', stderr);
                 continue;
             }
+        } else {
+            line = chat_read_line(&c->ui, prompt);
+        }
+        if (line == NULL) {
             fputc('\n', stderr);
             return 0;
         }

@@ -11,6 +11,9 @@ char *cli_read_file(const char *path, size_t *len);
 /* Monotonic milliseconds. */
 int64_t cli_now_ms(void);
 
+/* Wall-clock milliseconds since the epoch (the session's clock). */
+int64_t cli_wall_ms(void);
+
 /*
  * Whether a repository-relative path matches an --exclude glob: fnmatch
  * where '*' also crosses '/', tried on the whole path and, for a pattern

@@ -8,7 +8,9 @@
 2. The line mode on a pipe: slash commands /mode, /todo, /save, then
    --resume restores the mode and the conversation.
 3. In a pseudo-terminal (libedit): a prompt, an approval, Ctrl-C at the
-   prompt does not end the program, /quit does.
+   prompt does not end the program, Ctrl-C during a turn cancels it, a
+   background task's notification starts a turn while the prompt is idle,
+   /quit ends the program.
 
 usage: test_chat.py AGT_CHAT SCRIPTED_SERVER
 """
@@ -158,6 +160,10 @@ def pty_mode(t, exe, server, tmp):
         turn(content="Wrote hello.txt."),
         dict(turn(content="too late"), delay=3),
         turn(content="Back again."),
+        turn(call("b1", "Bash", {"command": "sleep 0.5; echo bg-done", "run_in_background": True,
+                                 "description": "slow job"})),
+        turn(content="Started it."),
+        turn(content="The slow job is done."),
     ], server)
     pid, fd = pty.fork()
     if pid == 0:
@@ -180,6 +186,12 @@ def pty_mode(t, exe, server, tmp):
     t.ok(out is not None and "too late" not in out, "pty: Ctrl-C cancels the running turn")
     os.write(fd, b"hello again\r")
     t.ok(read_until(fd, "Back again.") is not None, "pty: the next prompt works after a cancel")
+    os.write(fd, b"/mode yolo\r")
+    t.ok(read_until(fd, "mode: yolo") is not None, "pty: /mode yolo")
+    os.write(fd, b"run the slow job\r")
+    out = read_until(fd, "The slow job is done.", timeout=15)
+    t.ok(out is not None and "Started it." in out and "[task bash-" in out,
+         "pty: a background task's notification starts a turn while the prompt is idle")
     os.write(fd, b"/quit\r")
     _, status = os.waitpid(pid, 0)
     os.close(fd)
