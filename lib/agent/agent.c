@@ -50,8 +50,10 @@ struct agt_agent {
     /* sub-agents (the Agent tool), owned by the root agent */
     struct sub **subs;
     size_t n_subs;
-    atomic_int depth;          /* sub-agent nesting while one runs */
-    int swarm_max;             /* AgentSwarm workers */
+    atomic_int depth;  /* sub-agent nesting while one runs */
+    int swarm_max;     /* AgentSwarm workers */
+    char *tools_cache; /* the export of a frozen registry for tools_phase */
+    int tools_phase;
     pthread_mutex_t subs_lock; /* subs against agt_agent_cancel() from other threads */
 };
 
@@ -175,6 +177,7 @@ void agt_agent_free(agt_agent *a)
         free(a->subs[i]);
     }
     free(a->subs);
+    free(a->tools_cache);
     pthread_mutex_destroy(&a->subs_lock);
     free(a);
 }
@@ -545,6 +548,28 @@ static int finish_turn(agt_agent *a)
     return 1; /* go on */
 }
 
+/* The tools offered in the session's phase. A frozen registry cannot
+ * change, so its export is kept (and swarm sub-agents get it from the main
+ * thread, instead of sharing the registry's JSON between threads). */
+static int offered_tools(agt_agent *a, const char **out)
+{
+    agt_registry *reg = agt_session_registry(a->session);
+    int phase = agt_session_phase(a->session);
+    if (a->tools_cache && a->tools_phase == phase && agt_registry_is_frozen(reg)) {
+        *out = a->tools_cache;
+        return AGT_OK;
+    }
+    char *t = NULL;
+    int rc = agt_registry_export(reg, "openai", phase, &t);
+    if (rc != AGT_OK)
+        return rc;
+    free(a->tools_cache);
+    a->tools_cache = t;
+    a->tools_phase = phase;
+    *out = t;
+    return AGT_OK;
+}
+
 static int loop(agt_agent *a)
 {
     for (;;) {
@@ -565,23 +590,19 @@ static int loop(agt_agent *a)
                                    "agent stopped: token budget of %lld used up (%lld used)",
                                    (long long)a->token_budget, (long long)a->tokens_used));
         compact(a);
-        char *tools = NULL;
-        rc = agt_registry_export(agt_session_registry(a->session), "openai",
-                                 agt_session_phase(a->session), &tools);
+        const char *tools = NULL;
+        rc = offered_tools(a, &tools);
         if (rc != AGT_OK)
             return stop(a, AGT_AGENT_STOP_ERROR, rc);
         char *msgs = json_dumps(a->messages, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        if (!msgs) {
-            agt_free(tools);
+        if (!msgs)
             return stop(a, AGT_AGENT_STOP_ERROR, agti_oom());
-        }
         size_t sent_bytes = strlen(msgs);
         sink_ctx sc = {a};
         agt_model_response *r = NULL;
         rc = agti_model_complete_sink(&r, a->model, msgs, sent_bytes, tools, strlen(tools), forward,
                                       &sc);
         free(msgs);
-        agt_free(tools);
         if (rc != AGT_OK) {
             if (rc == AGT_ECANCELLED || atomic_load(&a->cancelled))
                 return stop(a, AGT_AGENT_STOP_CANCELLED,
@@ -1103,6 +1124,10 @@ static int swarm_tool(agt_call *callp, void *payload)
             subs[n++] = sb;
         }
         free(prompt);
+    }
+    for (size_t i = 0; rc == AGT_OK && parallel && i < n; i++) {
+        const char *t;
+        rc = offered_tools(subs[i]->agent, &t);
     }
     if (rc == AGT_OK) {
         atomic_fetch_add(&root->depth, 1);
