@@ -4,6 +4,7 @@
  * dropped; headings, paragraphs, lists, links, code and tables are kept as
  * markdown-like text. The main content is <main>, else <article>, else <body>.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "net.h"
@@ -28,6 +29,7 @@ typedef struct walk {
     agti_buf *out;
     int pre;
     const char *base;
+    size_t indent; /* columns of the enclosing list items' markers */
 } walk;
 
 static bool is(const xmlNode *n, const char *name)
@@ -68,6 +70,8 @@ static bool block(const xmlNode *n)
 
 static void newline(agti_buf *b, int count)
 {
+    while (b->len > 0 && b->ptr[b->len - 1] == ' ') /* no trailing blanks */
+        agti_buf_truncate(b, b->len - 1);
     size_t have = 0;
     while (have < b->len && have < (size_t)count && b->ptr[b->len - 1 - have] == '\n')
         have++;
@@ -99,6 +103,41 @@ static void put_text(walk *w, const char *s)
 }
 
 static void children(walk *w, const xmlNode *n);
+static void element(walk *w, const xmlNode *n);
+
+/* A list: items as "- " or "1. ", a nested list indented under its item's
+ * text (so the nesting survives), no blank lines inside a nested list. */
+static void list(walk *w, const xmlNode *n, bool ordered)
+{
+    agti_buf *b = w->out;
+    newline(b, w->indent ? 1 : 2);
+    int k = 0;
+    for (const xmlNode *c = n->children; c; c = c->next) {
+        if (c->type != XML_ELEMENT_NODE)
+            continue;
+        if (!is(c, "li")) {
+            element(w, c);
+            continue;
+        }
+        if (dropped(c))
+            continue;
+        newline(b, 1);
+        char marker[24];
+        if (ordered)
+            snprintf(marker, sizeof marker, "%d. ", ++k);
+        else
+            snprintf(marker, sizeof marker, "- ");
+        for (size_t i = 0; i < w->indent; i++)
+            agti_buf_putc(b, ' ');
+        agti_buf_puts(b, marker);
+        size_t saved = w->indent;
+        w->indent += strlen(marker);
+        children(w, c);
+        w->indent = saved;
+        newline(b, 1);
+    }
+    newline(b, w->indent ? 1 : 2);
+}
 
 static void element(walk *w, const xmlNode *n)
 {
@@ -114,6 +153,10 @@ static void element(walk *w, const xmlNode *n)
         if (alt && *alt)
             agti_buf_printf(b, "[image: %s]", (const char *)alt);
         xmlFree(alt);
+        return;
+    }
+    if (is(n, "ul") || is(n, "ol")) {
+        list(w, n, is(n, "ol"));
         return;
     }
     if (block(n))

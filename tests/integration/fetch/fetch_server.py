@@ -47,6 +47,16 @@ LATIN1 = "<html><body><main><p>Caf\u00e9 na\u00efve \u00a9 2024</p></main></body
 SJIS_TEXT = "\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8"  # 日本語のテキスト
 SJIS_META = ("<html><head><meta charset=\"Shift_JIS\"></head><body><p>" + SJIS_TEXT +
              "</p></body></html>")
+LISTS = b"""<html><body><article>
+<ol>
+<li>First
+  <ul><li>inner a</li><li>inner <b>b</b></li></ul>
+</li>
+<li>Second</li>
+</ol>
+<ul><li>plain</li></ul>
+</article></body></html>
+"""
 JSON = b'{"name": "agenttools", "tags": ["a", "b"], "n": 3}\n'
 PLAIN = b"line one\n  indented <b>not html</b>\nlast line\n"
 BIG_LINE = b"0123456789abcde\n"  # 16 bytes
@@ -86,6 +96,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             count += 1
         if path == "/page.html":
             self.send(200, "text/html; charset=utf-8", PAGE)
+        elif path == "/lists.html":
+            self.send(200, "text/html; charset=utf-8", LISTS)
         elif path == "/r1":
             self.redirect(302, "/r2")
         elif path == "/r2":

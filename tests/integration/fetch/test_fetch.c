@@ -148,6 +148,11 @@ static void test_html(void)
             "HTML: first line names URL, status, type and what was done: %.160s",
             one_line(text_of(r)));
     agt_result_free(r);
+
+    r = fetch_url(url_of("/lists.html"));
+    T_EQ_STR(body_of(r), "1. First\n   - inner a\n   - inner b\n2. Second\n\n- plain",
+             "HTML: <article>; ordered list numbered, nested list indented under its item");
+    agt_result_free(r);
 }
 
 static void test_redirects(void)
