@@ -35,6 +35,20 @@ static const char *charset_of(const char *ct, char *buf, size_t cap)
     return buf;
 }
 
+/* WHATWG Encoding: browsers decode the Latin-1 and ASCII labels as
+ * windows-1252, and pages labelled so often use its 0x80-0x9F characters
+ * (curly quotes, dashes, the euro sign). */
+static const char *browser_charset(const char *cs)
+{
+    static const char *const latin1[] = {"iso-8859-1", "iso8859-1",   "iso_8859-1", "latin1",
+                                         "l1",         "cp819",       "ibm819",     "us-ascii",
+                                         "ascii",      "csisolatin1", NULL};
+    for (size_t i = 0; cs && latin1[i]; i++)
+        if (strcasecmp(cs, latin1[i]) == 0)
+            return "WINDOWS-1252";
+    return cs;
+}
+
 static bool type_is(const char *ct, const char *prefix)
 {
     return ct && strncasecmp(ct, prefix, strlen(prefix)) == 0;
@@ -55,8 +69,7 @@ static bool textual(const char *ct)
 /* Appends text converted from charset to UTF-8 (invalid sequences → U+FFFD). */
 static void to_utf8(agti_buf *out, const char *s, size_t len, const char *charset)
 {
-    if (!charset || strcasecmp(charset, "utf-8") == 0 || strcasecmp(charset, "utf8") == 0 ||
-        strcasecmp(charset, "us-ascii") == 0) {
+    if (!charset || strcasecmp(charset, "utf-8") == 0 || strcasecmp(charset, "utf8") == 0) {
         agti_utf8_sanitize(out, s, len);
         return;
     }
@@ -129,7 +142,7 @@ int agti_tool_fetchurl(agt_call *call, void *payload)
     }
     const char *ct = r.content_type;
     char csbuf[64];
-    const char *cs = charset_of(ct, csbuf, sizeof csbuf);
+    const char *cs = browser_charset(charset_of(ct, csbuf, sizeof csbuf));
     const char *body = agti_buf_cstr(&r.body);
     if (r.status < 200 || r.status >= 300) {
         agti_buf_printf(&out, "HTTP %ld from %s: the page was not fetched.", r.status, r.final_url);

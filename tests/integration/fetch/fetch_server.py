@@ -130,6 +130,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             time.sleep(8)
         elif path == "/latin1":
             self.send(200, "text/html; charset=ISO-8859-1", LATIN1.encode("latin-1"))
+        elif path == "/latin1-quotes.txt":
+            # labelled ISO-8859-1, written in windows-1252 (curly quotes, euro sign)
+            self.send(200, "text/plain; charset=iso-8859-1", b"\x93quoted\x94 \x80 5\n")
         elif path == "/sjis.txt":
             self.send(200, "text/plain; charset=Shift_JIS", (SJIS_TEXT + "\n").encode("shift_jis"))
         elif path == "/sjis-meta.html":

@@ -241,6 +241,11 @@ static void test_charsets(void)
                  "ISO-8859-1 HTML (charset in Content-Type) converted to UTF-8");
     agt_result_free(r);
 
+    r = fetch_url(url_of("/latin1-quotes.txt"));
+    T_EQ_STR(body_of(r), "\xe2\x80\x9cquoted\xe2\x80\x9d \xe2\x82\xac 5\n",
+             "ISO-8859-1 label read as windows-1252, as browsers do (WHATWG Encoding)");
+    agt_result_free(r);
+
     r = fetch_url(url_of("/sjis.txt"));
     T_EQ_STR(body_of(r),
              "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x81\xae\xe3\x83\x86\xe3\x82\xad\xe3\x82\xb9"
