@@ -48,6 +48,8 @@ const char *agt_agent_text(const agt_agent *a);
 int agt_agent_messages(const agt_agent *a, char **out_json);
 int agt_agent_save(const agt_agent *a, char **out_json);
 int agt_agent_restore(agt_agent *a, const char *json, size_t len);
+int agt_agent_enable_subagents(agt_agent *a);
+int agt_agent_set_swarm_concurrency(agt_agent *a, int max);
 /* common.h */
 int agt_init(void);
 void agt_shutdown(void);
