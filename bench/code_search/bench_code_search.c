@@ -21,8 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <git2.h>
-
 #include "agenttools/agenttools.h"
 #include "core/core.h"
 
@@ -172,19 +170,14 @@ int main(int argc, char **argv)
     agt_registry *reg = NULL;
     if (agt_registry_new(&reg) != AGT_OK || agt_registry_load_builtin(reg, "review") != AGT_OK)
         return 1;
-    static const char *const modes[] = {"workspace", "commit", "commit-nv"};
+    static const char *const modes[] = {"workspace", "commit"};
     printf("corpus: %s, best of %d runs, wall ms (match lines in brackets)\n", corpus, runs);
     printf("%-9s %-12s | %9s %9s | %8s | %s\n", "mode", "row", "ours", "git grep", "git/ours",
            "lines ours / git");
     double worst = 1e9;
-    for (int m = 0; m < 3; m++) {
+    for (int m = 0; m < 2; m++) {
         if (argc > 3 && strncmp(modes[m], argv[3], strlen(argv[3])) != 0)
             continue;
-        /* commit-nv: the same as commit with libgit2's strict hash
-         * verification of every object read turned off (git itself does
-         * not re-hash objects it reads); a process-wide libgit2 option the
-         * library leaves alone, set here only to measure its cost */
-        git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, m == 2 ? 0 : 1);
         agt_session *s = NULL;
         if (agt_session_new(&s, reg, corpus) != AGT_OK ||
             agt_session_open_review(s, NULL, m == 0 ? AGT_CHANGES_WORKSPACE : AGT_CHANGES_COMMIT,
@@ -219,7 +212,7 @@ int main(int argc, char **argv)
                 gg[n++] = "-i";
             gg[n++] = "-e";
             gg[n++] = pat;
-            if (m >= 1)
+            if (m == 1)
                 gg[n++] = "HEAD";
             gg[n++] = "--";
             for (int j = 0; r->specs[j]; j++)

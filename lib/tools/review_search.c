@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <git2/sys/odb_backend.h>
+
 #include "core/core.h"
 #include "dispatch/dispatch_internal.h"
 #include "fs/fs.h"
@@ -146,32 +148,71 @@ typedef struct pool {
     int err; /* first AGT_ENOMEM (or setup failure) */
 } pool;
 
-static void search_one(pool *pl, agti_searcher *s, git_repository *repo, cand *cd)
+/* Reads a blob through the object database's backends directly (packs,
+ * loose objects, alternates), as git does: git_odb_read() would re-hash
+ * every object (libgit2's strict hash verification), which costs more than
+ * the search itself. The size is checked from the header first. Returns 0,
+ * 1 when the blob is over max, -1 when no backend has it. */
+static int raw_blob(git_odb *odb, const git_oid *id, size_t max, void **data, size_t *len,
+                    git_odb_backend **owner)
+{
+    size_t nb = git_odb_num_backends(odb);
+    for (size_t i = 0; i < nb; i++) {
+        git_odb_backend *b = NULL;
+        if (git_odb_get_backend(&b, odb, i) < 0 || b->read == NULL)
+            continue;
+        size_t hlen = 0;
+        git_object_t type = GIT_OBJECT_INVALID;
+        if (b->read_header != NULL) {
+            if (b->read_header(&hlen, &type, b, id) < 0)
+                continue;
+            if (hlen > max)
+                return 1;
+        }
+        void *d = NULL;
+        if (b->read(&d, &hlen, &type, b, id) < 0)
+            continue;
+        if (type != GIT_OBJECT_BLOB || hlen > max) {
+            git_odb_backend_data_free(b, d);
+            return type != GIT_OBJECT_BLOB ? -1 : 1;
+        }
+        *data = d;
+        *len = hlen;
+        *owner = b;
+        return 0;
+    }
+    return -1;
+}
+
+static void set_err(pool *pl, int code)
+{
+    pthread_mutex_lock(&pl->mu);
+    if (pl->err == AGT_OK)
+        pl->err = code;
+    pthread_mutex_unlock(&pl->mu);
+}
+
+static void search_one(pool *pl, agti_searcher *s, git_odb *odb, cand *cd)
 {
     char *owned = NULL;
     const char *data = NULL;
     size_t len = 0;
-    git_blob *blob = NULL;
+    void *raw = NULL;
+    git_odb_backend *raw_owner = NULL;
     if (pl->blobs) {
-        if (git_blob_lookup(&blob, repo, &cd->id) < 0) {
-            cd->state = 3;
+        int r = raw_blob(odb, &cd->id, AGTI_GIT_READ_MAX, &raw, &len, &raw_owner);
+        if (r != 0) {
+            cd->state = r == 1 ? 2 : 3;
             return;
         }
-        git_object_size_t size = git_blob_rawsize(blob);
-        if (size > AGTI_GIT_READ_MAX) {
-            git_blob_free(blob);
-            cd->state = 2;
-            return;
-        }
-        data = git_blob_rawcontent(blob);
-        len = (size_t)size;
+        data = raw;
     } else {
         size_t size = 0;
         int rc = agti_changes_read_workdir(pl->c, cd->path, AGTI_GIT_READ_MAX, &owned, &len, &size);
         if (rc != AGT_OK) {
             cd->state = rc == AGT_ELIMIT ? 2 : 3;
             if (rc == AGT_ENOMEM)
-                pl->err = rc;
+                set_err(pl, rc);
             return;
         }
         data = owned;
@@ -179,9 +220,10 @@ static void search_one(pool *pl, agti_searcher *s, git_repository *repo, cand *c
     bool matched = false, binary = false;
     int rc = agti_searcher_search_buffer(s, cd->path, data, len, &cd->f, &matched, &binary);
     free(owned);
-    git_blob_free(blob);
+    if (raw != NULL)
+        git_odb_backend_data_free(raw_owner, raw);
     if (rc == AGT_ENOMEM)
-        pl->err = rc;
+        set_err(pl, rc);
     cd->state = rc != AGT_OK ? 3 : matched ? 1 : 0;
 }
 
@@ -190,11 +232,12 @@ static void *worker(void *arg)
     pool *pl = arg;
     agti_searcher *s = NULL;
     git_repository *repo = NULL;
+    git_odb *odb = NULL;
     if (agti_searcher_new(&s, pl->o) != AGT_OK ||
-        (pl->blobs && git_repository_open(&repo, pl->gitdir) < 0)) {
-        pthread_mutex_lock(&pl->mu);
-        pl->err = AGT_ERROR;
-        pthread_mutex_unlock(&pl->mu);
+        (pl->blobs &&
+         (git_repository_open(&repo, pl->gitdir) < 0 || git_repository_odb(&odb, repo) < 0))) {
+        set_err(pl, AGT_ERROR);
+        git_repository_free(repo);
         agti_searcher_free(s);
         return NULL;
     }
@@ -204,8 +247,9 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&pl->mu);
         if (i >= pl->n)
             break;
-        search_one(pl, s, repo, &pl->cands[i]);
+        search_one(pl, s, odb, &pl->cands[i]);
     }
+    git_odb_free(odb);
     git_repository_free(repo);
     agti_searcher_free(s);
     return NULL;
