@@ -8,8 +8,10 @@ enum export_format { FMT_OPENAI, FMT_ANTHROPIC, FMT_MCP, FMT_NATIVE };
 static json_t *tool_parameters(const agti_tool *t)
 {
     json_t *p = json_object_get(json_object_get(t->entry, "definition"), "parameters");
+    /* a copy, not a new reference: a frozen registry is read by many
+     * threads, and a reference count change is a write */
     if (p != NULL)
-        return json_incref(p);
+        return json_deep_copy(p);
     /* a tool without parameters takes an empty object */
     return json_pack("{s:s, s:{}}", "type", "object", "properties");
 }
