@@ -562,6 +562,20 @@ static int search_single(agti_searcher *s, const char *root, const struct stat *
         }
         if (s->o.max_matches_per_file && f.truncated)
             res->truncated_matches = true;
+        /* the output cap holds for a single file too (it kept every line);
+         * the first line stays, as the tool cuts long lines when it shows them */
+        size_t cap = s->o.max_output_bytes, plen = strlen(f.path);
+        if (cap && s->o.mode == AGTI_SEARCH_CONTENT && file_bytes(&f, f.path) > cap) {
+            size_t k = 0, b = plen + 16, kept_matches = 0;
+            for (; k < f.nlines && (k == 0 || b + f.lines[k].len + plen + 16 <= cap); k++) {
+                b += f.lines[k].len + plen + 16;
+                kept_matches += f.lines[k].is_match;
+            }
+            f.nlines = k;
+            f.nmatch_lines = kept_matches;
+            f.truncated = true;
+            res->truncated_output = true;
+        }
         res->files[0] = f;
         res->nfiles = 1;
         res->total_match_lines = f.nmatch_lines;

@@ -166,12 +166,18 @@ static void notes(agti_buf *b, const agti_search_result *res, const grep_args *a
                         total == 1 ? "" : "s", res->nfiles, res->nfiles == 1 ? "" : "s");
     }
     if (more || capped) {
-        size_t last = a->offset + a->limit;
+        /* head_limit 0 shows every entry the engine kept (it stops at 4 MiB) */
+        size_t last =
+            a->limit != 0 && a->offset + a->limit < entries ? a->offset + a->limit : entries;
+        /* that cap counts from the first entry, so a next page needs a head_limit */
+        bool cap4 = a->limit == 0 && res->truncated_output;
         agti_buf_printf(b,
-                        "[Showing %s %zu-%zu of %s%zu; continue with offset %zu or narrow the "
-                        "search.]\n",
+                        "[Showing %s %zu-%zu of %s%zu; %scontinue with offset %zu%s or narrow "
+                        "the search.]\n",
                         what, a->offset + 1, last, capped ? "more than " : "",
-                        capped ? last : entries, last);
+                        capped ? last : entries,
+                        cap4 ? "output stops at 4 MiB with head_limit 0: " : "", last,
+                        cap4 ? " and a head_limit (such as 1000)," : "");
     }
     if (res->sensitive_skipped > 0)
         agti_buf_printf(b,

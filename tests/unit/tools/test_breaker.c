@@ -75,6 +75,60 @@ static void test_integral_reals(agt_session *s)
     agt_result_free(r);
 }
 
+/* With head_limit 0 the content engine stops at 4 MiB of line text; the
+ * paging note then said "[Showing lines 1-0 of more than 0; continue with
+ * offset 0 ...]", sending the model back to the start. It names what was
+ * shown: lines 1-N, continue with offset N. */
+static void test_grep_unlimited_cap(agt_session *s)
+{
+    /* 5000 lines of 1023 characters + LF: 5 MiB of matching text */
+    size_t n = 5000, len = 1024;
+    char *big = malloc(n * len);
+    for (size_t i = 0; i < n; i++) {
+        memset(big + i * len, 'q', len - 1);
+        big[i * len + len - 1] = '\n';
+    }
+    put_file_n("cap/big.txt", big, n * len);
+    free(big);
+    /* a folder (the walker's cap) and the file itself (searched alone) */
+    const char *paths[2] = {"cap", "cap/big.txt"};
+    for (int pi = 0; pi < 2; pi++) {
+        char args[200];
+        snprintf(args, sizeof args,
+                 "{\"pattern\":\"q\",\"path\":\"%s\",\"output_mode\":\"content\","
+                 "\"head_limit\":0}",
+                 paths[pi]);
+        agt_result *r = call(s, "Grep", args);
+        const char *t = agt_result_text(r);
+        size_t shown = 0;
+        for (const char *p = t; (p = strstr(p, "cap/big.txt:")) != NULL; p++)
+            shown++;
+        T_CHECK(shown > 0 && shown < n, "%s: the 4 MiB cap stopped the search (%zu lines shown)",
+                paths[pi], shown);
+        char want[200];
+        snprintf(want, sizeof want,
+                 "\n[Showing lines 1-%zu of more than %zu; output stops at 4 MiB with "
+                 "head_limit 0: continue with offset %zu and a head_limit (such as 1000), or "
+                 "narrow the search.]",
+                 shown, shown, shown);
+        if (!T_CHECK(strstr(t, want) != NULL, "%s: the note names the lines shown", paths[pi]))
+            t_diag("  want [%s]\n#   got tail [%s]", want + 1,
+                   strlen(t) > 200 ? t + strlen(t) - 200 : t);
+        agt_result_free(r);
+        /* the next page as the note says */
+        snprintf(args, sizeof args,
+                 "{\"pattern\":\"q\",\"path\":\"%s\",\"output_mode\":\"content\","
+                 "\"offset\":%zu,\"head_limit\":1000}",
+                 paths[pi], shown);
+        r = call(s, "Grep", args);
+        char first[64];
+        snprintf(first, sizeof first, "cap/big.txt:%zu:q", shown + 1);
+        T_CHECK(strncmp(agt_result_text(r), first, strlen(first)) == 0,
+                "%s: the next page starts at line %zu", paths[pi], shown + 1);
+        agt_result_free(r);
+    }
+}
+
 /* A saved session is input: its tasks' output_path was read back by
  * TaskOutput whatever it named, so a tampered save turned TaskOutput into a
  * reader of any file (keys, credentials) outside the workspace. */
@@ -128,6 +182,7 @@ int main(void)
     agt_session *s = new_session();
     test_nul_in_arguments(s);
     test_integral_reals(s);
+    test_grep_unlimited_cap(s);
     agt_session_free(s);
     test_restore_output_path();
     rm_ws();
