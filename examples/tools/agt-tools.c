@@ -158,23 +158,38 @@ static int cmd_demo(agt_registry *reg, agt_session *s)
 {
     char *out = NULL;
     printf("libagenttools %s, workspace %s\n", agt_version(), agt_session_root(s));
-    printf("catalogue: %zu tools\n", agt_registry_count(reg));
+    size_t offered = 0;
+    for (size_t i = 0; i < agt_registry_count(reg); i++)
+        offered += agt_registry_is_offered(reg, agt_registry_name_at(reg, i), AGT_PHASE_ALL) == 1;
+    printf("catalogue: %zu tools, %zu offered (the rest need a host callback)\n",
+           agt_registry_count(reg), offered);
     if (agt_registry_export(reg, "openai", AGT_PHASE_ALL, &out) == AGT_OK) {
         printf("offered to the model (OpenAI tools JSON, %zu bytes)\n", strlen(out));
         agt_free(out);
     }
     const char *calls[][2] = {
+        {"Glob", "{\"pattern\":\"include/agenttools/*.h\"}"},
+        {"Grep", "{\"pattern\":\"AGT_EXTERN int agt_session_dispatch\",\"path\":\"include\","
+                 "\"output_mode\":\"content\",\"-A\":1}"},
+        {"Read", "{\"path\":\"README.md\",\"n_lines\":3}"},
         {"TodoList", "{\"todos\":[{\"title\":\"Read the failing test\",\"status\":\"done\"},"
                      "{\"title\":\"Fix the parser\",\"status\":\"in_progress\"},"
                      "{\"title\":\"Run the suite\",\"status\":\"pending\"}]}"},
         {"TodoList", "{\"todos\":[{\"title\":\"Ship it\",\"status\":\"finished\"}],\"x\":1}"},
-        {"TodoList", "{}"},
+        {"Read", "{\"path\":\"../../etc/passwd\"}"},
+        {"Write", "{\"path\":\"notes.txt\",\"content\":\"hello\"}"},
         {"Teleport", "{}"},
     };
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
         printf("\n> %s %s\n", calls[i][0], calls[i][1]);
         agt_result *r = NULL;
-        if (agt_session_dispatch(s, "demo", calls[i][0], calls[i][1], &r) != AGT_OK)
+        int rc = agt_session_dispatch(s, "demo", calls[i][0], calls[i][1], &r);
+        if (rc == AGT_EPENDING) {
+            /* manual mode: writes wait for the user; the demo declines */
+            printf("[approval needed] the host would ask the user now; declining.\n");
+            rc = agt_session_answer(s, "demo", AGT_DECISION_REJECT, "demo: no writes", &r);
+        }
+        if (rc != AGT_OK)
             return fail("dispatch");
         printf("%s%s\n", agt_result_is_error(r) ? "[error] " : "", agt_result_text(r));
         agt_result_free(r);
