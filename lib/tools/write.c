@@ -30,6 +30,21 @@ static int existing_eol(const char *abs)
     return eol;
 }
 
+/* Whether the existing file at abs (size bytes) ends with a CR: a LF
+ * appended right after it completes that CRLF instead of getting its own CR. */
+static bool ends_with_cr(const char *abs, off_t size)
+{
+    if (size <= 0)
+        return false;
+    int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return false;
+    char c = 0;
+    ssize_t n = pread(fd, &c, 1, size - 1);
+    close(fd);
+    return n == 1 && c == '\r';
+}
+
 int agti_tool_write(agt_call *call, void *payload)
 {
     (void)payload;
@@ -69,7 +84,18 @@ int agti_tool_write(agt_call *call, void *payload)
     size_t conv_len = len;
     bool converted = false;
     if (exists && existing_eol(p.abs) == AGTI_EOL_CRLF && memchr(content, '\n', len) != NULL) {
-        conv = agti_fs_lf_to_crlf(content, len, &conv_len);
+        size_t skip = append && content[0] == '\n' && ends_with_cr(p.abs, st.st_size) ? 1u : 0u;
+        conv = agti_fs_lf_to_crlf(content + skip, len - skip, &conv_len);
+        if (conv != NULL && skip) {
+            char *whole = malloc(conv_len + 2);
+            if (whole != NULL) {
+                whole[0] = '\n';
+                memcpy(whole + 1, conv, conv_len + 1);
+                conv_len++;
+            }
+            free(conv);
+            conv = whole;
+        }
         if (conv == NULL) {
             rc = agti_oom();
             goto out;

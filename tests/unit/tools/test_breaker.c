@@ -129,6 +129,22 @@ static void test_grep_unlimited_cap(agt_session *s)
     }
 }
 
+/* Appending to a CRLF file that ends in a bare CR: the content's leading LF
+ * became CRLF too, leaving "l2\r\r\n" (a blank line and a stray CR) where
+ * the model completed the line. */
+static void test_append_after_cr(agt_session *s)
+{
+    put_file("cr.txt", "l1\r\nl2\r");
+    expect(s, "Write", "{\"path\":\"cr.txt\",\"content\":\"\\na\\nb\\n\",\"mode\":\"append\"}",
+           "Appended cr.txt: 7 bytes written at the end (the file now has 14 bytes). Line breaks "
+           "were written as CRLF to match the file.",
+           0, "append after a final CR");
+    size_t n = 0;
+    const char *got = get_file("cr.txt", &n);
+    T_CHECK(got != NULL && n == 14 && memcmp(got, "l1\r\nl2\r\na\r\nb\r\n", 14) == 0,
+            "the CR and the appended LF make one CRLF");
+}
+
 /* A saved session is input: its tasks' output_path was read back by
  * TaskOutput whatever it named, so a tampered save turned TaskOutput into a
  * reader of any file (keys, credentials) outside the workspace. */
@@ -183,6 +199,7 @@ int main(void)
     test_nul_in_arguments(s);
     test_integral_reals(s);
     test_grep_unlimited_cap(s);
+    test_append_after_cr(s);
     agt_session_free(s);
     test_restore_output_path();
     rm_ws();
