@@ -104,8 +104,9 @@ int agt_session_dispatch(agt_session *s, const char *call_id, const char *tool,
 {
     if (out != NULL)
         *out = NULL;
-    if (s == NULL)
-        return agti_error(AGT_EINVAL, "agt_session_dispatch: session is NULL");
+    /* checked here: the approval path frees *out when dispatch fails */
+    if (s == NULL || tool == NULL || out == NULL)
+        return agti_error(AGT_EINVAL, "agt_session_dispatch: session, tool or out is NULL");
     return agti_session_dispatch(s, call_id, tool, args_json, out);
 }
 

@@ -145,6 +145,19 @@ static void test_append_after_cr(agt_session *s)
             "the CR and the appended LF make one CRLF");
 }
 
+/* agt_session_dispatch with out NULL crashed: the approval path freed *out
+ * after the dispatcher refused the NULL. */
+static void test_dispatch_null_out(agt_session *s)
+{
+    T_EQ_INT(agt_session_dispatch(s, "c", "Read", "{\"path\":\"a.txt\"}", NULL), AGT_EINVAL,
+             "dispatch with out NULL");
+    T_EQ_STR(agt_error_message(), "agt_session_dispatch: session, tool or out is NULL",
+             "dispatch with out NULL: message");
+    agt_result *r = (agt_result *)&r;
+    T_EQ_INT(agt_session_dispatch(s, "c", NULL, "{}", &r), AGT_EINVAL, "dispatch with tool NULL");
+    T_CHECK(r == NULL, "dispatch with tool NULL: *out is NULL");
+}
+
 /* A saved session is input: its tasks' output_path was read back by
  * TaskOutput whatever it named, so a tampered save turned TaskOutput into a
  * reader of any file (keys, credentials) outside the workspace. */
@@ -200,6 +213,7 @@ int main(void)
     test_integral_reals(s);
     test_grep_unlimited_cap(s);
     test_append_after_cr(s);
+    test_dispatch_null_out(s);
     agt_session_free(s);
     test_restore_output_path();
     rm_ws();
