@@ -1,6 +1,7 @@
 /* Shared helpers of the workspace file tools. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,15 @@ int agti_ws_resolve(agt_call *call, const char *user_path, bool refuse_sensitive
             return agti_oom();
         rc = agti_ws_fail(call, rc, "Cannot use path '%s': %s.", user_path, copy);
         free(copy);
+        return rc;
+    }
+    /* Write would create the first folders before the system refuses */
+    if (strlen(out->abs) >= PATH_MAX) {
+        rc = agti_ws_fail(call, AGT_EINVAL,
+                          "Cannot use path '%s': it is %zu bytes long as an absolute path; the "
+                          "system limit is %d.",
+                          user_path, strlen(out->abs), PATH_MAX - 1);
+        agti_ws_path_free(out);
         return rc;
     }
     const char *reason = NULL;

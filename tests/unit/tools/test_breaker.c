@@ -158,6 +158,34 @@ static void test_dispatch_null_out(agt_session *s)
     T_CHECK(r == NULL, "dispatch with tool NULL: *out is NULL");
 }
 
+/* A path longer than PATH_MAX: Write created 16 levels of folders before
+ * the system refused the rest ("The file was not changed", but the folders
+ * stayed). It is refused before anything is touched. */
+static void test_path_too_long(agt_session *s)
+{
+    char name[251], path[6000], args[6200];
+    memset(name, 'x', 250);
+    name[250] = '\0';
+    path[0] = '\0';
+    for (int i = 0; i < 20; i++) {
+        strcat(path, name);
+        strcat(path, "/");
+    }
+    strcat(path, "f.txt");
+    snprintf(args, sizeof args, "{\"path\":\"%s\",\"content\":\"x\"}", path);
+    char want[6400];
+    /* the workspace, a slash, 20 x 251 bytes and "f.txt" */
+    snprintf(want, sizeof want,
+             "Cannot use path '%s': it is %zu bytes long as an absolute path; the system limit "
+             "is 4095.",
+             path, strlen(ws) + 1 + 20 * 251 + 5);
+    expect(s, "Write", args, want, 1, "path over PATH_MAX");
+    char first[600];
+    snprintf(first, sizeof first, "%s/%s", ws, name);
+    struct stat st;
+    T_CHECK(stat(first, &st) != 0, "the first folder of the long path does not exist");
+}
+
 /* A saved session is input: its tasks' output_path was read back by
  * TaskOutput whatever it named, so a tampered save turned TaskOutput into a
  * reader of any file (keys, credentials) outside the workspace. */
@@ -214,6 +242,7 @@ int main(void)
     test_grep_unlimited_cap(s);
     test_append_after_cr(s);
     test_dispatch_null_out(s);
+    test_path_too_long(s);
     agt_session_free(s);
     test_restore_output_path();
     rm_ws();
