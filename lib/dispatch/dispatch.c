@@ -94,7 +94,7 @@ static void pointer_token(agti_buf *ptr, const char *tok, size_t len)
 /* Finds the first string or member name that holds a NUL character and
  * writes its JSON Pointer to ptr. Providers read arguments as C strings, which
  * would end silently at the NUL (a path "a.txt\u0000x" read a.txt). */
-static bool find_nul(json_t *v, agti_buf *ptr)
+bool agti_args_find_nul(json_t *v, agti_buf *ptr)
 {
     if (json_is_string(v))
         return memchr(json_string_value(v), '\0', json_string_length(v)) != NULL;
@@ -106,7 +106,7 @@ static bool find_nul(json_t *v, agti_buf *ptr)
         json_object_keylen_foreach(v, key, klen, m)
         {
             pointer_token(ptr, key, klen);
-            if (memchr(key, '\0', klen) != NULL || find_nul(m, ptr))
+            if (memchr(key, '\0', klen) != NULL || agti_args_find_nul(m, ptr))
                 return true;
             agti_buf_truncate(ptr, mark);
         }
@@ -116,7 +116,7 @@ static bool find_nul(json_t *v, agti_buf *ptr)
         json_array_foreach(v, i, m)
         {
             agti_buf_printf(ptr, "/%zu", i);
-            if (find_nul(m, ptr))
+            if (agti_args_find_nul(m, ptr))
                 return true;
             agti_buf_truncate(ptr, mark);
         }
@@ -129,7 +129,7 @@ static bool find_nul(json_t *v, agti_buf *ptr)
  * {"timeout": 1.0} with its default timeout). The top-level arguments the
  * tool declares "integer" become integers, saturated to the json_int_t range,
  * so providers see the value the schema accepted. */
-static int integral_args(const agti_tool *t, json_t *args)
+int agti_args_integral(const agti_tool *t, json_t *args)
 {
     json_t *def = json_object_get(t->entry, "definition");
     json_t *props = json_object_get(json_object_get(def, "parameters"), "properties");
@@ -181,7 +181,7 @@ static int parse_args(const agti_tool *t, const char *call_id, const char *args_
         return rc == AGT_OK ? AGT_EINVALID : rc;
     }
     agti_buf where = AGTI_BUF_INIT;
-    if (find_nul(v, &where)) {
+    if (agti_args_find_nul(v, &where)) {
         json_decref(v);
         agti_buf b = AGTI_BUF_INIT;
         agti_buf_printf(&b,
@@ -206,7 +206,7 @@ static int parse_args(const agti_tool *t, const char *call_id, const char *args_
         }
         json_decref(errors);
         if (rc == AGT_OK)
-            rc = integral_args(t, v);
+            rc = agti_args_integral(t, v);
         if (rc != AGT_OK) {
             json_decref(v);
             return rc;

@@ -59,6 +59,15 @@ agt_result *agti_result_new(const char *call_id, const char *tool, const char *t
  * error text set. */
 int agti_builtin_check(agt_call *call);
 
+/* Whether a string or member name in v holds a NUL character (providers read
+ * C strings, which would end there); its JSON Pointer is appended to ptr. */
+bool agti_args_find_nul(json_t *v, agti_buf *ptr);
+
+/* Turns the top-level arguments that t declares "integer" and that were
+ * written with a zero fraction (2.0, valid JSON Schema integers) into JSON
+ * integers, so json_integer_value reads them. AGT_OK or AGT_ENOMEM. */
+int agti_args_integral(const agti_tool *t, json_t *args);
+
 /* The parsed arguments of a call (borrowed). */
 json_t *agti_call_args_json(const agt_call *call);
 

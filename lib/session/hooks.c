@@ -113,6 +113,17 @@ int agti_hook_pre(agt_session *s, agt_call *call, agt_result **out, agti_buf *no
         const agt_schema *schema = call->entry->schema;
         json_t *errors = NULL;
         rc = schema ? agti_schema_validate_json(schema, h.rewrite, &errors) : AGT_OK;
+        agti_buf where = AGTI_BUF_INIT;
+        if (rc == AGT_OK && agti_args_find_nul(h.rewrite, &where)) {
+            char *text = agti_aprintf("A pre-tool-use hook rewrote the arguments of %s, and they "
+                                      "contain a NUL character (\\u0000) at %s.",
+                                      h.tool, where.oom ? "(arguments)" : agti_buf_cstr(&where));
+            rc = text ? agti_refuse(call, AGT_EINVALID, text, out) : agti_oom();
+            free(text);
+        } else if (rc == AGT_OK) {
+            rc = agti_args_integral(call->entry, h.rewrite);
+        }
+        agti_buf_free(&where);
         if (rc == AGT_EINVALID) {
             rc = rewrite_invalid(call, errors, out);
         } else if (rc == AGT_OK) {

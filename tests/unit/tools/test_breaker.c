@@ -186,6 +186,30 @@ static void test_path_too_long(agt_session *s)
     T_CHECK(stat(first, &st) != 0, "the first folder of the long path does not exist");
 }
 
+static int rewrite_hook(agt_hook *h, void *payload)
+{
+    return agt_hook_rewrite(h, (const char *)payload);
+}
+
+/* A pre-tool-use hook's rewrite is checked like the model's arguments: a NUL
+ * is refused and integers written 1.0 are read as integers. */
+static void test_hook_rewrite(void)
+{
+    agt_session *s = new_session();
+    put_file("three.txt", "l1\nl2\nl3\n");
+    agt_session_set_pre_hook(s, rewrite_hook, (void *)"{\"path\":\"three.txt\\u0000x\"}");
+    expect_prefix(s, "Read", "{\"path\":\"a.txt\"}",
+                  "A pre-tool-use hook rewrote the arguments of Read, and they contain a NUL "
+                  "character (\\u0000) at /path.",
+                  AGT_EINVALID, "hook rewrite with a NUL");
+    agt_session_set_pre_hook(s, rewrite_hook, (void *)"{\"path\":\"three.txt\",\"n_lines\":2.0}");
+    expect(s, "Read", "{\"path\":\"a.txt\"}",
+           "1\tl1\n2\tl2\n\nRead 2 lines (1-2) of 3; stopped at n_lines (2); continue with "
+           "line_offset 3.",
+           0, "hook rewrite with n_lines 2.0");
+    agt_session_free(s);
+}
+
 /* A saved session is input: its tasks' output_path was read back by
  * TaskOutput whatever it named, so a tampered save turned TaskOutput into a
  * reader of any file (keys, credentials) outside the workspace. */
@@ -245,6 +269,7 @@ int main(void)
     test_path_too_long(s);
     agt_session_free(s);
     test_restore_output_path();
+    test_hook_rewrite();
     rm_ws();
     return t_done();
 }
