@@ -21,6 +21,8 @@
 
 #define FG_TIMEOUT_DEFAULT_S 60
 #define BG_TIMEOUT_DEFAULT_S 600
+/* MAX_ARG_STRLEN on Linux: the longest exec argument, its NUL included */
+#define BASH_MAX_COMMAND 131072u
 /* Bytes of the log shown when a foreground command ran through the task
  * manager (background-on-timeout) and ended in time. */
 #define FG_TAIL_BYTES 30000
@@ -309,6 +311,13 @@ int agti_tool_bash(agt_call *call, void *payload)
     bool no_limit = json_is_true(json_object_get(a, "disable_timeout"));
     if (command == NULL || blank(command))
         return fail(call, "The command is blank; give the command line to run.");
+    /* Linux refuses a single exec argument over MAX_ARG_STRLEN (32 pages) */
+    size_t clen = json_string_length(json_object_get(a, "command"));
+    if (clen >= BASH_MAX_COMMAND)
+        return fail(call,
+                    "The command is %zu bytes long; a command line can have at most %u. "
+                    "Write the script to a file with Write and run that file.",
+                    clen, BASH_MAX_COMMAND - 1);
     if (background && (desc == NULL || blank(desc)))
         return fail(call, "A background command needs a description: a few words saying what "
                           "it does, shown in TaskList.");

@@ -210,6 +210,35 @@ static void test_hook_rewrite(void)
     agt_session_free(s);
 }
 
+/* A command over Linux's MAX_ARG_STRLEN (131072 bytes with its NUL) failed
+ * as "process: cannot start '/bin/bash -c ...': Argument list too long";
+ * the error now gives the size, the limit and what to do. 131071 bytes run. */
+static void test_bash_long_command(agt_session *s)
+{
+    size_t n = 131072; /* "echo " and n - 5 x: a command of n bytes */
+    char *args = malloc(n + 64);
+    for (int pass = 0; pass < 2; pass++, n--) {
+        strcpy(args, "{\"command\":\"echo ");
+        size_t at = strlen(args);
+        memset(args + at, 'x', n - 5);
+        strcpy(args + at + n - 5, "\"}");
+        agt_result *r = call(s, "Bash", args);
+        const char *t = agt_result_text(r);
+        if (pass == 0) {
+            T_EQ_STR(t,
+                     "The command is 131072 bytes long; a command line can have at most 131071. "
+                     "Write the script to a file with Write and run that file.",
+                     "Bash: command of 131072 bytes");
+            T_EQ_INT(agt_result_is_error(r), 1, "Bash: command of 131072 bytes is an error");
+        } else {
+            T_CHECK(strstr(t, "Command completed with exit code 0.") != NULL,
+                    "Bash: command of 131071 bytes runs");
+        }
+        agt_result_free(r);
+    }
+    free(args);
+}
+
 /* A saved session is input: its tasks' output_path was read back by
  * TaskOutput whatever it named, so a tampered save turned TaskOutput into a
  * reader of any file (keys, credentials) outside the workspace. */
@@ -267,6 +296,7 @@ int main(void)
     test_append_after_cr(s);
     test_dispatch_null_out(s);
     test_path_too_long(s);
+    test_bash_long_command(s);
     agt_session_free(s);
     test_restore_output_path();
     test_hook_rewrite();
