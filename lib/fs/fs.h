@@ -83,6 +83,15 @@ int agti_ignore_add_text(agti_ignore *ig, const char *reldir, const char *text, 
 /* Walker interface: push the ignore files of directory reldir ("" = root,
  * no trailing slash) before visiting its entries; pop after. */
 int agti_ignore_push(agti_ignore *ig, const char *reldir);
+/* Which ignore files a directory listing showed, for agti_ignore_push_listed. */
+#define AGTI_IGN_HAS_GITIGNORE 1u
+#define AGTI_IGN_HAS_IGNORE 2u
+#define AGTI_IGN_HAS_RGIGNORE 4u
+#define AGTI_IGN_HAS_ALL 7u
+/* agti_ignore_push for a walker that has read the directory: only the files
+ * named in present (AGTI_IGN_HAS_*) are opened, which saves three failing
+ * open() calls in every directory without ignore files. */
+int agti_ignore_push_listed(agti_ignore *ig, const char *reldir, unsigned present);
 void agti_ignore_pop(agti_ignore *ig);
 /* Decides relpath (an entry of the directory on top of the stack) against
  * the pushed files only: 1 excluded, 0 not (no rule, or a negated rule). */
@@ -153,8 +162,10 @@ typedef struct agti_walk_opts {
     size_t max_entries;     /* stop after this many reported entries (0: no limit) */
     int64_t time_budget_ms; /* stop after this long (0: no limit) */
     size_t max_depth;       /* 0: no limit; 1: only the root's entries */
-    bool skip_stat;         /* type from readdir only: size and mtime_ns stay 0
-                               for files and directories (symlinks still stat'ed) */
+    bool skip_stat;         /* type from d_type only: size and mtime_ns stay 0
+                               for files, directories and symlinks not leading to a
+                               file (a symlink's target is stat'ed for its type; an
+                               entry without d_type is lstat'ed and keeps both) */
 } agti_walk_opts;
 
 typedef struct agti_walk_result {
@@ -179,6 +190,10 @@ typedef int (*agti_walk_cb)(const agti_walk_entry *e, void *payload);
 int agti_walk(const char *root, const agti_walk_opts *opts, agti_walk_cb cb, void *payload,
               agti_walk_result *res);
 void agti_walk_result_clear(agti_walk_result *res);
+/* Test hook: when true, the walks on this thread ignore d_type as if the
+ * file system gave DT_UNKNOWN for every entry (some network and FUSE file
+ * systems do), so every entry is lstat'ed. */
+extern _Thread_local bool agti_walk_force_unknown_dtype;
 
 /* ---- atomic writes and line endings ---------------------------------- */
 

@@ -374,8 +374,10 @@ void agti_ignore_free(agti_ignore *ig)
     free(ig);
 }
 
-/* Reads the ignore files of reldir into a new list. */
-static int load_dir(const agti_ignore *ig, const char *reldir, ign_list **out)
+/* Reads the ignore files of reldir into a new list; present (AGTI_IGN_HAS_*)
+ * says which of them the directory listing showed, so absent ones are not
+ * opened. */
+static int load_dir(const agti_ignore *ig, const char *reldir, unsigned present, ign_list **out)
 {
     *out = NULL;
     ign_list *l = list_new(reldir);
@@ -385,6 +387,8 @@ static int load_dir(const agti_ignore *ig, const char *reldir, ign_list **out)
     size_t nnames = (ig->flags & AGTI_IGN_NO_DOTIGNORE) ? 1 : 3;
     int rc = AGT_OK;
     for (size_t i = 0; i < nnames && rc == AGT_OK; i++) {
+        if (!(present & (1u << i)))
+            continue;
         char *p = reldir[0] ? agti_aprintf("%s/%s/%s", ig->root, reldir, names[i])
                             : join(ig->root, names[i]);
         if (p == NULL) {
@@ -467,7 +471,7 @@ static int cache_get(agti_ignore *ig, const char *reldir, size_t n, ign_list **o
     char *d = agti_strndup(reldir, n);
     if (d == NULL)
         return agti_oom();
-    int rc = load_dir(ig, d, &l);
+    int rc = load_dir(ig, d, AGTI_IGN_HAS_ALL, &l);
     free(d);
     if (rc == AGT_OK && (rc = cache_put(ig, l)) != AGT_OK)
         list_free(l);
@@ -488,6 +492,11 @@ int agti_ignore_add_text(agti_ignore *ig, const char *reldir, const char *text, 
 
 int agti_ignore_push(agti_ignore *ig, const char *reldir)
 {
+    return agti_ignore_push_listed(ig, reldir, AGTI_IGN_HAS_ALL);
+}
+
+int agti_ignore_push_listed(agti_ignore *ig, const char *reldir, unsigned present)
+{
     if (ig->depth == ig->stack_cap) {
         size_t nc = ig->stack_cap ? ig->stack_cap * 2 : 16;
         ign_frame *ns = realloc(ig->stack, nc * sizeof *ns);
@@ -500,7 +509,7 @@ int agti_ignore_push(agti_ignore *ig, const char *reldir)
     size_t n = strlen(reldir);
     fr.list = cache_find(ig, reldir, n);
     if (fr.list == NULL) {
-        int rc = load_dir(ig, reldir, &fr.list);
+        int rc = load_dir(ig, reldir, present, &fr.list);
         if (rc != AGT_OK)
             return rc;
         if (fr.list->n == 0) {

@@ -1,19 +1,36 @@
 /*
  * Directory walker: depth first, entries of a directory in bytewise name
- * order, ignore files pushed and popped per directory. Each directory is
- * read completely and closed before descending, so open descriptors stay at
- * one whatever the depth. Symlinked directories are never followed (like
- * rg without -L); the dev/ino of every directory on the current path is
- * still checked so that a bind mount loop cannot recurse forever.
+ * order, ignore files pushed and popped per directory. A directory is
+ * opened relative to its parent's descriptor (openat, O_NOFOLLOW) and read
+ * with getdents64 into one name arena; the entry type comes from d_type,
+ * and an entry is stat'ed (fstatat relative to the parent) only when the
+ * file system gives no d_type, for a symlink's target, or when the caller
+ * wants size and mtime (no skip_stat). A directory's descriptor stays open
+ * while its entries are visited, so open descriptors grow with the depth
+ * up to KEEP_FD_DEPTH; deeper directories are closed after reading and
+ * their entries reached by full path. Symlinked directories are never
+ * followed (like rg without -L); the dev/ino of every directory on the
+ * current path (fstat of the opened directory) is still checked so that a
+ * bind mount loop cannot recurse forever.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fs.h"
+
+/* Directories up to this depth keep their descriptor while their entries
+ * are visited (the default RLIMIT_NOFILE is 1024). */
+#define KEEP_FD_DEPTH 128
+/* getdents64 buffer, bytes. */
+#define DENTS_BUF (32u << 10)
+
+_Thread_local bool agti_walk_force_unknown_dtype;
 
 typedef struct dev_ino {
     dev_t dev;
@@ -32,18 +49,23 @@ typedef struct walker {
     size_t nanc, capanc;
     struct timespec start;
     size_t since_clock;
+    char *dents; /* getdents64 buffer */
     bool stop;
     int rc;
 } walker;
 
-static const char *const VCS_DIRS[] = {".git", ".hg", ".svn", ".bzr", "_darcs", ".jj"};
-
 static bool is_vcs(const char *name)
 {
-    for (size_t i = 0; i < sizeof VCS_DIRS / sizeof VCS_DIRS[0]; i++)
-        if (strcmp(name, VCS_DIRS[i]) == 0)
-            return true;
-    return false;
+    /* .git .hg .svn .bzr _darcs .jj */
+    switch (name[0]) {
+    case '.':
+        return strcmp(name, ".git") == 0 || strcmp(name, ".hg") == 0 || strcmp(name, ".svn") == 0 ||
+               strcmp(name, ".bzr") == 0 || strcmp(name, ".jj") == 0;
+    case '_':
+        return strcmp(name, "_darcs") == 0;
+    default:
+        return false;
+    }
 }
 
 static void warn(walker *w, const char *fmt, const char *rel, int err)
@@ -76,8 +98,10 @@ static bool out_of_time(walker *w)
 }
 
 typedef struct dent {
-    char *name;
-    unsigned char dtype; /* DT_* from readdir, DT_UNKNOWN when not given */
+    const char *name; /* in the directory's name arena, set once it is complete */
+    size_t off;       /* offset in the arena */
+    size_t len;
+    unsigned char dtype; /* DT_* from getdents64, DT_UNKNOWN when not given */
 } dent;
 
 static int cmp_names(const void *a, const void *b)
@@ -85,45 +109,73 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(((const dent *)a)->name, ((const dent *)b)->name);
 }
 
-/* Reads the names of the directory at w->path; NULL with *n = 0 when it
- * cannot be read (a warning is recorded). */
-static dent *read_names(walker *w, size_t *n)
+static const char *cur_rel(const walker *w)
+{
+    return w->path.ptr + (w->path.len > w->rootlen ? w->rootlen + 1 : w->path.len);
+}
+
+/* Reads the names of the open directory fd (at w->path) into *arena, sorted;
+ * NULL with *n = 0 when it cannot be read (a warning is recorded). */
+static dent *read_names(walker *w, int fd, agti_buf *arena, size_t *n, unsigned *ign_present)
 {
     *n = 0;
-    DIR *d = opendir(w->path.ptr);
-    const char *rel = w->path.ptr + (w->path.len > w->rootlen ? w->rootlen + 1 : w->path.len);
-    if (d == NULL) {
-        warn(w, "cannot read directory '%s': %s", rel, errno);
-        return NULL;
-    }
-    dent *names = NULL;
+    *ign_present = 0;
     size_t cap = 0;
-    struct dirent *de;
-    errno = 0;
-    while ((de = readdir(d)) != NULL) {
-        const char *nm = de->d_name;
-        if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0)
+    dent *names = NULL;
+    for (;;) {
+        ssize_t got = getdents64(fd, w->dents, DENTS_BUF);
+        if (got < 0 && errno == EINTR)
             continue;
-        if (*n == cap) {
-            size_t nc = cap ? cap * 2 : 32;
-            dent *nn = realloc(names, nc * sizeof *nn);
-            if (nn == NULL)
-                break;
-            names = nn;
-            cap = nc;
-        }
-        names[*n].dtype = de->d_type;
-        if ((names[*n].name = agti_strdup(nm)) == NULL)
+        if (got < 0) {
+            warn(w, "error while reading directory '%s': %s", cur_rel(w), errno);
             break;
-        (*n)++;
+        }
+        if (got == 0)
+            break;
+        for (ssize_t off = 0; off < got;) {
+            struct dirent64 *de = (struct dirent64 *)(void *)(w->dents + off);
+            off += de->d_reclen;
+            const char *nm = de->d_name;
+            if (nm[0] == '.') {
+                if (nm[1] == '\0' || (nm[1] == '.' && nm[2] == '\0'))
+                    continue;
+                if (strcmp(nm, ".gitignore") == 0)
+                    *ign_present |= AGTI_IGN_HAS_GITIGNORE;
+                else if (strcmp(nm, ".ignore") == 0)
+                    *ign_present |= AGTI_IGN_HAS_IGNORE;
+                else if (strcmp(nm, ".rgignore") == 0)
+                    *ign_present |= AGTI_IGN_HAS_RGIGNORE;
+            }
+            if (*n == cap) {
+                size_t nc = cap ? cap * 2 : 32;
+                dent *nn = realloc(names, nc * sizeof *nn);
+                if (nn == NULL) {
+                    free(names);
+                    w->rc = agti_oom();
+                    w->stop = true;
+                    *n = 0;
+                    return NULL;
+                }
+                names = nn;
+                cap = nc;
+            }
+            size_t len = strlen(nm);
+            names[*n].off = arena->len;
+            names[*n].len = len;
+            names[*n].dtype = agti_walk_force_unknown_dtype ? DT_UNKNOWN : de->d_type;
+            agti_buf_put(arena, nm, len + 1);
+            (*n)++;
+        }
     }
-    if (de != NULL) {
+    if (arena->oom) {
+        free(names);
         w->rc = agti_oom();
         w->stop = true;
-    } else if (errno != 0) {
-        warn(w, "error while reading directory '%s': %s", rel, errno);
+        *n = 0;
+        return NULL;
     }
-    closedir(d);
+    for (size_t i = 0; i < *n; i++)
+        names[i].name = arena->ptr + names[i].off;
     if (*n > 1)
         qsort(names, *n, sizeof *names, cmp_names);
     return names;
@@ -143,24 +195,104 @@ static void report(walker *w, const agti_walk_entry *e)
     }
 }
 
-static void walk_dir(walker *w, size_t depth);
+static void walk_dir(walker *w, int fd, size_t depth);
 
-/* Type and times from lstat, or only the type from d_type with skip_stat. */
-static int entry_stat(walker *w, unsigned char dtype, struct stat *st)
+/* fstatat relative to the parent's descriptor, or by full path without one. */
+static int stat_at(const walker *w, int pfd, const char *name, struct stat *st, int flags)
 {
-    if (w->o->skip_stat && (dtype == DT_REG || dtype == DT_DIR)) {
-        memset(st, 0, sizeof *st);
-        st->st_mode = dtype == DT_REG ? S_IFREG : S_IFDIR;
-        return 1;
-    }
-    return lstat(w->path.ptr, st) == 0 ? 0 : -1;
+    if (pfd >= 0)
+        return fstatat(pfd, name, st, flags);
+    return fstatat(AT_FDCWD, w->path.ptr, st, flags);
 }
 
-static void visit(walker *w, const char *name, unsigned char dtype, size_t depth)
+/* Sets *mode to the entry's S_IFMT type and fills st when it was stat'ed.
+ * Returns 1 when st holds an lstat of the entry, 0 when only *mode is
+ * known (from d_type), -1 when the entry vanished. */
+static int entry_type(walker *w, int pfd, const dent *d, struct stat *st, mode_t *mode)
+{
+    mode_t m = 0;
+    switch (d->dtype) {
+    case DT_REG:
+        m = S_IFREG;
+        break;
+    case DT_DIR:
+        m = S_IFDIR;
+        break;
+    case DT_LNK:
+        m = S_IFLNK;
+        break;
+    case DT_FIFO:
+        m = S_IFIFO;
+        break;
+    case DT_SOCK:
+        m = S_IFSOCK;
+        break;
+    case DT_CHR:
+        m = S_IFCHR;
+        break;
+    case DT_BLK:
+        m = S_IFBLK;
+        break;
+    default:
+        break;
+    }
+    if (m != 0 && (w->o->skip_stat || S_ISDIR(m) || S_ISLNK(m))) {
+        *mode = m;
+        return 0;
+    }
+    if (stat_at(w, pfd, d->name, st, AT_SYMLINK_NOFOLLOW) != 0)
+        return -1;
+    *mode = st->st_mode & S_IFMT;
+    return 1;
+}
+
+/* Opens the directory entry d (at w->path) and descends into it unless it
+ * is an ancestor (a bind mount loop). */
+static void descend(walker *w, int pfd, const dent *d, size_t depth)
+{
+    const char *rel = cur_rel(w);
+    int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
+    int fd = pfd >= 0 ? openat(pfd, d->name, flags) : open(w->path.ptr, flags);
+    if (fd < 0) {
+        /* Vanished or replaced by a symlink since it was read: nothing there. */
+        if (errno != ENOENT && errno != ELOOP && errno != ENOTDIR)
+            warn(w, "cannot read directory '%s': %s", rel, errno);
+        return;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        warn(w, "cannot read directory '%s': %s", rel, errno);
+        close(fd);
+        return;
+    }
+    for (size_t i = 0; i < w->nanc; i++)
+        if (w->anc[i].dev == st.st_dev && w->anc[i].ino == st.st_ino) {
+            warn(w, "directory loop at '%s' (%s); not descending", rel, ELOOP);
+            close(fd);
+            return;
+        }
+    if (w->nanc == w->capanc) {
+        size_t nc = w->capanc ? w->capanc * 2 : 32;
+        dev_ino *na = realloc(w->anc, nc * sizeof *na);
+        if (na == NULL) {
+            w->rc = agti_oom();
+            w->stop = true;
+            close(fd);
+            return;
+        }
+        w->anc = na;
+        w->capanc = nc;
+    }
+    w->anc[w->nanc++] = (dev_ino){st.st_dev, st.st_ino};
+    walk_dir(w, fd, depth + 1);
+    w->nanc--;
+}
+
+static void visit(walker *w, int pfd, const dent *d, size_t depth)
 {
     size_t saved = w->path.len;
     agti_buf_putc(&w->path, '/');
-    agti_buf_puts(&w->path, name);
+    agti_buf_put(&w->path, d->name, d->len);
     if (w->path.oom) {
         w->rc = agti_oom();
         w->stop = true;
@@ -168,79 +300,68 @@ static void visit(walker *w, const char *name, unsigned char dtype, size_t depth
     }
     const char *rel = w->path.ptr + w->rootlen + 1;
     struct stat st;
-    int how = entry_stat(w, dtype, &st);
+    mode_t mode;
+    int how = entry_type(w, pfd, d, &st, &mode);
     if (how < 0) {
-        /* Vanished between readdir and lstat: nothing to report. */
+        /* Vanished between reading the directory and now: nothing to report. */
         agti_buf_truncate(&w->path, saved);
         return;
     }
-    bool is_dir = S_ISDIR(st.st_mode);
+    bool is_dir = S_ISDIR(mode);
     if (w->ig != NULL && agti_ignore_check_entry(w->ig, rel, is_dir)) {
         agti_buf_truncate(&w->path, saved);
         return;
     }
     agti_walk_entry e = {rel, w->path.len - w->rootlen - 1, AGTI_FS_OTHER, false, 0, 0};
-    if (S_ISLNK(st.st_mode)) {
+    if (S_ISLNK(mode)) {
         struct stat tst;
         e.is_symlink = true;
         e.type = AGTI_FS_SYMLINK;
-        if (stat(w->path.ptr, &tst) == 0 && S_ISREG(tst.st_mode)) {
+        if (stat_at(w, pfd, d->name, &tst, 0) == 0 && S_ISREG(tst.st_mode)) {
             e.type = AGTI_FS_FILE;
             st = tst;
+            how = 1;
+        } else if (how == 0 && !w->o->skip_stat &&
+                   stat_at(w, pfd, d->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+            how = 1;
         }
-    } else if (S_ISREG(st.st_mode)) {
+    } else if (S_ISREG(mode)) {
         e.type = AGTI_FS_FILE;
     } else if (is_dir) {
         e.type = AGTI_FS_DIR;
     }
-    e.size = (uint64_t)st.st_size;
-    e.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    if (how == 0 && is_dir && !w->o->skip_stat && w->o->include_dirs &&
+        stat_at(w, pfd, d->name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        how = 1;
+    if (how == 1) {
+        e.size = (uint64_t)st.st_size;
+        e.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    }
     if (e.type == AGTI_FS_FILE && w->o->skip_sensitive && agti_fs_is_sensitive(rel, NULL)) {
         w->res->sensitive_skipped++;
     } else if (!is_dir || w->o->include_dirs) {
         report(w, &e);
     }
-    if (is_dir && !w->stop && (w->o->max_depth == 0 || depth < w->o->max_depth)) {
-        bool loop = false;
-        /* Directories are stat'ed for the loop check even with skip_stat. */
-        if (how == 1 && lstat(w->path.ptr, &st) != 0) {
-            agti_buf_truncate(&w->path, saved);
-            return;
-        }
-        for (size_t i = 0; i < w->nanc; i++)
-            if (w->anc[i].dev == st.st_dev && w->anc[i].ino == st.st_ino)
-                loop = true;
-        if (loop) {
-            warn(w, "directory loop at '%s' (%s); not descending", rel, ELOOP);
-        } else {
-            if (w->nanc == w->capanc) {
-                size_t nc = w->capanc ? w->capanc * 2 : 32;
-                dev_ino *na = realloc(w->anc, nc * sizeof *na);
-                if (na == NULL) {
-                    w->rc = agti_oom();
-                    w->stop = true;
-                    agti_buf_truncate(&w->path, saved);
-                    return;
-                }
-                w->anc = na;
-                w->capanc = nc;
-            }
-            w->anc[w->nanc++] = (dev_ino){st.st_dev, st.st_ino};
-            walk_dir(w, depth + 1);
-            w->nanc--;
-        }
-    }
+    if (is_dir && !w->stop && (w->o->max_depth == 0 || depth < w->o->max_depth))
+        descend(w, pfd, d, depth);
     agti_buf_truncate(&w->path, saved);
 }
 
-static void walk_dir(walker *w, size_t depth)
+/* Visits the entries of the directory open as fd (at w->path); closes fd. */
+static void walk_dir(walker *w, int fd, size_t depth)
 {
     size_t n;
-    dent *names = read_names(w, &n);
+    agti_buf arena = AGTI_BUF_INIT;
+    unsigned ign_present;
+    dent *names = read_names(w, fd, &arena, &n, &ign_present);
+    if (depth > KEEP_FD_DEPTH) {
+        close(fd);
+        fd = -1;
+    }
     bool pushed = false;
     if (w->ig != NULL && names != NULL && !w->stop) {
         const char *rel = w->path.len > w->rootlen ? w->path.ptr + w->rootlen + 1 : "";
-        int rc = agti_ignore_push(w->ig, rel);
+        int rc = agti_ignore_push_listed(w->ig, rel, ign_present);
         if (rc != AGT_OK) {
             w->rc = rc;
             w->stop = true;
@@ -248,12 +369,14 @@ static void walk_dir(walker *w, size_t depth)
             pushed = true;
         }
     }
-    for (size_t i = 0; i < n; i++) {
-        if (!w->stop && !out_of_time(w) && !is_vcs(names[i].name))
-            visit(w, names[i].name, names[i].dtype, depth);
-        free(names[i].name);
+    for (size_t i = 0; i < n && !w->stop; i++) {
+        if (!out_of_time(w) && !is_vcs(names[i].name))
+            visit(w, fd, &names[i], depth);
     }
     free(names);
+    agti_buf_free(&arena);
+    if (fd >= 0)
+        close(fd);
     if (pushed)
         agti_ignore_pop(w->ig);
 }
@@ -292,18 +415,25 @@ int agti_walk(const char *root, const agti_walk_opts *opts, agti_walk_cb cb, voi
         rc = agti_ignore_new(&w.ig, w.path.ptr, w.o->home, w.o->ignore_flags);
     if (rc == AGT_OK) {
         w.anc = malloc(32 * sizeof *w.anc);
-        if (w.anc == NULL) {
+        w.dents = malloc(DENTS_BUF);
+        if (w.anc == NULL || w.dents == NULL) {
             rc = agti_oom();
         } else {
             w.capanc = 32;
             w.anc[w.nanc++] = (dev_ino){st.st_dev, st.st_ino};
-            walk_dir(&w, 1);
+            int fd = open(w.path.ptr, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+            if (fd < 0) {
+                warn(&w, "cannot read directory '%s': %s", "", errno);
+            } else {
+                walk_dir(&w, fd, 1);
+            }
             rc = w.rc;
         }
     }
     agti_ignore_free(w.ig);
     agti_buf_free(&w.path);
     free(w.anc);
+    free(w.dents);
     if (res == &local)
         agti_walk_result_clear(&local);
     return rc;

@@ -186,6 +186,118 @@ static void test_options(void)
     T_EQ_INT(agti_walk(NULL, &o, on_entry, &c, NULL), AGT_EINVAL, "NULL root");
 }
 
+/* Without d_type (DT_UNKNOWN from some network and FUSE file systems,
+ * simulated by the test hook) every entry is lstat'ed: the same entries and
+ * types as with d_type, and then size and mtime are known even with
+ * skip_stat. */
+static void test_unknown_dtype(void)
+{
+    agti_walk_opts o;
+    memset(&o, 0, sizeof o);
+    o.ignore_flags = AGTI_IGN_NO_GLOBAL;
+    o.include_dirs = true;
+    agti_walk_force_unknown_dtype = true;
+    collect c;
+    memset(&c, 0, sizeof c);
+    c.want_path = "link_to_a";
+    agti_walk(root, &o, on_entry, &c, NULL);
+    T_EQ_STR(c.list,
+             ".env .gitignore .hidden_file a.txt dangling@ important.log link_to_a locked/ loop@ "
+             "src/ src/.ignore src/main.c src/sub/ src/sub/.gitignore src/sub/debug.log",
+             "DT_UNKNOWN: same entries, ignore rules and types");
+    T_CHECK(c.found && c.want_entry.is_symlink && c.want_entry.type == AGTI_FS_FILE &&
+                c.want_entry.size == 5,
+            "DT_UNKNOWN: a symlink to a file is a file with the target's size");
+    o.skip_stat = true;
+    o.include_dirs = false;
+    memset(&c, 0, sizeof c);
+    c.want_path = "a.txt";
+    agti_walk(root, &o, on_entry, &c, NULL);
+    T_EQ_STR(c.list,
+             ".env .gitignore .hidden_file a.txt dangling@ important.log link_to_a loop@ "
+             "src/.ignore src/main.c src/sub/.gitignore src/sub/debug.log",
+             "DT_UNKNOWN + skip_stat: same entries");
+    T_CHECK(c.found && c.want_entry.type == AGTI_FS_FILE && c.want_entry.size == 5 &&
+                c.want_entry.mtime_ns == 1700000000123456789LL,
+            "DT_UNKNOWN + skip_stat: the lstat gave size and mtime");
+    agti_walk_force_unknown_dtype = false;
+}
+
+/* Each of the three ignore file names is found in the directory listing
+ * (the walker opens only the ones listed), alone in its directory. */
+static void test_ignore_files_listed(void)
+{
+    char *t = tu_mkdtemp();
+    tu_write(t, "g/.gitignore", "x\n");
+    tu_write(t, "g/x", "");
+    tu_write(t, "g/y", "");
+    tu_write(t, "i/.ignore", "x\n");
+    tu_write(t, "i/x", "");
+    tu_write(t, "i/y", "");
+    tu_write(t, "r/.rgignore", "x\n");
+    tu_write(t, "r/x", "");
+    tu_write(t, "r/y", "");
+    tu_write(t, "n/x", "");
+    agti_walk_opts o;
+    memset(&o, 0, sizeof o);
+    o.ignore_flags = AGTI_IGN_NO_GLOBAL;
+    o.skip_stat = true;
+    collect c;
+    memset(&c, 0, sizeof c);
+    agti_walk(t, &o, on_entry, &c, NULL);
+    T_EQ_STR(c.list, "g/.gitignore g/y i/.ignore i/y n/x r/.rgignore r/y",
+             ".gitignore, .ignore and .rgignore each honoured");
+    o.ignore_flags = AGTI_IGN_NO_GLOBAL | AGTI_IGN_NO_DOTIGNORE;
+    memset(&c, 0, sizeof c);
+    agti_walk(t, &o, on_entry, &c, NULL);
+    T_EQ_STR(c.list, "g/.gitignore g/y i/.ignore i/x i/y n/x r/.rgignore r/x r/y",
+             "AGTI_IGN_NO_DOTIGNORE: .gitignore only");
+    tu_rmtree(t);
+    free(t);
+}
+
+/* Below 128 levels the walker closes each directory after reading it and
+ * reaches entries by full path: a tree 140 levels deep with an ignore file
+ * at level 135 is walked the same with and without d_type. */
+static void test_deep(void)
+{
+    char *t = tu_mkdtemp();
+    char rel[1024] = "";
+    size_t n = 0;
+    for (int i = 0; i < 140; i++) {
+        memcpy(rel + n, "d/", 3);
+        n += 2;
+        if (i == 134) {
+            memcpy(rel + n, ".gitignore", 11);
+            tu_write(t, rel, "*.o\n");
+            rel[n] = '\0';
+        }
+    }
+    memcpy(rel + n, "f.o", 4);
+    tu_write(t, rel, "");
+    memcpy(rel + n, "f.c", 4);
+    tu_write(t, rel, "x");
+    for (int u = 0; u < 2; u++) {
+        agti_walk_opts o;
+        memset(&o, 0, sizeof o);
+        o.ignore_flags = AGTI_IGN_NO_GLOBAL;
+        agti_walk_force_unknown_dtype = u == 1;
+        collect c;
+        memset(&c, 0, sizeof c);
+        c.want_path = rel;
+        agti_walk_result res;
+        T_EQ_INT(agti_walk(t, &o, on_entry, &c, &res), AGT_OK, "deep walk %d ok", u);
+        agti_walk_force_unknown_dtype = false;
+        T_EQ_INT(res.entries, 2, "deep walk %d: the .gitignore and f.c (f.o ignored)", u);
+        T_EQ_INT(res.nwarnings, 0, "deep walk %d: no warnings", u);
+        T_CHECK(c.found && c.want_entry.type == AGTI_FS_FILE && c.want_entry.size == 1,
+                "deep walk %d: f.c at level 141 with its size", u);
+        agti_walk_result_clear(&res);
+    }
+    tu_rmtree(t);
+    free(t);
+}
+
 /* A wide tree with a time budget of 1 ms stops early (or finishes: either
  * way the flags agree with the count). */
 static void test_budget(void)
@@ -218,6 +330,9 @@ int main(void)
     build_tree();
     test_basic();
     test_options();
+    test_unknown_dtype();
+    test_ignore_files_listed();
+    test_deep();
     test_budget();
     tu_rmtree(root);
     free(root);
