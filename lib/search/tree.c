@@ -92,7 +92,7 @@ static void advance_prefix(tree *t)
  * *binary is set and the data is that first part. */
 static int read_file(agti_sworker *w, int dirfd, const char *path, uint64_t max, bool skip_binary,
                      const char **data, size_t *len, bool *mapped, bool *too_large, bool *binary,
-                     char **errmsg)
+                     int64_t *mtime_ns, char **errmsg)
 {
     *mapped = false;
     *too_large = false;
@@ -111,6 +111,9 @@ static int read_file(agti_sworker *w, int dirfd, const char *path, uint64_t max,
         *errmsg = agti_aprintf("not a regular file");
         return AGT_EIO;
     }
+    /* The walk reads no inodes (skip_stat): the time files_with_matches is
+     * sorted by comes from this fstat, which the read needs anyway. */
+    *mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
     uint64_t size = (uint64_t)st.st_size;
     if (size > max) {
         close(fd);
@@ -215,7 +218,7 @@ static void search_slot(tree *t, agti_sworker *w, slot *sl, dircache *dc)
     size_t len = 0;
     bool mapped, too_large, binary;
     int rc = read_file(w, dfd, slash ? slash + 1 : sl->path, t->s->max_size, !t->s->o.binary_report,
-                       &data, &len, &mapped, &too_large, &binary, &sl->errmsg);
+                       &data, &len, &mapped, &too_large, &binary, &sl->mtime_ns, &sl->errmsg);
     if (rc != AGT_OK) {
         sl->err = rc;
         return;
@@ -518,10 +521,11 @@ static int search_single(agti_searcher *s, const char *root, const struct stat *
     size_t len = 0;
     bool mapped, too_large, matched = false, binary = false, early_binary = false;
     char *msg = NULL;
+    int64_t mtime_ns = 0;
     agti_search_file f;
     memset(&f, 0, sizeof f);
     rc = read_file(&w, AT_FDCWD, root, s->max_size, !s->o.binary_report, &data, &len, &mapped,
-                   &too_large, &early_binary, &msg);
+                   &too_large, &early_binary, &mtime_ns, &msg);
     if (rc == AGT_EIO) {
         agti_error(rc, "%s: %s", root, msg ? msg : "read failed");
         free(msg);
@@ -555,7 +559,7 @@ static int search_single(agti_searcher *s, const char *root, const struct stat *
     if (matched) {
         res->files = calloc(1, sizeof *res->files);
         f.path = agti_strdup(base);
-        f.mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+        f.mtime_ns = mtime_ns;
         if (res->files == NULL || f.path == NULL) {
             agti_search_file_clear(&f);
             return agti_oom();
@@ -630,6 +634,8 @@ int agti_search_tree(agti_searcher *s, const char *root, agti_search_result *res
     wo.skip_sensitive = s->o.skip_sensitive;
     wo.ignore_flags = s->o.ignore_flags;
     wo.home = s->o.home;
+    /* Types from d_type; size and mtime come from the fstat before each read. */
+    wo.skip_stat = true;
     wo.time_budget_ms = s->o.time_budget_ms;
     agti_walk_result wr;
     memset(&wr, 0, sizeof wr);

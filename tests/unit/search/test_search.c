@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "fs/fs.h"
 #include "search/search_internal.h"
 
 static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
@@ -542,6 +543,36 @@ static void test_order_and_buffer(void)
             "newest first by mtime");
     T_EQ_INT(res.files[0].mtime_ns, 3000000000000LL, "mtime collected");
     agti_search_result_clear(&res);
+
+    /* The walk takes types from d_type and the times from the fstat before
+     * each read; a file system without d_type (every entry lstat'ed) gives
+     * the same files and times. */
+    agti_walk_force_unknown_dtype = true;
+    free(run(r, &o, &res));
+    agti_walk_force_unknown_dtype = false;
+    agti_search_sort_by_mtime(&res);
+    T_CHECK(res.nfiles == 3 && strcmp(res.files[0].path, "b.txt") == 0 &&
+                strcmp(res.files[1].path, "c.txt") == 0 && strcmp(res.files[2].path, "a.txt") == 0,
+            "without d_type: newest first by mtime");
+    T_EQ_INT(res.nfiles == 3 ? res.files[2].mtime_ns : -1, 1000000000000LL,
+             "without d_type: mtime collected");
+    agti_search_result_clear(&res);
+
+    /* The size cap is applied from the fstat before the read (the walk does
+     * not stat): 7 bytes pass a cap of 10, 27 do not and are counted. */
+    char *r2 = mktree();
+    puts_file(r2, "small.txt", "needle\n");
+    puts_file(r2, "sub/big.txt", "needle\n01234567890123456789");
+    agti_search_opts oc = opts("needle");
+    oc.max_file_size = 10;
+    char *got = run(r2, &oc, &res);
+    T_EQ_STR(got, "small.txt:1:needle\n", "file over max_file_size skipped");
+    T_EQ_INT(res.too_large_skipped, 1, "too_large_skipped counts it");
+    T_EQ_INT(res.files_searched, 1, "only the small file searched");
+    free(got);
+    agti_search_result_clear(&res);
+    rmtree(r2);
+    free(r2);
 
     /* Single-file root. */
     char p[4096];
