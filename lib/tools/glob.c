@@ -100,6 +100,12 @@ static void render(agti_buf *b, const glob_ctx *c, const agti_ws_path *dir, cons
     if (c->n == 0)
         agti_buf_printf(b, "No files match '%s' in %s.\n", pattern,
                         prefix ? dir->rel : "the workspace root");
+    /* such patterns can never match: they are matched against relative paths */
+    if (c->n == 0 && (pattern[0] == '/' || pattern[0] == '~' || strncmp(pattern, "../", 3) == 0 ||
+                      strstr(pattern, "/../") != NULL))
+        agti_buf_puts(b, "The pattern is matched against paths relative to the folder searched, "
+                         "so it cannot start with / or ~ or contain '..': give the folder as "
+                         "path and a relative pattern.\n");
     if (c->n > shown)
         agti_buf_printf(b,
                         "\nShowing the %zu most recently modified of %zu matching files; narrow "

@@ -239,6 +239,27 @@ static void test_bash_long_command(agt_session *s)
     free(args);
 }
 
+/* Glob with an absolute pattern (as models write them) or one with '..'
+ * said only "No files match", as if no such file existed. */
+static void test_glob_absolute_pattern(agt_session *s)
+{
+    put_file("abs/x.txt", "x\n");
+    char args[700], want[1400];
+    snprintf(args, sizeof args, "{\"pattern\":\"%s/abs/*.txt\"}", ws);
+    snprintf(want, sizeof want,
+             "No files match '%s/abs/*.txt' in the workspace root.\nThe pattern is matched "
+             "against paths relative to the folder searched, so it cannot start with / or ~ or "
+             "contain '..': give the folder as path and a relative pattern.",
+             ws);
+    expect(s, "Glob", args, want, 0, "absolute pattern");
+    expect(s, "Glob", "{\"pattern\":\"abs/../abs/*.txt\"}",
+           "No files match 'abs/../abs/*.txt' in the workspace root.\nThe pattern is matched "
+           "against paths relative to the folder searched, so it cannot start with / or ~ or "
+           "contain '..': give the folder as path and a relative pattern.",
+           0, "pattern with ..");
+    expect(s, "Glob", "{\"pattern\":\"abs/*.txt\"}", "abs/x.txt", 0, "relative pattern");
+}
+
 /* A saved session is input: its tasks' output_path was read back by
  * TaskOutput whatever it named, so a tampered save turned TaskOutput into a
  * reader of any file (keys, credentials) outside the workspace. */
@@ -297,6 +318,7 @@ int main(void)
     test_dispatch_null_out(s);
     test_path_too_long(s);
     test_bash_long_command(s);
+    test_glob_absolute_pattern(s);
     agt_session_free(s);
     test_restore_output_path();
     test_hook_rewrite();
