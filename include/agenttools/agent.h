@@ -236,9 +236,23 @@ AGT_EXTERN int agt_agent_restore(agt_agent *a, const char *json, size_t len);
  * `resume` continues a finished sub-agent with a new prompt. Calls of a
  * sub-agent that would need the user's approval are declined with a reason
  * (a parent tool call cannot pause half-way), so in AGT_MODE_MANUAL a
- * sub-agent can read but not write. Nesting is limited to 2 levels;
- * run_in_background runs in the foreground and says so. Sub-agents live
- * until the agent is freed.
+ * sub-agent can read but not write — unless a sub-agent approver is set
+ * (agt_agent_set_subagent_approver()). Nesting is limited to 2 levels.
+ * Sub-agents live until the agent is freed.
+ *
+ * run_in_background (Agent and AgentSwarm), for calls of this agent (not of
+ * a sub-agent) with a frozen registry and an HTTP model (otherwise the call
+ * runs in the foreground and its result says why): the call returns at once
+ * with a task id — the sub-agent's id "agent-N" (resume takes it later) or
+ * "swarm-N" for a swarm — and the sub-agents run on their own thread. The
+ * session's TaskList, TaskOutput (transcript so far, then the report) and
+ * TaskStop (cancels the sub-agents) see them; when one ends,
+ * agt_session_tick() returns a {"type":"task_finished","kind":"agent" or
+ * "swarm","task_id","description","status","preview","message"} event (the
+ * agent loop turns it into a notification), and agt_session_poll_fds()
+ * includes a descriptor that becomes readable then. agt_agent_cancel() does
+ * not stop background sub-agents; agt_agent_free() stops them and waits.
+ * Free the agent before its session.
  *
  * Also sets the AgentSwarm provider: one new sub-agent per item (prompt =
  * prompt_template with {{item}} replaced) plus the resumed resume_agent_ids,
@@ -260,6 +274,34 @@ AGT_EXTERN int agt_agent_enable_subagents(agt_agent *a);
  * @return AGT_OK; AGT_EINVAL (a NULL agent, max out of range).
  */
 AGT_EXTERN int agt_agent_set_swarm_concurrency(agt_agent *a, int max);
+
+/**
+ * Decides a sub-agent's tool call that needs the user's approval.
+ *
+ * @param agent_id the sub-agent's id ("agent-N").
+ * @param req the request (agt_approval_json() for the call; the reason and
+ *        rule setters work); valid only during the callback.
+ * @param payload the pointer given to agt_agent_set_subagent_approver().
+ * @return AGT_DECISION_APPROVE, AGT_DECISION_APPROVE_SESSION (stored in the
+ *         sub-agent's own session only) or AGT_DECISION_REJECT; any other
+ *         value rejects the call.
+ */
+typedef int (*agt_subagent_approver_fn)(const char *agent_id, agt_approval *req, void *payload);
+
+/**
+ * The approval policy of sub-agents: with fn NULL (the default) their calls
+ * that need approval are declined with a reason telling the sub-agent to
+ * leave the step to its parent (sub-agents inherit the parent session's
+ * mode and rules, so allowed calls still run); with fn set, such calls are
+ * passed up to fn, which answers synchronously (the sub-agent waits). fn is
+ * called on the sub-agent's thread — a swarm worker or a background task —
+ * so it must be thread-safe. Applies to existing and new sub-agents.
+ *
+ * @return AGT_OK; AGT_EINVAL (a NULL agent); AGT_ESTATE (a sub-agent runs
+ *         in the background now); AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_agent_set_subagent_approver(agt_agent *a, agt_subagent_approver_fn fn,
+                                               void *payload);
 
 #ifdef __cplusplus
 }

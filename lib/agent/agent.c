@@ -5,12 +5,19 @@
  */
 #include <jansson.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "agenttools/agent.h"
 #include "model/model_internal.h"
+#include "session/events_internal.h"
 
 #define PREVIEW_BYTES 200
 #define NOTE_OPEN "<system-notification>\n"
@@ -50,7 +57,11 @@ struct agt_agent {
     /* sub-agents (the Agent tool), owned by the root agent */
     struct sub **subs;
     size_t n_subs;
-    atomic_int depth;  /* sub-agent nesting while one runs */
+    struct bgtask **bgs; /* background sub-agents and swarms */
+    size_t n_bgs;
+    size_t n_swarms;
+    agt_subagent_approver_fn approver;
+    void *approver_payload;
     int swarm_max;     /* AgentSwarm workers */
     char *tools_cache; /* the export of a frozen registry for tools_phase */
     int tools_phase;
@@ -59,6 +70,11 @@ struct agt_agent {
 
 typedef struct sub {
     char id[32];
+    agt_agent *root;
+    int level;          /* 1: started by the root agent, 2: by a sub-agent */
+    struct sub *parent; /* the sub-agent that started it, or NULL */
+    atomic_bool busy;   /* running in a background task */
+    struct bgtask *bg;  /* the background task running it, while busy */
     agt_session *session;
     agt_agent *agent;
     agt_model *own_model; /* a copy of the root's model for a swarm worker */
@@ -134,6 +150,8 @@ static int push_message(agt_agent *a, const char *role, const char *content)
     return AGT_OK;
 }
 
+static void bg_free_all(agt_agent *root);
+
 /* ---- public setup ------------------------------------------------------ */
 
 int agt_agent_new(agt_agent **out, agt_session *session, agt_model *model)
@@ -156,7 +174,6 @@ int agt_agent_new(agt_agent **out, agt_session *session, agt_model *model)
     a->last_count = -1;
     a->swarm_max = 4;
     atomic_init(&a->cancelled, 0);
-    atomic_init(&a->depth, 0);
     pthread_mutex_init(&a->subs_lock, NULL);
     *out = a;
     return AGT_OK;
@@ -166,6 +183,7 @@ void agt_agent_free(agt_agent *a)
 {
     if (!a)
         return;
+    bg_free_all(a);
     calls_clear(a);
     json_decref(a->messages);
     free(a->last_text);
@@ -259,9 +277,15 @@ void agt_agent_cancel(agt_agent *a)
         return;
     atomic_store(&a->cancelled, 1);
     agt_model_cancel(a->model);
+    /* background sub-agents go on (TaskStop ends them), like background commands */
     pthread_mutex_lock(&a->subs_lock);
-    for (size_t i = 0; i < a->n_subs; i++)
-        agt_agent_cancel(a->subs[i]->agent);
+    for (size_t i = 0; i < a->n_subs; i++) {
+        bool in_bg = false;
+        for (const struct sub *p = a->subs[i]; p && !in_bg; p = p->parent)
+            in_bg = atomic_load(&p->busy);
+        if (!in_bg)
+            agt_agent_cancel(a->subs[i]->agent);
+    }
     pthread_mutex_unlock(&a->subs_lock);
 }
 
@@ -843,10 +867,68 @@ int agt_agent_restore(agt_agent *a, const char *json, size_t len)
     "You are a sub-agent: another agent gave you the task below. Work on it with your tools, "     \
     "then end with a final answer that reports what you found or did; that answer is all the "     \
     "other agent sees."
+#define BG_PREVIEW_BYTES 2048
+#define BG_TRANSCRIPT_MAX (1024 * 1024)
+#define BG_STOP_WAIT_MS 10000
+
+/* A background sub-agent (Agent) or swarm (AgentSwarm): its thread, its
+ * state for TaskList/TaskOutput/TaskStop and its notification. */
+typedef struct bgtask {
+    char id[32]; /* agent-N (the sub-agent's id) or swarm-N */
+    char *description;
+    agt_agent *root;
+    bool swarm;
+    sub **subs;
+    size_t n;
+    int workers;
+    bool parallel;
+    pthread_t th;
+    bool joinable;
+    int pipefd[2]; /* the read end becomes readable when it ends */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    /* under lock */
+    bool done, stopped, failed;
+    char *stop_reason;
+    agti_buf transcript;
+    char *result;  /* the report, once done */
+    char *preview; /* the start of the final answer, once done */
+} bgtask;
+
+static sub *sub_find(agt_agent *root, const char *id)
+{
+    sub *found = NULL;
+    pthread_mutex_lock(&root->subs_lock);
+    for (size_t i = 0; id && i < root->n_subs; i++)
+        if (strcmp(root->subs[i]->id, id) == 0)
+            found = root->subs[i];
+    pthread_mutex_unlock(&root->subs_lock);
+    return found;
+}
+
+/* The sub-agent whose session made this call, or NULL for the root's. */
+static sub *caller_of(agt_agent *root, agt_call *callp)
+{
+    agt_session *s = agt_call_session(callp);
+    sub *found = NULL;
+    pthread_mutex_lock(&root->subs_lock);
+    for (size_t i = 0; i < root->n_subs; i++)
+        if (root->subs[i]->session == s)
+            found = root->subs[i];
+    pthread_mutex_unlock(&root->subs_lock);
+    return found;
+}
+
+static int sub_approve(agt_approval *req, void *payload)
+{
+    sub *sb = payload;
+    return sb->root->approver(sb->id, req, sb->root->approver_payload);
+}
 
 /* A new sub-agent: its own session (same registry and workspace, the parent
- * session's mode and rules), its own conversation and todo list. */
-static int sub_new(agt_agent *root, agt_session *parent_s, bool own_model, sub **out)
+ * session's mode and rules), its own conversation and todo list. parent is
+ * the sub-agent that starts it (NULL: the root agent). */
+static int sub_new(agt_agent *root, agt_session *parent_s, sub *parent, bool own_model, sub **out)
 {
     sub *sb = calloc(1, sizeof *sb);
     pthread_mutex_lock(&root->subs_lock);
@@ -858,6 +940,10 @@ static int sub_new(agt_agent *root, agt_session *parent_s, bool own_model, sub *
         free(sb);
         return agti_oom();
     }
+    sb->root = root;
+    sb->parent = parent;
+    sb->level = parent ? parent->level + 1 : 1;
+    atomic_init(&sb->busy, false);
     int rc =
         agt_session_new(&sb->session, agt_session_registry(parent_s), agt_session_root(parent_s));
     char *rules = NULL;
@@ -868,16 +954,22 @@ static int sub_new(agt_agent *root, agt_session *parent_s, bool own_model, sub *
     if (rc == AGT_OK)
         rc = agt_session_load_rules(sb->session, rules, strlen(rules));
     agt_free(rules);
+    if (rc == AGT_OK && root->approver)
+        rc = agt_session_set_approver(sb->session, sub_approve, sb);
     if (rc == AGT_OK && own_model)
         rc = agti_model_clone(&sb->own_model, root->model);
     if (rc == AGT_OK)
         rc = agt_agent_new(&sb->agent, sb->session, sb->own_model ? sb->own_model : root->model);
     if (rc == AGT_OK) {
-        json_t *first = json_array_get(root->messages, 0);
+        /* a sub-agent's child takes its parent's prompt (which has the note
+         * already): the root's conversation may be in use on another thread */
+        json_t *first = json_array_get(parent ? parent->agent->messages : root->messages, 0);
         const char *sys = NULL;
         if (first && strcmp(json_string_value(json_object_get(first, "role")), "system") == 0)
             sys = json_string_value(json_object_get(first, "content"));
-        char *prompt = sys ? agti_aprintf("%s\n\n%s", sys, SUB_PROMPT) : agti_strdup(SUB_PROMPT);
+        char *prompt = parent && sys ? agti_strdup(sys)
+                       : sys         ? agti_aprintf("%s\n\n%s", sys, SUB_PROMPT)
+                                     : agti_strdup(SUB_PROMPT);
         rc = prompt ? agt_agent_set_system_prompt(sb->agent, prompt) : agti_oom();
         free(prompt);
         sb->agent->max_turns = root->max_turns;
@@ -899,8 +991,9 @@ static int sub_new(agt_agent *root, agt_session *parent_s, bool own_model, sub *
     return AGT_OK;
 }
 
-/* Runs a sub-agent to its end. Calls that would need the user's approval are
- * declined with a reason: a tool call of the parent cannot pause half-way. */
+/* Runs a sub-agent to its end. Without a sub-agent approver (see
+ * agt_agent_set_subagent_approver) calls that would need the user's approval
+ * are declined with a reason: a tool call of the parent cannot pause. */
 static int sub_run(sub *sb)
 {
     int rc = agt_agent_run(sb->agent);
@@ -917,90 +1010,28 @@ static int sub_run(sub *sb)
     return rc;
 }
 
-static int agent_tool(agt_call *callp, void *payload)
+/* "Sub-agent agent-1 (desc) finished after N model calls[: error][note].
+ * Resume it with ...\n\n<answer>"; *failed for a run that failed. */
+static char *agent_report(sub *sb, int rc, const char *desc, int turns_before, const char *note,
+                          bool *failed)
 {
-    agt_agent *root = payload;
-    json_t *args = json_loads(agt_call_args(callp), 0, NULL);
-    const char *prompt = json_string_value(json_object_get(args, "prompt"));
-    const char *desc = json_string_value(json_object_get(args, "description"));
-    const char *resume = json_string_value(json_object_get(args, "resume"));
-    bool background = json_is_true(json_object_get(args, "run_in_background"));
     agti_buf out = AGTI_BUF_INIT;
-    int rc = AGT_OK;
-    sub *sb = NULL;
-    if (!prompt) {
-        json_decref(args);
-        return agt_call_set_error(callp, "Agent needs a \"prompt\".");
-    }
-    if (atomic_load(&root->depth) >= SUB_MAX_DEPTH) {
-        json_decref(args);
-        return agt_call_set_error(callp,
-                                  "Sub-agents are nested too deep (at most 2 levels): do this "
-                                  "task yourself.");
-    }
-    if (resume) {
-        for (size_t i = 0; i < root->n_subs; i++)
-            if (strcmp(root->subs[i]->id, resume) == 0)
-                sb = root->subs[i];
-        if (!sb) {
-            agti_buf_printf(&out, "No sub-agent '%s' to resume; the ids are agent-1 to agent-%zu.",
-                            resume, root->n_subs);
-            json_decref(args);
-            rc = agt_call_set_error(callp, agti_buf_cstr(&out));
-            agti_buf_free(&out);
-            return rc;
-        }
-    } else {
-        /* inside a sub-agent (maybe a swarm worker thread) the root's model
-         * may be busy on another thread: an HTTP model is copied */
-        rc = sub_new(root, agt_call_session(callp),
-                     atomic_load(&root->depth) > 0 && root->model->kind == AGTI_MODEL_HTTP, &sb);
-        if (rc != AGT_OK) {
-            json_decref(args);
-            return rc;
-        }
-    }
-    int turns_before = sb->agent->turns;
-    rc = agt_agent_add_user_message(sb->agent, prompt);
-    if (rc == AGT_OK) {
-        atomic_fetch_add(&root->depth, 1);
-        rc = sub_run(sb);
-        atomic_fetch_sub(&root->depth, 1);
-    }
-    if (rc == AGT_ENOMEM) {
-        json_decref(args);
-        return rc;
-    }
-    bool failed = rc != AGT_OK && rc != AGT_ELIMIT;
-    agti_buf_printf(
-        &out, "Sub-agent %s (%s) %s after %d model call%s", sb->id, desc ? desc : "task",
-        rc == AGT_OK       ? "finished"
-        : rc == AGT_ELIMIT ? "stopped at its budget"
-                           : "failed",
-        sb->agent->turns - turns_before, sb->agent->turns - turns_before == 1 ? "" : "s");
-    if (failed)
+    *failed = rc != AGT_OK && rc != AGT_ELIMIT;
+    int t = sb->agent->turns - turns_before;
+    agti_buf_printf(&out, "Sub-agent %s (%s) %s after %d model call%s", sb->id,
+                    desc ? desc : "task",
+                    rc == AGT_OK       ? "finished"
+                    : rc == AGT_ELIMIT ? "stopped at its budget"
+                                       : "failed",
+                    t, t == 1 ? "" : "s");
+    if (*failed)
         agti_buf_printf(&out, ": %s", agt_error_message());
-    if (background)
-        agti_buf_puts(&out, " (it ran in the foreground: background sub-agents are not offered)");
-    agti_buf_printf(&out, ". Resume it with resume: \"%s\".\n\n%s", sb->id,
-                    agt_agent_text(sb->agent));
-    json_decref(args);
-    if (out.oom) {
-        agti_buf_free(&out);
-        return agti_oom();
-    }
-    rc = failed ? agt_call_set_error(callp, agti_buf_cstr(&out))
-                : agt_call_set_text(callp, agti_buf_cstr(&out));
-    agti_buf_free(&out);
-    return rc;
-}
-
-static sub *sub_find(agt_agent *root, const char *id)
-{
-    for (size_t i = 0; i < root->n_subs; i++)
-        if (strcmp(root->subs[i]->id, id) == 0)
-            return root->subs[i];
-    return NULL;
+    if (note)
+        agti_buf_puts(&out, note);
+    agti_buf_printf(&out, ". Resume it with resume: \"%s\".", sb->id);
+    if (*agt_agent_text(sb->agent))
+        agti_buf_printf(&out, "\n\n%s", agt_agent_text(sb->agent));
+    return agti_buf_detach(&out);
 }
 
 /* The template with every {{item}} replaced. */
@@ -1021,7 +1052,10 @@ typedef struct swarm {
     sub **subs;
     size_t n;
     atomic_size_t next;
+    bgtask *bg; /* a background swarm: progress lines */
 } swarm;
+
+static void bg_note(bgtask *t, const char *fmt, ...) AGTI_PRINTF(2, 3);
 
 static void *swarm_worker(void *arg)
 {
@@ -1030,14 +1064,18 @@ static void *swarm_worker(void *arg)
         size_t i = atomic_fetch_add(&w->next, 1);
         if (i >= w->n)
             return NULL;
-        w->subs[i]->rc = sub_run(w->subs[i]);
+        sub *sb = w->subs[i];
+        sb->rc = sub_run(sb);
+        if (w->bg)
+            bg_note(w->bg, "%s %s after %d model calls\n", sb->id,
+                    sb->rc == AGT_OK ? "finished" : "ended", sb->agent->turns - sb->turns_before);
     }
 }
 
 /* Runs the prepared sub-agents on up to `workers` threads (1: this thread). */
-static void swarm_run(sub **subs, size_t n, int workers)
+static void swarm_run(sub **subs, size_t n, int workers, bgtask *bg)
 {
-    swarm w = {subs, n, 0};
+    swarm w = {subs, n, 0, bg};
     pthread_t th[64];
     size_t started = 0;
     if (workers > 64)
@@ -1052,6 +1090,476 @@ static void swarm_run(sub **subs, size_t n, int workers)
         pthread_join(th[k], NULL);
 }
 
+static char *swarm_report(sub **subs, size_t n, bool parallel)
+{
+    agti_buf out = AGTI_BUF_INIT;
+    size_t ok = 0;
+    for (size_t i = 0; i < n; i++)
+        ok += subs[i]->rc == AGT_OK;
+    agti_buf_printf(&out, "AgentSwarm: %zu sub-agent%s, %zu finished, %zu did not%s.", n,
+                    n == 1 ? "" : "s", ok, n - ok, parallel ? "" : " (run one after the other)");
+    for (size_t i = 0; i < n; i++) {
+        sub *sb = subs[i];
+        int t = sb->agent->turns - sb->turns_before;
+        agti_buf_printf(&out, "\n\n## %s%s%s: %s after %d model call%s\n", sb->id,
+                        sb->item ? " — " : "", sb->item ? sb->item : "",
+                        sb->rc == AGT_OK       ? "finished"
+                        : sb->rc == AGT_ELIMIT ? "stopped at its budget"
+                                               : "failed",
+                        t, t == 1 ? "" : "s");
+        if (sb->rc != AGT_OK && sb->rc != AGT_ELIMIT)
+            agti_buf_printf(&out, "(%s)\n", agt_status_string(sb->rc));
+        agti_buf_puts(&out, agt_agent_text(sb->agent));
+    }
+    return agti_buf_detach(&out);
+}
+
+/* ---- background sub-agents and swarms ---------------------------------- */
+
+static void bg_note(bgtask *t, const char *fmt, ...)
+{
+    agti_buf lb = AGTI_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    agti_buf_vprintf(&lb, fmt, ap);
+    va_end(ap);
+    char *line = agti_buf_detach(&lb);
+    if (!line)
+        return;
+    pthread_mutex_lock(&t->lock);
+    if (t->transcript.len < BG_TRANSCRIPT_MAX)
+        agti_buf_puts(&t->transcript, line);
+    pthread_mutex_unlock(&t->lock);
+    free(line);
+}
+
+/* Event callback of a background sub-agent: its transcript for TaskOutput. */
+static int bg_sub_event(int kind, const char *data, size_t len, void *payload)
+{
+    sub *sb = payload;
+    bgtask *t = sb->bg;
+    if (!t)
+        return 0;
+    if (kind == AGT_AGENT_TEXT && !t->swarm) {
+        pthread_mutex_lock(&t->lock);
+        if (t->transcript.len < BG_TRANSCRIPT_MAX)
+            agti_buf_put(&t->transcript, data, len);
+        pthread_mutex_unlock(&t->lock);
+    } else if (kind == AGT_AGENT_TOOL_STARTED) {
+        json_t *o = json_loadb(data, len, 0, NULL);
+        const char *name = json_string_value(json_object_get(o, "name"));
+        const char *args = json_string_value(json_object_get(o, "arguments"));
+        if (t->swarm)
+            bg_note(t, "%s: [tool] %s %.200s\n", sb->id, name ? name : "?", args ? args : "");
+        else
+            bg_note(t, "\n[tool] %s %.200s\n", name ? name : "?", args ? args : "");
+        json_decref(o);
+    }
+    return 0;
+}
+
+static void *bg_main(void *arg)
+{
+    bgtask *t = arg;
+    char *report = NULL, *preview = NULL;
+    bool failed = false;
+    if (t->swarm) {
+        swarm_run(t->subs, t->n, t->workers, t);
+        report = swarm_report(t->subs, t->n, t->parallel);
+    } else {
+        sub *sb = t->subs[0];
+        sb->rc = sub_run(sb);
+        report = agent_report(sb, sb->rc, t->description, sb->turns_before, NULL, &failed);
+    }
+    const char *answer = t->swarm ? (report ? report : "") : agt_agent_text(t->subs[0]->agent);
+    size_t len = strlen(answer);
+    preview = agti_strndup(
+        answer, agti_utf8_floor(answer, len < BG_PREVIEW_BYTES ? len : BG_PREVIEW_BYTES));
+    for (size_t i = 0; i < t->n; i++) {
+        agt_agent_set_event_callback(t->subs[i]->agent, NULL, NULL);
+        atomic_store(&t->subs[i]->busy, false);
+    }
+    pthread_mutex_lock(&t->lock);
+    t->result = report;
+    t->preview = preview;
+    t->failed = failed || !report;
+    t->done = true;
+    pthread_cond_broadcast(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+    ssize_t w;
+    do
+        w = write(t->pipefd[1], "x", 1);
+    while (w < 0 && errno == EINTR);
+    return NULL;
+}
+
+static int bg_wait(void *payload, int64_t ms)
+{
+    bgtask *t = payload;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)(ms / 1000);
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&t->lock);
+    int err = 0;
+    while (!t->done && err == 0)
+        err = pthread_cond_timedwait(&t->cond, &t->lock, &until);
+    bool done = t->done;
+    pthread_mutex_unlock(&t->lock);
+    return done ? AGT_OK : AGT_ETIMEOUT;
+}
+
+static const char *bg_status(const bgtask *t)
+{
+    if (!t->done)
+        return "running";
+    if (t->stopped)
+        return "killed";
+    return t->failed ? "failed" : "completed";
+}
+
+static int bg_snapshot(void *payload, agti_ext_snapshot *out)
+{
+    bgtask *t = payload;
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&t->lock);
+    out->status = bg_status(t);
+    agti_buf o = AGTI_BUF_INIT;
+    agti_buf_put(&o, agti_buf_cstr(&t->transcript), t->transcript.len);
+    if (t->done && t->result)
+        agti_buf_printf(&o, "%s%s", o.len ? "\n\n" : "", t->result);
+    out->output = agti_buf_detach(&o);
+    if (t->done) {
+        agti_buf m = AGTI_BUF_INIT;
+        agti_buf_printf(&m, "Background %s %s (%s) ", t->swarm ? "swarm" : "sub-agent", t->id,
+                        t->description);
+        if (t->stopped)
+            agti_buf_printf(&m, "was stopped: %s.", t->stop_reason ? t->stop_reason : "stopped");
+        else
+            agti_buf_printf(&m, "%s.", t->failed ? "failed" : "finished");
+        agti_buf_printf(&m, "\n\n%s", t->result ? t->result : "(no report)");
+        out->message = agti_buf_detach(&m);
+        out->preview = agti_strdup(t->preview ? t->preview : "");
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (!out->output || (out->status[0] != 'r' && (!out->message || !out->preview))) {
+        agti_ext_snapshot_free(out);
+        return agti_oom();
+    }
+    return AGT_OK;
+}
+
+static int bg_stop(void *payload, const char *reason)
+{
+    bgtask *t = payload;
+    pthread_mutex_lock(&t->lock);
+    if (t->done) {
+        pthread_mutex_unlock(&t->lock);
+        return AGT_ESTATE;
+    }
+    t->stopped = true;
+    free(t->stop_reason);
+    t->stop_reason = agti_strdup(reason ? reason : "stopped");
+    pthread_mutex_unlock(&t->lock);
+    /* a run that starts after a cancel clears it, so cancel until it ends */
+    for (int waited = 0; waited < BG_STOP_WAIT_MS; waited += 50) {
+        for (size_t i = 0; i < t->n; i++)
+            agt_agent_cancel(t->subs[i]->agent);
+        if (bg_wait(t, 50) == AGT_OK)
+            return AGT_OK;
+    }
+    return AGT_ETIMEOUT;
+}
+
+static int bg_poll_fd(void *payload)
+{
+    return ((bgtask *)payload)->pipefd[0];
+}
+
+static const agti_ext_task_ops bg_ops = {bg_snapshot, bg_stop, bg_wait, bg_poll_fd};
+
+static bgtask *bg_find(agt_agent *root, const char *id)
+{
+    for (size_t i = 0; i < root->n_bgs; i++)
+        if (strcmp(root->bgs[i]->id, id) == 0)
+            return root->bgs[i];
+    return NULL;
+}
+
+/* Waits for a task that has ended and resets it for another run. */
+static void bg_reset(bgtask *t)
+{
+    if (t->joinable)
+        pthread_join(t->th, NULL);
+    t->joinable = false;
+    char c;
+    while (read(t->pipefd[0], &c, 1) == 1)
+        ;
+    t->done = t->stopped = t->failed = false;
+    free(t->stop_reason);
+    free(t->result);
+    free(t->preview);
+    t->stop_reason = t->result = t->preview = NULL;
+    agti_buf_free(&t->transcript);
+    free(t->subs);
+    t->subs = NULL;
+    t->n = 0;
+}
+
+static void bg_destroy(bgtask *t)
+{
+    bg_reset(t);
+    close(t->pipefd[0]);
+    close(t->pipefd[1]);
+    pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->cond);
+    free(t->description);
+    free(t);
+}
+
+/* Stops and waits for every background task and unregisters them. */
+static void bg_free_all(agt_agent *root)
+{
+    for (size_t i = 0; i < root->n_bgs; i++) {
+        bgtask *t = root->bgs[i];
+        if (t->joinable) {
+            pthread_mutex_lock(&t->lock);
+            bool done = t->done;
+            pthread_mutex_unlock(&t->lock);
+            while (!done) {
+                for (size_t k = 0; k < t->n; k++)
+                    agt_agent_cancel(t->subs[k]->agent);
+                done = bg_wait(t, 50) == AGT_OK;
+            }
+        }
+        agti_session_ext_remove(root->session, t->id);
+        bg_destroy(t);
+    }
+    free(root->bgs);
+    root->bgs = NULL;
+    root->n_bgs = 0;
+}
+
+/* Starts subs (already given their prompts) as background task id on the
+ * root's session; takes subs. */
+static int bg_start(agt_agent *root, const char *id, const char *desc, bool is_swarm, sub **subs,
+                    size_t n, bool parallel)
+{
+    bgtask *t = bg_find(root, id);
+    bool fresh = t == NULL;
+    if (fresh) {
+        bgtask **grown = realloc(root->bgs, (root->n_bgs + 1) * sizeof *grown);
+        if (!grown || !(t = calloc(1, sizeof *t))) {
+            if (grown)
+                root->bgs = grown;
+            free(subs);
+            return agti_oom();
+        }
+        root->bgs = grown;
+        if (pipe(t->pipefd) != 0) {
+            free(t);
+            free(subs);
+            return agti_error(AGT_EIO, "cannot start a background sub-agent: pipe: %s",
+                              strerror(errno));
+        }
+        fcntl(t->pipefd[0], F_SETFL, O_NONBLOCK);
+        fcntl(t->pipefd[0], F_SETFD, FD_CLOEXEC);
+        fcntl(t->pipefd[1], F_SETFD, FD_CLOEXEC);
+        pthread_mutex_init(&t->lock, NULL);
+        pthread_cond_init(&t->cond, NULL);
+        snprintf(t->id, sizeof t->id, "%s", id);
+        t->root = root;
+        root->bgs[root->n_bgs++] = t;
+    } else {
+        bg_reset(t);
+    }
+    char *d = agti_strdup(desc ? desc : "task");
+    if (!d) {
+        free(subs);
+        return agti_oom();
+    }
+    free(t->description);
+    t->description = d;
+    t->swarm = is_swarm;
+    t->subs = subs;
+    t->n = n;
+    t->parallel = parallel;
+    t->workers = parallel ? root->swarm_max : 1;
+    /* the tools' export is made here, not on the task's threads */
+    int rc = AGT_OK;
+    for (size_t i = 0; rc == AGT_OK && i < n; i++) {
+        const char *tools;
+        rc = offered_tools(subs[i]->agent, &tools);
+    }
+    if (rc == AGT_OK)
+        rc = agti_session_ext_add(root->session, t->id, is_swarm ? "swarm" : "agent",
+                                  t->description, &bg_ops, t);
+    if (rc != AGT_OK) {
+        free(t->subs);
+        t->subs = NULL;
+        t->n = 0;
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++) {
+        subs[i]->bg = t;
+        atomic_store(&subs[i]->busy, true);
+        agt_agent_set_event_callback(subs[i]->agent, bg_sub_event, subs[i]);
+    }
+    if (pthread_create(&t->th, NULL, bg_main, t) != 0) {
+        for (size_t i = 0; i < n; i++) {
+            atomic_store(&subs[i]->busy, false);
+            agt_agent_set_event_callback(subs[i]->agent, NULL, NULL);
+        }
+        agti_session_ext_remove(root->session, t->id);
+        free(t->subs);
+        t->subs = NULL;
+        t->n = 0;
+        return agti_error(AGT_EIO, "cannot start a background sub-agent: no thread");
+    }
+    t->joinable = true;
+    return AGT_OK;
+}
+
+/* Why a call cannot run in the background, or NULL when it can: only the
+ * root agent's calls (their task belongs to its session), with a frozen
+ * registry (shared read-only) and an HTTP model (copied per sub-agent). */
+static const char *no_background(agt_agent *root, agt_call *callp, const sub *caller)
+{
+    if (caller)
+        return "inside a sub-agent, sub-agents run in the foreground";
+    if (!agt_registry_is_frozen(agt_session_registry(agt_call_session(callp))))
+        return "background sub-agents need a frozen registry";
+    if (root->model->kind != AGTI_MODEL_HTTP)
+        return "background sub-agents need an HTTP model";
+    return NULL;
+}
+
+static int refuse(agt_call *callp, json_t *args, const char *fmt, ...) AGTI_PRINTF(3, 4);
+static int refuse(agt_call *callp, json_t *args, const char *fmt, ...)
+{
+    agti_buf mb = AGTI_BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    agti_buf_vprintf(&mb, fmt, ap);
+    va_end(ap);
+    char *msg = agti_buf_detach(&mb);
+    json_decref(args);
+    int rc = msg ? agt_call_set_error(callp, msg) : agti_oom();
+    free(msg);
+    return rc;
+}
+
+static int agent_tool(agt_call *callp, void *payload)
+{
+    agt_agent *root = payload;
+    json_t *args = json_loads(agt_call_args(callp), 0, NULL);
+    const char *prompt = json_string_value(json_object_get(args, "prompt"));
+    const char *desc = json_string_value(json_object_get(args, "description"));
+    const char *resume = json_string_value(json_object_get(args, "resume"));
+    bool background = json_is_true(json_object_get(args, "run_in_background"));
+    int rc = AGT_OK;
+    sub *sb = NULL;
+    sub *caller = caller_of(root, callp);
+    if (!prompt)
+        return refuse(callp, args, "Agent needs a \"prompt\".");
+    if (caller && caller->level >= SUB_MAX_DEPTH)
+        return refuse(callp, args,
+                      "Sub-agents are nested too deep (at most 2 levels): do this task yourself.");
+    const char *why_fg = background ? no_background(root, callp, caller) : NULL;
+    bool in_bg = background && !why_fg;
+    if (resume) {
+        sb = sub_find(root, resume);
+        if (!sb) {
+            pthread_mutex_lock(&root->subs_lock);
+            size_t n = root->n_subs;
+            pthread_mutex_unlock(&root->subs_lock);
+            return refuse(callp, args,
+                          "No sub-agent '%s' to resume; the ids are agent-1 to agent-%zu.", resume,
+                          n);
+        }
+        if (atomic_load(&sb->busy) || sb == caller)
+            return refuse(callp, args,
+                          "Sub-agent %s is still running%s: wait for its notification (or use "
+                          "TaskOutput / TaskStop with task_id \"%s\"), then resume it.",
+                          resume, sb == caller ? "" : " in the background", resume);
+        if (in_bg && root->model->kind == AGTI_MODEL_HTTP && !sb->own_model) {
+            rc = agti_model_clone(&sb->own_model, root->model);
+            if (rc != AGT_OK) {
+                json_decref(args);
+                return rc;
+            }
+            sb->agent->model = sb->own_model;
+        }
+    } else {
+        /* inside a sub-agent (maybe on another thread) or in the background
+         * the root's model may be busy on another thread: an HTTP model is copied */
+        rc = sub_new(root, agt_call_session(callp), caller,
+                     (caller || in_bg) && root->model->kind == AGTI_MODEL_HTTP, &sb);
+        if (rc != AGT_OK) {
+            json_decref(args);
+            return rc;
+        }
+    }
+    /* a finished background run of this sub-agent is joined before it runs again */
+    bgtask *old = bg_find(root, sb->id);
+    if (old && old->joinable && !in_bg) {
+        pthread_join(old->th, NULL);
+        old->joinable = false;
+    }
+    sb->turns_before = sb->agent->turns;
+    rc = agt_agent_add_user_message(sb->agent, prompt);
+    if (rc == AGT_OK && in_bg) {
+        sub **one = malloc(sizeof *one);
+        if (!one) {
+            json_decref(args);
+            return agti_oom();
+        }
+        one[0] = sb;
+        rc = bg_start(root, sb->id, desc, false, one, 1, false);
+        if (rc != AGT_OK) {
+            json_decref(args);
+            return rc;
+        }
+        agti_buf out = AGTI_BUF_INIT;
+        agti_buf_printf(&out,
+                        "Started sub-agent %s in the background: %s\nStatus: running\nYou will "
+                        "get a notification with its report when it finishes; TaskOutput shows "
+                        "its progress, TaskStop stops it, resume: \"%s\" continues it afterwards.",
+                        sb->id, desc ? desc : "task", sb->id);
+        json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "task_id", sb->id, "kind", "agent",
+                              "description", desc ? desc : "task", "status", "running");
+        char *js = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(j);
+        json_decref(args);
+        rc = out.oom || !js ? agti_oom() : agt_call_set_text(callp, agti_buf_cstr(&out));
+        if (rc == AGT_OK)
+            rc = agt_call_set_json(callp, js, strlen(js));
+        free(js);
+        agti_buf_free(&out);
+        return rc;
+    }
+    if (rc == AGT_OK)
+        rc = sub_run(sb);
+    if (rc == AGT_ENOMEM) {
+        json_decref(args);
+        return rc;
+    }
+    char *note = why_fg ? agti_aprintf(" (it ran in the foreground: %s)", why_fg) : NULL;
+    bool failed = false;
+    char *report = agent_report(sb, rc, desc, sb->turns_before, note, &failed);
+    free(note);
+    json_decref(args);
+    if (!report)
+        return agti_oom();
+    rc = failed ? agt_call_set_error(callp, report) : agt_call_set_text(callp, report);
+    free(report);
+    return rc;
+}
+
 static int swarm_tool(agt_call *callp, void *payload)
 {
     agt_agent *root = payload;
@@ -1059,12 +1567,14 @@ static int swarm_tool(agt_call *callp, void *payload)
     const char *tpl = json_string_value(json_object_get(args, "prompt_template"));
     json_t *items = json_object_get(args, "items");
     json_t *resume = json_object_get(args, "resume_agent_ids");
+    bool background = json_is_true(json_object_get(args, "run_in_background"));
     size_t n_items = json_array_size(items), n_resume = json_array_size(resume);
+    sub *caller = caller_of(root, callp);
     agti_buf out = AGTI_BUF_INIT;
     int rc = AGT_OK;
     sub **subs = NULL;
     size_t n = 0;
-    if (atomic_load(&root->depth) >= SUB_MAX_DEPTH)
+    if (caller && caller->level >= SUB_MAX_DEPTH)
         agti_buf_puts(
             &out, "Sub-agents are nested too deep (at most 2 levels): do these tasks yourself.");
     else if (n_items + n_resume == 0)
@@ -1075,9 +1585,17 @@ static int swarm_tool(agt_call *callp, void *payload)
                       "AgentSwarm needs a \"prompt_template\" containing {{item}} with \"items\".");
     for (size_t i = 0; !out.len && i < n_resume; i++) {
         const char *id = json_string_value(json_array_get(resume, i));
-        if (!sub_find(root, id))
+        sub *r = sub_find(root, id);
+        if (!r) {
+            pthread_mutex_lock(&root->subs_lock);
+            size_t have = root->n_subs;
+            pthread_mutex_unlock(&root->subs_lock);
             agti_buf_printf(&out, "No sub-agent '%s' to resume; the ids are agent-1 to agent-%zu.",
-                            id, root->n_subs);
+                            id, have);
+        } else if (atomic_load(&r->busy) || r == caller) {
+            agti_buf_printf(
+                &out, "Sub-agent %s is still running: wait for it to finish, then resume it.", id);
+        }
     }
     if (out.len) {
         json_decref(args);
@@ -1085,13 +1603,14 @@ static int swarm_tool(agt_call *callp, void *payload)
         agti_buf_free(&out);
         return rc;
     }
+    const char *why_fg = background ? no_background(root, callp, caller) : NULL;
+    bool in_bg = background && !why_fg;
     /* Concurrent only when that is safe: a frozen registry (shared read-only
      * by the sub-sessions) and an HTTP model (copied per sub-agent). */
     bool parallel = root->swarm_max > 1 &&
                     agt_registry_is_frozen(agt_session_registry(agt_call_session(callp))) &&
                     root->model->kind == AGTI_MODEL_HTTP;
-    bool copy_model =
-        root->model->kind == AGTI_MODEL_HTTP && (parallel || atomic_load(&root->depth) > 0);
+    bool copy_model = root->model->kind == AGTI_MODEL_HTTP && (parallel || caller || in_bg);
     subs = calloc(n_items + n_resume, sizeof *subs);
     if (!subs)
         rc = agti_oom();
@@ -1100,12 +1619,17 @@ static int swarm_tool(agt_call *callp, void *payload)
         char *prompt = NULL;
         if (i < n_items) {
             const char *item = json_string_value(json_array_get(items, i));
-            rc = sub_new(root, agt_call_session(callp), copy_model, &sb);
+            rc = sub_new(root, agt_call_session(callp), caller, copy_model, &sb);
             if (rc == AGT_OK && !(sb->item = agti_strdup(item)))
                 rc = agti_oom();
             prompt = rc == AGT_OK ? fill_template(tpl, item) : NULL;
         } else {
             sb = sub_find(root, json_string_value(json_array_get(resume, i - n_items)));
+            bgtask *old = bg_find(root, sb->id);
+            if (old && old->joinable) {
+                pthread_join(old->th, NULL);
+                old->joinable = false;
+            }
             if (copy_model && !sb->own_model) {
                 rc = agti_model_clone(&sb->own_model, root->model);
                 if (rc == AGT_OK)
@@ -1125,34 +1649,51 @@ static int swarm_tool(agt_call *callp, void *payload)
         }
         free(prompt);
     }
+    if (rc == AGT_OK && in_bg) {
+        char id[32];
+        snprintf(id, sizeof id, "swarm-%zu", root->n_swarms + 1);
+        char *desc = agti_aprintf("%zu sub-agents", n);
+        rc = desc ? bg_start(root, id, desc, true, subs, n, parallel) : agti_oom();
+        subs = NULL; /* taken (or freed) by bg_start */
+        if (rc == AGT_OK) {
+            root->n_swarms++;
+            agti_buf_printf(&out, "Started AgentSwarm %s in the background: %zu sub-agents (", id,
+                            n);
+            for (size_t i = 0; i < n; i++) {
+                bgtask *t = bg_find(root, id);
+                agti_buf_printf(&out, "%s%s", i ? ", " : "", t->subs[i]->id);
+            }
+            agti_buf_printf(&out,
+                            ")\nStatus: running\nYou will get a notification with the combined "
+                            "report when all have finished; TaskOutput shows progress, TaskStop "
+                            "stops them all.");
+            rc = out.oom ? agti_oom() : agt_call_set_text(callp, agti_buf_cstr(&out));
+            json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "task_id", id, "kind", "swarm",
+                                  "description", desc, "status", "running");
+            char *js = j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+            json_decref(j);
+            if (rc == AGT_OK)
+                rc = js ? agt_call_set_json(callp, js, strlen(js)) : agti_oom();
+            free(js);
+        }
+        free(desc);
+        agti_buf_free(&out);
+        json_decref(args);
+        return rc;
+    }
     for (size_t i = 0; rc == AGT_OK && parallel && i < n; i++) {
         const char *t;
         rc = offered_tools(subs[i]->agent, &t);
     }
     if (rc == AGT_OK) {
-        atomic_fetch_add(&root->depth, 1);
-        swarm_run(subs, n, parallel ? root->swarm_max : 1);
-        atomic_fetch_sub(&root->depth, 1);
-        size_t ok = 0;
-        for (size_t i = 0; i < n; i++)
-            ok += subs[i]->rc == AGT_OK;
-        agti_buf_printf(&out, "AgentSwarm: %zu sub-agent%s, %zu finished, %zu did not%s.", n,
-                        n == 1 ? "" : "s", ok, n - ok,
-                        parallel ? "" : " (run one after the other)");
-        for (size_t i = 0; i < n; i++) {
-            sub *sb = subs[i];
-            int t = sb->agent->turns - sb->turns_before;
-            agti_buf_printf(&out, "\n\n## %s%s%s: %s after %d model call%s\n", sb->id,
-                            sb->item ? " — " : "", sb->item ? sb->item : "",
-                            sb->rc == AGT_OK       ? "finished"
-                            : sb->rc == AGT_ELIMIT ? "stopped at its budget"
-                                                   : "failed",
-                            t, t == 1 ? "" : "s");
-            if (sb->rc != AGT_OK && sb->rc != AGT_ELIMIT)
-                agti_buf_printf(&out, "(%s)\n", agt_status_string(sb->rc));
-            agti_buf_puts(&out, agt_agent_text(sb->agent));
-        }
-        rc = out.oom ? agti_oom() : agt_call_set_text(callp, agti_buf_cstr(&out));
+        swarm_run(subs, n, parallel ? root->swarm_max : 1, NULL);
+        char *report = swarm_report(subs, n, parallel);
+        if (report && why_fg)
+            agti_buf_printf(&out, "%s\n(It ran in the foreground: %s.)", report, why_fg);
+        else if (report)
+            agti_buf_puts(&out, report);
+        free(report);
+        rc = !report || out.oom ? agti_oom() : agt_call_set_text(callp, agti_buf_cstr(&out));
     }
     free(subs);
     agti_buf_free(&out);
@@ -1178,4 +1719,27 @@ int agt_agent_set_swarm_concurrency(agt_agent *a, int max)
                           a ? "max not in 1..64" : "agent is NULL");
     a->swarm_max = max;
     return AGT_OK;
+}
+
+int agt_agent_set_subagent_approver(agt_agent *a, agt_subagent_approver_fn fn, void *payload)
+{
+    if (!a)
+        return agti_error(AGT_EINVAL, "agt_agent_set_subagent_approver: agent is NULL");
+    pthread_mutex_lock(&a->subs_lock);
+    for (size_t i = 0; i < a->n_subs; i++)
+        if (atomic_load(&a->subs[i]->busy)) {
+            pthread_mutex_unlock(&a->subs_lock);
+            return agti_error(AGT_ESTATE,
+                              "agt_agent_set_subagent_approver: sub-agent %s runs "
+                              "in the background; set the approver before",
+                              a->subs[i]->id);
+        }
+    a->approver = fn;
+    a->approver_payload = payload;
+    int rc = AGT_OK;
+    for (size_t i = 0; rc == AGT_OK && i < a->n_subs; i++)
+        rc = agt_session_set_approver(a->subs[i]->session, fn ? sub_approve : NULL,
+                                      fn ? a->subs[i] : NULL);
+    pthread_mutex_unlock(&a->subs_lock);
+    return rc;
 }

@@ -57,7 +57,112 @@ void agti_session_bg_free(struct agti_session_bg *bg)
     json_decref(bg->quiet);
     json_decref(bg->restored);
     agti_crontab_clear(&bg->cron);
+    for (size_t i = 0; i < bg->n_ext; i++) {
+        free(bg->ext[i].id);
+        free(bg->ext[i].kind);
+        free(bg->ext[i].description);
+    }
+    free(bg->ext);
     free(bg);
+}
+
+/* ---- external tasks (background sub-agents) ---- */
+
+void agti_ext_snapshot_free(agti_ext_snapshot *snap)
+{
+    if (snap == NULL)
+        return;
+    free(snap->output);
+    free(snap->message);
+    free(snap->preview);
+    memset(snap, 0, sizeof *snap);
+}
+
+agti_ext_task *agti_session_ext_find(agt_session *s, const char *id)
+{
+    struct agti_session_bg *bg = s != NULL ? s->bg : NULL;
+    for (size_t i = 0; bg != NULL && id != NULL && i < bg->n_ext; i++)
+        if (strcmp(bg->ext[i].id, id) == 0)
+            return &bg->ext[i];
+    return NULL;
+}
+
+int agti_session_ext_add(agt_session *s, const char *id, const char *kind, const char *description,
+                         const agti_ext_task_ops *ops, void *payload)
+{
+    struct agti_session_bg *bg = agti_session_bg(s);
+    if (bg == NULL)
+        return AGT_ENOMEM;
+    char *desc = agti_strdup(description != NULL ? description : "");
+    if (desc == NULL)
+        return agti_oom();
+    agti_ext_task *t = agti_session_ext_find(s, id);
+    if (t == NULL) {
+        agti_ext_task *grown = realloc(bg->ext, (bg->n_ext + 1) * sizeof *grown);
+        if (grown == NULL) {
+            free(desc);
+            return agti_oom();
+        }
+        bg->ext = grown;
+        t = &bg->ext[bg->n_ext];
+        memset(t, 0, sizeof *t);
+        t->id = agti_strdup(id);
+        t->kind = agti_strdup(kind);
+        if (t->id == NULL || t->kind == NULL) {
+            free(t->id);
+            free(t->kind);
+            free(desc);
+            return agti_oom();
+        }
+        bg->n_ext++;
+    }
+    free(t->description);
+    t->description = desc;
+    t->ops = ops;
+    t->payload = payload;
+    t->reported = false;
+    return AGT_OK;
+}
+
+void agti_session_ext_remove(agt_session *s, const char *id)
+{
+    agti_ext_task *t = agti_session_ext_find(s, id);
+    if (t == NULL)
+        return;
+    struct agti_session_bg *bg = s->bg;
+    free(t->id);
+    free(t->kind);
+    free(t->description);
+    size_t k = (size_t)(t - bg->ext);
+    memmove(t, t + 1, (bg->n_ext - k - 1) * sizeof *t);
+    bg->n_ext--;
+}
+
+/* Ended external tasks become "task_finished" events with their kind. */
+static int collect_ext_events(struct agti_session_bg *bg)
+{
+    for (size_t i = 0; i < bg->n_ext; i++) {
+        agti_ext_task *t = &bg->ext[i];
+        if (t->reported)
+            continue;
+        agti_ext_snapshot snap = {0};
+        if (t->ops->snapshot(t->payload, &snap) != AGT_OK)
+            return AGT_ENOMEM;
+        if (strcmp(snap.status, "running") == 0) {
+            agti_ext_snapshot_free(&snap);
+            continue;
+        }
+        json_t *o =
+            json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "type", "task_finished", "kind",
+                      t->kind, "task_id", t->id, "description", t->description, "status",
+                      snap.status, "preview", snap.preview != NULL ? snap.preview : "", "message",
+                      snap.message != NULL ? snap.message : "");
+        agti_ext_snapshot_free(&snap);
+        if (o == NULL || json_array_append_new(bg->events, o) != 0)
+            return agti_oom();
+        t->reported = true;
+    }
+    return AGT_OK;
 }
 
 int64_t agti_session_now_ms(agt_session *s)
@@ -247,6 +352,9 @@ int agt_session_tick(agt_session *s, int64_t now_ms, char **events_json)
     int crc = agti_session_collect_task_events(s);
     if (rc == AGT_OK)
         rc = crc;
+    crc = collect_ext_events(bg);
+    if (rc == AGT_OK)
+        rc = crc;
     if (bg->idle) {
         crc = agti_crontab_collect(&bg->cron, now_ms / 1000, bg->events);
         if (rc == AGT_OK)
@@ -265,16 +373,29 @@ int agt_session_poll_fds(agt_session *s, int *fds, size_t cap, size_t *n_out)
     if (s == NULL || n_out == NULL || (fds == NULL && cap > 0))
         return agti_error(AGT_EINVAL, "agt_session_poll_fds: session, fds or n_out is NULL");
     *n_out = 0;
-    if (s->bg == NULL || s->bg->tasks == NULL)
+    if (s->bg == NULL)
         return AGT_OK;
-    size_t need = agti_tasks_poll_fds(s->bg->tasks, NULL, 0);
-    struct pollfd *p = calloc(need ? need : 1, sizeof *p);
-    if (p == NULL)
-        return agti_oom();
-    size_t got = agti_tasks_poll_fds(s->bg->tasks, p, need);
-    for (size_t i = 0; i < got && i < cap; i++)
-        fds[i] = p[i].fd;
-    free(p);
+    size_t got = 0;
+    if (s->bg->tasks != NULL) {
+        size_t need = agti_tasks_poll_fds(s->bg->tasks, NULL, 0);
+        struct pollfd *p = calloc(need ? need : 1, sizeof *p);
+        if (p == NULL)
+            return agti_oom();
+        got = agti_tasks_poll_fds(s->bg->tasks, p, need);
+        for (size_t i = 0; i < got && i < cap; i++)
+            fds[i] = p[i].fd;
+        free(p);
+    }
+    /* external tasks whose end is not reported yet: readable when they end */
+    for (size_t i = 0; i < s->bg->n_ext; i++) {
+        agti_ext_task *t = &s->bg->ext[i];
+        int fd = t->reported || t->ops->poll_fd == NULL ? -1 : t->ops->poll_fd(t->payload);
+        if (fd < 0)
+            continue;
+        if (got < cap)
+            fds[got] = fd;
+        got++;
+    }
     *n_out = got;
     return AGT_OK;
 }

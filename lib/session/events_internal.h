@@ -33,6 +33,39 @@ typedef struct agti_crontab {
     size_t n, cap;
 } agti_crontab;
 
+/* A background task that is not a process of the task manager (a
+ * background sub-agent or swarm, lib/agent). Its owner runs it on its own
+ * thread; the session only asks through these callbacks, on the session's
+ * thread, and turns its end into a "task_finished" event (with "kind"). */
+typedef struct agti_ext_snapshot {
+    const char *status; /* static: "running", "completed", "failed" or "killed" */
+    char *output;       /* malloc'ed: transcript / report so far (may be NULL) */
+    char *message;      /* malloc'ed once ended: the notification for the model */
+    char *preview;      /* malloc'ed once ended: the start of the final answer */
+} agti_ext_snapshot;
+
+typedef struct agti_ext_task_ops {
+    /* fills *out (AGT_OK) or fails with AGT_ENOMEM */
+    int (*snapshot)(void *payload, agti_ext_snapshot *out);
+    /* stops it and waits for its end: AGT_OK, AGT_ESTATE (had ended), AGT_ETIMEOUT */
+    int (*stop)(void *payload, const char *reason);
+    /* waits up to ms for its end: AGT_OK (ended) or AGT_ETIMEOUT */
+    int (*wait)(void *payload, int64_t ms);
+    /* a descriptor that becomes readable when it ends, or -1 */
+    int (*poll_fd)(void *payload);
+} agti_ext_task_ops;
+
+typedef struct agti_ext_task {
+    char *id;
+    char *kind; /* "agent", "swarm" */
+    char *description;
+    const agti_ext_task_ops *ops;
+    void *payload; /* the owner's; never freed by the session */
+    bool reported; /* its end was turned into an event */
+} agti_ext_task;
+
+void agti_ext_snapshot_free(agti_ext_snapshot *snap);
+
 struct agti_session_bg {
     agti_tasks *tasks; /* created on first use */
     char *log_dir;     /* host setting, or the default once created */
@@ -45,6 +78,8 @@ struct agti_session_bg {
     json_t *quiet;    /* object: ids of foreground runs whose end is not an event */
     json_t *restored; /* array: tasks of a restored session (running ones are "lost") */
     agti_crontab cron;
+    agti_ext_task *ext; /* external tasks, oldest first */
+    size_t n_ext;
 };
 
 /* The session's background state, created on first use; NULL on OOM (the
@@ -58,6 +93,16 @@ int agti_session_log_dir(agt_session *s, const char **out);
 int64_t agti_session_now_ms(agt_session *s);
 /* Moves finished-task events from the manager into the queue. */
 int agti_session_collect_task_events(agt_session *s);
+
+/* Registers an external task (or re-arms the one with the same id: new
+ * description, ops and payload, its end not reported yet). Strings are
+ * copied; AGT_OK or AGT_ENOMEM. Call on the session's thread. */
+int agti_session_ext_add(agt_session *s, const char *id, const char *kind, const char *description,
+                         const agti_ext_task_ops *ops, void *payload);
+/* Forgets an external task (its owner goes away); unknown ids are ignored. */
+void agti_session_ext_remove(agt_session *s, const char *id);
+/* The external task with that id (borrowed), or NULL. */
+agti_ext_task *agti_session_ext_find(agt_session *s, const char *id);
 
 /* A restored task record by id (borrowed), or NULL. */
 json_t *agti_session_restored_task(const agt_session *s, const char *id);

@@ -97,14 +97,36 @@ int agti_tool_tasklist(agt_call *call, void *payload)
     size_t total = 0;
     if (m != NULL)
         total = active_only ? agti_tasks_running(m) : agti_tasks_count(m);
+    /* background sub-agents and swarms (external tasks), newest first */
+    agti_ext_snapshot *snaps = NULL;
+    size_t n_ext = s->bg ? s->bg->n_ext : 0, n_ext_shown = 0;
+    if (n_ext > 0 && (snaps = calloc(n_ext, sizeof *snaps)) == NULL)
+        return agti_oom();
+    for (size_t i = 0; i < n_ext; i++) {
+        agti_ext_task *t = &s->bg->ext[n_ext - 1 - i];
+        if (t->ops->snapshot(t->payload, &snaps[i]) != AGT_OK) {
+            for (size_t k = 0; k < i; k++)
+                agti_ext_snapshot_free(&snaps[k]);
+            free(snaps);
+            return agti_oom();
+        }
+        if (!active_only || strcmp(snaps[i].status, "running") == 0)
+            total++;
+    }
     /* records of a restored session follow (none of them runs) */
     json_t *restored = s->bg && !active_only ? s->bg->restored : NULL;
     total += json_array_size(restored);
     agti_buf b = AGTI_BUF_INIT;
     json_t *arr = json_array();
-    if (arr == NULL)
+    if (arr == NULL) {
+        for (size_t k = 0; k < n_ext; k++)
+            agti_ext_snapshot_free(&snaps[k]);
+        free(snaps);
         return agti_oom();
+    }
     size_t shown = n + json_array_size(restored);
+    for (size_t i = 0; i < n_ext; i++)
+        shown += !active_only || strcmp(snaps[i].status, "running") == 0;
     if (shown > limit)
         shown = limit;
     if (shown == 0)
@@ -125,8 +147,24 @@ int agti_tool_tasklist(agt_call *call, void *payload)
         agti_buf_printf(&b, "\n  command: %s", t->command);
         json_array_append_new(arr, info_json(t));
     }
-    for (size_t i = n; i < shown; i++) {
-        json_t *r = json_array_get(restored, i - n);
+    for (size_t i = 0; i < n_ext && n + n_ext_shown < shown; i++) {
+        agti_ext_task *t = &s->bg->ext[n_ext - 1 - i];
+        if (active_only && strcmp(snaps[i].status, "running") != 0)
+            continue;
+        n_ext_shown++;
+        agti_buf_printf(&b, "\n%s [%s] %s", t->id, snaps[i].status,
+                        strcmp(t->kind, "swarm") == 0 ? "sub-agent swarm" : "sub-agent");
+        if (t->description[0] != '\0')
+            agti_buf_printf(&b, " - %s", t->description);
+        json_array_append_new(arr,
+                              json_pack("{s:s, s:s, s:s, s:s}", "task_id", t->id, "kind", t->kind,
+                                        "description", t->description, "status", snaps[i].status));
+    }
+    for (size_t k = 0; k < n_ext; k++)
+        agti_ext_snapshot_free(&snaps[k]);
+    free(snaps);
+    for (size_t i = n + n_ext_shown; i < shown; i++) {
+        json_t *r = json_array_get(restored, i - n - n_ext_shown);
         agti_buf_printf(&b, "\n%s [%s", json_string_value(json_object_get(r, "task_id")),
                         json_string_value(json_object_get(r, "status")));
         if (json_is_integer(json_object_get(r, "exit_code")))
@@ -175,6 +213,45 @@ static int restored_output(agt_call *call, json_t *r)
     return finish(call, &b, json_incref(r), false);
 }
 
+/* TaskOutput for a background sub-agent or swarm: its state, then its
+ * transcript (and, once ended, its report), the last 32 KiB. */
+static int ext_output(agt_call *call, agti_ext_task *t, bool block, int64_t wait_s)
+{
+    bool still_running = false;
+    if (block && t->ops->wait(t->payload, wait_s * 1000) == AGT_ETIMEOUT)
+        still_running = true;
+    agti_ext_snapshot snap = {0};
+    if (t->ops->snapshot(t->payload, &snap) != AGT_OK)
+        return agti_oom();
+    agti_buf b = AGTI_BUF_INIT;
+    agti_buf_printf(&b, "Task: %s", t->id);
+    if (t->description[0] != '\0')
+        agti_buf_printf(&b, " (%s)", t->description);
+    agti_buf_printf(&b, "\nKind: %s\nStatus: %s",
+                    strcmp(t->kind, "swarm") == 0 ? "sub-agent swarm" : "sub-agent", snap.status);
+    if (still_running)
+        agti_buf_printf(&b, "\nStill running after waiting %lld s.", (long long)wait_s);
+    size_t len = snap.output != NULL ? strlen(snap.output) : 0;
+    if (len == 0) {
+        agti_buf_puts(&b,
+                      strcmp(snap.status, "running") == 0 ? "\n(no output yet)" : "\n(no output)");
+    } else if (len > TASK_TAIL_BYTES) {
+        size_t from = len - TASK_TAIL_BYTES;
+        while (from < len && ((unsigned char)snap.output[from] & 0xC0) == 0x80)
+            from++;
+        agti_buf_printf(&b, "\nOutput (last %zu bytes):\n", len - from);
+        agti_buf_puts(&b, snap.output + from);
+    } else {
+        agti_buf_puts(&b, "\nOutput:\n");
+        agti_buf_puts(&b, snap.output);
+    }
+    json_t *j =
+        json_pack("{s:s, s:s, s:s, s:s, s:b}", "task_id", t->id, "kind", t->kind, "description",
+                  t->description, "status", snap.status, "still_running_after_wait", still_running);
+    agti_ext_snapshot_free(&snap);
+    return finish(call, &b, j, false);
+}
+
 int agti_tool_taskoutput(agt_call *call, void *payload)
 {
     (void)payload;
@@ -186,6 +263,9 @@ int agti_tool_taskoutput(agt_call *call, void *payload)
     int64_t wait_s = json_is_integer(tv) ? (int64_t)json_integer_value(tv) : 30;
     if (wait_s < 0 || wait_s > 3600)
         wait_s = 30;
+    agti_ext_task *ext = agti_session_ext_find(s, id);
+    if (ext != NULL)
+        return ext_output(call, ext, block, wait_s);
     agti_tasks *m = existing_tasks(s);
     agti_task_info t;
     if (id != NULL && (m == NULL || agti_tasks_get(m, id, &t) != AGT_OK) &&
@@ -249,6 +329,27 @@ int agti_tool_taskstop(agt_call *call, void *payload)
     const char *reason = json_string_value(json_object_get(a, "reason"));
     if (reason == NULL || reason[0] == '\0')
         reason = "Stopped by TaskStop";
+    agti_ext_task *ext = agti_session_ext_find(s, id);
+    if (ext != NULL) {
+        agti_buf eb = AGTI_BUF_INIT;
+        int src = ext->ops->stop(ext->payload, reason);
+        agti_ext_snapshot snap = {0};
+        if (ext->ops->snapshot(ext->payload, &snap) != AGT_OK)
+            return agti_oom();
+        if (src == AGT_ESTATE)
+            agti_buf_printf(&eb, "Task %s had already ended: %s. Nothing was stopped.", id,
+                            snap.status);
+        else if (src == AGT_OK)
+            agti_buf_printf(&eb, "Task %s was stopped; final state: %s (%s).", id, snap.status,
+                            reason);
+        else
+            agti_buf_printf(&eb, "Task %s was asked to stop but is still %s.", id, snap.status);
+        json_t *j =
+            json_pack("{s:s, s:s, s:s, s:s, s:b}", "task_id", id, "kind", ext->kind, "description",
+                      ext->description, "status", snap.status, "stopped", src == AGT_OK);
+        agti_ext_snapshot_free(&snap);
+        return finish(call, &eb, j, false);
+    }
     agti_tasks *m = existing_tasks(s);
     agti_task_info t;
     json_t *old = NULL;

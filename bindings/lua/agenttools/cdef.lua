@@ -20,6 +20,7 @@ typedef struct agt_session agt_session;
 typedef struct agt_approval agt_approval;
 typedef struct agt_hook agt_hook;
 typedef int (*agt_agent_event_fn)(int kind, const char *data, size_t len, void *payload);
+typedef int (*agt_subagent_approver_fn)(const char *agent_id, agt_approval *req, void *payload);
 typedef int (*agt_diff_relocate_fn)(const char *path, const char *file_diff, const char *snippet, const char *suggestion, agt_diff_relocation *r, void *payload);
 typedef int (*agt_stream_fn)(int kind, const char *text, size_t len, void *payload);
 typedef int (*agt_cancel_fn)(void *payload);
@@ -51,6 +52,7 @@ int agt_agent_save(const agt_agent *a, char **out_json);
 int agt_agent_restore(agt_agent *a, const char *json, size_t len);
 int agt_agent_enable_subagents(agt_agent *a);
 int agt_agent_set_swarm_concurrency(agt_agent *a, int max);
+int agt_agent_set_subagent_approver(agt_agent *a, agt_subagent_approver_fn fn, void *payload);
 /* common.h */
 int agt_init(void);
 void agt_shutdown(void);

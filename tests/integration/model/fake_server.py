@@ -347,6 +347,48 @@ class Handler(http.server.BaseHTTPRequestHandler):
                  "function": {"name": "AgentSwarm", "arguments": args}}]}),
                 oa({}, finish="tool_calls"), "data: [DONE]\n\n"])
 
+    def bgagent(self, scen, body):
+        """Background sub-agents: a sub-agent (its system prompt says so)
+        answers "answer N: <last user message>" (N = user messages so far, so
+        a resumed one says 2); "todo" in the prompt makes it call TodoList
+        first; "slow" keeps it streaming comments for up to 10 s (until the
+        client goes away). The parent says whether it saw a notification."""
+        msgs = (body or {}).get("messages", [])
+        system = " ".join(m.get("content") or "" for m in msgs if m.get("role") == "system")
+        users = [m.get("content") or "" for m in msgs if m.get("role") == "user"]
+        if "You are a sub-agent" in system:
+            last_user = users[-1]
+            if "slow" in last_user:
+                self.start_stream()
+                for _ in range(200):
+                    time.sleep(0.05)
+                    try:
+                        self.write_chunk(b": waiting\n\n")
+                    except OSError:
+                        return
+                for ev in [oa({"role": "assistant", "content": "slow answer"}),
+                           oa({}, finish="stop"), "data: [DONE]\n\n"]:
+                    self.write_chunk(ev.encode())
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+                return
+            time.sleep(0.2)
+            if "todo" in last_user and msgs[-1].get("role") == "user":
+                args = json.dumps({"todos": [{"title": "look", "status": "in_progress"}]})
+                self.stream([oa({"role": "assistant", "content": "Looking. ", "tool_calls": [
+                    {"index": 0, "id": "t1", "type": "function",
+                     "function": {"name": "TodoList", "arguments": args}}]}),
+                    oa({}, finish="tool_calls"), "data: [DONE]\n\n"])
+                return
+            text = "answer %d: %s" % (len(users), last_user)
+            self.stream([oa({"role": "assistant", "content": text}),
+                         oa({}, finish="stop"), "data: [DONE]\n\n"])
+        else:
+            seen = any("<system-notification>" in u for u in users)
+            text = "parent saw the notification" if seen else "parent done"
+            self.stream([oa({"role": "assistant", "content": text}),
+                         oa({}, finish="stop"), "data: [DONE]\n\n"])
+
     def do_GET(self):
         if self.path.startswith("/web/"):
             self.do_web(self.path[5:])
@@ -448,6 +490,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.stream(agent_turns(n))
         elif kind == "swarm":
             self.swarm(scen, body)
+        elif kind == "bgagent":
+            self.bgagent(scen, body)
         else:
             self.send_json(404, {"error": {"message": "unknown scenario " + scen}})
 
