@@ -591,11 +591,21 @@ json_t *agti_command_split(const char *cmd)
 int agti_policy_path(const char *root, const char *path, char **rel, char **abs)
 {
     *rel = *abs = NULL;
-    char *joined = path[0] == '/' ? agti_strdup(path) : agti_aprintf("%s/%s", root, path);
-    if (joined == NULL)
-        return agti_oom();
-    *abs = agti_path_normalize(joined);
-    free(joined);
+    /* Judged where the path leads, as the file tools resolve it (~ expanded,
+     * symlinks followed): lexically, a Write rule for src and below admitted
+     * src/up/x with src/up -> .. and wrote x at the root. Lexical when it
+     * cannot be resolved (a symlink loop: the tool fails on it anyway). */
+    static const char *const anywhere[] = {"/"};
+    int rc = agti_path_resolve(root, anywhere, 1, NULL, path, abs, NULL);
+    if (rc == AGT_ENOMEM)
+        return rc;
+    if (rc != AGT_OK) {
+        char *joined = path[0] == '/' ? agti_strdup(path) : agti_aprintf("%s/%s", root, path);
+        if (joined == NULL)
+            return agti_oom();
+        *abs = agti_path_normalize(joined);
+        free(joined);
+    }
     if (*abs == NULL)
         return agti_oom();
     if (agti_path_is_within(*abs, root)) {

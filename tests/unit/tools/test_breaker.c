@@ -260,6 +260,45 @@ static void test_glob_absolute_pattern(agt_session *s)
     expect(s, "Glob", "{\"pattern\":\"abs/*.txt\"}", "abs/x.txt", 0, "relative pattern");
 }
 
+/* Path rules were matched on the lexical path: with src/up -> .., an allow
+ * rule Write(src/...) let Write put src/up/esc.txt at the root without asking,
+ * and a deny rule Read(private/...) did not stop Read through alias -> private. */
+static void test_rules_follow_symlinks(void)
+{
+    put_file("src/keep.txt", "k\n");
+    put_file("private/p.txt", "p\n");
+    char link[700], target[700];
+    snprintf(link, sizeof link, "%s/src/up", ws);
+    T_CHECK(symlink("..", link) == 0, "symlink src/up -> ..");
+    snprintf(link, sizeof link, "%s/alias", ws);
+    snprintf(target, sizeof target, "%s/private", ws);
+    T_CHECK(symlink(target, link) == 0, "symlink alias -> private");
+
+    agt_session *s = NULL;
+    agt_session_new(&s, reg, ws); /* manual mode: writes ask unless a rule allows */
+    T_EQ_INT(agt_session_add_rule(s, AGT_RULE_ALLOW, "Write(src/**)"), AGT_OK, "allow rule");
+    T_EQ_INT(agt_session_add_rule(s, AGT_RULE_DENY, "Read(private/**)"), AGT_OK, "deny rule");
+    agt_result *r = NULL;
+    T_EQ_INT(
+        agt_session_dispatch(s, "w1", "Write", "{\"path\":\"src/new.txt\",\"content\":\"n\"}", &r),
+        AGT_OK, "Write inside src runs under the allow rule");
+    agt_result_free(r);
+    r = NULL;
+    T_EQ_INT(agt_session_dispatch(s, "w2", "Write",
+                                  "{\"path\":\"src/up/esc.txt\",\"content\":\"e\"}", &r),
+             AGT_EPENDING, "Write through src/up (the root) asks");
+    T_CHECK(r == NULL && get_file("esc.txt", NULL) == NULL, "nothing written at the root");
+    r = NULL;
+    agt_session_answer(s, "w2", AGT_DECISION_REJECT, NULL, &r);
+    agt_result_free(r);
+    expect_prefix(s, "Read", "{\"path\":\"alias/p.txt\"}", "", AGT_EDENIED,
+                  "Read through a symlink into a denied folder");
+    r = call(s, "Read", "{\"path\":\"alias/p.txt\"}");
+    T_CHECK(strstr(agt_result_text(r), "1\tp") == NULL, "the denied file is not shown");
+    agt_result_free(r);
+    agt_session_free(s);
+}
+
 /* A saved session is input: its tasks' output_path was read back by
  * TaskOutput whatever it named, so a tampered save turned TaskOutput into a
  * reader of any file (keys, credentials) outside the workspace. */
@@ -322,6 +361,7 @@ int main(void)
     agt_session_free(s);
     test_restore_output_path();
     test_hook_rewrite();
+    test_rules_follow_symlinks();
     rm_ws();
     return t_done();
 }
