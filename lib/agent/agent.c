@@ -931,15 +931,8 @@ static int sub_approve(agt_approval *req, void *payload)
 static int sub_new(agt_agent *root, agt_session *parent_s, sub *parent, bool own_model, sub **out)
 {
     sub *sb = calloc(1, sizeof *sb);
-    pthread_mutex_lock(&root->subs_lock);
-    sub **grown = realloc(root->subs, (root->n_subs + 1) * sizeof *grown);
-    if (grown)
-        root->subs = grown;
-    pthread_mutex_unlock(&root->subs_lock);
-    if (!sb || !grown) {
-        free(sb);
+    if (!sb)
         return agti_oom();
-    }
     sb->root = root;
     sb->parent = parent;
     sb->level = parent ? parent->level + 1 : 1;
@@ -983,10 +976,23 @@ static int sub_new(agt_agent *root, agt_session *parent_s, sub *parent, bool own
         free(sb);
         return rc;
     }
+    /* grown and appended in one step: sub-agents of background tasks and
+     * swarm workers start their own sub-agents concurrently */
     pthread_mutex_lock(&root->subs_lock);
-    snprintf(sb->id, sizeof sb->id, "agent-%zu", root->n_subs + 1);
-    root->subs[root->n_subs++] = sb;
+    sub **grown = realloc(root->subs, (root->n_subs + 1) * sizeof *grown);
+    if (grown) {
+        root->subs = grown;
+        snprintf(sb->id, sizeof sb->id, "agent-%zu", root->n_subs + 1);
+        root->subs[root->n_subs++] = sb;
+    }
     pthread_mutex_unlock(&root->subs_lock);
+    if (!grown) {
+        agt_agent_free(sb->agent);
+        agt_session_free(sb->session);
+        agt_model_free(sb->own_model);
+        free(sb);
+        return agti_oom();
+    }
     *out = sb;
     return AGT_OK;
 }

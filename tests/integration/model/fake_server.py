@@ -351,7 +351,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         """Background sub-agents: a sub-agent (its system prompt says so)
         answers "answer N: <last user message>" (N = user messages so far, so
         a resumed one says 2); "todo" in the prompt makes it call TodoList
-        first; "slow" keeps it streaming comments for up to 10 s (until the
+        first; "nest" makes it start a sub-agent of its own; "slow" keeps it streaming comments for up to 10 s (until the
         client goes away). The parent says whether it saw a notification."""
         msgs = (body or {}).get("messages", [])
         system = " ".join(m.get("content") or "" for m in msgs if m.get("role") == "system")
@@ -378,6 +378,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.stream([oa({"role": "assistant", "content": "Looking. ", "tool_calls": [
                     {"index": 0, "id": "t1", "type": "function",
                      "function": {"name": "TodoList", "arguments": args}}]}),
+                    oa({}, finish="tool_calls"), "data: [DONE]\n\n"])
+                return
+            if "nest" in last_user and msgs[-1].get("role") == "user":
+                args = json.dumps({"prompt": "inner", "description": "inner"})
+                self.stream([oa({"role": "assistant", "content": None, "tool_calls": [
+                    {"index": 0, "id": "n1", "type": "function",
+                     "function": {"name": "Agent", "arguments": args}}]}),
                     oa({}, finish="tool_calls"), "data: [DONE]\n\n"])
                 return
             text = "answer %d: %s" % (len(users), last_user)

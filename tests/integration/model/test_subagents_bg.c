@@ -309,6 +309,39 @@ static void test_stop(void)
     T_CHECK(now_ms() - t0 < 3000, "stop: agt_agent_free stopped the running sub-agent");
 }
 
+static void test_nested(void)
+{
+    fixture fx;
+    res r;
+    setup(&fx, "bgagent-4", NULL, true);
+    call(&fx, "Agent",
+         "{\"prompt\":\"nest it\",\"description\":\"outer\",\"run_in_background\":true}", &r);
+    json_decref(r.json);
+    /* meanwhile the parent starts a foreground sub-agent of its own */
+    call(&fx, "Agent", "{\"prompt\":\"side job\",\"description\":\"side\"}", &r);
+    T_CHECK(strstr(r.text, "answer 1: side job") != NULL,
+            "nested: a foreground sub-agent runs while one runs in the background");
+    call(&fx, "TaskOutput", "{\"task_id\":\"agent-1\",\"block\":true,\"timeout\":20}", &r);
+    json_decref(r.json);
+    T_CHECK(strstr(r.text, "Status: completed") != NULL, "nested: the outer one completed");
+    T_CHECK(strstr(r.text, "[tool] Agent {\"prompt\": \"inner\", \"description\": \"inner\"}") !=
+                NULL,
+            "nested: its transcript shows its Agent call");
+    T_CHECK(strstr(r.text, "finished after 2 model calls. Resume it with resume: "
+                           "\"agent-1\".\n\nanswer 1: nest it") != NULL,
+            "nested: the outer report");
+    call(&fx, "TaskList", "{\"active_only\":false}", &r);
+    T_EQ_STR(r.text, "Background tasks: 1\nagent-1 [completed] sub-agent - outer",
+             "nested: the inner (foreground) sub-agent is no task");
+    json_decref(r.json);
+    call(&fx, "Agent", "{\"prompt\":\"again\",\"description\":\"i2\",\"resume\":\"agent-3\"}", &r);
+    T_EQ_STR(r.text,
+             "Sub-agent agent-3 (i2) finished after 1 model call. Resume it with resume: "
+             "\"agent-3\".\n\nanswer 2: again",
+             "nested: the inner sub-agent (agent-3, started on the background thread) resumes");
+    teardown(&fx);
+}
+
 static void test_swarm_background(void)
 {
     fixture fx;
@@ -451,6 +484,7 @@ int main(int argc, char **argv)
     }
     test_background_agent();
     test_stop();
+    test_nested();
     test_swarm_background();
     test_foreground_fallback();
     test_approval_policy();
