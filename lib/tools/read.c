@@ -132,6 +132,7 @@ typedef struct window {
     size_t cut[20], ncut;
     int stop; /* 0 end of file, 1 n_lines, 2 1000 lines, 3 bytes */
     size_t bad_line;
+    size_t nul_line; /* a NUL after the binary probe: the text would end there */
 } window;
 
 /* Emits the window's lines into b; the reader is at the file's start. */
@@ -155,6 +156,10 @@ static int emit(reader *r, window *w, agti_buf *b)
         /* A character may straddle the kept bytes: judge validity only on
          * whole characters. */
         size_t check = longer ? agti_utf8_floor(line.ptr, len) : len;
+        if (check > 0 && memchr(line.ptr, '\0', check) != NULL) {
+            w->nul_line = no;
+            break;
+        }
         if (check > 0 && !agti_utf8_valid(line.ptr, check)) {
             w->bad_line = no;
             break;
@@ -326,6 +331,14 @@ static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t 
         rc = agti_ws_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel, strerror(r->err));
     if (rc != AGT_OK)
         goto out;
+    if (w.nul_line != 0) {
+        rc = agti_ws_fail(call, AGT_EUNSUPPORTED,
+                          "%s is a binary file (line %zu has a NUL byte); Read shows text only. "
+                          "Inspect it with a tool made for its format through Bash (for example "
+                          "file, xxd or objdump).",
+                          p->rel, w.nul_line);
+        goto out;
+    }
     if (w.bad_line != 0) {
         rc = agti_ws_fail(call, AGT_EUNSUPPORTED,
                           "%s is not valid UTF-8 text (line %zu has bytes that are not UTF-8); "

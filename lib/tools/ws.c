@@ -33,6 +33,19 @@ int agti_ws_fail(agt_call *call, int code, const char *fmt, ...)
 
 int agti_ws_finish(agt_call *call, agti_buf *b)
 {
+    /* A NUL past a file's binary probe (a Grep line) would end the text
+     * there, dropping the rest of the result: shown as U+FFFD instead. */
+    if (!b->oom && b->len > 0 && memchr(b->ptr, '\0', b->len) != NULL) {
+        agti_buf clean = AGTI_BUF_INIT;
+        for (size_t i = 0; i < b->len; i++) {
+            if (b->ptr[i] == '\0')
+                agti_buf_put(&clean, "\xEF\xBF\xBD", 3);
+            else
+                agti_buf_putc(&clean, b->ptr[i]);
+        }
+        agti_buf_free(b);
+        *b = clean;
+    }
     int rc = b->oom ? agti_oom() : agt_call_set_text(call, agti_buf_cstr(b));
     agti_buf_free(b);
     return rc;

@@ -299,6 +299,33 @@ static void test_rules_follow_symlinks(void)
     agt_session_free(s);
 }
 
+/* A NUL byte after the first 8 KiB (the binary probe) reached the result
+ * text, a C string: Read showed "3<TAB>before" and lost the rest, its note
+ * included; Grep lost every result after that line. */
+static void test_late_nul(agt_session *s)
+{
+    char data[9200];
+    size_t n = 0;
+    memcpy(data, "line1\n", 6);
+    n = 6;
+    memset(data + n, 'x', 9000);
+    n += 9000;
+    memcpy(data + n, "\nbefore\0after\nlast\n", 20);
+    n += 20;
+    put_file_n("nul/late.txt", data, n);
+    put_file("nul/other.txt", "after zzz\n");
+    expect(s, "Read", "{\"path\":\"nul/late.txt\",\"line_offset\":3}",
+           "nul/late.txt is a binary file (line 3 has a NUL byte); Read shows text only. Inspect "
+           "it with a tool made for its format through Bash (for example file, xxd or objdump).",
+           1, "NUL past the binary probe");
+    expect(s, "Grep",
+           "{\"pattern\":\"after\",\"path\":\"nul\",\"output_mode\":\"content\","
+           "\"glob\":\"*.txt\"}",
+           "nul/late.txt:3:before\xEF\xBF\xBD"
+           "after\nnul/other.txt:1:after zzz",
+           0, "Grep line with a NUL, and the next file");
+}
+
 /* A saved session is input: its tasks' output_path was read back by
  * TaskOutput whatever it named, so a tampered save turned TaskOutput into a
  * reader of any file (keys, credentials) outside the workspace. */
@@ -358,6 +385,7 @@ int main(void)
     test_path_too_long(s);
     test_bash_long_command(s);
     test_glob_absolute_pattern(s);
+    test_late_nul(s);
     agt_session_free(s);
     test_restore_output_path();
     test_hook_rewrite();
