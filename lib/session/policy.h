@@ -78,6 +78,8 @@ int agti_rule_parse(const char *text, int kind, const char *root, agti_rule **ou
 void agti_rule_free(agti_rule *r);
 void agti_ruleset_clear(agti_ruleset *rs);
 int agti_ruleset_add(agti_ruleset *rs, agti_rule *r); /* takes ownership (also on error) */
+/* Whether any rule names this tool (cheap: a look-up in the index). */
+bool agti_ruleset_has_tool(agti_ruleset *rs, const char *tool);
 /* The subject kind of a tool name. */
 int agti_rule_subject(const char *tool);
 

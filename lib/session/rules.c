@@ -421,6 +421,16 @@ static void scan_bucket(agti_ruleset *rs, const char *tool, const char *key, int
     }
 }
 
+bool agti_ruleset_has_tool(agti_ruleset *rs, const char *tool)
+{
+    if (rs->n == 0)
+        return false;
+    if (rs->dirty && !reindex(rs))
+        return true; /* unknown without the index: let the caller evaluate */
+    size_t i = lower_bound(rs->sorted, rs->n, tool, "");
+    return i < rs->n && strcmp(rs->sorted[i]->tool, tool) == 0;
+}
+
 void agti_ruleset_match(agti_ruleset *rs, const char *tool, int subject, const char *text,
                         const char *abs, const agti_rule **hit)
 {
@@ -646,6 +656,10 @@ int agti_policy_evaluate(agt_session *s, const char *tool, json_t *args, int *ki
     *rule = NULL;
     *parts = NULL;
     if (subject == AGTI_SUBJ_PATH && text != NULL) {
+        /* resolving the path costs a stat per component: only when a rule
+         * for this tool could use it */
+        if (!agti_ruleset_has_tool(rs, tool))
+            return AGT_OK;
         char *rel, *abs;
         if (agti_policy_path(s->root, text, &rel, &abs) != AGT_OK)
             return AGT_ENOMEM;
