@@ -18,18 +18,43 @@
 
 #define IGN_MAX_FILE (64u << 20)
 
+/* How a rule is matched. Basename rules that are a plain name ("Makefile",
+ * "build/") or a star and a plain suffix ("*.o") are found through a hash
+ * table keyed by the name or by the basename's last bytes, so an entry
+ * costs a few lookups instead of a match against every rule; the other
+ * rules are tried newest first, only down to the newest indexed hit. */
+enum { PAT_OTHER = 0, PAT_NAME, PAT_SUFFIX };
+
+/* Distinct suffix lengths indexed per list; more go to the slow path. */
+#define IGN_MAX_SUFLENS 16
+#define NO_PAT SIZE_MAX
+
 typedef struct ign_pat {
     agti_wm *wm;
     bool negative;
     bool mustbedir;
     bool nodir;
+    int kind;  /* PAT_* */
+    char *lit; /* the name or the suffix (PAT_NAME, PAT_SUFFIX) */
+    size_t litlen;
+    size_t prev; /* previous rule with the same key, or NO_PAT */
 } ign_pat;
+
+typedef struct ign_key {
+    size_t last; /* newest rule with this key; NO_PAT for an empty slot */
+} ign_key;
 
 typedef struct ign_list {
     char *base; /* "" or "dir/sub/" */
     size_t baselen;
     ign_pat *pats;
     size_t n, cap;
+    ign_key *keys; /* open addressing over (kind, lit) */
+    size_t keycap, nkeys;
+    size_t *others; /* indices of PAT_OTHER rules, ascending */
+    size_t nothers, capothers;
+    size_t suflens[IGN_MAX_SUFLENS];
+    size_t nsuflens;
 } ign_list;
 
 typedef struct ign_frame {
@@ -73,9 +98,13 @@ static void list_free(ign_list *l)
 {
     if (l == NULL)
         return;
-    for (size_t i = 0; i < l->n; i++)
+    for (size_t i = 0; i < l->n; i++) {
         agti_wm_free(l->pats[i].wm);
+        free(l->pats[i].lit);
+    }
     free(l->pats);
+    free(l->keys);
+    free(l->others);
     free(l->base);
     free(l);
 }
@@ -103,9 +132,101 @@ static size_t trim_trailing_spaces(const char *s, size_t len)
     return in_space ? last_space : len;
 }
 
+static size_t key_hash(int kind, const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    h ^= (unsigned)kind;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* The slot of key (kind, s[0..n)): its rule chain, or the empty slot where
+ * it goes. keycap > 0. */
+static ign_key *key_slot(const ign_list *l, int kind, const char *s, size_t n)
+{
+    size_t mask = l->keycap - 1;
+    for (size_t i = key_hash(kind, s, n) & mask;; i = (i + 1) & mask) {
+        ign_key *k = &l->keys[i];
+        if (k->last == NO_PAT)
+            return k;
+        const ign_pat *p = &l->pats[k->last];
+        if (p->kind == kind && p->litlen == n && memcmp(p->lit, s, n) == 0)
+            return k;
+    }
+}
+
+static int key_grow(ign_list *l)
+{
+    size_t nc = l->keycap ? l->keycap * 2 : 16;
+    ign_key *old = l->keys;
+    size_t oldcap = l->keycap;
+    l->keys = malloc(nc * sizeof *l->keys);
+    if (l->keys == NULL) {
+        l->keys = old;
+        return agti_oom();
+    }
+    for (size_t i = 0; i < nc; i++)
+        l->keys[i].last = NO_PAT;
+    l->keycap = nc;
+    for (size_t i = 0; i < oldcap; i++)
+        if (old[i].last != NO_PAT) {
+            const ign_pat *p = &l->pats[old[i].last];
+            *key_slot(l, p->kind, p->lit, p->litlen) = old[i];
+        }
+    free(old);
+    return AGT_OK;
+}
+
+static bool has_glob_char(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '*' || s[i] == '?' || s[i] == '[' || s[i] == ']' || s[i] == '\\')
+            return true;
+    return false;
+}
+
+/* Files rule l->pats[idx] (all but the index fields set) under its key or
+ * among the others. */
+static int list_index(ign_list *l, size_t idx)
+{
+    ign_pat *p = &l->pats[idx];
+    if (p->kind == PAT_SUFFIX) {
+        size_t k = 0;
+        while (k < l->nsuflens && l->suflens[k] != p->litlen)
+            k++;
+        if (k == l->nsuflens) {
+            if (k == IGN_MAX_SUFLENS)
+                p->kind = PAT_OTHER;
+            else
+                l->suflens[l->nsuflens++] = p->litlen;
+        }
+    }
+    if (p->kind != PAT_OTHER) {
+        if ((l->nkeys + 1) * 2 > l->keycap && key_grow(l) != AGT_OK)
+            return AGT_ENOMEM;
+        ign_key *k = key_slot(l, p->kind, p->lit, p->litlen);
+        if (k->last == NO_PAT)
+            l->nkeys++;
+        p->prev = k->last;
+        k->last = idx;
+        return AGT_OK;
+    }
+    if (l->nothers == l->capothers) {
+        size_t nc = l->capothers ? l->capothers * 2 : 8;
+        size_t *no = realloc(l->others, nc * sizeof *no);
+        if (no == NULL)
+            return agti_oom();
+        l->others = no;
+        l->capothers = nc;
+    }
+    l->others[l->nothers++] = idx;
+    return AGT_OK;
+}
+
 static int list_add_line(ign_list *l, const char *s, size_t len)
 {
-    ign_pat p = {NULL, false, false, false};
+    ign_pat p = {NULL, false, false, false, PAT_OTHER, NULL, 0, NO_PAT};
     if (len > 0 && s[0] == '!') {
         p.negative = true;
         s++;
@@ -123,18 +244,38 @@ static int list_add_line(ign_list *l, const char *s, size_t len)
     int rc = agti_wm_compile(&p.wm, s, len, 0, NULL);
     if (rc != AGT_OK)
         return rc;
+    if (p.nodir && len > 0 && !has_glob_char(s, len)) {
+        p.kind = PAT_NAME;
+        p.lit = agti_strndup(s, len);
+        p.litlen = len;
+    } else if (p.nodir && len > 1 && s[0] == '*' && !has_glob_char(s + 1, len - 1)) {
+        p.kind = PAT_SUFFIX;
+        p.lit = agti_strndup(s + 1, len - 1);
+        p.litlen = len - 1;
+    }
+    if (p.kind != PAT_OTHER && p.lit == NULL) {
+        agti_wm_free(p.wm);
+        return agti_oom();
+    }
     if (l->n == l->cap) {
         size_t nc = l->cap ? l->cap * 2 : 8;
         ign_pat *np = realloc(l->pats, nc * sizeof *np);
         if (np == NULL) {
             agti_wm_free(p.wm);
+            free(p.lit);
             return agti_oom();
         }
         l->pats = np;
         l->cap = nc;
     }
     l->pats[l->n++] = p;
-    return AGT_OK;
+    rc = list_index(l, l->n - 1);
+    if (rc != AGT_OK) {
+        l->n--;
+        agti_wm_free(p.wm);
+        free(p.lit);
+    }
+    return rc;
 }
 
 /* git's add_patterns_from_buffer(): BOM, '\n' lines, '\r' before it dropped,
@@ -188,7 +329,17 @@ static int list_add_file(ign_list *l, const char *path)
     return rc;
 }
 
-/* 1 excluded, 0 re-included by a negated rule, -1 no rule matched. */
+/* The newest rule of the chain starting at idx that applies to the entry
+ * (directory-only rules skip files), or NO_PAT. */
+static size_t chain_first(const ign_list *l, size_t idx, bool is_dir)
+{
+    while (idx != NO_PAT && l->pats[idx].mustbedir && !is_dir)
+        idx = l->pats[idx].prev;
+    return idx;
+}
+
+/* 1 excluded, 0 re-included by a negated rule, -1 no rule matched. Within a
+ * list the newest matching rule decides. */
 static int list_match(const ign_list *l, const char *path, size_t len, bool is_dir)
 {
     if (l == NULL || l->n == 0)
@@ -201,8 +352,29 @@ static int list_match(const ign_list *l, const char *path, size_t len, bool is_d
         }
     const char *bname = slash ? slash + 1 : path;
     size_t blen = len - (size_t)(bname - path);
+    size_t best = NO_PAT;
+    if (l->nkeys > 0) {
+        ign_key *k = key_slot(l, PAT_NAME, bname, blen);
+        if (k->last != NO_PAT)
+            best = chain_first(l, k->last, is_dir);
+        for (size_t j = 0; j < l->nsuflens; j++) {
+            size_t sl = l->suflens[j];
+            if (sl > blen)
+                continue;
+            k = key_slot(l, PAT_SUFFIX, bname + blen - sl, sl);
+            if (k->last == NO_PAT)
+                continue;
+            size_t c = chain_first(l, k->last, is_dir);
+            if (c != NO_PAT && (best == NO_PAT || c > best))
+                best = c;
+        }
+    }
     bool in_base = l->baselen == 0 || (len > l->baselen && memcmp(path, l->base, l->baselen) == 0);
-    for (size_t i = l->n; i-- > 0;) {
+    /* Only rules newer than the indexed hit can change the answer. */
+    for (size_t j = l->nothers; j-- > 0;) {
+        size_t i = l->others[j];
+        if (best != NO_PAT && i < best)
+            break;
         const ign_pat *p = &l->pats[i];
         if (p->mustbedir && !is_dir)
             continue;
@@ -211,10 +383,14 @@ static int list_match(const ign_list *l, const char *path, size_t len, bool is_d
             m = agti_wm_match(p->wm, bname, blen);
         else
             m = in_base && agti_wm_match(p->wm, path + l->baselen, len - l->baselen);
-        if (m)
-            return p->negative ? 0 : 1;
+        if (m) {
+            best = i;
+            break;
+        }
     }
-    return -1;
+    if (best == NO_PAT)
+        return -1;
+    return l->pats[best].negative ? 0 : 1;
 }
 
 /* ---- context ---------------------------------------------------------- */

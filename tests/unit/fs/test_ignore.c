@@ -330,10 +330,50 @@ static void test_sources(void)
     free(home2);
 }
 
+/* Plain names and "*suffix" rules are looked up by hash, the others tried in
+ * order; the newest matching rule must still decide whichever kind it is.
+ * Expected values from `git check-ignore --no-index` with this .gitignore. */
+static void test_rule_order(void)
+{
+    char *dir = tu_mkdtemp();
+    tu_write(dir, ".gitignore",
+             "*.o\n!keep.o\nMakefile\n!*.[o]\nfoo*.o\nfoo1.o\n!foo2.o\nbuild/\n!Makefile\n"
+             "*.log\nx.log\n!*g\n*.tmp\n!a.tmp\n*.tmp\n");
+    agti_ignore *ig = NULL;
+    T_EQ_INT(agti_ignore_new(&ig, dir, NULL, AGTI_IGN_NO_GLOBAL), AGT_OK, "ignore_new");
+    struct {
+        const char *path;
+        bool is_dir;
+        bool want;
+    } q[] = {
+        {"a.o", false, false},          {"keep.o", false, false}, {"foo1.o", false, true},
+        {"foo2.o", false, false},       {"foo3.o", false, true},  {"Makefile", false, false},
+        {"sub/Makefile", false, false}, {"build", false, false},  {"build", true, true},
+        {"x.log", false, false},        {"y.log", false, false},  {"a.tmp", false, true},
+        {"b.tmp", false, true},         {".o", false, false},
+    };
+    T_EQ_INT(agti_ignore_push(ig, ""), AGT_OK, "push root");
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        bool out = !q[i].want;
+        T_EQ_INT(agti_ignore_is_ignored(ig, q[i].path, q[i].is_dir, &out), AGT_OK, "query %s",
+                 q[i].path);
+        T_EQ_INT(out, q[i].want, "rule order: %s%s ignored=%d", q[i].path, q[i].is_dir ? "/" : "",
+                 q[i].want);
+        if (strchr(q[i].path, '/') == NULL)
+            T_EQ_INT(agti_ignore_check_entry(ig, q[i].path, q[i].is_dir), q[i].want,
+                     "rule order (stack): %s", q[i].path);
+    }
+    agti_ignore_pop(ig);
+    agti_ignore_free(ig);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     test_wildmatch();
     test_corpus();
     test_sources();
+    test_rule_order();
     return t_done();
 }
