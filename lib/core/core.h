@@ -77,7 +77,8 @@ size_t agti_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
 bool agti_utf8_valid(const char *s, size_t len);
 /* Number of code points in valid UTF-8 text. */
 size_t agti_utf8_count(const char *s, size_t len);
-/* Appends s to b, replacing every invalid sequence with U+FFFD. */
+/* Appends s to b, replacing every invalid sequence and every NUL byte with
+ * U+FFFD. */
 void agti_utf8_sanitize(agti_buf *b, const char *s, size_t len);
 /* The largest n <= len such that s[0..n) does not end inside a sequence. */
 size_t agti_utf8_floor(const char *s, size_t len);

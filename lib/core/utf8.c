@@ -66,7 +66,8 @@ void agti_utf8_sanitize(agti_buf *b, const char *s, size_t len)
     size_t i = 0, run = 0;
     while (i < len) {
         uint32_t cp;
-        size_t n = p[i] < 0x80 ? 1 : agti_utf8_decode(p + i, len - i, &cp);
+        /* a NUL counts as invalid: the text ends up in C strings, which it would cut */
+        size_t n = p[i] == 0 ? 0 : p[i] < 0x80 ? 1 : agti_utf8_decode(p + i, len - i, &cp);
         if (n == 0) {
             agti_buf_put(b, s + run, i - run);
             agti_buf_put(b, "\xEF\xBF\xBD", 3);

@@ -326,6 +326,16 @@ static void test_late_nul(agt_session *s)
            0, "Grep line with a NUL, and the next file");
 }
 
+/* Bash output with a NUL byte: the result text ended at it, so the rest of
+ * the output and the exit-code line were lost. */
+static void test_bash_output_nul(agt_session *s)
+{
+    expect(s, "Bash", "{\"command\":\"printf 'a\\\\000b\\\\nsecond line\\\\n'\"}",
+           "a\xEF\xBF\xBD"
+           "b\nsecond line\nCommand completed with exit code 0.",
+           0, "NUL in the output");
+}
+
 /* A saved session is input: its tasks' output_path was read back by
  * TaskOutput whatever it named, so a tampered save turned TaskOutput into a
  * reader of any file (keys, credentials) outside the workspace. */
@@ -386,6 +396,7 @@ int main(void)
     test_bash_long_command(s);
     test_glob_absolute_pattern(s);
     test_late_nul(s);
+    test_bash_output_nul(s);
     agt_session_free(s);
     test_restore_output_path();
     test_hook_rewrite();
