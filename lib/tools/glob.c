@@ -1,9 +1,11 @@
 /* Glob: files whose path matches a glob, newest first. The walk reads only
  * directory entries (skip_stat); matches are stat'ed afterwards for the
  * modification time they are sorted by. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "dispatch/dispatch_internal.h"
 #include "fs/fs.h"
@@ -73,17 +75,20 @@ static int newest_first(const void *a, const void *b)
     return strcmp(x->path, y->path);
 }
 
+/* Only matches are stat'ed, relative to the folder's descriptor (no
+ * absolute path to build and resolve per file). A hit that vanished keeps
+ * mtime 0 and sorts last. */
 static void stat_hits(glob_ctx *c, const char *dir)
 {
-    agti_buf full = AGTI_BUF_INIT;
+    int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return;
     for (size_t i = 0; i < c->n; i++) {
         struct stat st;
-        agti_buf_truncate(&full, 0);
-        agti_buf_printf(&full, "%s/%s", dir, c->hits[i].path);
-        if (!full.oom && stat(agti_buf_cstr(&full), &st) == 0)
+        if (fstatat(dfd, c->hits[i].path, &st, 0) == 0)
             c->hits[i].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
     }
-    agti_buf_free(&full);
+    close(dfd);
 }
 
 static void render(agti_buf *b, const glob_ctx *c, const agti_ws_path *dir, const char *pattern,
