@@ -598,6 +598,52 @@ json_t *agti_command_split(const char *cmd)
 
 /* ---- evaluating a call ---------------------------------------------- */
 
+/* Whether a simple command redirects output into a file (`>`, `>>`, `>|`,
+ * `&>`, `2>`), outside quotes. Duplications (`2>&1`, `>&-`) and /dev/null
+ * write nothing. Used so that an allow rule such as `Bash(ls *)`, whose `*`
+ * also matches "> file", does not let a command write files unasked. */
+static bool redirects_to_file(const char *cmd)
+{
+    bool sq = false, dq = false;
+    for (size_t i = 0; cmd[i]; i++) {
+        char c = cmd[i];
+        if (sq) {
+            sq = c != '\'';
+            continue;
+        }
+        if (c == '\\' && cmd[i + 1]) {
+            i++;
+            continue;
+        }
+        if (dq) {
+            dq = c != '"';
+            continue;
+        }
+        if (c == '\'') {
+            sq = true;
+            continue;
+        }
+        if (c == '"') {
+            dq = true;
+            continue;
+        }
+        if (c != '>' || cmd[i + 1] == '(')
+            continue;
+        size_t j = i + 1;
+        if (cmd[j] == '>' || cmd[j] == '|')
+            j++;
+        while (cmd[j] == ' ' || cmd[j] == '\t')
+            j++;
+        if (cmd[j] == '&')
+            continue; /* >&2, >&- : a duplication */
+        if (strncmp(cmd + j, "/dev/null", 9) == 0 &&
+            (cmd[j + 9] == '\0' || cmd[j + 9] == ' ' || cmd[j + 9] == '\t'))
+            continue;
+        return true;
+    }
+    return false;
+}
+
 int agti_policy_path(const char *root, const char *path, char **rel, char **abs)
 {
     *rel = *abs = NULL;
@@ -681,6 +727,9 @@ int agti_policy_evaluate(agt_session *s, const char *tool, json_t *args, int *ki
         {
             const agti_rule *hit;
             agti_ruleset_match(rs, tool, subject, json_string_value(v), NULL, &hit);
+            if (hit != NULL && hit->kind == AGT_RULE_ALLOW && hit->pattern != NULL &&
+                strchr(hit->pattern, '>') == NULL && redirects_to_file(json_string_value(v)))
+                hit = NULL; /* the rule allows the command, not a file write */
             if (hit != NULL && hit->kind == AGT_RULE_DENY) {
                 *kind = AGT_RULE_DENY;
                 *rule = hit;

@@ -114,6 +114,20 @@ static void test_precedence(agt_registry *reg)
              "quoted separator stays one command");
     T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git status | git diff\"}"), "ran",
              "compound of allowed parts runs");
+    /* `*` in an allow rule would also match a redirection into a file */
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git log > notes.txt\"}"), "pending",
+             "allow rule does not cover writing a file with >");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git log >>notes.txt\"}"), "pending", "nor with >>");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git log 2>err.txt\"}"), "pending", "nor with 2>");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git log &> all.txt\"}"), "pending", "nor with &>");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git log 2>&1\"}"), "ran",
+             "a descriptor duplication writes no file");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git log > /dev/null\"}"), "ran",
+             "/dev/null writes no file");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git log --grep '>x'\"}"), "ran",
+             "a quoted > is no redirection");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"npm test > log.txt\"}"), "pending",
+             "an exact rule does not cover a redirection either");
     agt_result *r;
     disp(s, "d1", "Bash", "{\"command\":\"rm -rf build\"}", &r);
     T_EQ_STR(agt_result_text(r),
