@@ -32,23 +32,6 @@ static const char *shell_path(void)
     return access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
 }
 
-static int fail(agt_call *call, const char *fmt, ...) AGTI_PRINTF(2, 3);
-static int fail(agt_call *call, const char *fmt, ...)
-{
-    agti_buf b = AGTI_BUF_INIT;
-    va_list ap;
-    va_start(ap, fmt);
-    agti_buf_vprintf(&b, fmt, ap);
-    va_end(ap);
-    if (b.oom) {
-        agti_buf_free(&b);
-        return agti_oom();
-    }
-    int rc = agt_call_set_error(call, agti_buf_cstr(&b));
-    agti_buf_free(&b);
-    return rc;
-}
-
 static bool blank(const char *s)
 {
     for (; *s; s++)
@@ -70,13 +53,15 @@ static int resolve_cwd(agt_call *call, agt_session *s, const char *arg, char **o
     if (rc == AGT_ENOMEM)
         return rc;
     if (rc != AGT_OK) {
-        fail(call, "cwd '%s' is refused: %s. Commands run inside the workspace %s.", arg,
-             agt_error_message(), s->root);
+        agti_tool_fail(call, AGT_OK,
+                       "cwd '%s' is refused: %s. Commands run inside the workspace %s.", arg,
+                       agt_error_message(), s->root);
         return AGT_EDENIED;
     }
     struct stat st;
     if (stat(abs, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fail(call, "cwd '%s' is not an existing directory inside the workspace.", arg);
+        agti_tool_fail(call, AGT_OK, "cwd '%s' is not an existing directory inside the workspace.",
+                       arg);
         free(abs);
         return AGT_ENOTFOUND;
     }
@@ -119,24 +104,6 @@ static void put_outcome(agti_buf *b, agti_proc_state st, int code, int sig, cons
         agti_buf_puts(b, "Command is still running.");
         break;
     }
-}
-
-static int finish_text(agt_call *call, agti_buf *b, json_t *j, bool is_error)
-{
-    char *json = agti_json_dump(j);
-    json_decref(j);
-    if (b->oom || json == NULL) {
-        agti_buf_free(b);
-        agt_free(json);
-        return agti_oom();
-    }
-    int rc = is_error ? agt_call_set_error(call, agti_buf_cstr(b))
-                      : agt_call_set_text(call, agti_buf_cstr(b));
-    if (rc == AGT_OK)
-        rc = agt_call_set_json(call, json, strlen(json));
-    agti_buf_free(b);
-    agt_free(json);
-    return rc;
 }
 
 static int run_foreground(agt_call *call, agt_session *s, const char *command, const char *cwd,
@@ -191,7 +158,7 @@ static int run_foreground(agt_call *call, agt_session *s, const char *command, c
     free(out);
     agti_proc_free(p);
     free(log);
-    return finish_text(call, &b, j, st != AGTI_PROC_COMPLETED);
+    return agti_tool_finish(call, &b, j, st != AGTI_PROC_COMPLETED);
 }
 
 static int started_text(agt_call *call, agti_tasks *m, const char *id, int64_t limit_s,
@@ -212,7 +179,7 @@ static int started_text(agt_call *call, agti_tasks *m, const char *id, int64_t l
     json_t *j = json_pack("{s:s, s:I, s:s, s:s, s:s}", "task_id", id, "pid", (json_int_t)info.pid,
                           "description", info.description, "status",
                           agti_proc_state_name(info.state), "output_path", info.log_path);
-    return finish_text(call, &b, j, false);
+    return agti_tool_finish(call, &b, j, false);
 }
 
 static int run_background(agt_call *call, agt_session *s, const char *command, const char *cwd,
@@ -230,10 +197,11 @@ static int run_background(agt_call *call, agt_session *s, const char *command, c
     char id[16];
     rc = agti_tasks_start(m, command, desc, &o, id);
     if (rc == AGT_ELIMIT)
-        return fail(call,
-                    "Cannot start another background task: %s. Wait for one to end, or stop "
-                    "one with TaskStop (TaskList shows them).",
-                    agt_error_message());
+        return agti_tool_fail(
+            call, AGT_OK,
+            "Cannot start another background task: %s. Wait for one to end, or stop "
+            "one with TaskStop (TaskList shows them).",
+            agt_error_message());
     if (rc != AGT_OK)
         return rc;
     return started_text(call, m, id, limit_s, "Started background");
@@ -295,7 +263,7 @@ static int run_movable(agt_call *call, agt_session *s, const char *command, cons
         info.exit_code >= 0 ? json_integer(info.exit_code) : json_null(), "signal", info.signal,
         "output_bytes", (json_int_t)info.output_bytes, "output_path", info.log_path, "duration_ms",
         (json_int_t)(info.ended_ms - info.started_ms));
-    return finish_text(call, &b, j, info.state != AGTI_PROC_COMPLETED);
+    return agti_tool_finish(call, &b, j, info.state != AGTI_PROC_COMPLETED);
 }
 
 int agti_tool_bash(agt_call *call, void *payload)
@@ -310,17 +278,18 @@ int agti_tool_bash(agt_call *call, void *payload)
     bool background = json_is_true(json_object_get(a, "run_in_background"));
     bool no_limit = json_is_true(json_object_get(a, "disable_timeout"));
     if (command == NULL || blank(command))
-        return fail(call, "The command is blank; give the command line to run.");
+        return agti_tool_fail(call, AGT_OK, "The command is blank; give the command line to run.");
     /* Linux refuses a single exec argument over MAX_ARG_STRLEN (32 pages) */
     size_t clen = json_string_length(json_object_get(a, "command"));
     if (clen >= BASH_MAX_COMMAND)
-        return fail(call,
-                    "The command is %zu bytes long; a command line can have at most %u. "
-                    "Write the script to a file with Write and run that file.",
-                    clen, BASH_MAX_COMMAND - 1);
+        return agti_tool_fail(call, AGT_OK,
+                              "The command is %zu bytes long; a command line can have at most %u. "
+                              "Write the script to a file with Write and run that file.",
+                              clen, BASH_MAX_COMMAND - 1);
     if (background && (desc == NULL || blank(desc)))
-        return fail(call, "A background command needs a description: a few words saying what "
-                          "it does, shown in TaskList.");
+        return agti_tool_fail(call, AGT_OK,
+                              "A background command needs a description: a few words saying what "
+                              "it does, shown in TaskList.");
     char *cwd = NULL;
     int rc = resolve_cwd(call, s, cwd_arg, &cwd);
     if (rc != AGT_OK)

@@ -11,29 +11,11 @@
 #include "session/session_internal.h"
 #include "tools_internal.h"
 
-static int finish(agt_call *call, agti_buf *b, json_t *j, bool is_error)
-{
-    char *json = j ? agti_json_dump(j) : NULL;
-    json_decref(j);
-    if (b->oom || (j != NULL && json == NULL)) {
-        agti_buf_free(b);
-        agt_free(json);
-        return agti_oom();
-    }
-    int rc = is_error ? agt_call_set_error(call, agti_buf_cstr(b))
-                      : agt_call_set_text(call, agti_buf_cstr(b));
-    if (rc == AGT_OK && json != NULL)
-        rc = agt_call_set_json(call, json, strlen(json));
-    agti_buf_free(b);
-    agt_free(json);
-    return rc;
-}
-
 static int refuse(agt_call *call, int code, const char *lead)
 {
     agti_buf b = AGTI_BUF_INIT;
     agti_buf_printf(&b, "%s: %s", lead, agt_error_message());
-    int rc = finish(call, &b, NULL, true);
+    int rc = agti_tool_finish(call, &b, NULL, true);
     return rc == AGT_OK ? code : rc;
 }
 
@@ -91,7 +73,7 @@ int agti_tool_croncreate(agt_call *call, void *payload)
     else
         agti_buf_puts(&b, "\nIt fires once and is then deleted.");
     agt_free(human);
-    return finish(call, &b, o, false);
+    return agti_tool_finish(call, &b, o, false);
 }
 
 static int by_fire(const void *x, const void *y)
@@ -150,7 +132,7 @@ int agti_tool_cronlist(agt_call *call, void *payload)
         json_array_append_new(arr, o);
     }
     free(order);
-    return finish(call, &b, arr, false);
+    return agti_tool_finish(call, &b, arr, false);
 }
 
 int agti_tool_crondelete(agt_call *call, void *payload)
@@ -166,7 +148,7 @@ int agti_tool_crondelete(agt_call *call, void *payload)
     if (j == NULL) {
         agti_buf_printf(&b, "No cron job with id %s. CronList shows the scheduled jobs.",
                         id ? id : "");
-        int rc = finish(call, &b, NULL, true);
+        int rc = agti_tool_finish(call, &b, NULL, true);
         return rc == AGT_OK ? AGT_ENOTFOUND : rc;
     }
     agti_buf_printf(&b, "Deleted cron job %s (%s, %s).", j->id, agt_cron_expression(j->cron),
@@ -176,5 +158,5 @@ int agti_tool_crondelete(agt_call *call, void *payload)
         return agti_oom();
     }
     agti_crontab_remove(&bg->cron, id);
-    return finish(call, &b, NULL, false);
+    return agti_tool_finish(call, &b, NULL, false);
 }

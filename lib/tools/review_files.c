@@ -28,48 +28,22 @@
 /* file_read_diff: paths per call (duplicates are found by a linear scan). */
 #define DIFF_MAX_PATHS 500
 
-static int fail(agt_call *call, int code, const char *fmt, ...) AGTI_PRINTF(3, 4);
-static int fail(agt_call *call, int code, const char *fmt, ...)
-{
-    agti_buf b = AGTI_BUF_INIT;
-    va_list ap;
-    va_start(ap, fmt);
-    agti_buf_vprintf(&b, fmt, ap);
-    va_end(ap);
-    if (b.oom) {
-        agti_buf_free(&b);
-        return agti_oom();
-    }
-    int rc = agt_call_set_error(call, agti_buf_cstr(&b));
-    agti_buf_free(&b);
-    return rc == AGT_OK ? code : rc;
-}
-
-static int finish(agt_call *call, agti_buf *b)
-{
-    if (b->oom) {
-        agti_buf_free(b);
-        return agti_oom();
-    }
-    int rc = agt_call_set_text(call, agti_buf_cstr(b));
-    agti_buf_free(b);
-    return rc;
-}
-
 int agti_review_tool_changes(agt_call *call, agt_changes **out)
 {
     agt_session *s = agt_call_session(call);
     if (s == NULL)
-        return fail(call, AGT_ESTATE, "Error: %s needs a session with a change set under review.",
-                    agt_call_tool(call));
+        return agti_tool_fail(call, AGT_ESTATE,
+                              "Error: %s needs a session with a change set under review.",
+                              agt_call_tool(call));
     int rc = agti_review_changes(s, out);
     if (rc == AGT_ENOMEM)
         return rc;
     if (rc != AGT_OK)
-        return fail(call, rc,
-                    "Error: there is no change set to review (%s). The host must open one "
-                    "(agt_session_open_review) before the review tools can run.",
-                    agt_error_message());
+        return agti_tool_fail(
+            call, rc,
+            "Error: there is no change set to review (%s). The host must open one "
+            "(agt_session_open_review) before the review tools can run.",
+            agt_error_message());
     return AGT_OK;
 }
 
@@ -138,7 +112,7 @@ static int render_range(agt_call *call, const char *path, const char *text, size
                         "\nNote: Results truncated to %d lines (lines %lld-%zu of the %lld-%zu "
                         "asked for). Ask for a narrower range; the rest starts at line %zu.",
                         READ_MAX_LINES, first, shown_last, first, last, shown_last + 1);
-    return finish(call, &b);
+    return agti_tool_finish(call, &b, NULL, false);
 }
 
 int agti_tool_file_read(agt_call *call, void *payload)
@@ -147,21 +121,23 @@ int agti_tool_file_read(agt_call *call, void *payload)
     json_t *args = agti_call_args_json(call);
     const char *path = arg_string(call, "file_path");
     if (path == NULL || path[0] == '\0')
-        return fail(call, AGT_EINVAL, "Error: file_path is missing or empty.");
+        return agti_tool_fail(call, AGT_EINVAL, "Error: file_path is missing or empty.");
     json_t *sv = json_object_get(args, "start_line"), *ev = json_object_get(args, "end_line");
     long long first = json_is_integer(sv) ? json_integer_value(sv) : 1;
     if (first < 1)
-        return fail(call, AGT_EINVAL, "Error: start_line is %lld; lines are numbered from 1.",
-                    first);
+        return agti_tool_fail(call, AGT_EINVAL,
+                              "Error: start_line is %lld; lines are numbered from 1.", first);
     if (json_is_integer(ev) && json_integer_value(ev) < first)
-        return fail(call, AGT_EINVAL,
-                    "Error: end_line %lld comes before start_line %lld; end_line is inclusive "
-                    "and must be at least start_line.",
-                    json_integer_value(ev), first);
+        return agti_tool_fail(
+            call, AGT_EINVAL,
+            "Error: end_line %lld comes before start_line %lld; end_line is inclusive "
+            "and must be at least start_line.",
+            json_integer_value(ev), first);
     const char *why = NULL;
     if (agti_fs_is_sensitive(path, &why))
-        return fail(call, AGT_EDENIED,
-                    "Error: %s is a sensitive file (%s); its content is not shown.", path, why);
+        return agti_tool_fail(call, AGT_EDENIED,
+                              "Error: %s is a sensitive file (%s); its content is not shown.", path,
+                              why);
     agt_changes *c = NULL;
     int rc = agti_review_tool_changes(call, &c);
     if (rc != AGT_OK)
@@ -170,18 +146,19 @@ int agti_tool_file_read(agt_call *call, void *payload)
     size_t len = 0;
     rc = agt_changes_read_file(c, path, &text, &len);
     if (rc == AGT_ENOTFOUND)
-        return fail(call, rc,
-                    "Error: file not found: %s is not a file of the reviewed tree (after the "
-                    "change). Check the path with file_find.",
-                    path);
+        return agti_tool_fail(
+            call, rc,
+            "Error: file not found: %s is not a file of the reviewed tree (after the "
+            "change). Check the path with file_find.",
+            path);
     if (rc == AGT_ENOMEM)
         return rc;
     if (rc != AGT_OK)
-        return fail(call, rc, "Error: cannot read %s: %s", path, agt_error_message());
+        return agti_tool_fail(call, rc, "Error: cannot read %s: %s", path, agt_error_message());
     if (is_binary(text, len)) {
         agt_free(text);
-        return fail(call, AGT_EUNSUPPORTED,
-                    "Error: %s is a binary file; file_read shows text files only.", path);
+        return agti_tool_fail(call, AGT_EUNSUPPORTED,
+                              "Error: %s is a binary file; file_read shows text files only.", path);
     }
     size_t total = count_lines(text, len);
     if (total == 0) {
@@ -191,13 +168,13 @@ int agti_tool_file_read(agt_call *call, void *payload)
                         "File: %s (Total lines: 0)\nIS_TRUNCATED: false\nLINE_RANGE: 0-0\n"
                         "Note: the file is empty.",
                         path);
-        return finish(call, &b);
+        return agti_tool_finish(call, &b, NULL, false);
     }
     if ((size_t)first > total) {
         agt_free(text);
-        return fail(call, AGT_EINVAL,
-                    "Error: start_line %lld is past the end of %s, which has %zu line%s.", first,
-                    path, total, total == 1 ? "" : "s");
+        return agti_tool_fail(call, AGT_EINVAL,
+                              "Error: start_line %lld is past the end of %s, which has %zu line%s.",
+                              first, path, total, total == 1 ? "" : "s");
     }
     long long last = json_is_integer(ev) ? json_integer_value(ev) : (long long)total;
     rc = render_range(call, path, text, len, first, last, total);
@@ -229,12 +206,13 @@ int agti_tool_file_read_diff(agt_call *call, void *payload)
     (void)payload;
     json_t *paths = json_object_get(agti_call_args_json(call), "path_array");
     if (json_array_size(paths) == 0)
-        return fail(call, AGT_EINVAL,
-                    "Error: no files found: path_array is empty. Name at least one path.");
+        return agti_tool_fail(
+            call, AGT_EINVAL,
+            "Error: no files found: path_array is empty. Name at least one path.");
     if (json_array_size(paths) > DIFF_MAX_PATHS)
-        return fail(call, AGT_ELIMIT,
-                    "Error: path_array names %zu paths; ask for at most %d per call.",
-                    json_array_size(paths), DIFF_MAX_PATHS);
+        return agti_tool_fail(call, AGT_ELIMIT,
+                              "Error: path_array names %zu paths; ask for at most %d per call.",
+                              json_array_size(paths), DIFF_MAX_PATHS);
     agt_changes *c = NULL;
     int rc = agti_review_tool_changes(call, &c);
     if (rc != AGT_OK)
@@ -370,8 +348,8 @@ int agti_tool_file_find(agt_call *call, void *payload)
         free(query);
         if (rc == AGT_ENOMEM)
             return rc;
-        return fail(call, rc, "Error: cannot list the files of the reviewed tree: %s",
-                    agt_error_message());
+        return agti_tool_fail(call, rc, "Error: cannot list the files of the reviewed tree: %s",
+                              agt_error_message());
     }
     if (rc != AGT_OK) {
         free(query);
@@ -402,5 +380,5 @@ int agti_tool_file_find(agt_call *call, void *payload)
                         "\nNote: %zu sensitive file%s (credentials, keys, environment files) "
                         "matching the query %s not listed.",
                         sensitive, sensitive == 1 ? "" : "s", sensitive == 1 ? "is" : "are");
-    return finish(call, &b);
+    return agti_tool_finish(call, &b, NULL, false);
 }

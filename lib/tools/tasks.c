@@ -15,24 +15,6 @@
 #define TASK_TAIL_BYTES (32 * 1024)
 #define TASKLIST_MAX 100
 
-static int finish(agt_call *call, agti_buf *b, json_t *j, bool is_error)
-{
-    char *json = j ? agti_json_dump(j) : NULL;
-    json_decref(j);
-    if (b->oom || (j != NULL && json == NULL)) {
-        agti_buf_free(b);
-        agt_free(json);
-        return agti_oom();
-    }
-    int rc = is_error ? agt_call_set_error(call, agti_buf_cstr(b))
-                      : agt_call_set_text(call, agti_buf_cstr(b));
-    if (rc == AGT_OK && json != NULL)
-        rc = agt_call_set_json(call, json, strlen(json));
-    agti_buf_free(b);
-    agt_free(json);
-    return rc;
-}
-
 static int unknown_task(agt_call *call, const char *id)
 {
     agti_buf b = AGTI_BUF_INIT;
@@ -40,7 +22,7 @@ static int unknown_task(agt_call *call, const char *id)
                     "No background task with id '%s'. TaskList (active_only false) shows "
                     "the known tasks.",
                     id);
-    finish(call, &b, NULL, true);
+    agti_tool_finish(call, &b, NULL, true);
     return AGT_ENOTFOUND;
 }
 
@@ -177,7 +159,7 @@ int agti_tool_tasklist(agt_call *call, void *payload)
         agti_buf_printf(&b, "\n  command: %s", json_string_value(json_object_get(r, "command")));
         json_array_append(arr, r);
     }
-    return finish(call, &b, arr, false);
+    return agti_tool_finish(call, &b, arr, false);
 }
 
 /* TaskOutput for a task of a restored session: what was saved, and its log. */
@@ -210,7 +192,7 @@ static int restored_output(agt_call *call, json_t *r)
         agti_buf_put(&b, tail, len);
     }
     free(tail);
-    return finish(call, &b, json_incref(r), false);
+    return agti_tool_finish(call, &b, json_incref(r), false);
 }
 
 /* TaskOutput for a background sub-agent or swarm: its state, then its
@@ -249,7 +231,7 @@ static int ext_output(agt_call *call, agti_ext_task *t, bool block, int64_t wait
         json_pack("{s:s, s:s, s:s, s:s, s:b}", "task_id", t->id, "kind", t->kind, "description",
                   t->description, "status", snap.status, "still_running_after_wait", still_running);
     agti_ext_snapshot_free(&snap);
-    return finish(call, &b, j, false);
+    return agti_tool_finish(call, &b, j, false);
 }
 
 int agti_tool_taskoutput(agt_call *call, void *payload)
@@ -317,7 +299,7 @@ int agti_tool_taskoutput(agt_call *call, void *payload)
     json_t *j = info_json(&t);
     if (j != NULL)
         json_object_set_new(j, "still_running_after_wait", json_boolean(still_running));
-    return finish(call, &b, j, false);
+    return agti_tool_finish(call, &b, j, false);
 }
 
 int agti_tool_taskstop(agt_call *call, void *payload)
@@ -348,7 +330,7 @@ int agti_tool_taskstop(agt_call *call, void *payload)
             json_pack("{s:s, s:s, s:s, s:s, s:b}", "task_id", id, "kind", ext->kind, "description",
                       ext->description, "status", snap.status, "stopped", src == AGT_OK);
         agti_ext_snapshot_free(&snap);
-        return finish(call, &eb, j, false);
+        return agti_tool_finish(call, &eb, j, false);
     }
     agti_tasks *m = existing_tasks(s);
     agti_task_info t;
@@ -360,7 +342,7 @@ int agti_tool_taskstop(agt_call *call, void *payload)
                         "Task %s had already ended: %s (from the restored session). Nothing "
                         "was stopped.",
                         id, json_string_value(json_object_get(old, "status")));
-        return finish(call, &ob, json_incref(old), false);
+        return agti_tool_finish(call, &ob, json_incref(old), false);
     }
     if (id == NULL || m == NULL || agti_tasks_get(m, id, &t) != AGT_OK)
         return unknown_task(call, id ? id : "");
@@ -386,5 +368,5 @@ int agti_tool_taskstop(agt_call *call, void *payload)
     json_t *j = info_json(&t);
     if (j != NULL)
         json_object_set_new(j, "stopped", json_boolean(rc == AGT_OK));
-    return finish(call, &b, j, false);
+    return agti_tool_finish(call, &b, j, false);
 }

@@ -3,7 +3,20 @@
 #ifndef AGT_LIB_TOOLS_INTERNAL_H
 #define AGT_LIB_TOOLS_INTERNAL_H
 
+#include <stdbool.h>
+
 #include "agenttools/dispatch.h"
+#include "core/core.h"
+
+struct json_t;
+
+/* Sets an error result with a formatted message; returns `code` (AGT_OK when
+ * the error result is the whole answer), or AGT_ENOMEM. */
+int agti_tool_fail(agt_call *call, int code, const char *fmt, ...) AGTI_PRINTF(3, 4);
+
+/* Sets the result from `b` (text, or error text when is_error) and, when `j`
+ * is not NULL, its structured form. Frees `b`, takes `j`'s reference. */
+int agti_tool_finish(agt_call *call, agti_buf *b, struct json_t *j, bool is_error);
 
 int agti_tool_todolist(agt_call *call, void *payload);
 int agti_tool_enter_plan_mode(agt_call *call, void *payload);
