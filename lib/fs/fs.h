@@ -151,6 +151,12 @@ typedef struct agti_walk_entry {
     bool is_symlink;  /* the entry itself is a symlink */
     uint64_t size;    /* bytes (of the target for a symlink to a file) */
     int64_t mtime_ns; /* modification time, ns since the epoch */
+    /* For a stat the callback decides on (skip_stat walks): fstatat(dirfd,
+     * name) names the entry without resolving relpath from the root again.
+     * dirfd is the open parent directory, AT_FDCWD with name = the full path
+     * in very deep trees; both valid during the callback only. */
+    int dirfd;
+    const char *name;
 } agti_walk_entry;
 
 typedef struct agti_walk_opts {

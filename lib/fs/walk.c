@@ -312,7 +312,14 @@ static void visit(walker *w, int pfd, const dent *d, size_t depth)
         agti_buf_truncate(&w->path, saved);
         return;
     }
-    agti_walk_entry e = {rel, w->path.len - w->rootlen - 1, AGTI_FS_OTHER, false, 0, 0};
+    agti_walk_entry e = {rel,
+                         w->path.len - w->rootlen - 1,
+                         AGTI_FS_OTHER,
+                         false,
+                         0,
+                         0,
+                         pfd >= 0 ? pfd : AT_FDCWD,
+                         pfd >= 0 ? d->name : w->path.ptr};
     if (S_ISLNK(mode)) {
         struct stat tst;
         e.is_symlink = true;
