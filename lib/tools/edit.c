@@ -235,8 +235,8 @@ static int apply(agt_call *call, const agti_ws_path *p, char *text, size_t len, 
     rc = agti_fs_write_atomic(p->abs, out_text, out_len, 0);
     if (rc != AGT_OK && rc != AGT_ENOMEM) {
         char *msg = agti_strdup(agt_error_message());
-        rc = agti_ws_fail(call, rc, "Could not write %s: %s. The file was not changed.", p->rel,
-                          msg ? msg : "error");
+        rc = agti_tool_fail(call, rc, "Could not write %s: %s. The file was not changed.", p->rel,
+                            msg ? msg : "error");
         free(msg);
     }
     if (rc == AGT_OK) {
@@ -268,18 +268,18 @@ int agti_tool_edit(agt_call *call, void *payload)
     json_t *jo = json_object_get(args, "old_string");
     json_t *jn = json_object_get(args, "new_string");
     if (path == NULL || !json_is_string(jo) || !json_is_string(jn))
-        return agti_ws_fail(call, AGT_EINVAL,
-                            "Edit needs \"path\", \"old_string\" and \"new_string\".");
+        return agti_tool_fail(call, AGT_EINVAL,
+                              "Edit needs \"path\", \"old_string\" and \"new_string\".");
     edit_args a = {json_string_value(jo), json_string_value(jn), json_string_length(jo),
                    json_string_length(jn), json_is_true(json_object_get(args, "replace_all"))};
     if (a.olen == 0)
-        return agti_ws_fail(call, AGT_EINVAL,
-                            "old_string is empty. To create a file or replace all of it, use "
-                            "Write.");
+        return agti_tool_fail(call, AGT_EINVAL,
+                              "old_string is empty. To create a file or replace all of it, use "
+                              "Write.");
     if (a.olen == a.nlen && memcmp(a.old, a.nw, a.olen) == 0)
-        return agti_ws_fail(call, AGT_EINVAL,
-                            "old_string and new_string are identical, so the edit would change "
-                            "nothing. Give the new text in new_string.");
+        return agti_tool_fail(call, AGT_EINVAL,
+                              "old_string and new_string are identical, so the edit would change "
+                              "nothing. Give the new text in new_string.");
     agti_ws_path p;
     int rc = agti_ws_resolve(call, path, true, &p);
     if (rc != AGT_OK)
@@ -288,10 +288,10 @@ int agti_tool_edit(agt_call *call, void *payload)
     size_t len = 0;
     rc = agti_ws_load(call, &p, AGTI_EDIT_MAX_BYTES, &text, &len);
     if (rc == AGT_OK && memchr(text, '\0', len) != NULL)
-        rc = agti_ws_fail(call, AGT_EUNSUPPORTED,
-                          "%s is a binary file (it contains NUL bytes); Edit changes text files "
-                          "only.",
-                          p.rel);
+        rc = agti_tool_fail(call, AGT_EUNSUPPORTED,
+                            "%s is a binary file (it contains NUL bytes); Edit changes text files "
+                            "only.",
+                            p.rel);
     if (rc == AGT_OK)
         rc = apply(call, &p, text, len, &a);
     free(text);

@@ -227,16 +227,16 @@ int agti_tool_glob(agt_call *call, void *payload)
     const char *path = json_string_value(json_object_get(args, "path"));
     bool include_ignored = json_is_true(json_object_get(args, "include_ignored"));
     if (pattern == NULL || pattern[0] == '\0')
-        return agti_ws_fail(call, AGT_EINVAL, "Glob needs a non-empty \"pattern\".");
+        return agti_tool_fail(call, AGT_EINVAL, "Glob needs a non-empty \"pattern\".");
     agti_glob *g = NULL;
     int rc = agti_glob_compile(&g, pattern, 0);
     if (rc == AGT_ENOMEM)
         return rc;
     if (rc != AGT_OK)
-        return agti_ws_fail(call, rc,
-                            "Invalid glob pattern '%s': %s. Escape a literal character "
-                            "with a backslash.",
-                            pattern, agt_error_message());
+        return agti_tool_fail(call, rc,
+                              "Invalid glob pattern '%s': %s. Escape a literal character "
+                              "with a backslash.",
+                              pattern, agt_error_message());
     agti_ws_path dir;
     rc = agti_ws_resolve(call, path ? path : ".", false, &dir);
     if (rc != AGT_OK) {
@@ -252,14 +252,14 @@ int agti_tool_glob(agt_call *call, void *payload)
     agti_walk_result wr;
     memset(&wr, 0, sizeof wr);
     if (stat(dir.abs, &st) != 0) {
-        rc = agti_ws_fail(call, AGT_ENOTFOUND, "%s does not exist.", dir.rel);
+        rc = agti_tool_fail(call, AGT_ENOTFOUND, "%s does not exist.", dir.rel);
         goto out;
     }
     if (!S_ISDIR(st.st_mode)) {
-        rc = agti_ws_fail(call, AGT_EINVAL,
-                          "%s is a file, not a folder; give Glob a folder as path (Read reads "
-                          "a file).",
-                          dir.rel);
+        rc = agti_tool_fail(call, AGT_EINVAL,
+                            "%s is a file, not a folder; give Glob a folder as path (Read reads "
+                            "a file).",
+                            dir.rel);
         goto out;
     }
     agti_walk_opts o;
@@ -277,7 +277,7 @@ int agti_tool_glob(agt_call *call, void *payload)
     }
     if (rc != AGT_OK) {
         char *msg = agti_strdup(agt_error_message());
-        rc = agti_ws_fail(call, rc, "Glob could not list %s: %s.", dir.rel, msg ? msg : "error");
+        rc = agti_tool_fail(call, rc, "Glob could not list %s: %s.", dir.rel, msg ? msg : "error");
         free(msg);
         goto out;
     }

@@ -42,7 +42,7 @@ static int parse_args(agt_call *call, grep_args *a)
     a->type = json_string_value(json_object_get(args, "type"));
     const char *mode = json_string_value(json_object_get(args, "output_mode"));
     if (a->pattern == NULL || a->pattern[0] == '\0')
-        return agti_ws_fail(call, AGT_EINVAL, "Grep needs a non-empty \"pattern\".");
+        return agti_tool_fail(call, AGT_EINVAL, "Grep needs a non-empty \"pattern\".");
     if (mode == NULL || strcmp(mode, "files_with_matches") == 0)
         a->mode = AGTI_SEARCH_FILES;
     else if (strcmp(mode, "content") == 0)
@@ -50,10 +50,10 @@ static int parse_args(agt_call *call, grep_args *a)
     else if (strcmp(mode, "count_matches") == 0)
         a->mode = AGTI_SEARCH_COUNT;
     else
-        return agti_ws_fail(call, AGT_EINVAL,
-                            "output_mode must be files_with_matches, content or count_matches, "
-                            "not '%s'.",
-                            mode);
+        return agti_tool_fail(call, AGT_EINVAL,
+                              "output_mode must be files_with_matches, content or count_matches, "
+                              "not '%s'.",
+                              mode);
     a->icase = json_is_true(json_object_get(args, "-i"));
     a->numbers = !json_is_false(json_object_get(args, "-n"));
     a->multiline = json_is_true(json_object_get(args, "multiline"));
@@ -250,7 +250,7 @@ static int search(agt_call *call, const grep_args *a, const agti_ws_path *p, boo
         return rc;
     if (rc != AGT_OK) {
         char *msg = agti_strdup(agt_error_message());
-        rc = agti_ws_fail(call, rc, "Grep cannot run: %s.", msg ? msg : "bad pattern");
+        rc = agti_tool_fail(call, rc, "Grep cannot run: %s.", msg ? msg : "bad pattern");
         free(msg);
         return rc;
     }
@@ -259,7 +259,7 @@ static int search(agt_call *call, const grep_args *a, const agti_ws_path *p, boo
     rc = agti_search_tree(s, p->abs, &res);
     if (rc != AGT_OK && rc != AGT_ENOMEM) {
         char *msg = agti_strdup(agt_error_message());
-        rc = agti_ws_fail(call, rc, "Grep could not search %s: %s.", p->rel, msg ? msg : "error");
+        rc = agti_tool_fail(call, rc, "Grep could not search %s: %s.", p->rel, msg ? msg : "error");
         free(msg);
     }
     if (rc == AGT_OK && !is_file)
@@ -293,7 +293,7 @@ int agti_tool_grep(agt_call *call, void *payload)
         return rc;
     struct stat st;
     if (stat(p.abs, &st) != 0) {
-        rc = agti_ws_fail(call, AGT_ENOTFOUND, "%s does not exist.", p.rel);
+        rc = agti_tool_fail(call, AGT_ENOTFOUND, "%s does not exist.", p.rel);
     } else if (!S_ISDIR(st.st_mode) && agti_fs_is_sensitive(p.abs, NULL)) {
         agti_buf b = AGTI_BUF_INIT;
         agti_buf_printf(&b,

@@ -47,7 +47,7 @@ int agti_tool_read_media(agt_call *call, void *payload)
     (void)payload;
     const char *path = json_string_value(json_object_get(agti_call_args_json(call), "path"));
     if (path == NULL)
-        return agti_ws_fail(call, AGT_EINVAL, "ReadMediaFile needs a \"path\".");
+        return agti_tool_fail(call, AGT_EINVAL, "ReadMediaFile needs a \"path\".");
     agti_ws_path p;
     int rc = agti_ws_resolve(call, path, true, &p);
     if (rc != AGT_OK)
@@ -58,8 +58,8 @@ int agti_tool_read_media(agt_call *call, void *payload)
                                                  AGTI_MEDIA_MAX_BYTES);
     rc = agti_ws_load(call, &p, max, &data, &len);
     if (rc == AGT_ELIMIT) {
-        rc = agti_ws_fail(call, AGT_ELIMIT,
-                          "%s is larger than %zu bytes, the limit of ReadMediaFile.", p.rel, max);
+        rc = agti_tool_fail(call, AGT_ELIMIT,
+                            "%s is larger than %zu bytes, the limit of ReadMediaFile.", p.rel, max);
         goto out;
     }
     if (rc != AGT_OK)
@@ -68,14 +68,14 @@ int agti_tool_read_media(agt_call *call, void *payload)
     const char *kind = agti_ws_media_kind((const unsigned char *)data, len, &mime);
     if (kind == NULL) {
         if (looks_like_svg(data, len))
-            rc = agti_ws_fail(call, AGT_EUNSUPPORTED,
-                              "%s is an SVG image, which is XML text: read it with Read.", p.rel);
+            rc = agti_tool_fail(call, AGT_EUNSUPPORTED,
+                                "%s is an SVG image, which is XML text: read it with Read.", p.rel);
         else
-            rc = agti_ws_fail(call, AGT_EUNSUPPORTED,
-                              "%s is not an image or video file this tool recognises (PNG, "
-                              "JPEG, GIF, WebP, BMP, TIFF, ICO, AVIF, HEIC, MP4, MOV, 3GP, "
-                              "WebM, MKV, AVI, MPEG). For text files use Read.",
-                              p.rel);
+            rc = agti_tool_fail(call, AGT_EUNSUPPORTED,
+                                "%s is not an image or video file this tool recognises (PNG, "
+                                "JPEG, GIF, WebP, BMP, TIFF, ICO, AVIF, HEIC, MP4, MOV, 3GP, "
+                                "WebM, MKV, AVI, MPEG). For text files use Read.",
+                                p.rel);
         goto out;
     }
     b64 = base64((const unsigned char *)data, len, &b64_len);

@@ -227,22 +227,22 @@ static void note(agti_buf *b, const window *w)
 static int check_kind(agt_call *call, const agti_ws_path *p, reader *r)
 {
     if (!fill(r))
-        return r->err ? agti_ws_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel,
-                                     strerror(r->err))
+        return r->err ? agti_tool_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel,
+                                       strerror(r->err))
                       : AGT_OK;
     const char *mime = NULL;
     const char *kind = agti_ws_media_kind((const unsigned char *)r->buf, r->len, &mime);
     if (kind != NULL)
-        return agti_ws_fail(call, AGT_EUNSUPPORTED,
-                            "%s is %s file (%s), not text. Use ReadMediaFile to look at it.",
-                            p->rel, strcmp(kind, "image") == 0 ? "an image" : "a video", mime);
+        return agti_tool_fail(call, AGT_EUNSUPPORTED,
+                              "%s is %s file (%s), not text. Use ReadMediaFile to look at it.",
+                              p->rel, strcmp(kind, "image") == 0 ? "an image" : "a video", mime);
     size_t probe = r->len < 8192 ? r->len : 8192;
     if (memchr(r->buf, '\0', probe) != NULL)
-        return agti_ws_fail(call, AGT_EUNSUPPORTED,
-                            "%s is a binary file (it contains NUL bytes); Read shows text only. "
-                            "Inspect it with a tool made for its format through Bash (for "
-                            "example file, xxd or objdump).",
-                            p->rel);
+        return agti_tool_fail(call, AGT_EUNSUPPORTED,
+                              "%s is a binary file (it contains NUL bytes); Read shows text only. "
+                              "Inspect it with a tool made for its format through Bash (for "
+                              "example file, xxd or objdump).",
+                              p->rel);
     return AGT_OK;
 }
 
@@ -258,23 +258,23 @@ static int open_file(agt_call *call, const agti_ws_path *p, int *fd)
     }
     if (*fd < 0) {
         if (e == ENOENT || e == ENOTDIR)
-            return agti_ws_fail(call, AGT_ENOTFOUND,
-                                "%s does not exist. Check the path (Glob finds files by name).",
-                                p->rel);
-        return agti_ws_fail(call, e == EACCES ? AGT_EDENIED : AGT_EIO, "%s cannot be opened: %s.",
-                            p->rel, strerror(e));
+            return agti_tool_fail(call, AGT_ENOTFOUND,
+                                  "%s does not exist. Check the path (Glob finds files by name).",
+                                  p->rel);
+        return agti_tool_fail(call, e == EACCES ? AGT_EDENIED : AGT_EIO, "%s cannot be opened: %s.",
+                              p->rel, strerror(e));
     }
     if (S_ISDIR(st.st_mode)) {
         close(*fd);
-        return agti_ws_fail(call, AGT_EINVAL,
-                            "%s is a directory, not a file. Use Glob to list its files.", p->rel);
+        return agti_tool_fail(call, AGT_EINVAL,
+                              "%s is a directory, not a file. Use Glob to list its files.", p->rel);
     }
     if (!S_ISREG(st.st_mode)) {
         close(*fd);
-        return agti_ws_fail(call, AGT_EINVAL,
-                            "%s is not a regular file (a device, socket or pipe); Read reads "
-                            "files only.",
-                            p->rel);
+        return agti_tool_fail(call, AGT_EINVAL,
+                              "%s is not a regular file (a device, socket or pipe); Read reads "
+                              "files only.",
+                              p->rel);
     }
     return AGT_OK;
 }
@@ -298,8 +298,8 @@ static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t 
     agti_buf b = AGTI_BUF_INIT;
     rc = check_kind(call, p, r);
     if (rc == AGT_OK)
-        rc = count_lines(r, &w.total) ? agti_ws_fail(call, AGT_EIO, "%s could not be read: %s.",
-                                                     p->rel, strerror(r->err))
+        rc = count_lines(r, &w.total) ? agti_tool_fail(call, AGT_EIO, "%s could not be read: %s.",
+                                                       p->rel, strerror(r->err))
                                       : AGT_OK;
     if (rc != AGT_OK)
         goto out;
@@ -315,41 +315,41 @@ static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t 
         w.start = (size_t)offset;
     }
     if (w.start > w.total) {
-        rc = agti_ws_fail(call, AGT_EINVAL,
-                          "line_offset %lld is past the end of %s, which has %zu line%s.",
-                          (long long)offset, p->rel, w.total, w.total == 1 ? "" : "s");
+        rc = agti_tool_fail(call, AGT_EINVAL,
+                            "line_offset %lld is past the end of %s, which has %zu line%s.",
+                            (long long)offset, p->rel, w.total, w.total == 1 ? "" : "s");
         goto out;
     }
     if (lseek(fd, 0, SEEK_SET) != 0) {
-        rc = agti_ws_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel, strerror(errno));
+        rc = agti_tool_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel, strerror(errno));
         goto out;
     }
     r->pos = r->len = 0;
     r->eof = false;
     rc = emit(r, &w, &b);
     if (rc == AGT_EIO)
-        rc = agti_ws_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel, strerror(r->err));
+        rc = agti_tool_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel, strerror(r->err));
     if (rc != AGT_OK)
         goto out;
     if (w.nul_line != 0) {
-        rc = agti_ws_fail(call, AGT_EUNSUPPORTED,
-                          "%s is a binary file (line %zu has a NUL byte); Read shows text only. "
-                          "Inspect it with a tool made for its format through Bash (for example "
-                          "file, xxd or objdump).",
-                          p->rel, w.nul_line);
+        rc = agti_tool_fail(call, AGT_EUNSUPPORTED,
+                            "%s is a binary file (line %zu has a NUL byte); Read shows text only. "
+                            "Inspect it with a tool made for its format through Bash (for example "
+                            "file, xxd or objdump).",
+                            p->rel, w.nul_line);
         goto out;
     }
     if (w.bad_line != 0) {
-        rc = agti_ws_fail(call, AGT_EUNSUPPORTED,
-                          "%s is not valid UTF-8 text (line %zu has bytes that are not UTF-8); "
-                          "Read shows UTF-8 text only. Convert it through Bash (for example "
-                          "iconv -f latin1 -t utf-8) or inspect it with xxd.",
-                          p->rel, w.bad_line);
+        rc = agti_tool_fail(call, AGT_EUNSUPPORTED,
+                            "%s is not valid UTF-8 text (line %zu has bytes that are not UTF-8); "
+                            "Read shows UTF-8 text only. Convert it through Bash (for example "
+                            "iconv -f latin1 -t utf-8) or inspect it with xxd.",
+                            p->rel, w.bad_line);
         goto out;
     }
     /* The file may have shrunk between the two passes. */
     if (w.read == 0) {
-        rc = agti_ws_fail(call, AGT_EIO, "%s changed while it was read; read it again.", p->rel);
+        rc = agti_tool_fail(call, AGT_EIO, "%s changed while it was read; read it again.", p->rel);
         goto out;
     }
     note(&b, &w);
@@ -380,14 +380,14 @@ int agti_tool_read(agt_call *call, void *payload)
         (size_t)agti_session_file_limit(s, AGT_FILE_LIMIT_LINE_CHARS, AGTI_READ_MAX_LINE_CHARS);
     json_int_t n = jn ? json_integer_value(jn) : (json_int_t)limits.max_lines;
     if (path == NULL)
-        return agti_ws_fail(call, AGT_EINVAL, "Read needs a \"path\".");
+        return agti_tool_fail(call, AGT_EINVAL, "Read needs a \"path\".");
     if (offset == 0)
-        return agti_ws_fail(call, AGT_EINVAL,
-                            "line_offset 0 is not valid: lines are numbered from 1 (use a "
-                            "negative value to count from the end, -1 is the last line).");
+        return agti_tool_fail(call, AGT_EINVAL,
+                              "line_offset 0 is not valid: lines are numbered from 1 (use a "
+                              "negative value to count from the end, -1 is the last line).");
     if (n < 1 || (size_t)n > limits.max_lines)
-        return agti_ws_fail(call, AGT_EINVAL, "n_lines must be between 1 and %zu, not %lld.",
-                            limits.max_lines, (long long)n);
+        return agti_tool_fail(call, AGT_EINVAL, "n_lines must be between 1 and %zu, not %lld.",
+                              limits.max_lines, (long long)n);
     agti_ws_path p;
     int rc = agti_ws_resolve(call, path, true, &p);
     if (rc != AGT_OK)

@@ -53,10 +53,11 @@ int agti_tool_write(agt_call *call, void *payload)
     json_t *jc = json_object_get(args, "content");
     const char *mode = json_string_value(json_object_get(args, "mode"));
     if (path == NULL || !json_is_string(jc))
-        return agti_ws_fail(call, AGT_EINVAL, "Write needs \"path\" and \"content\".");
+        return agti_tool_fail(call, AGT_EINVAL, "Write needs \"path\" and \"content\".");
     bool append = mode != NULL && strcmp(mode, "append") == 0;
     if (mode != NULL && !append && strcmp(mode, "overwrite") != 0)
-        return agti_ws_fail(call, AGT_EINVAL, "mode must be overwrite or append, not '%s'.", mode);
+        return agti_tool_fail(call, AGT_EINVAL, "mode must be overwrite or append, not '%s'.",
+                              mode);
     const char *content = json_string_value(jc);
     size_t len = json_string_length(jc);
 
@@ -67,15 +68,15 @@ int agti_tool_write(agt_call *call, void *payload)
     struct stat st;
     bool exists = stat(p.abs, &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) {
-        rc = agti_ws_fail(call, AGT_EINVAL, "%s is a directory; give the path of a file inside it.",
-                          p.rel);
+        rc = agti_tool_fail(call, AGT_EINVAL,
+                            "%s is a directory; give the path of a file inside it.", p.rel);
         goto out;
     }
     if (exists && !S_ISREG(st.st_mode)) {
-        rc = agti_ws_fail(call, AGT_EINVAL,
-                          "%s is not a regular file (a device, socket or pipe); Write writes "
-                          "regular files only.",
-                          p.rel);
+        rc = agti_tool_fail(call, AGT_EINVAL,
+                            "%s is not a regular file (a device, socket or pipe); Write writes "
+                            "regular files only.",
+                            p.rel);
         goto out;
     }
     /* Keep the file's style: LF content written into a CRLF file becomes
@@ -109,8 +110,8 @@ int agti_tool_write(agt_call *call, void *payload)
         goto out;
     if (rc != AGT_OK) {
         char *msg = agti_strdup(agt_error_message());
-        rc = agti_ws_fail(call, rc, "Could not write %s: %s. The file was not changed.", p.rel,
-                          msg ? msg : "error");
+        rc = agti_tool_fail(call, rc, "Could not write %s: %s. The file was not changed.", p.rel,
+                            msg ? msg : "error");
         free(msg);
         goto out;
     }

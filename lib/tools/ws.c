@@ -13,23 +13,8 @@
 #include "session/fs_settings.h"
 #include "session/policy.h"
 #include "session/session_internal.h"
+#include "tools_internal.h"
 #include "ws.h"
-
-int agti_ws_fail(agt_call *call, int code, const char *fmt, ...)
-{
-    agti_buf b = AGTI_BUF_INIT;
-    va_list ap;
-    va_start(ap, fmt);
-    agti_buf_vprintf(&b, fmt, ap);
-    va_end(ap);
-    if (b.oom) {
-        agti_buf_free(&b);
-        return agti_oom();
-    }
-    int rc = agt_call_set_error(call, agti_buf_cstr(&b));
-    agti_buf_free(&b);
-    return rc == AGT_OK ? code : rc;
-}
 
 int agti_ws_finish(agt_call *call, agti_buf *b)
 {
@@ -83,25 +68,25 @@ int agti_ws_resolve(agt_call *call, const char *user_path, bool refuse_sensitive
         char *copy = agti_strdup(msg);
         if (copy == NULL)
             return agti_oom();
-        rc = agti_ws_fail(call, rc, "Cannot use path '%s': %s.", user_path, copy);
+        rc = agti_tool_fail(call, rc, "Cannot use path '%s': %s.", user_path, copy);
         free(copy);
         return rc;
     }
     /* Write would create the first folders before the system refuses */
     if (strlen(out->abs) >= PATH_MAX) {
-        rc = agti_ws_fail(call, AGT_EINVAL,
-                          "Cannot use path '%s': it is %zu bytes long as an absolute path; the "
-                          "system limit is %d.",
-                          user_path, strlen(out->abs), PATH_MAX - 1);
+        rc = agti_tool_fail(call, AGT_EINVAL,
+                            "Cannot use path '%s': it is %zu bytes long as an absolute path; the "
+                            "system limit is %d.",
+                            user_path, strlen(out->abs), PATH_MAX - 1);
         agti_ws_path_free(out);
         return rc;
     }
     const char *reason = NULL;
     if (refuse_sensitive && agti_fs_is_sensitive(out->abs, &reason)) {
-        rc = agti_ws_fail(call, AGT_EDENIED,
-                          "%s is a sensitive file (%s); the file tools never read or write it. "
-                          "Ask the user if you need something from it.",
-                          out->rel, reason ? reason : "secrets");
+        rc = agti_tool_fail(call, AGT_EDENIED,
+                            "%s is a sensitive file (%s); the file tools never read or write it. "
+                            "Ask the user if you need something from it.",
+                            out->rel, reason ? reason : "secrets");
         agti_ws_path_free(out);
         return rc;
     }
@@ -111,12 +96,12 @@ int agti_ws_resolve(agt_call *call, const char *user_path, bool refuse_sensitive
 static int stat_fail(agt_call *call, const agti_ws_path *p, int err)
 {
     if (err == ENOENT || err == ENOTDIR)
-        return agti_ws_fail(call, AGT_ENOTFOUND,
-                            "%s does not exist. Check the path (Glob finds files by name).",
-                            p->rel);
+        return agti_tool_fail(call, AGT_ENOTFOUND,
+                              "%s does not exist. Check the path (Glob finds files by name).",
+                              p->rel);
     if (err == EACCES)
-        return agti_ws_fail(call, AGT_EDENIED, "%s cannot be opened: permission denied.", p->rel);
-    return agti_ws_fail(call, AGT_EIO, "%s cannot be opened: %s.", p->rel, strerror(err));
+        return agti_tool_fail(call, AGT_EDENIED, "%s cannot be opened: permission denied.", p->rel);
+    return agti_tool_fail(call, AGT_EIO, "%s cannot be opened: %s.", p->rel, strerror(err));
 }
 
 int agti_ws_load(agt_call *call, const agti_ws_path *p, size_t max, char **data, size_t *len)
@@ -134,18 +119,18 @@ int agti_ws_load(agt_call *call, const agti_ws_path *p, size_t max, char **data,
     }
     if (S_ISDIR(st.st_mode)) {
         close(fd);
-        return agti_ws_fail(call, AGT_EINVAL,
-                            "%s is a directory, not a file. Use Glob to list its files.", p->rel);
+        return agti_tool_fail(call, AGT_EINVAL,
+                              "%s is a directory, not a file. Use Glob to list its files.", p->rel);
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return agti_ws_fail(call, AGT_EINVAL,
-                            "%s is not a regular file (a device, socket or pipe).", p->rel);
+        return agti_tool_fail(call, AGT_EINVAL,
+                              "%s is not a regular file (a device, socket or pipe).", p->rel);
     }
     if ((uint64_t)st.st_size > max) {
         close(fd);
-        return agti_ws_fail(call, AGT_ELIMIT, "%s is too large: %lld bytes (the limit is %zu).",
-                            p->rel, (long long)st.st_size, max);
+        return agti_tool_fail(call, AGT_ELIMIT, "%s is too large: %lld bytes (the limit is %zu).",
+                              p->rel, (long long)st.st_size, max);
     }
     size_t cap = (size_t)st.st_size, n = 0;
     char *buf = malloc(cap + 1);
@@ -162,7 +147,7 @@ int agti_ws_load(agt_call *call, const agti_ws_path *p, size_t max, char **data,
             int e = errno;
             free(buf);
             close(fd);
-            return agti_ws_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel, strerror(e));
+            return agti_tool_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel, strerror(e));
         }
         if (r == 0)
             break;

@@ -34,9 +34,6 @@ int agti_ws_resolve(agt_call *call, const char *user_path, bool refuse_sensitive
                     agti_ws_path *out);
 void agti_ws_path_free(agti_ws_path *p);
 
-/* Sets the call's error text (printf-style) and returns code. */
-int agti_ws_fail(agt_call *call, int code, const char *fmt, ...) AGTI_PRINTF(3, 4);
-
 /* Sets the call's text from b (checking b->oom) and frees b. */
 int agti_ws_finish(agt_call *call, agti_buf *b);
 
