@@ -20,15 +20,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The export macro marks every public function: exported from the library
+ * (which builds with hidden visibility) and imported by its users. */
 #if defined(_WIN32)
 #if defined(AGT_BUILDING_LIBRARY)
+/* building the DLL */
 #define AGT_EXTERN __declspec(dllexport)
 #else
+/* using the DLL */
 #define AGT_EXTERN __declspec(dllimport)
 #endif
 #elif defined(__GNUC__)
+/* GCC and clang: default visibility for the exported names */
 #define AGT_EXTERN __attribute__((visibility("default")))
 #else
+/* other compilers: plain external linkage */
 #define AGT_EXTERN
 #endif
 

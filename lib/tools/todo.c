@@ -7,7 +7,7 @@
 
 /* Most items a todo list holds: enough for any real plan, small enough that
  * the list stays readable for the model and the user. */
-#define TODO_MAX_ITEMS 100
+#define LIST_MAX_ITEMS 100
 
 static const char *status_mark(const char *status)
 {
@@ -52,11 +52,11 @@ static bool blank(const char *s)
 static int check_items(agt_call *call, json_t *todos)
 {
     char msg[160];
-    if (json_array_size(todos) > TODO_MAX_ITEMS) {
+    if (json_array_size(todos) > LIST_MAX_ITEMS) {
         snprintf(msg, sizeof msg,
                  "A todo list holds at most %d items; this one has %zu. Merge related steps "
                  "and call TodoList again.",
-                 TODO_MAX_ITEMS, json_array_size(todos));
+                 LIST_MAX_ITEMS, json_array_size(todos));
         agt_call_set_error(call, msg);
         return AGT_EINVALID;
     }
