@@ -13,10 +13,16 @@
  *    that directory contains "credentials" or "token"
  *    (application_default_credentials.json, access_tokens.db,
  *    legacy_credentials/<account>/adc.json, msal_token_cache.json, ...);
- *  - ".docker/config.json" (registry auth tokens), ".git-credentials",
- *    ".netrc", ".pgpass" (plain-text passwords).
+ *  - ".envrc" (direnv: exports secrets into the shell like a ".env");
+ *  - ".docker/config.json" (registry auth tokens), ".kube/config" (cluster
+ *    client keys and bearer tokens), ".npmrc" (_authToken), ".pypirc"
+ *    (upload password), ".git-credentials", ".netrc", ".pgpass" (plain-text
+ *    passwords).
  * Certificates and "*.pem"/"*.key" are not on the list: projects keep test
- * fixtures under those names and the agent legitimately edits them.
+ * fixtures under those names and the agent legitimately edits them. For the
+ * same reason a bare "credentials.json" is not either (OAuth quickstarts and
+ * test suites use the name for fixtures); only under the cloud tools' own
+ * folders above.
  */
 #include <string.h>
 #include <strings.h>
@@ -94,6 +100,8 @@ bool agti_fs_is_sensitive(const char *relpath, const char **reason)
     if (ieq(b, bl, ".env") || (iprefix(b, bl, ".env.") && !ieq(b, bl, ".env.example") &&
                                !ieq(b, bl, ".env.sample") && !ieq(b, bl, ".env.template")))
         why = "environment file (.env)";
+    else if (ieq(b, bl, ".envrc"))
+        why = "environment file (.envrc)";
     else if ((iprefix(b, bl, "id_rsa") || iprefix(b, bl, "id_ed25519") ||
               iprefix(b, bl, "id_ecdsa") || iprefix(b, bl, "id_dsa")) &&
              !(bl >= 4 && strncasecmp(b + bl - 4, ".pub", 4) == 0))
@@ -105,6 +113,10 @@ bool agti_fs_is_sensitive(const char *relpath, const char **reason)
         why = "cloud credentials file";
     else if (ieq(b, bl, "config.json") && parent_is(relpath, bstart, ".docker"))
         why = "Docker registry credentials";
+    else if (ieq(b, bl, "config") && parent_is(relpath, bstart, ".kube"))
+        why = "Kubernetes client credentials";
+    else if (ieq(b, bl, ".npmrc") || ieq(b, bl, ".pypirc"))
+        why = "package registry token";
     else if (ieq(b, bl, ".git-credentials") || ieq(b, bl, ".netrc") || ieq(b, bl, ".pgpass"))
         why = "password file";
     if (reason != NULL)
