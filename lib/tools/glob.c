@@ -252,7 +252,7 @@ int agti_tool_glob(agt_call *call, void *payload)
     agti_walk_result wr;
     memset(&wr, 0, sizeof wr);
     if (stat(dir.abs, &st) != 0) {
-        rc = agti_tool_fail(call, AGT_ENOTFOUND, "%s does not exist.", dir.rel);
+        rc = agti_ws_missing(call, &dir, "");
         goto out;
     }
     if (!S_ISDIR(st.st_mode)) {

@@ -293,7 +293,7 @@ int agti_tool_grep(agt_call *call, void *payload)
         return rc;
     struct stat st;
     if (stat(p.abs, &st) != 0) {
-        rc = agti_tool_fail(call, AGT_ENOTFOUND, "%s does not exist.", p.rel);
+        rc = agti_ws_missing(call, &p, "");
     } else if (!S_ISDIR(st.st_mode) && agti_fs_is_sensitive(p.abs, NULL)) {
         agti_buf b = AGTI_BUF_INIT;
         agti_buf_printf(&b,

@@ -258,9 +258,7 @@ static int open_file(agt_call *call, const agti_ws_path *p, int *fd)
     }
     if (*fd < 0) {
         if (e == ENOENT || e == ENOTDIR)
-            return agti_tool_fail(call, AGT_ENOTFOUND,
-                                  "%s does not exist. Check the path (Glob finds files by name).",
-                                  p->rel);
+            return agti_ws_missing(call, p, " Check the path (Glob finds files by name).");
         return agti_tool_fail(call, e == EACCES ? AGT_EDENIED : AGT_EIO, "%s cannot be opened: %s.",
                               p->rel, strerror(e));
     }

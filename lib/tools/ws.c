@@ -45,10 +45,52 @@ void agti_ws_path_free(agti_ws_path *p)
     p->abs = p->rel = NULL;
 }
 
+int agti_ws_missing(agt_call *call, const agti_ws_path *p, const char *hint)
+{
+    agt_session *s = agt_call_session(call);
+    const char *given = p->given;
+    char *lex = NULL, *norm = NULL;
+    if (given != NULL && given[0] != '\0' && given[0] != '~' && s != NULL && s->root != NULL) {
+        lex = given[0] == '/' ? agti_strdup(given) : agti_aprintf("%s/%s", s->root, given);
+        norm = lex != NULL ? agti_path_normalize(lex) : NULL;
+        free(lex);
+    }
+    int rc;
+    const char *lrel = norm;
+    if (norm != NULL && agti_path_is_within(norm, s->root)) {
+        size_t rl = strlen(s->root);
+        lrel = norm[rl] == '\0' ? "." : norm + rl + (strcmp(s->root, "/") != 0);
+    }
+    if (lrel == NULL || strcmp(lrel, p->rel) == 0) {
+        rc = agti_tool_fail(call, AGT_ENOTFOUND, "%s does not exist.%s", p->rel, hint);
+    } else {
+        /* The given path and the resolved one differ in more than spelling:
+         * a symbolic link led to the missing file, so name both. */
+        struct stat st;
+        char target[PATH_MAX];
+        ssize_t n = -1;
+        if (lstat(norm, &st) == 0 && S_ISLNK(st.st_mode))
+            n = readlink(norm, target, sizeof target - 1);
+        if (n >= 0) {
+            target[n] = '\0';
+            rc = agti_tool_fail(call, AGT_ENOTFOUND,
+                                "%s is a symbolic link to %s, which does not exist.%s", given,
+                                target, hint);
+        } else {
+            rc = agti_tool_fail(call, AGT_ENOTFOUND,
+                                "%s does not exist (through a symbolic link it is %s).%s", given,
+                                p->rel, hint);
+        }
+    }
+    free(norm);
+    return rc;
+}
+
 int agti_ws_resolve(agt_call *call, const char *user_path, bool refuse_sensitive, agti_ws_path *out)
 {
     agt_session *s = agt_call_session(call);
     out->abs = out->rel = NULL;
+    out->given = user_path;
     size_t nextra = 0;
     const char *const *extra = agti_session_allowed_dirs(s, &nextra);
     const char **allowed = malloc((nextra + 1) * sizeof *allowed);
@@ -96,9 +138,7 @@ int agti_ws_resolve(agt_call *call, const char *user_path, bool refuse_sensitive
 static int stat_fail(agt_call *call, const agti_ws_path *p, int err)
 {
     if (err == ENOENT || err == ENOTDIR)
-        return agti_tool_fail(call, AGT_ENOTFOUND,
-                              "%s does not exist. Check the path (Glob finds files by name).",
-                              p->rel);
+        return agti_ws_missing(call, p, " Check the path (Glob finds files by name).");
     if (err == EACCES)
         return agti_tool_fail(call, AGT_EDENIED, "%s cannot be opened: permission denied.", p->rel);
     return agti_tool_fail(call, AGT_EIO, "%s cannot be opened: %s.", p->rel, strerror(err));

@@ -22,8 +22,9 @@
 #define AGTI_EDIT_MAX_BYTES (64u * 1024u * 1024u)
 
 typedef struct agti_ws_path {
-    char *abs; /* real absolute path */
-    char *rel; /* display path: root-relative ("." for the root) or absolute */
+    char *abs;         /* real absolute path */
+    char *rel;         /* display path: root-relative ("." for the root) or absolute */
+    const char *given; /* the path as the model wrote it (borrowed from the call) */
 } agti_ws_path;
 
 /* Resolves the path argument of a call against the session's root (the
@@ -33,6 +34,14 @@ typedef struct agti_ws_path {
 int agti_ws_resolve(agt_call *call, const char *user_path, bool refuse_sensitive,
                     agti_ws_path *out);
 void agti_ws_path_free(agti_ws_path *p);
+
+/* Sets the call's error for a path that does not exist (AGT_ENOTFOUND),
+ * followed by hint (may be ""). The text names the resolved display path
+ * when the path the model gave leads there without a symbolic link; when a
+ * link is involved it names the given path: "P is a symbolic link to T,
+ * which does not exist." for a dangling link, otherwise "P does not exist
+ * (through a symbolic link it is R)." */
+int agti_ws_missing(agt_call *call, const agti_ws_path *p, const char *hint);
 
 /* Sets the call's text from b (checking b->oom) and frees b. */
 int agti_ws_finish(agt_call *call, agti_buf *b);

@@ -163,6 +163,44 @@ static void test_read(agt_session *s)
             t_diag("symlink failed");
         expect_prefix(s, "Read", "{\"path\":\"envlink\"}", ".env is a sensitive file (",
                       AGT_EDENIED, "symlink to a sensitive file");
+
+        /* A dangling link: the text names the path given, not the target. */
+        snprintf(link, sizeof link, "%s/dangling", ws);
+        if (symlink("nowhere", link) != 0)
+            t_diag("symlink failed");
+        expect(s, "Read", "{\"path\":\"dangling\"}",
+               "dangling is a symbolic link to nowhere, which does not exist. Check the path "
+               "(Glob finds files by name).",
+               1, "dangling link");
+        expect(s, "Edit", "{\"path\":\"dangling\",\"old_string\":\"a\",\"new_string\":\"b\"}",
+               "dangling is a symbolic link to nowhere, which does not exist. Check the path "
+               "(Glob finds files by name).",
+               1, "Edit: dangling link");
+        expect(s, "ReadMediaFile", "{\"path\":\"dangling\"}",
+               "dangling is a symbolic link to nowhere, which does not exist. Check the path "
+               "(Glob finds files by name).",
+               1, "ReadMediaFile: dangling link");
+        expect(s, "Glob", "{\"pattern\":\"*\",\"path\":\"dangling\"}",
+               "dangling is a symbolic link to nowhere, which does not exist.", 1,
+               "Glob: dangling link");
+        expect(s, "Grep", "{\"pattern\":\"x\",\"path\":\"./dangling\"}",
+               "./dangling is a symbolic link to nowhere, which does not exist.", 1,
+               "Grep: dangling link");
+        /* a link to a missing folder, further down the path */
+        snprintf(link, sizeof link, "%s/gone", ws);
+        if (symlink("missing/deeper", link) != 0)
+            t_diag("symlink failed");
+        expect(s, "Read", "{\"path\":\"gone/f.txt\"}",
+               "gone/f.txt does not exist (through a symbolic link it is missing/deeper/f.txt). "
+               "Check the path (Glob finds files by name).",
+               1, "link to a missing folder");
+        /* no link: the display path as before */
+        expect(s, "Read", "{\"path\":\"./sub/../nope2.txt\"}",
+               "nope2.txt does not exist. Check the path (Glob finds files by name).", 1,
+               "missing, spelled differently");
+        unlink(link);
+        snprintf(link, sizeof link, "%s/dangling", ws);
+        unlink(link);
     }
 }
 
