@@ -116,6 +116,10 @@ AGT_EXTERN int agt_cron_next_tz(const agt_cron *c, int64_t after_unix_s, const c
  *    " or " when both day fields are restricted, or "every day" after an
  *    "at HH:MM" time;
  *  - MONTHS is "January", "January and July", "June through August".
+ * Each field is described from its set of values, not as written: every
+ * value once, ascending, three or more consecutive values as a range
+ * ("7,0" is "Sunday", "1-10,5-15" is "1 through 15"; with both Saturday and
+ * Sunday in the set, Sunday comes last: "0,5-6" is "Friday through Sunday").
  * A shape this grammar does not cover (steps in the day or month fields, more
  * than 8 times, ...) is described by the normalized expression itself.
  *

@@ -78,6 +78,46 @@ static void put_items(agti_buf *b, const agti_cron_field *f, const char *const *
     }
 }
 
+/* Rewrites a field of plain items (values and ranges, as written) from its
+ * parsed set: each value once, ascending, maximal runs of three or more
+ * values as one range ("1-10,5-15" -> 1 through 15, "7,0" -> 0). Weekdays
+ * that contain both Saturday and Sunday count Sunday as 7, so a run wraps
+ * ("0,5-6" -> Friday through Sunday). Returns false when more items than the
+ * field holds would come out (the caller then describes by the expression). */
+static bool canon_field(agti_cron_field *f, uint64_t set, int lo, int hi, bool wday)
+{
+    if (!plain_items(f) || (f->nitems == 1 && f->items[0].star))
+        return true;
+    if (wday && (set & 1) && (set >> 6 & 1) && hi == 6) {
+        set = (set & ~(uint64_t)1) | (uint64_t)1 << 7;
+        lo = 1;
+        hi = 7;
+    }
+    int n = 0;
+    for (int v = lo; v <= hi;) {
+        if (!(set >> v & 1)) {
+            v++;
+            continue;
+        }
+        int e = v;
+        while (e + 1 <= hi && (set >> (e + 1) & 1))
+            e++;
+        int parts = e - v >= 2 ? 1 : e - v + 1;
+        if (n + parts > AGTI_CRON_MAX_ITEMS)
+            return false;
+        for (int k = 0; k < parts; k++) {
+            agti_cron_item *it = &f->items[n++];
+            it->lo = parts == 1 ? v : v + k;
+            it->hi = parts == 1 ? e : v + k;
+            it->step = 1;
+            it->star = false;
+        }
+        v = e + 1;
+    }
+    f->nitems = n;
+    return true;
+}
+
 /* Appends the time part; *at_time tells whether it was "at HH:MM...". */
 static bool put_time(agti_buf *b, const agt_cron *c, bool *at_time)
 {
@@ -180,9 +220,17 @@ int agt_cron_describe(const agt_cron *c, char **out)
 {
     if (!c || !out)
         return agti_error(AGT_EINVAL, "cron: %s is NULL", c ? "out" : "expression");
+    /* Described from the parsed sets, not the items as written: "7,0" is
+     * Sunday once. The copy shares expr with c, which is only read. */
+    agt_cron d = *c;
+    bool ok = canon_field(&d.fields[AGTI_CRON_MINUTE], d.minutes, 0, 59, false) &&
+              canon_field(&d.fields[AGTI_CRON_HOUR], d.hours, 0, 23, false) &&
+              canon_field(&d.fields[AGTI_CRON_MDAY], d.mdays, 1, 31, false) &&
+              canon_field(&d.fields[AGTI_CRON_MONTH], d.months, 1, 12, false) &&
+              canon_field(&d.fields[AGTI_CRON_WDAY], d.wdays, 0, 6, true);
     agti_buf b = AGTI_BUF_INIT;
     bool at_time;
-    if (!put_time(&b, c, &at_time) || !put_days(&b, c, at_time)) {
+    if (!ok || !put_time(&b, &d, &at_time) || !put_days(&b, &d, at_time)) {
         agti_buf_truncate(&b, 0);
         agti_buf_puts(&b, c->expr);
     }
