@@ -98,8 +98,10 @@ AGT_EXTERN int agt_registry_load_builtin(agt_registry *reg, const char *set);
  *
  * @param json len bytes of UTF-8 JSON.
  * @return AGT_OK; AGT_EPARSE (not JSON); AGT_EINVALID (an entry is malformed,
- *         its "parameters" is not a valid schema, a name repeats, or a name has
- *         no provider; the message names the entry index and the field);
+ *         its "parameters" is not a valid schema or not an object schema (a
+ *         "type" other than "object" or a list without it), a name repeats,
+ *         or a name has no provider; the message names the entry index and
+ *         the field);
  *         AGT_EFROZEN; AGT_EINVAL; AGT_ENOMEM.
  */
 AGT_EXTERN int agt_registry_load_json(agt_registry *reg, const char *json, size_t len);

@@ -183,6 +183,25 @@ static int parse_access(json_t *v, int *out)
     return AGT_EINVALID;
 }
 
+/* Whether a "parameters" schema object admits a JSON object: its "type",
+ * when present, is "object" or an array that contains "object". */
+static bool schema_allows_object(json_t *params)
+{
+    json_t *type = json_object_get(params, "type");
+    if (type == NULL)
+        return true;
+    if (json_is_string(type))
+        return strcmp(json_string_value(type), "object") == 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach(type, i, v)
+    {
+        if (json_is_string(v) && strcmp(json_string_value(v), "object") == 0)
+            return true;
+    }
+    return false;
+}
+
 /* Builds a tool from one tools.json entry. `need_provider`: refuse names that
  * no provider (host or built-in) and no built-in definition backs. */
 static int tool_from_entry(const agt_registry *reg, json_t *e, size_t index, bool need_provider,
@@ -209,6 +228,18 @@ static int tool_from_entry(const agt_registry *reg, json_t *e, size_t index, boo
     json_t *params = json_object_get(def, "parameters");
     if (params != NULL && !json_is_object(params))
         return entry_error(index, name, "\"definition.parameters\" must be a JSON Schema object");
+    if (params != NULL && !schema_allows_object(params)) {
+        char *ttext = agti_json_dump(json_object_get(params, "type"));
+        if (ttext == NULL)
+            return agti_oom();
+        int erc = agti_error(AGT_EINVALID,
+                             "tool entry %zu (\"%s\"): \"definition.parameters\" must describe an "
+                             "object (its \"type\" is %.200s); the arguments of a call are always "
+                             "a JSON object, so no call could pass it",
+                             index, name, ttext);
+        free(ttext);
+        return erc;
+    }
     json_t *pv = json_object_get(e, "provider");
     if (pv != NULL && (!json_is_string(pv) || json_string_length(pv) == 0))
         return entry_error(index, name, "\"provider\" must be a non-empty tool name");

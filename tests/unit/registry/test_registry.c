@@ -174,6 +174,39 @@ static void test_load_errors(void)
                       "\"properties\":{\"q\":{\"type\":\"string\",\"pattern\":\"(\"}}}}}]",
                       AGT_EINVALID, "tool entry 0 (\"find\"): \"definition.parameters\"",
                       "bad schema");
+    /* arguments are always an object (dispatch refuses anything else), so a
+     * schema for another type makes a tool that can never be called */
+    expect_load_error(reg,
+                      "[{\"name\":\"find\",\"definition\":{\"parameters\":{\"type\":\"array\"}}}]",
+                      AGT_EINVALID,
+                      "tool entry 0 (\"find\"): \"definition.parameters\" must describe an "
+                      "object (its \"type\" is \"array\"); the arguments of a call are always "
+                      "a JSON object",
+                      "array parameters");
+    expect_load_error(reg,
+                      "[{\"name\":\"find\",\"definition\":{\"parameters\":{\"type\":[\"string\","
+                      "\"null\"]}}}]",
+                      AGT_EINVALID,
+                      "\"definition.parameters\" must describe an object (its \"type\" is "
+                      "[\"string\",\"null\"])",
+                      "type list without object");
+    expect_load_error(reg, "[{\"name\":\"find\",\"definition\":{\"parameters\":true}}]",
+                      AGT_EINVALID, "\"definition.parameters\" must be a JSON Schema object",
+                      "boolean parameters");
+    {
+        const char *ok = "[{\"name\":\"find\",\"definition\":{\"parameters\":{\"type\":"
+                         "[\"object\",\"null\"]}}}]";
+        agt_registry *r2 = NULL;
+        agt_registry_new(&r2);
+        agt_registry_set_provider(r2, "find", dummy_provider, NULL);
+        T_EQ_INT(agt_registry_load_json(r2, ok, strlen(ok)), AGT_OK,
+                 "type list with object accepted");
+        const char *untyped = "[{\"name\":\"find2\",\"provider\":\"find\",\"definition\":{"
+                              "\"parameters\":{\"properties\":{}}}}]";
+        T_EQ_INT(agt_registry_load_json(r2, untyped, strlen(untyped)), AGT_OK,
+                 "parameters without type accepted");
+        agt_registry_free(r2);
+    }
     /* a built-in tool name without a provider is accepted (not offered) */
     const char *ask = "[{\"name\":\"AskUserQuestion\",\"definition\":{\"description\":\"Ask.\"}}]";
     T_EQ_INT(agt_registry_load_json(reg, ask, strlen(ask)), AGT_OK,
