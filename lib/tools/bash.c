@@ -150,11 +150,21 @@ static int run_foreground(agt_call *call, agt_session *s, const char *command, c
     }
     put_outcome(&b, st, agti_proc_exit_code(p), agti_proc_signal(p), agti_proc_reason(p),
                 timeout_s);
+    /* The log is only worth keeping when the result points to it: the output
+     * was cut and agti_proc_output named the log in its marker. Otherwise the
+     * result holds every byte (as UTF-8) and the file would only pile up, one
+     * per command, in the session's log folder. */
+    char *marker = agti_aprintf("; full output in %s ...]\n", log);
+    bool keep = marker == NULL || (out != NULL && strstr(out, marker) != NULL);
+    free(marker);
+    if (!keep)
+        unlink(log);
     json_t *j = json_pack(
-        "{s:s, s:o, s:i, s:I, s:s, s:I}", "status", agti_proc_state_name(st), "exit_code",
+        "{s:s, s:o, s:i, s:I, s:o, s:I}", "status", agti_proc_state_name(st), "exit_code",
         agti_proc_exit_code(p) >= 0 ? json_integer(agti_proc_exit_code(p)) : json_null(), "signal",
         agti_proc_signal(p), "output_bytes", (json_int_t)agti_proc_output_bytes(p), "output_path",
-        log, "duration_ms", (json_int_t)(agti_proc_ended_ms(p) - agti_proc_started_ms(p)));
+        keep ? json_string(log) : json_null(), "duration_ms",
+        (json_int_t)(agti_proc_ended_ms(p) - agti_proc_started_ms(p)));
     free(out);
     agti_proc_free(p);
     free(log);

@@ -114,6 +114,57 @@ static int count_fds(void)
     return n;
 }
 
+/* Files named fg-*.log in the session's log folder. */
+static int count_fg_logs(void)
+{
+    int n = 0;
+    DIR *d = opendir(logs);
+    if (d == NULL)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strncmp(e->d_name, "fg-", 3) == 0;
+    closedir(d);
+    return n;
+}
+
+/* Whether the result's JSON has key with the value null. */
+static int json_null_field(const agt_result *r, const char *key)
+{
+    const char *j = agt_result_json(r);
+    json_t *v = j ? json_loads(j, 0, NULL) : NULL;
+    int is = json_is_null(json_object_get(v, key));
+    json_decref(v);
+    return is;
+}
+
+static void test_fg_logs(void)
+{
+    /* A foreground command whose whole output is in the result leaves no log
+     * behind (nothing to look at); one whose output was cut keeps it. */
+    agt_session *s = new_session(0, 0);
+    int before = count_fg_logs();
+    agt_result *r = call(s, "Bash", "{\"command\":\"echo hi\"}");
+    T_EQ_INT(count_fg_logs(), before, "fg log: deleted after a complete output");
+    T_CHECK(json_null_field(r, "output_path"), "fg log: output_path null when deleted: %s",
+            agt_result_json(r));
+    agt_result_free(r);
+    r = call(s, "Bash", "{\"command\":\"echo no; exit 3\"}");
+    T_EQ_INT(count_fg_logs(), before, "fg log: deleted after a failed command with all output");
+    agt_result_free(r);
+    r = call(s, "Bash", "{\"command\":\"seq 1 20000\"}");
+    T_EQ_INT(count_fg_logs(), before + 1, "fg log: kept when the output was cut");
+    char *log = json_field(r, "output_path");
+    struct stat sb;
+    /* seq 1 20000 | wc -c */
+    T_CHECK(log != NULL && stat(log, &sb) == 0 && sb.st_size == 108894,
+            "fg log: the cut output's log is whole");
+    T_CHECK(log != NULL && contains(agt_result_text(r), log), "fg log: the text names it");
+    free(log);
+    agt_result_free(r);
+    agt_session_free(s);
+}
+
 static void test_foreground(void)
 {
     agt_session *s = new_session(0, 0);
@@ -525,6 +576,7 @@ int main(void)
     }
     snprintf(logs, sizeof logs, "%s/.logs", ws);
     test_foreground();
+    test_fg_logs();
     test_kill_and_caps();
     test_background();
     test_limit_and_poll();
