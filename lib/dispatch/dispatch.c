@@ -91,10 +91,36 @@ static void pointer_token(agti_buf *ptr, const char *tok, size_t len)
     }
 }
 
-/* Finds the first string or member name that holds a NUL character and
- * writes its JSON Pointer to ptr. Providers read arguments as C strings, which
- * would end silently at the NUL (a path "a.txt\u0000x" read a.txt). */
-bool agti_args_find_nul(json_t *v, agti_buf *ptr)
+/* Whether a string or member name in v holds a NUL character; builds no
+ * pointer, so the common case (no NUL) writes nothing. */
+static bool has_nul(json_t *v)
+{
+    if (json_is_string(v))
+        return memchr(json_string_value(v), '\0', json_string_length(v)) != NULL;
+    if (json_is_object(v)) {
+        const char *key;
+        size_t klen;
+        json_t *m;
+        json_object_keylen_foreach(v, key, klen, m)
+        {
+            if (memchr(key, '\0', klen) != NULL || has_nul(m))
+                return true;
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *m;
+        json_array_foreach(v, i, m)
+        {
+            if (has_nul(m))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Writes the JSON Pointer of the first string or member name in v that holds
+ * a NUL character to ptr (v is known to hold one). */
+static bool nul_pointer(json_t *v, agti_buf *ptr)
 {
     if (json_is_string(v))
         return memchr(json_string_value(v), '\0', json_string_length(v)) != NULL;
@@ -106,7 +132,7 @@ bool agti_args_find_nul(json_t *v, agti_buf *ptr)
         json_object_keylen_foreach(v, key, klen, m)
         {
             pointer_token(ptr, key, klen);
-            if (memchr(key, '\0', klen) != NULL || agti_args_find_nul(m, ptr))
+            if (memchr(key, '\0', klen) != NULL || nul_pointer(m, ptr))
                 return true;
             agti_buf_truncate(ptr, mark);
         }
@@ -116,12 +142,21 @@ bool agti_args_find_nul(json_t *v, agti_buf *ptr)
         json_array_foreach(v, i, m)
         {
             agti_buf_printf(ptr, "/%zu", i);
-            if (agti_args_find_nul(m, ptr))
+            if (nul_pointer(m, ptr))
                 return true;
             agti_buf_truncate(ptr, mark);
         }
     }
     return false;
+}
+
+/* Finds the first string or member name that holds a NUL character and
+ * writes its JSON Pointer to ptr. Providers read arguments as C strings, which
+ * would end silently at the NUL (a path "a.txt\u0000x" read a.txt). The
+ * pointer is built only when there is a NUL: every call passes here. */
+bool agti_args_find_nul(json_t *v, agti_buf *ptr)
+{
+    return has_nul(v) && nul_pointer(v, ptr);
 }
 
 /* JSON Schema's "integer" admits numbers with a zero fraction (2.0), which
@@ -269,7 +304,10 @@ int agti_dispatch(const agti_dispatch_env *env, const char *call_id, const char 
     const agti_tool *t = agti_registry_find(env->reg, tool);
     agt_provider_fn fn = NULL;
     void *payload = NULL;
-    if (t == NULL || !agti_tool_offered(env->reg, t, env->phase) ||
+    /* agti_tool_offered() without its provider look-up: the one below
+     * answers both whether there is a provider and which */
+    if (t == NULL || (env->phase == AGT_PHASE_PLAN && !t->plan_task) ||
+        (env->phase == AGT_PHASE_MAIN && !t->main_task) ||
         !agti_registry_provider(env->reg, t, &fn, &payload))
         return not_available(env, call_id, tool, out);
 
