@@ -122,9 +122,11 @@ enum agt_decision {
  *    with backtick, `$(...)`, `<(...)` and `>(...)` bodies as parts of their
  *    own; quotes respected, so `echo "a;b"` is one part) is allowed only when
  *    every part is allowed, and denied when any part is denied.
- *  - Read, Write, Edit, ReadMediaFile: the path, normalised lexically
- *    relative to the workspace root (symlinks are not followed here; the file
- *    tools confine paths themselves). The pattern is a gitignore-style glob
+ *  - Read, Write, Edit, ReadMediaFile: the path, resolved as the file tools
+ *    resolve it (absolute against the workspace root, `~` expanded, symbolic
+ *    links followed; lexical only when it cannot be resolved, e.g. a link
+ *    loop), then taken relative to the root when inside it, so a link cannot
+ *    walk around a rule. The pattern is a gitignore-style glob
  *    (git's wildmatch: `*` stays within a component, `**` spans directories,
  *    `{a,b}`, `[...]`); a pattern without '/' matches the file name at any
  *    depth; `./src/x`, `src/x` and `<root>/src/x` (x being `**` or any
