@@ -189,6 +189,17 @@ static int todos_load(agt_session *s, json_t *value, void **tmp)
                               "(pending, in_progress or done)",
                               i);
         }
+        /* what TodoList itself refuses: a blank title, and a NUL, which
+         * would cut the title where the list is shown */
+        const char *tt = json_string_value(title);
+        size_t tlen = json_string_length(title);
+        if (memchr(tt, '\0', tlen) != NULL || strspn(tt, " \t\r\n") == tlen) {
+            json_decref(copy);
+            return agti_error(AGT_EINVALID,
+                              "session file: todos[%zu].title is blank or holds a NUL character "
+                              "(\\u0000); TodoList accepts neither",
+                              i);
+        }
         json_array_append_new(copy, json_pack("{s:O, s:O}", "title", title, "status", status));
     }
     if (copy == NULL || json_array_size(copy) != json_array_size(value)) {

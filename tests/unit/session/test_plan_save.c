@@ -295,6 +295,20 @@ static void test_save(agt_registry *reg)
                 "session file: todos[0] needs a \"title\" and a \"status\" (pending, "
                 "in_progress or done)",
                 "bad todo");
+    /* items TodoList would refuse, after a good one: a blank title, a NUL
+     * (shown, the title would end there) */
+    bad_restore(s,
+                "{\"format\":1,\"mode\":\"yolo\",\"todos\":[{\"title\":\"a\",\"status\":"
+                "\"done\"},{\"title\":\" \\t\",\"status\":\"pending\"}]}",
+                AGT_EINVALID,
+                "session file: todos[1].title is blank or holds a NUL character (\\u0000); "
+                "TodoList accepts neither",
+                "blank todo title");
+    bad_restore(s, "{\"format\":1,\"todos\":[{\"title\":\"a\\u0000b\",\"status\":\"pending\"}]}",
+                AGT_EINVALID,
+                "session file: todos[0].title is blank or holds a NUL character (\\u0000); "
+                "TodoList accepts neither",
+                "NUL in a todo title");
     bad_restore(s, "{\"format\":1,\"plan\":{\"file\":\"rel.md\"}}", AGT_EINVALID,
                 "session file: plan.file must be an absolute path", "bad plan file");
     T_EQ_INT(agt_session_mode(s), AGT_MODE_PLAN, "mode unchanged after failures");
