@@ -44,9 +44,17 @@ int agt_registry_export(const agt_registry *reg, const char *format, int phase, 
     if (out_json != NULL)
         *out_json = NULL;
     if (reg == NULL || format == NULL || out_json == NULL)
-        return agti_error(AGT_EINVAL, "agt_registry_export: registry, format or out_json is NULL");
+        return agti_error(AGT_EINVAL, "agt_registry_export: %s",
+                          reg == NULL ? "the registry is NULL"
+                          : format == NULL
+                              ? "format is NULL (pass \"openai\", \"anthropic\", \"mcp\" or "
+                                "\"native\")"
+                              : "out_json is NULL");
     if (phase != AGT_PHASE_ALL && phase != AGT_PHASE_PLAN && phase != AGT_PHASE_MAIN)
-        return agti_error(AGT_EINVAL, "agt_registry_export: unknown phase %d", phase);
+        return agti_error(AGT_EINVAL,
+                          "agt_registry_export: unknown phase %d (pass AGT_PHASE_ALL, "
+                          "AGT_PHASE_PLAN or AGT_PHASE_MAIN)",
+                          phase);
     enum export_format fmt;
     if (strcmp(format, "openai") == 0)
         fmt = FMT_OPENAI;

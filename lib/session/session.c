@@ -13,7 +13,11 @@
 int agt_session_new(agt_session **out, agt_registry *reg, const char *workspace_root)
 {
     if (out == NULL || reg == NULL || workspace_root == NULL)
-        return agti_error(AGT_EINVAL, "agt_session_new: out, registry or workspace_root is NULL");
+        return agti_error(AGT_EINVAL, "agt_session_new: %s",
+                          out == NULL   ? "out is NULL"
+                          : reg == NULL ? "reg is NULL (pass the registry the session offers)"
+                                        : "workspace_root is NULL (pass the folder the tools "
+                                          "work in)");
     *out = NULL;
     char *root = realpath(workspace_root, NULL);
     if (root == NULL)
@@ -106,7 +110,10 @@ int agt_session_dispatch(agt_session *s, const char *call_id, const char *tool,
         *out = NULL;
     /* checked here: the approval path frees *out when dispatch fails */
     if (s == NULL || tool == NULL || out == NULL)
-        return agti_error(AGT_EINVAL, "agt_session_dispatch: session, tool or out is NULL");
+        return agti_error(AGT_EINVAL, "agt_session_dispatch: %s",
+                          s == NULL      ? "the session is NULL"
+                          : tool == NULL ? "tool is NULL (pass the tool name the model called)"
+                                         : "out is NULL");
     return agti_session_dispatch(s, call_id, tool, args_json, out);
 }
 

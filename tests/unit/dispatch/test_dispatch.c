@@ -135,8 +135,25 @@ static void test_bad_calls(void)
 
     r = (agt_result *)1;
     T_EQ_INT(agt_session_dispatch(s, "x", NULL, "{}", &r), AGT_EINVAL, "NULL tool: EINVAL");
+    T_EQ_STR(agt_error_message(),
+             "agt_session_dispatch: tool is NULL (pass the tool name the model called)",
+             "the message names the NULL argument");
     T_CHECK(r == NULL, "out cleared on EINVAL");
     T_EQ_INT(agt_session_dispatch(NULL, "x", "echo", "{}", &r), AGT_EINVAL, "NULL session");
+    T_EQ_STR(agt_error_message(), "agt_session_dispatch: the session is NULL",
+             "the message names the session");
+    T_EQ_INT(agt_session_dispatch(s, "x", "echo", "{}", NULL), AGT_EINVAL, "NULL out");
+    T_EQ_STR(agt_error_message(), "agt_session_dispatch: out is NULL", "the message names out");
+    agt_session *s2 = (agt_session *)1;
+    T_EQ_INT(agt_session_new(&s2, NULL, "."), AGT_EINVAL, "session without a registry");
+    T_EQ_STR(agt_error_message(),
+             "agt_session_new: reg is NULL (pass the registry the session offers)",
+             "the message names the registry");
+    T_EQ_INT(agt_session_new(&s2, agt_session_registry(s), NULL), AGT_EINVAL,
+             "session without a root");
+    T_EQ_STR(agt_error_message(),
+             "agt_session_new: workspace_root is NULL (pass the folder the tools work in)",
+             "the message names the root");
 
     agt_session_free(s);
     agt_registry_free(reg);

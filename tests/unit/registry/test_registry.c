@@ -119,6 +119,16 @@ static void test_host_file_and_export(void)
     T_EQ_INT(agt_registry_export(reg, "yaml", AGT_PHASE_ALL, &out), AGT_ENOTFOUND,
              "unknown format");
     T_CHECK(out == NULL, "out cleared on failure");
+    T_EQ_INT(agt_registry_export(reg, NULL, AGT_PHASE_ALL, &out), AGT_EINVAL, "NULL format");
+    T_EQ_STR(agt_error_message(),
+             "agt_registry_export: format is NULL (pass \"openai\", \"anthropic\", \"mcp\" "
+             "or \"native\")",
+             "the message names the format and the choices");
+    T_EQ_INT(agt_registry_export(reg, "openai", 7, &out), AGT_EINVAL, "unknown phase");
+    T_EQ_STR(agt_error_message(),
+             "agt_registry_export: unknown phase 7 (pass AGT_PHASE_ALL, AGT_PHASE_PLAN or "
+             "AGT_PHASE_MAIN)",
+             "the message names the phases");
 
     T_EQ_INT(agt_registry_set_description(reg, "find", "Find \"things\"."), AGT_OK, "re-describe");
     agt_registry_export(reg, "anthropic", AGT_PHASE_PLAN, &out);

@@ -151,7 +151,7 @@ static void test_dispatch_null_out(agt_session *s)
 {
     T_EQ_INT(agt_session_dispatch(s, "c", "Read", "{\"path\":\"a.txt\"}", NULL), AGT_EINVAL,
              "dispatch with out NULL");
-    T_EQ_STR(agt_error_message(), "agt_session_dispatch: session, tool or out is NULL",
+    T_EQ_STR(agt_error_message(), "agt_session_dispatch: out is NULL",
              "dispatch with out NULL: message");
     agt_result *r = (agt_result *)&r;
     T_EQ_INT(agt_session_dispatch(s, "c", NULL, "{}", &r), AGT_EINVAL, "dispatch with tool NULL");
