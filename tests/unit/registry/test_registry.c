@@ -225,6 +225,33 @@ static void test_load_errors(void)
     agt_registry_free(reg);
 }
 
+/* An entry without "access" takes the access of the built-in tool its
+ * provider names, from either embedded set, wherever it sits in the file
+ * (the sets are parsed once per load and looked up for every entry). Values
+ * from lib/registry/builtin/{chat,review}.json. */
+static void test_access_from_builtin(void)
+{
+    agt_registry *reg = NULL;
+    agt_registry_new(&reg);
+    const char *file = "[{\"name\":\"Read\",\"definition\":{}},"
+                       "{\"name\":\"file_read\",\"definition\":{}},"
+                       "{\"name\":\"Shell\",\"provider\":\"Bash\",\"definition\":{}},"
+                       "{\"name\":\"Fetch\",\"provider\":\"FetchURL\",\"definition\":{}},"
+                       "{\"name\":\"Put\",\"provider\":\"Write\",\"access\":\"read\","
+                       "\"definition\":{}}]";
+    T_EQ_INT(agt_registry_load_json(reg, file, strlen(file)), AGT_OK, "five entries load");
+    T_EQ_INT(agt_registry_access(reg, "Read"), AGT_ACCESS_READ, "Read: read, from chat");
+    T_EQ_INT(agt_registry_access(reg, "file_read"), AGT_ACCESS_READ, "file_read: from review");
+    T_EQ_INT(agt_registry_access(reg, "Shell"), AGT_ACCESS_EXECUTE, "Shell: execute, from Bash");
+    T_EQ_INT(agt_registry_access(reg, "Fetch"), AGT_ACCESS_NETWORK,
+             "Fetch: network, from FetchURL");
+    T_EQ_INT(agt_registry_access(reg, "Put"), AGT_ACCESS_READ, "an explicit access wins");
+    const char *one = "{\"name\":\"Run\",\"provider\":\"TaskStop\",\"definition\":{}}";
+    T_EQ_INT(agt_registry_add_json(reg, one, strlen(one)), AGT_OK, "add one entry");
+    T_EQ_INT(agt_registry_access(reg, "Run"), AGT_ACCESS_EXECUTE, "Run: execute, from TaskStop");
+    agt_registry_free(reg);
+}
+
 static void test_freeze(void)
 {
     agt_registry *reg = NULL;
@@ -253,6 +280,7 @@ int main(void)
     test_builtin_sets();
     test_host_file_and_export();
     test_load_errors();
+    test_access_from_builtin();
     test_freeze();
     return t_done();
 }
