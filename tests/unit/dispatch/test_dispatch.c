@@ -346,6 +346,69 @@ static void test_threads(void)
     agt_registry_free(reg);
 }
 
+/* Export and built-in providers on one frozen registry from four threads:
+ * nothing in export or dispatch may write to the shared entries (a jansson
+ * reference count is a write). Run under -Db_sanitize=thread as well. */
+typedef struct {
+    agt_registry *reg;
+    const char *want_native, *want_openai;
+    int good;
+} export_arg;
+
+static void *export_thread(void *p)
+{
+    export_arg *a = p;
+    agt_session *s = NULL;
+    if (agt_session_new(&s, a->reg, ".") != AGT_OK)
+        return NULL;
+    for (int i = 0; i < 100; i++) {
+        char *nat = NULL, *oai = NULL;
+        agt_registry_export(a->reg, "native", AGT_PHASE_ALL, &nat);
+        agt_registry_export(a->reg, "openai", AGT_PHASE_ALL, &oai);
+        agt_result *r = NULL;
+        agt_session_dispatch(s, "t", "TodoList",
+                             "{\"todos\":[{\"title\":\"a\",\"status\":\"done\"}]}", &r);
+        agt_result *r2 = NULL;
+        agt_session_dispatch(s, "u", "nope", "{}", &r2);
+        a->good += nat != NULL && strcmp(nat, a->want_native) == 0 && oai != NULL &&
+                   strcmp(oai, a->want_openai) == 0 && r != NULL &&
+                   strcmp(agt_result_text(r), "Todo list updated: 1 item (1 done, 0 in progress, "
+                                              "0 pending).\n1. [x] a") == 0 &&
+                   agt_result_status(r2) == AGT_ENOTFOUND;
+        agt_free(nat);
+        agt_free(oai);
+        agt_result_free(r);
+        agt_result_free(r2);
+    }
+    agt_session_free(s);
+    return NULL;
+}
+
+static void test_threads_export(void)
+{
+    agt_registry *reg = make_registry(NULL);
+    agt_registry_load_builtin(reg, "chat");
+    agt_registry_freeze(reg);
+    char *nat = NULL, *oai = NULL;
+    T_EQ_INT(agt_registry_export(reg, "native", AGT_PHASE_ALL, &nat), AGT_OK, "native export");
+    T_EQ_INT(agt_registry_export(reg, "openai", AGT_PHASE_ALL, &oai), AGT_OK, "openai export");
+    pthread_t th[4];
+    export_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (export_arg){reg, nat, oai, 0};
+        pthread_create(&th[i], NULL, export_thread, &args[i]);
+    }
+    int total = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        total += args[i].good;
+    }
+    T_EQ_INT(total, 400, "4 threads x 100 exports and built-in calls, all the same");
+    agt_free(nat);
+    agt_free(oai);
+    agt_registry_free(reg);
+}
+
 int main(void)
 {
     test_success();
@@ -356,5 +419,6 @@ int main(void)
     test_todolist();
     test_garbage();
     test_threads();
+    test_threads_export();
     return t_done();
 }
