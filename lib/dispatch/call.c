@@ -32,12 +32,21 @@ json_t *agti_call_args_json(const agt_call *call)
     return call->args;
 }
 
-void agti_call_replace_args(agt_call *call, json_t *args)
+int agti_call_replace_args(agt_call *call, json_t *args)
 {
+    /* dumped first: with the dump failing after the swap, agt_call_args()
+     * fell back to the text as received and a host provider ran on the
+     * arguments the hook had rewritten away */
+    char *dump = agti_json_dump(args);
+    if (dump == NULL) {
+        json_decref(args);
+        return agti_oom();
+    }
     json_decref(call->args);
     call->args = args;
     free(call->args_dump);
-    call->args_dump = agti_json_dump(args);
+    call->args_dump = dump;
+    return AGT_OK;
 }
 
 static int set_result_text(agt_call *call, const char *text, bool is_error)

@@ -71,7 +71,8 @@ int agti_args_integral(const agti_tool *t, json_t *args);
 /* The parsed arguments of a call (borrowed). */
 json_t *agti_call_args_json(const agt_call *call);
 
-/* Replaces the arguments (e.g. after a hook rewrote them); takes ownership. */
-void agti_call_replace_args(agt_call *call, json_t *args);
+/* Replaces the arguments (e.g. after a hook rewrote them); takes ownership,
+ * also on failure. AGT_OK, or AGT_ENOMEM with the call unchanged. */
+int agti_call_replace_args(agt_call *call, json_t *args);
 
 #endif

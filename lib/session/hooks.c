@@ -127,9 +127,10 @@ int agti_hook_pre(agt_session *s, agt_call *call, agt_result **out, agti_buf *no
         if (rc == AGT_EINVALID) {
             rc = rewrite_invalid(call, errors, out);
         } else if (rc == AGT_OK) {
-            agti_call_replace_args(call, h.rewrite);
+            rc = agti_call_replace_args(call, h.rewrite);
             h.rewrite = NULL;
-            rc = agti_policy_recheck(s, call, out);
+            if (rc == AGT_OK)
+                rc = agti_policy_recheck(s, call, out);
         }
         json_decref(errors);
     }
