@@ -32,8 +32,10 @@ AGT_EXTERN const char *agt_call_id(const agt_call *call);
 AGT_EXTERN const char *agt_call_tool(const agt_call *call);
 
 /**
- * The validated arguments as compact JSON text (an object), borrowed. Keys
- * appear in the order the model sent them.
+ * The validated arguments as JSON text (an object), borrowed: the text the
+ * model sent, unchanged (its spacing, key order and number spelling, e.g.
+ * 2.0 for an integer parameter), or "{}" when it sent none; after a
+ * pre-tool-use hook rewrote them, the compact JSON of the rewrite.
  */
 AGT_EXTERN const char *agt_call_args(const agt_call *call);
 
