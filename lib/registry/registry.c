@@ -542,7 +542,12 @@ int agt_registry_set_description(agt_registry *reg, const char *name, const char
         json_decref(js);
         return agti_oom();
     }
-    json_object_set_new(json_object_get(t->entry, "definition"), "description", js);
+    /* the entry first: when it cannot take the text, neither changes (the
+     * native export and the other formats would disagree) */
+    if (json_object_set_new(json_object_get(t->entry, "definition"), "description", js) != 0) {
+        free(copy);
+        return agti_oom();
+    }
     free(t->description);
     t->description = copy;
     return AGT_OK;

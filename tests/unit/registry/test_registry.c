@@ -135,6 +135,12 @@ static void test_host_file_and_export(void)
     T_CHECK(out && strstr(out, "\"description\":\"Find \\\"things\\\".\"") != NULL,
             "new description exported: %s", out);
     agt_free(out);
+    agt_registry_export(reg, "native", AGT_PHASE_PLAN, &out);
+    T_EQ_STR(out,
+             "[{\"name\":\"find\",\"plan_task\":true,\"main_task\":true,\"definition\":{\"name\":"
+             "\"find\",\"description\":\"Find \\\"things\\\".\",\"parameters\":" PARAMS "}}]",
+             "native export: the new description in place, nothing else changed");
+    agt_free(out);
     T_EQ_INT(agt_registry_remove(reg, "find2"), AGT_OK, "remove");
     T_EQ_INT(agt_registry_remove(reg, "find2"), AGT_ENOTFOUND, "remove twice");
     T_EQ_INT(agt_registry_count(reg), 1, "one left");
