@@ -265,26 +265,36 @@ static int finish_call(agt_call *c, int prc, agt_result **out)
     agti_buf b = AGTI_BUF_INIT;
     bool is_error = c->is_error;
     int status = AGT_OK;
+    /* the provider's text becomes the result's as it is, without a copy
+     * (a Read or Bash result can be hundreds of KiB) */
+    bool take = prc == AGT_OK || (c->text_set && c->is_error);
     if (prc != AGT_OK) {
         is_error = true;
         status = prc;
-        if (c->text_set && c->is_error)
-            agti_buf_puts(&b, agti_buf_cstr(&c->text));
-        else if (prc == AGT_ENOMEM)
+        if (!take && prc == AGT_ENOMEM)
             agti_buf_printf(&b, "%s failed: the host ran out of memory.", c->tool);
-        else
+        else if (!take)
             agti_buf_printf(&b, "%s failed: %s", c->tool, agt_error_message());
-    } else {
-        if (is_error)
-            status = AGT_ERROR;
-        agti_buf_puts(&b, agti_buf_cstr(&c->text));
+    } else if (is_error) {
+        status = AGT_ERROR;
     }
-    if (b.oom)
+    if (take) {
+        b = c->text;
+        c->text = (agti_buf)AGTI_BUF_INIT;
+    }
+    if (b.oom) {
+        agti_buf_free(&b);
         return agti_oom();
-    agt_result *r = agti_result_new(c->id, c->tool, agti_buf_cstr(&b), is_error, status);
-    agti_buf_free(&b);
-    if (r == NULL)
+    }
+    agt_result *r = agti_result_new(c->id, c->tool, "", is_error, status);
+    char *text = r != NULL ? agti_buf_detach(&b) : NULL;
+    if (text == NULL) {
+        agti_buf_free(&b);
+        agt_result_free(r);
         return agti_oom();
+    }
+    free(r->text);
+    r->text = text;
     if (c->json != NULL && (r->json = agti_json_dump(c->json)) == NULL) {
         agt_result_free(r);
         return agti_oom();
