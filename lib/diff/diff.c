@@ -419,6 +419,16 @@ static void put_quoted_path(agti_buf *b, const char *prefix, const char *path)
     agti_buf_putc(b, '"');
 }
 
+/* One side's path in a header line: the prefixed path, or /dev/null when the
+ * file does not exist on that side. */
+static void put_side_path(agti_buf *b, const char *prefix, const char *path)
+{
+    if (path != NULL)
+        put_quoted_path(b, prefix, path);
+    else
+        agti_buf_puts(b, "/dev/null");
+}
+
 static void render_file(const agt_diff *d, const agti_diff_file *f, agti_buf *b)
 {
     const char *op = f->old_path ? f->old_path : f->new_path;
@@ -446,30 +456,18 @@ static void render_file(const agt_diff *d, const agti_diff_file *f, agti_buf *b)
     }
     if (f->binary) {
         agti_buf_puts(b, "Binary files ");
-        if (f->old_path)
-            put_quoted_path(b, "a/", f->old_path);
-        else
-            agti_buf_puts(b, "/dev/null");
+        put_side_path(b, "a/", f->old_path);
         agti_buf_puts(b, " and ");
-        if (f->new_path)
-            put_quoted_path(b, "b/", f->new_path);
-        else
-            agti_buf_puts(b, "/dev/null");
+        put_side_path(b, "b/", f->new_path);
         agti_buf_puts(b, " differ\n");
         return;
     }
     if (f->nhunks == 0)
         return;
     agti_buf_puts(b, "--- ");
-    if (f->old_path)
-        put_quoted_path(b, "a/", f->old_path);
-    else
-        agti_buf_puts(b, "/dev/null");
+    put_side_path(b, "a/", f->old_path);
     agti_buf_puts(b, "\n+++ ");
-    if (f->new_path)
-        put_quoted_path(b, "b/", f->new_path);
-    else
-        agti_buf_puts(b, "/dev/null");
+    put_side_path(b, "b/", f->new_path);
     agti_buf_putc(b, '\n');
     for (uint32_t hi = 0; hi < f->nhunks; hi++) {
         const agti_diff_hunk *h = &d->hunks[f->first_hunk + hi];
