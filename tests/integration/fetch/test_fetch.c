@@ -15,64 +15,19 @@
 #include "agenttools/agenttools.h"
 #include "harness.h"
 #include "net/net.h"
+#include "../model/fake_server.h"
 
-static pid_t srv_pid;
-static int srv_in = -1;
-static int port;
+/* the same start/stop as the model tests' server: port on stdout, gone when
+ * its stdin closes */
+static fake_server srv;
 static agt_session *sess;
-
-static int server_start(const char *python, const char *script)
-{
-    int in[2], out[2];
-    if (pipe(in) != 0 || pipe(out) != 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        close(in[1]);
-        close(out[0]);
-        execl(python, python, script, (char *)NULL);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    FILE *f = fdopen(out[0], "r");
-    if (f == NULL || fscanf(f, "%d", &port) != 1 || port <= 0) {
-        if (f)
-            fclose(f);
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        return -1;
-    }
-    fclose(f);
-    srv_pid = pid;
-    srv_in = in[1];
-    return 0;
-}
-
-static void server_stop(void)
-{
-    if (srv_pid <= 0)
-        return;
-    close(srv_in);
-    for (int i = 0; i < 100; i++) {
-        if (waitpid(srv_pid, NULL, WNOHANG) == srv_pid)
-            return;
-        usleep(20000);
-    }
-    kill(srv_pid, SIGKILL);
-    waitpid(srv_pid, NULL, 0);
-}
 
 static char *url_of(const char *path)
 {
     static char buf[4][256];
     static int k;
     k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "http://127.0.0.1:%d%s", port, path);
+    snprintf(buf[k], sizeof buf[k], "http://127.0.0.1:%d%s", srv.port, path);
     return buf[k];
 }
 
@@ -138,7 +93,7 @@ static void test_html(void)
              "link](http://127.0.0.1:%d/docs/intro.html) and `inline_code()`.\n\n## Steps\n\n- "
              "Install & configure\n- Run [the tool](https://example.org/run)\n\n```\nint "
              "main(void)\n{\n    return 0;\n}\n```\n\nName | Value\nalpha | 1",
-             port);
+             srv.port);
     T_EQ_STR(body_of(r), want,
              "HTML: <main> only; nav/header/footer/script/style/form/aside/noscript/svg dropped; "
              "headings, link resolved, code, list, pre fenced, table rows");
@@ -163,7 +118,7 @@ static void test_redirects(void)
              "Fetched http://127.0.0.1:%d/plain.txt (HTTP 200, text/plain; charset=utf-8, 46 "
              "bytes, after 3 redirects): text passed through.\n\nline one\n  indented <b>not "
              "html</b>\nlast line\n",
-             port);
+             srv.port);
     T_EQ_STR(text_of(r), want, "redirect chain 302 -> 301 (absolute) -> 307 (relative) followed");
     agt_result_free(r);
 
@@ -285,7 +240,7 @@ static void test_passthrough(void)
     T_EQ_STR(text_of(r), want, "JSON passed through as it came");
     agt_result_free(r);
 
-    snprintf(want, sizeof want, "HTTP://127.0.0.1:%d/plain.txt", port);
+    snprintf(want, sizeof want, "HTTP://127.0.0.1:%d/plain.txt", srv.port);
     r = fetch_url(want);
     T_EQ_STR(body_of(r), "line one\n  indented <b>not html</b>\nlast line\n",
              "upper-case scheme accepted");
@@ -317,7 +272,7 @@ static void test_refused_schemes(void)
         agti_fetch_result_free(&fr);
     }
     char ftp[128];
-    snprintf(ftp, sizeof ftp, "ftp://127.0.0.1:%d/plain.txt", port);
+    snprintf(ftp, sizeof ftp, "ftp://127.0.0.1:%d/plain.txt", srv.port);
     agti_fetch_opts o = {
         .max_bytes = 1024, .timeout_ms = 1000, .connect_ms = 1000, .max_redirects = 5};
     agti_fetch_result fr;
@@ -356,7 +311,7 @@ int main(int argc, char **argv)
     unsetenv("HTTP_PROXY");
     unsetenv("all_proxy");
     unsetenv("ALL_PROXY");
-    if (!T_CHECK(server_start(argv[1], argv[2]) == 0, "local server on 127.0.0.1"))
+    if (!T_CHECK(fake_server_start(&srv, argv[1], argv[2]) == 0, "local server on 127.0.0.1"))
         return t_done();
     char root[] = "/tmp/agt-fetch-XXXXXX";
     T_CHECK(mkdtemp(root) != NULL, "workspace");
@@ -386,6 +341,6 @@ int main(int argc, char **argv)
     agt_session_free(sess);
     agt_registry_free(reg);
     rmdir(root);
-    server_stop();
+    fake_server_stop(&srv);
     return t_done();
 }

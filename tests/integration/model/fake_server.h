@@ -1,7 +1,8 @@
 /*
- * Starts and stops tests/integration/model/fake_server.py: the server listens
- * on 127.0.0.1 with an ephemeral port, prints the port, and exits when its
- * stdin closes (so it also goes away if the test crashes).
+ * Starts and stops a local test server script (fake_server.py here, and the
+ * fetch tests' fetch_server.py): it listens on 127.0.0.1 with an ephemeral
+ * port, prints the port, and exits when its stdin closes (so it also goes away
+ * if the test crashes).
  */
 #ifndef AGT_TEST_FAKE_SERVER_H
 #define AGT_TEST_FAKE_SERVER_H
