@@ -172,6 +172,12 @@ typedef struct agti_walk_opts {
                                for files, directories and symlinks not leading to a
                                file (a symlink's target is stat'ed for its type; an
                                entry without d_type is lstat'ed and keeps both) */
+    /* An ancestor of root whose ignore rules reach into root (the workspace
+     * root when a tool walks a folder in it): the ignore files of the folders
+     * from ignore_root down to root apply, with paths relative to
+     * ignore_root, and its .git/info/exclude is read. NULL, or not an
+     * ancestor of root: root itself. */
+    const char *ignore_root;
 } agti_walk_opts;
 
 typedef struct agti_walk_result {

@@ -45,6 +45,7 @@ typedef struct walker {
     agti_ignore *ig;
     agti_buf path; /* root + "/" + relpath */
     size_t rootlen;
+    size_t igrootlen; /* path.ptr[0..igrootlen) is the ignore context's root */
     dev_ino *anc;
     size_t nanc, capanc;
     struct timespec start;
@@ -308,7 +309,7 @@ static void visit(walker *w, int pfd, const dent *d, size_t depth)
         return;
     }
     bool is_dir = S_ISDIR(mode);
-    if (w->ig != NULL && agti_ignore_check_entry(w->ig, rel, is_dir)) {
+    if (w->ig != NULL && agti_ignore_check_entry(w->ig, w->path.ptr + w->igrootlen + 1, is_dir)) {
         agti_buf_truncate(&w->path, saved);
         return;
     }
@@ -367,7 +368,7 @@ static void walk_dir(walker *w, int fd, size_t depth)
     }
     bool pushed = false;
     if (w->ig != NULL && names != NULL && !w->stop) {
-        const char *rel = w->path.len > w->rootlen ? w->path.ptr + w->rootlen + 1 : "";
+        const char *rel = w->path.len > w->igrootlen ? w->path.ptr + w->igrootlen + 1 : "";
         int rc = agti_ignore_push_listed(w->ig, rel, ign_present);
         if (rc != AGT_OK) {
             w->rc = rc;
@@ -386,6 +387,41 @@ static void walk_dir(walker *w, int fd, size_t depth)
         close(fd);
     if (pushed)
         agti_ignore_pop(w->ig);
+}
+
+/* The ignore context: rooted at the walk root, or at opts->ignore_root when
+ * that is an ancestor of it, with the ignore files of the folders from there
+ * down to the walk root's parent pushed (the walk pushes the root's own). */
+static int open_ignore(walker *w)
+{
+    const char *ir = w->o->ignore_root;
+    size_t irlen = ir != NULL ? strlen(ir) : 0;
+    while (irlen > 1 && ir[irlen - 1] == '/')
+        irlen--;
+    if (ir == NULL || irlen <= 1 || irlen >= w->rootlen || memcmp(w->path.ptr, ir, irlen) != 0 ||
+        w->path.ptr[irlen] != '/')
+        return agti_ignore_new(&w->ig, w->path.ptr, w->o->home, w->o->ignore_flags);
+    char *top = agti_strndup(ir, irlen);
+    if (top == NULL)
+        return agti_oom();
+    int rc = agti_ignore_new(&w->ig, top, w->o->home, w->o->ignore_flags);
+    free(top);
+    if (rc != AGT_OK)
+        return rc;
+    w->igrootlen = irlen;
+    rc = agti_ignore_push(w->ig, "");
+    /* Each folder between: the part of the path after the ignore root up to
+     * (not including) each '/' past it. */
+    char *rel = agti_strndup(w->path.ptr + irlen + 1, w->rootlen - irlen - 1);
+    if (rel == NULL)
+        rc = agti_oom();
+    for (char *p = rel; rc == AGT_OK && (p = strchr(p, '/')) != NULL; p++) {
+        *p = '\0';
+        rc = agti_ignore_push(w->ig, rel);
+        *p = '/';
+    }
+    free(rel);
+    return rc;
 }
 
 int agti_walk(const char *root, const agti_walk_opts *opts, agti_walk_cb cb, void *payload,
@@ -415,11 +451,12 @@ int agti_walk(const char *root, const agti_walk_opts *opts, agti_walk_cb cb, voi
     while (w.path.len > 1 && w.path.ptr[w.path.len - 1] == '/')
         agti_buf_truncate(&w.path, w.path.len - 1);
     w.rootlen = w.path.len;
+    w.igrootlen = w.path.len;
     int rc = AGT_OK;
     if (w.path.oom)
         rc = agti_oom();
     if (rc == AGT_OK && !w.o->include_ignored)
-        rc = agti_ignore_new(&w.ig, w.path.ptr, w.o->home, w.o->ignore_flags);
+        rc = open_ignore(&w);
     if (rc == AGT_OK) {
         w.anc = malloc(32 * sizeof *w.anc);
         w.dents = malloc(DENTS_BUF);

@@ -59,6 +59,8 @@ typedef struct agti_search_opts {
     bool skip_sensitive;      /* drop sensitive files (lib/fs), counting them */
     const char *home;         /* for global git excludes; NULL: $HOME */
     unsigned ignore_flags;    /* AGTI_IGN_* */
+    const char *ignore_root;  /* agti_walk_opts.ignore_root: an ancestor of the
+                                 searched folder whose ignore rules reach into it */
     const char *const *globs; /* rg -g style: "!x" excludes; includes OR'ed */
     size_t nglobs;
     const char *const *types; /* ripgrep type names (agti_search_type_globs) */

@@ -637,6 +637,7 @@ int agti_search_tree(agti_searcher *s, const char *root, agti_search_result *res
     wo.include_ignored = s->o.include_ignored;
     wo.skip_sensitive = s->o.skip_sensitive;
     wo.ignore_flags = s->o.ignore_flags;
+    wo.ignore_root = s->o.ignore_root;
     wo.home = s->o.home;
     /* Types from d_type; size and mtime come from the fstat before each read. */
     wo.skip_stat = true;

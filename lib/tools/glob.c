@@ -14,6 +14,7 @@
 #include "dispatch/dispatch_internal.h"
 #include "fs/fs.h"
 #include "session/fs_settings.h"
+#include "session/session_internal.h"
 #include "tools_internal.h"
 #include "ws.h"
 
@@ -265,6 +266,9 @@ int agti_tool_glob(agt_call *call, void *payload)
     agti_walk_opts o;
     memset(&o, 0, sizeof o);
     o.include_ignored = include_ignored;
+    /* The workspace root's ignore rules reach into a folder given as path. */
+    agt_session *sess = agt_call_session(call);
+    o.ignore_root = sess != NULL ? sess->root : NULL;
     o.skip_stat = true;
     o.time_budget_ms = GLOB_TIME_BUDGET_MS;
     pthread_t th;

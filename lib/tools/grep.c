@@ -7,6 +7,7 @@
 #include "dispatch/dispatch_internal.h"
 #include "fs/fs.h"
 #include "session/fs_settings.h"
+#include "session/session_internal.h"
 #include "search/search.h"
 #include "tools_internal.h"
 #include "ws.h"
@@ -235,6 +236,11 @@ static int search(agt_call *call, const grep_args *a, const agti_ws_path *p, boo
         o.max_output_bytes = GREP_MAX_OUTPUT_BYTES;
     o.time_budget_ms = GREP_TIME_BUDGET_MS;
     o.include_ignored = a->include_ignored;
+    /* Ignore files of the workspace folders above the searched one apply too
+     * (a .gitignore at the root listing build/ keeps path "src" from
+     * searching src/build), as in ripgrep. */
+    agt_session *sess = agt_call_session(call);
+    o.ignore_root = sess != NULL ? sess->root : NULL;
     o.skip_sensitive = true;
     if (a->glob != NULL) {
         o.globs = &a->glob;

@@ -1,0 +1,52 @@
+/* Cases found by differential testing of the workspace tools against
+ * ripgrep (rg 13) and the seed reference; every expected value below is
+ * what rg printed on the same tree (or what the contract says). */
+#include "wsfix.h"
+
+/* Grep and Glob with a folder as path: the ignore files of the workspace
+ * root and of the folders between apply as they do for a search from the
+ * root (rg applies the ignore files of a searched folder's parents too).
+ * Tree: .gitignore "*.log !keep.log /top.txt build/", a/.ignore "keep.log",
+ * a/b/.rgignore "!keep.log", a/b/c/.gitignore "!*.log", .git/info/exclude
+ * "secret.txt". `rg -l hit a` in the root lists a/top.txt, a/b/c/x.log,
+ * a/b/c/keep.log, a/b/keep.log; before the fix a search from 'a' applied
+ * no rule of the root nor of a's own parents and listed a/x.log,
+ * a/keep.log, a/b/x.log, a/build/q.txt and a/secret.txt too. */
+static void test_ignore_from_subfolder(void)
+{
+    put_file(".gitignore", "*.log\n!keep.log\n/top.txt\nbuild/\n");
+    put_file(".git/info/exclude", "secret.txt\n");
+    put_file(".git/HEAD", "ref: refs/heads/main\n");
+    put_file("a/.ignore", "keep.log\n");
+    put_file("a/b/.rgignore", "!keep.log\n");
+    put_file("a/b/c/.gitignore", "!*.log\n");
+    const char *files[] = {"x.log",      "keep.log",    "top.txt",        "a/top.txt",
+                           "a/x.log",    "a/keep.log",  "a/secret.txt",   "a/b/keep.log",
+                           "a/b/x.log",  "a/b/c/x.log", "a/b/c/keep.log", "a/build/q.txt",
+                           "build/y.txt"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        put_file(files[i], "hit\n");
+        set_mtime(files[i], 1700000000 + (long)i);
+    }
+    agt_session *s = new_session();
+    expect(s, "Grep", "{\"pattern\":\"hit\",\"path\":\"a\",\"output_mode\":\"content\"}",
+           "a/b/c/keep.log:1:hit\na/b/c/x.log:1:hit\na/b/keep.log:1:hit\na/top.txt:1:hit", 0,
+           "path a: root and parent ignore files apply");
+    expect(s, "Grep", "{\"pattern\":\"hit\",\"path\":\"a/b\",\"output_mode\":\"content\"}",
+           "a/b/c/keep.log:1:hit\na/b/c/x.log:1:hit\na/b/keep.log:1:hit", 0,
+           "path a/b: *.log from the root, keep.log re-allowed in a/b");
+    /* Newest first: a/b/c/keep.log (i=10), a/b/c/x.log (9), a/b/keep.log (7). */
+    expect(s, "Glob", "{\"pattern\":\"**/*.log\",\"path\":\"a\"}",
+           "a/b/c/keep.log\na/b/c/x.log\na/b/keep.log", 0, "path a: ignore files above apply");
+    expect(s, "Glob", "{\"pattern\":\"*.txt\",\"path\":\"a\"}", "a/top.txt", 0,
+           "path a: info/exclude of the workspace applies");
+    agt_session_free(s);
+}
+
+int main(void)
+{
+    make_ws("breaker2");
+    test_ignore_from_subfolder();
+    rm_ws();
+    return t_done();
+}
