@@ -1174,7 +1174,16 @@ static bool v_applicators(vctx *c, const agti_snode *n, const agti_jv *inst, ipa
             return false;
         if (r) {
             ok = false;
-            report(c, ip, n, "not", "must not match the schema in \"not\"");
+            /* Matching "not" means matching its const or enum too, so the
+             * value itself can be named ("must not be 0" reads better than
+             * a reference to the schema the model cannot see). */
+            const agti_snode *nn = n->not_;
+            if (!nn->is_bool && nn->const_jv != NULL)
+                report_json(c, ip, n, "not", "must not be ", nn->const_jv);
+            else if (!nn->is_bool && nn->enum_jv != NULL)
+                report_json(c, ip, n, "not", "must not be one of ", nn->enum_jv);
+            else
+                report(c, ip, n, "not", "must not match the schema in \"not\"");
             if (!c->errors)
                 return false;
         }

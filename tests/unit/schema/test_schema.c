@@ -141,7 +141,16 @@ static void test_messages(void)
                  "missing required property 'x'; option 1: /a/y: must be equal to 1)");
     expect_error("{\"oneOf\":[{\"minimum\":0},{\"maximum\":5}]}", "3", "", "/oneOf", "oneOf",
                  "must match exactly one schema in oneOf, matches both 0 and 1");
-    expect_error("{\"not\":{\"type\":\"null\"}}", "null", "", "/not", "not", NULL);
+    expect_error("{\"not\":{\"type\":\"null\"}}", "null", "", "/not", "not",
+                 "must not match the schema in \"not\"");
+    /* A "not" around const or enum names the refused value (Read's
+     * line_offset is {"not":{"const":0}}; the message said only "must not
+     * match the schema in not", which the model cannot see). */
+    expect_error("{\"not\":{\"const\":0}}", "0", "", "/not", "not", "must not be 0");
+    expect_error("{\"not\":{\"const\":0}}", "0.0", "", "/not", "not", "must not be 0");
+    expect_error("{\"not\":{\"enum\":[1,\"a\",null]}}", "\"a\"", "", "/not", "not",
+                 "must not be one of [1,\"a\",null]");
+    expect_valid("{\"not\":{\"const\":0}}", "-1", 1);
     expect_error("{\"prefixItems\":[{}],\"items\":false}", "[1,2]", "/1", "/items", "items", NULL);
     expect_error("false", "1", "", "", "false", NULL);
     expect_error("{\"unevaluatedProperties\":false,\"allOf\":[{\"properties\":{\"a\":true}}]}",
