@@ -5,6 +5,13 @@
  * running as root), and is renamed over the target; the directory is then
  * flushed so the rename itself survives a crash. Until the rename, the
  * original is untouched; every failure removes the temporary file.
+ *
+ * A file with more than one name (hard links) cannot be replaced that way:
+ * the rename would give the written name a new inode and leave the other
+ * names on the old content. Such a file is rewritten in place instead, after
+ * a backup copy of its content was written and flushed next to it; a failure
+ * during the rewrite puts the original content back (from memory) and only
+ * when that fails too is the backup left for the user, named in the error.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -147,8 +154,189 @@ static int target_of(const char *path, char **out)
     return *out ? AGT_OK : agti_oom();
 }
 
+/* Writes len bytes at off; *done counts the bytes that reached the file. */
+static int pwrite_all(int fd, const char *data, size_t len, off_t off, size_t *done)
+{
+    while (len > 0) {
+        ssize_t n = pwrite(fd, data, len, off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        data += n;
+        len -= (size_t)n;
+        off += (off_t)n;
+        *done += (size_t)n;
+    }
+    return 0;
+}
+
+/* Rewrites fd from offset 0 with a then b. The test hook's steps 6 and 7
+ * stop it with EIO after half of the bytes, a real partial write. */
+static int rewrite(int fd, const char *a, size_t alen, const char *b, size_t blen, size_t *done)
+{
+    *done = 0;
+    size_t stop = alen + blen;
+    bool fail = agti_fs_atomic_fail_step == 6 || agti_fs_atomic_fail_step == 7;
+    if (fail)
+        stop /= 2;
+    size_t na = alen < stop ? alen : stop;
+    if (pwrite_all(fd, a, na, 0, done) != 0 || pwrite_all(fd, b, stop - na, (off_t)alen, done) != 0)
+        return -1;
+    if (fail) {
+        errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+/* Puts the original content back after a failed rewrite. */
+static int restore(int fd, const agti_buf *old, bool fail)
+{
+    size_t done = 0;
+    if (fail) {
+        errno = EIO;
+        return -1;
+    }
+    if (pwrite_all(fd, old->ptr ? old->ptr : "", old->len, 0, &done) != 0 ||
+        ftruncate(fd, (off_t)old->len) != 0 || fsync(fd) != 0)
+        return -1;
+    return 0;
+}
+
+/* Creates the backup copy of old next to target: a temporary file with the
+ * same naming as the replacement path, flushed to disk. */
+static int make_backup(const char *target, const char *dir, nlink_t nlink, const agti_buf *old,
+                       char **out)
+{
+    const char *base = strrchr(target, '/');
+    base = base ? base + 1 : target;
+    char *bak = agti_aprintf("%s/.%.*s.agt-XXXXXX", dir, 200, base);
+    if (bak == NULL)
+        return agti_oom();
+    int fd;
+    if (injected(1) || (fd = mkostemp(bak, O_CLOEXEC)) < 0) {
+        int rc = agti_error(AGT_EIO,
+                            "write: %s has %ju names (hard links), so it is rewritten in place "
+                            "to keep them, and the backup copy of its content cannot be created "
+                            "in %s first: %s",
+                            target, (uintmax_t)nlink, dir, strerror(errno));
+        free(bak);
+        return rc;
+    }
+    if (write_all(fd, old->ptr ? old->ptr : "", old->len) != 0 || injected(4) || fsync(fd) != 0) {
+        int rc = agti_error(AGT_EIO, "write: writing the backup copy %s of %s failed: %s", bak,
+                            target, strerror(errno));
+        close(fd);
+        unlink(bak);
+        free(bak);
+        return rc;
+    }
+    close(fd);
+    *out = bak;
+    return AGT_OK;
+}
+
+/* The path for a file with several names: backup copy, space reserved,
+ * rewrite in place (same inode: every name sees the new content, mode and
+ * owner stay), original put back on failure. */
+static int write_in_place(const char *target, const char *dir, const struct stat *st,
+                          const void *data, size_t len, unsigned flags, bool *kept)
+{
+    agti_buf old = AGTI_BUF_INIT;
+    char *bak = NULL;
+    int fd = -1;
+    int rc = read_existing(target, &old);
+    if (rc != AGT_OK)
+        goto out;
+    if ((rc = make_backup(target, dir, st->st_nlink, &old, &bak)) != AGT_OK)
+        goto out;
+    fd = open(target, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        rc = agti_error(errno == EACCES || errno == EPERM ? AGT_EDENIED : AGT_EIO,
+                        "write: cannot open %s for writing: %s", target, strerror(errno));
+        goto out;
+    }
+    const char *lead = (flags & AGTI_WRITE_APPEND) && old.ptr ? old.ptr : "";
+    size_t lead_len = (flags & AGTI_WRITE_APPEND) ? old.len : 0;
+    size_t new_len = lead_len + len;
+    /* Reserve the blocks first, so a full disk fails before the original is
+     * touched (KEEP_SIZE: the file's length and content do not change). File
+     * systems without fallocate go on: a failed rewrite is undone below. */
+    if (new_len > old.len && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)new_len) != 0 &&
+        (errno == ENOSPC || errno == EDQUOT)) {
+        rc = agti_error(AGT_EIO, "write: no room to rewrite %s in place (%zu bytes): %s", target,
+                        new_len, strerror(errno));
+        goto out;
+    }
+    bool fail_restore = agti_fs_atomic_fail_step == 7;
+    size_t done = 0;
+    if (rewrite(fd, lead, lead_len, data ? data : "", len, &done) != 0 ||
+        ftruncate(fd, (off_t)new_len) != 0 || fsync(fd) != 0) {
+        int e = errno;
+        agti_fs_atomic_fail_step = 0;
+        if (restore(fd, &old, fail_restore) == 0) {
+            rc = agti_error(AGT_EIO,
+                            "write: rewriting %s in place failed after %zu of %zu bytes (%s); "
+                            "its original content was put back",
+                            target, done, new_len, strerror(e));
+        } else {
+            *kept = false;
+            rc = agti_error(AGT_EIO,
+                            "write: rewriting %s in place failed after %zu of %zu bytes (%s) "
+                            "and putting its original content back failed too (%s): the file "
+                            "is damaged; its original content is kept in %s",
+                            target, done, new_len, strerror(e), strerror(errno), bak);
+            free(bak);
+            bak = NULL;
+        }
+        goto out;
+    }
+out:
+    if (fd >= 0)
+        close(fd);
+    if (bak != NULL) {
+        unlink(bak);
+        fsync_dir(dir);
+    }
+    free(bak);
+    agti_buf_free(&old);
+    return rc;
+}
+
+/* Refuses a file this process may not write (its mode, a read-only mount):
+ * the rename below would replace it anyway, since only the directory's
+ * permissions matter to rename(). The kernel decides (ACLs, capabilities,
+ * mounts) through a real open for writing, which changes nothing; a
+ * running program's file (ETXTBSY) can still be replaced by rename. */
+static int check_writable(const char *target, const struct stat *st)
+{
+    int fd = open(target, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd >= 0) {
+        close(fd);
+        return AGT_OK;
+    }
+    if (errno == EROFS)
+        return agti_error(AGT_EIO, "write: %s is on a read-only file system", target);
+    if (errno == EACCES || errno == EPERM)
+        return agti_error(AGT_EDENIED,
+                          "write: %s is read-only (mode %04o): this process may not write it",
+                          target, (unsigned)(st->st_mode & 07777));
+    return AGT_OK;
+}
+
 int agti_fs_write_atomic(const char *path, const void *data, size_t len, unsigned flags)
 {
+    return agti_fs_write_file(path, data, len, flags, NULL);
+}
+
+int agti_fs_write_file(const char *path, const void *data, size_t len, unsigned flags, bool *kept)
+{
+    bool kept_local;
+    if (kept == NULL)
+        kept = &kept_local;
+    *kept = true;
     if (path == NULL || path[0] == '\0' || (data == NULL && len > 0))
         return agti_error(AGT_EINVAL, "write: the path and the data must be given");
     char *target = NULL, *dirbuf = NULL, *tmp = NULL;
@@ -167,6 +355,8 @@ int agti_fs_write_atomic(const char *path, const void *data, size_t len, unsigne
         rc = agti_error(AGT_EINVAL, "write: %s is not a regular file", target);
         goto out;
     }
+    if (exists && (rc = check_writable(target, &st)) != AGT_OK)
+        goto out;
     dirbuf = agti_strdup(target);
     if (dirbuf == NULL) {
         rc = agti_oom();
@@ -183,6 +373,10 @@ int agti_fs_write_atomic(const char *path, const void *data, size_t len, unsigne
             goto out;
     } else if (!S_ISDIR(dst.st_mode)) {
         rc = agti_error(AGT_EINVAL, "write: %s is not a directory", dir);
+        goto out;
+    }
+    if (exists && st.st_nlink > 1) {
+        rc = write_in_place(target, dir, &st, data, len, flags, kept);
         goto out;
     }
     if ((flags & AGTI_WRITE_APPEND) && exists && (rc = read_existing(target, &old)) != AGT_OK)

@@ -215,16 +215,34 @@ extern _Thread_local bool agti_walk_force_unknown_dtype;
 /* Replaces path with data via a temporary file in the same directory
  * (mkstemp, O_CLOEXEC), full write, fsync, the original's mode bits (new
  * files: 0666 & ~umask), rename, fsync of the directory. A symlink at path
- * is written through (its target is replaced). On any failure the original
- * is untouched and the temporary file removed.
- * AGT_EINVAL (NULL path, path is a directory), AGT_ENOTFOUND (parent
- * missing without AGTI_WRITE_MKDIRS), AGT_EIO (with the failing call and
- * errno text), AGT_ENOMEM. */
+ * is written through (its target is replaced, the link stays). On any
+ * failure the original is untouched and the temporary file removed.
+ * An existing file with more than one name (st_nlink > 1, hard links) is
+ * rewritten in place instead, so every name sees the new content: a backup
+ * copy of its content is written and flushed next to it first (so a
+ * directory where no file can be created refuses the write, like the
+ * rename path does), the new length is reserved with fallocate (a full disk
+ * fails before the original is touched), then the file is rewritten from
+ * offset 0, truncated and flushed; when that fails the original content is
+ * written back, and the backup is removed in every case but one: when
+ * putting the original back failed too, the backup stays and the message
+ * names it.
+ * AGT_EINVAL (NULL path, path is a directory or not a regular file),
+ * AGT_ENOTFOUND (parent missing without AGTI_WRITE_MKDIRS), AGT_EDENIED
+ * (the file's mode forbids this process to write it), AGT_EIO (with the
+ * failing call and errno text; a read-only file system), AGT_ENOMEM. */
 int agti_fs_write_atomic(const char *path, const void *data, size_t len, unsigned flags);
+
+/* agti_fs_write_atomic, and *kept (may be NULL) tells after a failure
+ * whether the file still holds its original content: false only when an
+ * in-place rewrite and the restore after it both failed. */
+int agti_fs_write_file(const char *path, const void *data, size_t len, unsigned flags, bool *kept);
 
 /* Test hook: when > 0, the n-th step of the next atomic writes on this
  * thread fails with EIO (1 create temp, 2 write, 3 chmod, 4 fsync, 5
- * rename); reset to 0 after firing. */
+ * rename; for a file with several names 1, 2 and 4 are the backup copy's,
+ * 6 stops the in-place rewrite after half of the bytes, 7 does that and
+ * fails the restore too); reset to 0 after firing. */
 extern _Thread_local int agti_fs_atomic_fail_step;
 
 enum agti_eol { AGTI_EOL_NONE = 0, AGTI_EOL_LF = 1, AGTI_EOL_CRLF = 2 };

@@ -232,13 +232,10 @@ static int apply(agt_call *call, const agti_ws_path *p, char *text, size_t len, 
         rc = agti_oom();
         goto out;
     }
-    rc = agti_fs_write_atomic(p->abs, out_text, out_len, 0);
-    if (rc != AGT_OK && rc != AGT_ENOMEM) {
-        char *msg = agti_strdup(agt_error_message());
-        rc = agti_tool_fail(call, rc, "Could not write %s: %s. The file was not changed.", p->rel,
-                            msg ? msg : "error");
-        free(msg);
-    }
+    bool kept = true;
+    rc = agti_fs_write_file(p->abs, out_text, out_len, 0, &kept);
+    if (rc != AGT_OK && rc != AGT_ENOMEM)
+        rc = agti_tool_write_failed(call, rc, p->rel, kept);
     if (rc == AGT_OK) {
         agti_buf b = AGTI_BUF_INIT;
         size_t line = agti_ws_line_of(out_text, first);

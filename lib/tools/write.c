@@ -45,6 +45,21 @@ static bool ends_with_cr(const char *abs, off_t size)
     return n == 1 && c == '\r';
 }
 
+int agti_tool_write_failed(agt_call *call, int rc, const char *rel, bool kept)
+{
+    char *msg = agti_strdup(agt_error_message());
+    if (kept)
+        rc = agti_tool_fail(call, rc, "Could not write %s: %s. The file was not changed.", rel,
+                            msg ? msg : "error");
+    else
+        rc = agti_tool_fail(call, rc,
+                            "Could not write %s: %s. Tell the user: the file needs to be "
+                            "restored from that copy.",
+                            rel, msg ? msg : "error");
+    free(msg);
+    return rc;
+}
+
 int agti_tool_write(agt_call *call, void *payload)
 {
     (void)payload;
@@ -103,16 +118,14 @@ int agti_tool_write(agt_call *call, void *payload)
         }
         converted = conv_len != len;
     }
-    rc = agti_fs_write_atomic(p.abs, conv ? conv : content, conv_len,
-                              AGTI_WRITE_MKDIRS | (append ? AGTI_WRITE_APPEND : 0u));
+    bool kept = true;
+    rc = agti_fs_write_file(p.abs, conv ? conv : content, conv_len,
+                            AGTI_WRITE_MKDIRS | (append ? AGTI_WRITE_APPEND : 0u), &kept);
     free(conv);
     if (rc == AGT_ENOMEM)
         goto out;
     if (rc != AGT_OK) {
-        char *msg = agti_strdup(agt_error_message());
-        rc = agti_tool_fail(call, rc, "Could not write %s: %s. The file was not changed.", p.rel,
-                            msg ? msg : "error");
-        free(msg);
+        rc = agti_tool_write_failed(call, rc, p.rel, kept);
         goto out;
     }
     agti_buf b = AGTI_BUF_INIT;

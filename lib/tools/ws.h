@@ -51,6 +51,12 @@ int agti_ws_finish(agt_call *call, agti_buf *b);
  * missing file, directory, special file, too large, I/O. */
 int agti_ws_load(agt_call *call, const agti_ws_path *p, size_t max, char **data, size_t *len);
 
+/* Fails the call after agti_fs_write_file failed with rc on rel: the
+ * message from lib/fs, then "The file was not changed." when kept, else a
+ * warning that it is damaged and where its original content is (defined in
+ * write.c, shared with Edit). */
+int agti_tool_write_failed(agt_call *call, int rc, const char *rel, bool kept);
+
 /* Media detection by magic bytes: "image" or "video" with *mime set, or NULL. */
 const char *agti_ws_media_kind(const unsigned char *head, size_t n, const char **mime);
 

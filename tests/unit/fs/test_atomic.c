@@ -1,6 +1,13 @@
-/* Atomic writes (mode bits, CRLF, append, failures leave the original) and
- * the line-ending helpers. Expected bytes worked out by hand. */
+/* Atomic writes (mode bits, CRLF, append, failures leave the original),
+ * files with several names (rewritten in place), read-only files and
+ * directories, and the line-ending helpers. Expected bytes worked out by
+ * hand. */
 #include <dirent.h>
+#include <signal.h>
+#include <linux/capability.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "fs/fs.h"
 #include "fsutil.h"
@@ -156,6 +163,278 @@ static void test_failures(void)
     T_EQ_INT(agti_fs_write_atomic(path_of("z"), NULL, 1, 0), AGT_EINVAL, "NULL data with length");
 }
 
+static ino_t ino_of(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 ? st.st_ino : 0;
+}
+
+static nlink_t links_of(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 ? st.st_nlink : 0;
+}
+
+/* Both names of a hard-linked pair hold want. */
+static void both_hold(const char *a, const char *b, const char *want, const char *what)
+{
+    char pa[4096];
+    snprintf(pa, sizeof pa, "%s", path_of(a));
+    char *s = tu_read(pa, NULL);
+    T_EQ_STR(s, want, "%s: %s", what, a);
+    free(s);
+    s = tu_read(path_of(b), NULL);
+    T_EQ_STR(s, want, "%s: %s", what, b);
+    free(s);
+}
+
+/* The name of the one temporary file left in dir (static), or "". */
+static const char *left_temp(const char *dir)
+{
+    static char name[4096];
+    name[0] = '\0';
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL)
+        if (strstr(de->d_name, ".agt-") != NULL)
+            snprintf(name, sizeof name, "%s/%s", dir, de->d_name);
+    if (d)
+        closedir(d);
+    return name;
+}
+
+static void test_hard_links(void)
+{
+    tu_write(root, "hl/a.txt", "one\ntwo\n");
+    char pa[4096];
+    snprintf(pa, sizeof pa, "%s", path_of("hl/a.txt"));
+    link(pa, path_of("hl/b.txt"));
+    chmod(pa, 0640);
+    ino_t ino = ino_of(pa);
+    T_EQ_INT(agti_fs_write_atomic(pa, "new\n", 4, 0), AGT_OK, "overwrite a file with 2 names");
+    both_hold("hl/a.txt", "hl/b.txt", "new\n", "overwrite reaches both names");
+    T_CHECK(ino_of(pa) == ino, "inode unchanged");
+    T_EQ_INT(links_of(pa), 2, "still 2 names");
+    T_EQ_INT(mode_of(pa), 0640, "mode kept");
+    T_EQ_INT(agti_fs_write_atomic(path_of("hl/b.txt"), "x", 1, AGTI_WRITE_APPEND), AGT_OK,
+             "append through the other name");
+    both_hold("hl/a.txt", "hl/b.txt", "new\nx", "append reaches both names");
+    T_EQ_INT(agti_fs_write_atomic(pa, "z", 1, 0), AGT_OK, "shorter content");
+    both_hold("hl/a.txt", "hl/b.txt", "z", "shorter content is truncated");
+    T_EQ_INT(agti_fs_write_atomic(pa, NULL, 0, 0), AGT_OK, "empty content");
+    both_hold("hl/a.txt", "hl/b.txt", "", "empty content");
+    T_EQ_INT(agti_fs_write_atomic(pa, "z", 1, 0), AGT_OK, "back to one byte");
+
+    /* A symlink to a hard-linked file: the link stays, both names change. */
+    symlink("a.txt", path_of("hl/via"));
+    T_EQ_INT(agti_fs_write_atomic(path_of("hl/via"), "linked\n", 7, 0), AGT_OK,
+             "write through a symlink to a file with 2 names");
+    struct stat st;
+    T_CHECK(lstat(path_of("hl/via"), &st) == 0 && S_ISLNK(st.st_mode), "symlink kept");
+    both_hold("hl/a.txt", "hl/b.txt", "linked\n", "through the symlink");
+    T_CHECK(ino_of(pa) == ino, "inode unchanged through the symlink");
+    T_EQ_INT(temp_files(path_of("hl")), 0, "no backup copies left after success");
+
+    /* Failures before the rewrite: the backup copy's create, write, fsync. */
+    static const int steps[] = {1, 2, 4};
+    for (size_t i = 0; i < 3; i++) {
+        agti_fs_atomic_fail_step = steps[i];
+        bool kept = false;
+        T_EQ_INT(agti_fs_write_file(pa, "replacement", 11, 0, &kept), AGT_EIO,
+                 "backup step %d fails", steps[i]);
+        T_CHECK(kept, "kept after backup step %d", steps[i]);
+        both_hold("hl/a.txt", "hl/b.txt", "linked\n", "untouched after a backup failure");
+        T_EQ_INT(temp_files(path_of("hl")), 0, "backup removed after step %d", steps[i]);
+    }
+    agti_fs_atomic_fail_step = 0;
+
+    /* The rewrite stops after half of its bytes: the original is put back. */
+    agti_fs_atomic_fail_step = 6;
+    bool kept = false;
+    T_EQ_INT(agti_fs_write_file(pa, "replacement content", 19, 0, &kept), AGT_EIO,
+             "rewrite fails midway");
+    T_CHECK(kept, "kept after a restored rewrite");
+    T_CHECK(strstr(agt_error_message(), "failed after 9 of 19 bytes (Input/output error); its "
+                                        "original content was put back") != NULL,
+            "message: %s", agt_error_message());
+    both_hold("hl/a.txt", "hl/b.txt", "linked\n", "original put back");
+    T_CHECK(ino_of(pa) == ino, "inode unchanged after the restore");
+    T_EQ_INT(temp_files(path_of("hl")), 0, "backup removed after the restore");
+
+    /* The restore fails too: the file holds the 9 bytes written, the backup
+     * stays and the message names it. */
+    agti_fs_atomic_fail_step = 7;
+    kept = true;
+    T_EQ_INT(agti_fs_write_file(pa, "replacement content", 19, 0, &kept), AGT_EIO,
+             "rewrite and restore fail");
+    T_CHECK(!kept, "not kept when the restore failed");
+    const char *bak = left_temp(path_of("hl"));
+    T_CHECK(bak[0] != '\0', "backup left");
+    T_CHECK(strstr(agt_error_message(), "the file is damaged; its original content is kept in ") !=
+                    NULL &&
+                strstr(agt_error_message(), bak) != NULL,
+            "message names the backup: %s", agt_error_message());
+    both_hold("hl/a.txt", "hl/b.txt", "replaceme", "partial content");
+    char *s = tu_read(bak, NULL);
+    T_EQ_STR(s, "linked\n", "backup holds the original");
+    free(s);
+    unlink(bak);
+    agti_fs_atomic_fail_step = 0;
+    tu_write(root, "hl/a.txt", "original\n");
+}
+
+/* A real failure midway: RLIMIT_FSIZE of 4096 bytes in a child (SIGXFSZ
+ * ignored, so write() fails with EFBIG) while 10000 bytes are written over
+ * a 9-byte file with 2 names. The child reports rc, kept and the message. */
+static void test_fsize_limit(void)
+{
+    char pa[4096];
+    snprintf(pa, sizeof pa, "%s", path_of("hl/a.txt"));
+    ino_t ino = ino_of(pa);
+    int fds[2];
+    if (pipe(fds) != 0) {
+        t_skip("pipe failed");
+        return;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {4096, 4096};
+        setrlimit(RLIMIT_FSIZE, &rl);
+        char *big = malloc(10000);
+        memset(big, 'B', 10000);
+        bool kept = false;
+        int rc = agti_fs_write_file(pa, big, 10000, 0, &kept);
+        char msg[1024];
+        int n = snprintf(msg, sizeof msg, "%d %d %s", rc, kept ? 1 : 0, agt_error_message());
+        (void)!write(fds[1], msg, (size_t)n);
+        _exit(0);
+    }
+    close(fds[1]);
+    char msg[1024] = "";
+    size_t got = 0;
+    ssize_t n;
+    while (got + 1 < sizeof msg && (n = read(fds[0], msg + got, sizeof msg - 1 - got)) > 0)
+        got += (size_t)n;
+    msg[got] = '\0';
+    close(fds[0]);
+    waitpid(pid, NULL, 0);
+    T_CHECK(strncmp(msg, "-10 1 ", 6) == 0, "EIO, original kept: %s", msg);
+    T_CHECK(strstr(msg, "failed after 4096 of 10000 bytes (File too large); its original content "
+                        "was put back") != NULL,
+            "message: %s", msg);
+    both_hold("hl/a.txt", "hl/b.txt", "original\n", "original back after EFBIG");
+    T_CHECK(ino_of(pa) == ino, "inode unchanged after EFBIG");
+    T_EQ_INT(temp_files(path_of("hl")), 0, "backup removed after EFBIG");
+}
+
+/* Runs fn where file modes apply: as root (which writes read-only files
+ * and directories), in a child whose effective capabilities lose
+ * CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_FOWNER. Returns fn's
+ * status and copies the error message; 1 when the child could not drop
+ * them. */
+static int as_user(int (*fn)(void), char *msg, size_t cap)
+{
+    msg[0] = '\0';
+    if (geteuid() != 0) {
+        int rc = fn();
+        snprintf(msg, cap, "%s", agt_error_message());
+        return rc;
+    }
+    int fds[2];
+    if (pipe(fds) != 0)
+        return 1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+        struct __user_cap_data_struct d[2];
+        if (syscall(SYS_capget, &h, d) != 0)
+            _exit(1);
+        d[0].effective &=
+            ~((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH) | (1u << CAP_FOWNER));
+        if (syscall(SYS_capset, &h, d) != 0)
+            _exit(1);
+        int rc = fn();
+        const char *m = agt_error_message();
+        (void)!write(fds[1], m, strlen(m));
+        _exit(-rc);
+    }
+    close(fds[1]);
+    size_t got = 0;
+    ssize_t n;
+    while (got + 1 < cap && (n = read(fds[0], msg + got, cap - 1 - got)) > 0)
+        got += (size_t)n;
+    msg[got] = '\0';
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) == 1)
+        return 1;
+    return -WEXITSTATUS(status);
+}
+
+static int write_ro_file(void)
+{
+    return agti_fs_write_atomic(path_of("perm/ro.txt"), "x", 1, 0);
+}
+
+static int write_linked_in_ro_dir(void)
+{
+    return agti_fs_write_atomic(path_of("perm/rodir/h1"), "x", 1, 0);
+}
+
+static int write_single_in_ro_dir(void)
+{
+    return agti_fs_write_atomic(path_of("perm/rodir/single"), "x", 1, 0);
+}
+
+static void test_permissions(void)
+{
+    char msg[1024], want[10000];
+    tu_write(root, "perm/ro.txt", "keep\n");
+    chmod(path_of("perm/ro.txt"), 0444);
+    int rc = as_user(write_ro_file, msg, sizeof msg);
+    if (rc == 1) {
+        t_skip("cannot drop the capabilities that bypass file modes");
+        return;
+    }
+    T_EQ_INT(rc, AGT_EDENIED, "read-only file refused");
+    snprintf(want, sizeof want, "write: %s is read-only (mode 0444): this process may not write it",
+             path_of("perm/ro.txt"));
+    T_EQ_STR(msg, want, "read-only file: message");
+    char *s = tu_read(path_of("perm/ro.txt"), NULL);
+    T_EQ_STR(s, "keep\n", "read-only file unchanged");
+    free(s);
+    T_EQ_INT(mode_of(path_of("perm/ro.txt")), 0444, "read-only file keeps its mode");
+
+    /* A writable file with 2 names in a read-only directory: the backup
+     * copy cannot be created, so the write is refused (as for 1 name). */
+    tu_write(root, "perm/rodir/h1", "linked\n");
+    tu_write(root, "perm/rodir/single", "single\n");
+    char h1[4096];
+    snprintf(h1, sizeof h1, "%s", path_of("perm/rodir/h1"));
+    link(h1, path_of("perm/rodir/h2"));
+    chmod(h1, 0666);
+    chmod(path_of("perm/rodir/single"), 0666);
+    chmod(path_of("perm/rodir"), 0555);
+    rc = as_user(write_linked_in_ro_dir, msg, sizeof msg);
+    T_EQ_INT(rc, AGT_EIO, "2 names in a read-only directory refused");
+    snprintf(want, sizeof want,
+             "write: %s has 2 names (hard links), so it is rewritten in place to keep them, and "
+             "the backup copy of its content cannot be created in %s first: Permission denied",
+             h1, path_of("perm/rodir"));
+    T_EQ_STR(msg, want, "read-only directory, 2 names: message");
+    both_hold("perm/rodir/h1", "perm/rodir/h2", "linked\n", "read-only directory");
+    rc = as_user(write_single_in_ro_dir, msg, sizeof msg);
+    T_EQ_INT(rc, AGT_EIO, "1 name in a read-only directory refused");
+    s = tu_read(path_of("perm/rodir/single"), NULL);
+    T_EQ_STR(s, "single\n", "read-only directory, 1 name: unchanged");
+    free(s);
+    chmod(path_of("perm/rodir"), 0755);
+}
+
 static void test_eol(void)
 {
     static const struct {
@@ -192,6 +471,9 @@ int main(void)
     root = tu_mkdtemp();
     test_writes();
     test_failures();
+    test_hard_links();
+    test_fsize_limit();
+    test_permissions();
     test_eol();
     tu_rmtree(root);
     free(root);
