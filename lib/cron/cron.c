@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/core.h"
 #include "cron/cron_internal.h"
@@ -197,10 +198,42 @@ static int parse_item(const field_spec *f, const char *item, size_t len, uint64_
     return AGT_OK;
 }
 
+/* The Quartz/cronie extensions in the day fields (L, W, #, ?) are not part
+ * of the grammar; a field holding one is refused naming the extension, so
+ * the model rewrites the schedule instead of guessing at the syntax. */
+static int extension_error(const field_spec *f, const char *text, size_t len)
+{
+    bool dom = f->min == 1 && f->max == 31, dow = f->max == 7;
+    if (!dom && !dow)
+        return AGT_OK;
+    const char *what = NULL;
+    for (size_t i = 0; i < len && what == NULL; i++) {
+        char ch = text[i];
+        if (ch == '?')
+            what = "'?' (no specific value) is a Quartz extension; write '*'";
+        else if (ch == '#' && dow)
+            what = "'#' (the n-th weekday of the month) is not supported";
+        else if ((ch == 'L' || ch == 'l') && dom)
+            what = "'L' (the last day of the month) is not supported";
+        else if ((ch == 'W' || ch == 'w') && dom)
+            what = "'W' (the nearest weekday) is not supported";
+        else if ((ch == 'L' || ch == 'l') && dow && i > 0 && text[i - 1] >= '0' &&
+                 text[i - 1] <= '7')
+            what = "'L' after a weekday (its last one in the month) is not supported";
+    }
+    if (what == NULL)
+        return AGT_OK;
+    return item_error(f, text, len, "%s (5-field cron: only *, values, ranges, lists and steps)",
+                      what);
+}
+
 static int parse_field(const field_spec *f, const char *text, size_t len, uint64_t *mask,
                        agti_cron_field *field)
 {
     const char *p = text, *end = text + len;
+    int erc = extension_error(f, text, len);
+    if (erc != AGT_OK)
+        return erc;
     memset(field, 0, sizeof *field);
     field->star = len > 0 && text[0] == '*';
     *mask = 0;
@@ -267,6 +300,25 @@ int agt_cron_parse(agt_cron **out, const char *expr)
     }
     if (n == 0)
         return agti_error(AGT_EPARSE, "cron: empty expression");
+    if (tok[0][0] == '@') {
+        /* Vixie's macros: name the 5 fields each one stands for. */
+        static const char *const macros[][2] = {
+            {"@yearly", "0 0 1 1 *"}, {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"},
+            {"@weekly", "0 0 * * 0"}, {"@daily", "0 0 * * *"},    {"@midnight", "0 0 * * *"},
+            {"@hourly", "0 * * * *"}};
+        for (size_t i = 0; i < sizeof macros / sizeof macros[0]; i++)
+            if (n == 1 && toklen[0] == strlen(macros[i][0]) &&
+                strncasecmp(tok[0], macros[i][0], toklen[0]) == 0)
+                return agti_error(AGT_EPARSE,
+                                  "cron: macros such as '%s' are not supported; write the 5 "
+                                  "fields (minute hour day-of-month month day-of-week): '%s'",
+                                  macros[i][0], macros[i][1]);
+        return agti_error(AGT_EPARSE,
+                          "cron: '@' macros are not supported; write the 5 fields (minute hour "
+                          "day-of-month month day-of-week), for example '0 0 * * *' for daily, "
+                          "in '%s'",
+                          expr);
+    }
     if (n != AGTI_CRON_NFIELDS)
         return agti_error(AGT_EPARSE,
                           "cron: expected 5 fields (minute hour day-of-month month "

@@ -295,9 +295,26 @@ static void test_errors(void)
     expect_error("5-1 * * * *", "reversed range 5-1 in '5-1'");
     expect_error("* * * * fri-mon", "reversed range 5-1 in 'fri-mon'");
     expect_error("* * * dec-jan *", "reversed range 12-1");
-    expect_error("@daily", "expected 5 fields");
-    expect_error("0 0 L * *", "names are not allowed here");
-    expect_error("0 0 * * 1#2", "unexpected character '#'");
+    /* Macros and the Quartz/cronie extensions are named as unsupported
+     * (they read "expected 5 fields", "names are not allowed here ('L')",
+     * "unexpected character '#'", which sent the model guessing). */
+    expect_error("@daily", "cron: macros such as '@daily' are not supported; write the 5 fields "
+                           "(minute hour day-of-month month day-of-week): '0 0 * * *'");
+    expect_error("@Weekly", "such as '@weekly' are not supported; write the 5 fields (minute "
+                            "hour day-of-month month day-of-week): '0 0 * * 0'");
+    expect_error("@reboot", "cron: '@' macros are not supported; write the 5 fields");
+    expect_error("0 0 L * *", "cron: day-of-month field: 'L' (the last day of the month) is not "
+                              "supported (5-field cron: only *, values, ranges, lists and steps) "
+                              "in 'L'");
+    expect_error("0 0 1,15W * *", "day-of-month field: 'W' (the nearest weekday) is not "
+                                  "supported (5-field cron: only *, values, ranges, lists and "
+                                  "steps) in '1,15W'");
+    expect_error("0 0 * * 1#2", "day-of-week field: '#' (the n-th weekday of the month) is not "
+                                "supported");
+    expect_error("0 0 * * 5L", "day-of-week field: 'L' after a weekday (its last one in the "
+                               "month) is not supported");
+    expect_error("0 0 ? * 1", "day-of-month field: '?' (no specific value) is a Quartz "
+                              "extension; write '*'");
     expect_error("*-5 * * * *", "unexpected character '-' in '*-5'");
     expect_error("1\x01 * * * *", "minute field: unexpected byte 0x01");
     expect_error("* * * * 1\xc3\xa9", "day-of-week field: unexpected byte 0xc3");
