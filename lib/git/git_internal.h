@@ -43,8 +43,16 @@ struct agt_changes {
     size_t content_bytes; /* attached so far */
     /* reviewed-tree file list, built on first use */
     char **files;
+    git_oid *file_ids;     /* each file's blob id: commit source (tree walk), or
+                              index source once readers are prepared */
+    bool *file_id_missing; /* index source: no stage-0 entry (NULL: none missing) */
     size_t nfiles;
     bool files_built;
+    /* readers for searches over the reviewed tree (reader.c), kept across
+     * searches so libgit2's pack indexes and caches stay warm */
+    struct agti_reader_slot *readers;
+    unsigned nreaders;
+    struct agti_disk_table *disk; /* working-tree shortcut, NULL until built */
 };
 
 /* Records `code` with the formatted message followed by ": " and libgit2's
@@ -68,5 +76,39 @@ int agti_git_similarity(const char *src, size_t src_len, const char *dst, size_t
 /* The sorted list of files of the reviewed tree (borrowed, valid until the
  * handle is freed); built on the first call. */
 int agti_changes_files(agt_changes *c, const char *const **out_paths, size_t *out_n);
+
+/* ---- reading many files of the reviewed tree (reader.c) --------------- */
+
+/* At most this many threads read through one change set at a time. */
+#define AGTI_GIT_MAX_READERS 8
+
+/* Bytes of one file as a reader got them; release with agti_read_release. */
+typedef struct agti_read {
+    const char *data;
+    size_t len;
+    bool from_disk; /* the working-tree shortcut was taken */
+    void *raw;      /* owned by raw_owner (odb backend) */
+    git_odb_backend *raw_owner;
+    char *owned; /* malloc'd */
+} agti_read;
+
+/* Makes c ready for agti_changes_read_nth from readers 0..nreaders-1 (one
+ * thread each): the file list, one object database per reader (opened on
+ * first use and kept until c is freed) and, for the commit source, the
+ * table of files the working tree can stand in for. Call it from the
+ * thread that owns c, before the readers start. */
+int agti_changes_readers_prepare(agt_changes *c, unsigned nreaders);
+
+/* The post-change bytes of file i of agti_changes_files() (commit or index
+ * source), as reader `reader`. Returns AGT_OK; AGT_ELIMIT when the file has
+ * more than max bytes; AGT_ENOTFOUND when it has no readable blob;
+ * AGT_ENOMEM. Sets no last error (it runs on search threads by the
+ * thousand). */
+int agti_changes_read_nth(agt_changes *c, unsigned reader, size_t i, size_t max, agti_read *out);
+
+void agti_read_release(agti_read *r);
+
+/* Frees what agti_changes_readers_prepare made. */
+void agti_changes_readers_free(agt_changes *c);
 
 #endif

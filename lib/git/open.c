@@ -318,9 +318,12 @@ void agt_changes_free(agt_changes *c)
 {
     if (!c)
         return;
+    agti_changes_readers_free(c);
     for (size_t i = 0; i < c->nfiles; i++)
         free(c->files[i]);
     free(c->files);
+    free(c->file_ids);
+    free(c->file_id_missing);
     agt_diff_free(c->diff);
     git_tree_free(c->base_tree);
     git_tree_free(c->target_tree);

@@ -128,6 +128,7 @@ int agti_changes_read_workdir(const agt_changes *c, const char *path, size_t max
 typedef struct path_list {
     char **v;
     size_t n, cap;
+    git_oid *ids; /* tree walk: the blob id of each path, in step with v */
 } path_list;
 
 static int list_push(path_list *l, const char *path)
@@ -147,11 +148,27 @@ static int list_push(path_list *l, const char *path)
     return AGT_OK;
 }
 
+/* Like list_push, with the path's blob id kept beside it. */
+static int list_push_id(path_list *l, const char *path, const git_oid *id, size_t *idcap)
+{
+    if (*idcap <= l->n) {
+        size_t cap = *idcap ? *idcap * 2 : 256;
+        git_oid *ids = realloc(l->ids, cap * sizeof(git_oid));
+        if (!ids)
+            return agti_oom();
+        l->ids = ids;
+        *idcap = cap;
+    }
+    l->ids[l->n] = *id;
+    return list_push(l, path);
+}
+
 static void list_free(path_list *l)
 {
     for (size_t i = 0; i < l->n; i++)
         free(l->v[i]);
     free(l->v);
+    free(l->ids);
 }
 
 static int cmp_path(const void *a, const void *b)
@@ -205,6 +222,7 @@ typedef struct walk_ctx {
     path_list *l;
     int rc;
     agti_buf path;
+    size_t idcap;
 } walk_ctx;
 
 static int walk_cb(const char *root, const git_tree_entry *e, void *payload)
@@ -220,13 +238,13 @@ static int walk_cb(const char *root, const git_tree_entry *e, void *payload)
         w->rc = agti_oom();
         return -1;
     }
-    w->rc = list_push(w->l, agti_buf_cstr(&w->path));
+    w->rc = list_push_id(w->l, agti_buf_cstr(&w->path), git_tree_entry_id(e), &w->idcap);
     return w->rc == AGT_OK ? 0 : -1;
 }
 
 static int list_tree(agt_changes *c, path_list *l)
 {
-    walk_ctx w = {l, AGT_OK, AGTI_BUF_INIT};
+    walk_ctx w = {l, AGT_OK, AGTI_BUF_INIT, 0};
     int grc = git_tree_walk(c->target_tree, GIT_TREEWALK_PRE, walk_cb, &w);
     agti_buf_free(&w.path);
     if (w.rc != AGT_OK)
@@ -236,10 +254,42 @@ static int list_tree(agt_changes *c, path_list *l)
     return AGT_OK;
 }
 
+typedef struct path_id {
+    char *path;
+    git_oid id;
+} path_id;
+
+static int cmp_path_id(const void *a, const void *b)
+{
+    return strcmp(((const path_id *)a)->path, ((const path_id *)b)->path);
+}
+
+/* Sorts the paths of a tree walk by name, their ids along with them (a
+ * tree walk visits "a.b" before "a/", which sorts after it). */
+static int sort_with_ids(path_list *l)
+{
+    if (l->n < 2)
+        return AGT_OK;
+    path_id *t = malloc(l->n * sizeof *t);
+    if (!t)
+        return agti_oom();
+    for (size_t i = 0; i < l->n; i++) {
+        t[i].path = l->v[i];
+        t[i].id = l->ids[i];
+    }
+    qsort(t, l->n, sizeof *t, cmp_path_id);
+    for (size_t i = 0; i < l->n; i++) {
+        l->v[i] = t[i].path;
+        l->ids[i] = t[i].id;
+    }
+    free(t);
+    return AGT_OK;
+}
+
 int agti_changes_files(agt_changes *c, const char *const **out_paths, size_t *out_n)
 {
     if (!c->files_built) {
-        path_list l = {NULL, 0, 0};
+        path_list l = {NULL, 0, 0, NULL};
         int rc;
         if (c->source == AGTI_SOURCE_WORKTREE) {
             rc = list_index(c, &l, true);
@@ -254,16 +304,27 @@ int agti_changes_files(agt_changes *c, const char *const **out_paths, size_t *ou
             list_free(&l);
             return rc;
         }
-        if (l.n > 1)
+        if (l.ids != NULL) {
+            rc = sort_with_ids(&l);
+            if (rc != AGT_OK) {
+                list_free(&l);
+                return rc;
+            }
+        } else if (l.n > 1) {
             qsort(l.v, l.n, sizeof(char *), cmp_path);
+        }
         size_t k = 0; /* conflicted entries appear once per stage */
         for (size_t i = 0; i < l.n; i++) {
-            if (k > 0 && strcmp(l.v[k - 1], l.v[i]) == 0)
+            if (k > 0 && strcmp(l.v[k - 1], l.v[i]) == 0) {
                 free(l.v[i]);
-            else
+            } else {
+                if (l.ids != NULL)
+                    l.ids[k] = l.ids[i];
                 l.v[k++] = l.v[i];
+            }
         }
         c->files = l.v;
+        c->file_ids = l.ids;
         c->nfiles = k;
         c->files_built = true;
     }

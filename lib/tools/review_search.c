@@ -11,8 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <git2/sys/odb_backend.h>
-
 #include "core/core.h"
 #include "dispatch/dispatch_internal.h"
 #include "fs/fs.h"
@@ -125,16 +123,16 @@ typedef struct scan {
 /* One candidate file and, once searched, what it gave. */
 typedef struct cand {
     const char *path;
-    git_oid id; /* blob (index or target tree); unused for the working tree */
+    size_t file; /* index in the change set's file list */
     bool sensitive;
     int state; /* 0 not matched, 1 matched, 2 too large, 3 unreadable */
     agti_search_file f;
 } cand;
 
 /* Files are searched by up to this many threads, each with its own
- * searcher and (for blobs) its own repository handle, since libgit2
+ * searcher and (for blobs) its own reader of the change set, since libgit2
  * handles are not shared between threads. */
-#define SEARCH_MAX_THREADS 8
+#define SEARCH_MAX_THREADS AGTI_GIT_MAX_READERS
 
 typedef struct pool {
     agt_changes *c;
@@ -144,45 +142,13 @@ typedef struct pool {
     size_t next; /* guarded by mu */
     pthread_mutex_t mu;
     bool blobs;
-    const char *gitdir;
     int err; /* first AGT_ENOMEM (or setup failure) */
 } pool;
 
-/* Reads a blob through the object database's backends directly (packs,
- * loose objects, alternates), as git does: git_odb_read() would re-hash
- * every object (libgit2's strict hash verification), which costs more than
- * the search itself. The size is checked from the header first. Returns 0,
- * 1 when the blob is over max, -1 when no backend has it. */
-static int raw_blob(git_odb *odb, const git_oid *id, size_t max, void **data, size_t *len,
-                    git_odb_backend **owner)
-{
-    size_t nb = git_odb_num_backends(odb);
-    for (size_t i = 0; i < nb; i++) {
-        git_odb_backend *b = NULL;
-        if (git_odb_get_backend(&b, odb, i) < 0 || b->read == NULL)
-            continue;
-        size_t hlen = 0;
-        git_object_t type = GIT_OBJECT_INVALID;
-        if (b->read_header != NULL) {
-            if (b->read_header(&hlen, &type, b, id) < 0)
-                continue;
-            if (hlen > max)
-                return 1;
-        }
-        void *d = NULL;
-        if (b->read(&d, &hlen, &type, b, id) < 0)
-            continue;
-        if (type != GIT_OBJECT_BLOB || hlen > max) {
-            git_odb_backend_data_free(b, d);
-            return type != GIT_OBJECT_BLOB ? -1 : 1;
-        }
-        *data = d;
-        *len = hlen;
-        *owner = b;
-        return 0;
-    }
-    return -1;
-}
+typedef struct worker_arg {
+    pool *pl;
+    unsigned reader;
+} worker_arg;
 
 static void set_err(pool *pl, int code)
 {
@@ -192,20 +158,23 @@ static void set_err(pool *pl, int code)
     pthread_mutex_unlock(&pl->mu);
 }
 
-static void search_one(pool *pl, agti_searcher *s, git_odb *odb, cand *cd)
+static void search_one(pool *pl, agti_searcher *s, unsigned reader, cand *cd)
 {
     char *owned = NULL;
     const char *data = NULL;
     size_t len = 0;
-    void *raw = NULL;
-    git_odb_backend *raw_owner = NULL;
+    agti_read rd;
+    memset(&rd, 0, sizeof rd);
     if (pl->blobs) {
-        int r = raw_blob(odb, &cd->id, AGTI_GIT_READ_MAX, &raw, &len, &raw_owner);
-        if (r != 0) {
-            cd->state = r == 1 ? 2 : 3;
+        int rc = agti_changes_read_nth(pl->c, reader, cd->file, AGTI_GIT_READ_MAX, &rd);
+        if (rc != AGT_OK) {
+            cd->state = rc == AGT_ELIMIT ? 2 : 3;
+            if (rc == AGT_ENOMEM)
+                set_err(pl, rc);
             return;
         }
-        data = raw;
+        data = rd.data;
+        len = rd.len;
     } else {
         size_t size = 0;
         int rc = agti_changes_read_workdir(pl->c, cd->path, AGTI_GIT_READ_MAX, &owned, &len, &size);
@@ -220,8 +189,7 @@ static void search_one(pool *pl, agti_searcher *s, git_odb *odb, cand *cd)
     bool matched = false, binary = false;
     int rc = agti_searcher_search_buffer(s, cd->path, data, len, &cd->f, &matched, &binary);
     free(owned);
-    if (raw != NULL)
-        git_odb_backend_data_free(raw_owner, raw);
+    agti_read_release(&rd);
     if (rc == AGT_ENOMEM)
         set_err(pl, rc);
     cd->state = rc != AGT_OK ? 3 : matched ? 1 : 0;
@@ -229,16 +197,11 @@ static void search_one(pool *pl, agti_searcher *s, git_odb *odb, cand *cd)
 
 static void *worker(void *arg)
 {
-    pool *pl = arg;
+    worker_arg *wa = arg;
+    pool *pl = wa->pl;
     agti_searcher *s = NULL;
-    git_repository *repo = NULL;
-    git_odb *odb = NULL;
-    if (agti_searcher_new(&s, pl->o) != AGT_OK ||
-        (pl->blobs &&
-         (git_repository_open(&repo, pl->gitdir) < 0 || git_repository_odb(&odb, repo) < 0))) {
+    if (agti_searcher_new(&s, pl->o) != AGT_OK) {
         set_err(pl, AGT_ERROR);
-        git_repository_free(repo);
-        agti_searcher_free(s);
         return NULL;
     }
     for (;;) {
@@ -247,32 +210,10 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&pl->mu);
         if (i >= pl->n)
             break;
-        search_one(pl, s, odb, &pl->cands[i]);
+        search_one(pl, s, wa->reader, &pl->cands[i]);
     }
-    git_odb_free(odb);
-    git_repository_free(repo);
     agti_searcher_free(s);
     return NULL;
-}
-
-/* The blob id of path in the reviewed index or tree. */
-static bool blob_id(agt_changes *c, const char *path, git_oid *out)
-{
-    if (c->source == AGTI_SOURCE_INDEX) {
-        const git_index_entry *e = git_index_get_bypath(c->index, path, 0);
-        if (e == NULL)
-            return false;
-        git_oid_cpy(out, &e->id);
-        return true;
-    }
-    git_tree_entry *e = NULL;
-    if (git_tree_entry_bypath(&e, c->target_tree, path) < 0)
-        return false;
-    bool ok = git_tree_entry_type(e) == GIT_OBJECT_BLOB;
-    if (ok)
-        git_oid_cpy(out, git_tree_entry_id(e));
-    git_tree_entry_free(e);
-    return ok;
 }
 
 static unsigned thread_count(size_t n)
@@ -289,15 +230,23 @@ static unsigned thread_count(size_t n)
 static int run_pool(pool *pl)
 {
     pthread_t th[SEARCH_MAX_THREADS];
+    worker_arg args[SEARCH_MAX_THREADS];
     unsigned nt = thread_count(pl->n), started = 0;
+    if (pl->blobs) {
+        int rc = agti_changes_readers_prepare(pl->c, nt);
+        if (rc != AGT_OK)
+            return rc;
+    }
     if (pthread_mutex_init(&pl->mu, NULL) != 0)
         return agti_error(AGT_ERROR, "code_search: cannot create a mutex");
+    for (unsigned i = 0; i < nt; i++)
+        args[i] = (worker_arg){pl, i};
     for (unsigned i = 1; i < nt; i++) {
-        if (pthread_create(&th[started], NULL, worker, pl) != 0)
+        if (pthread_create(&th[started], NULL, worker, &args[i]) != 0)
             break;
         started++;
     }
-    worker(pl); /* the calling thread works too */
+    worker(&args[0]); /* the calling thread works too */
     for (unsigned i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     pthread_mutex_destroy(&pl->mu);
@@ -347,19 +296,14 @@ static int search_all(const agti_search_opts *o, agti_searcher *s, agt_changes *
     pl.o = o;
     pl.cands = cands;
     pl.blobs = c->source != AGTI_SOURCE_WORKTREE;
-    pl.gitdir = git_repository_path(c->repo);
     for (size_t i = 0; i < n; i++) {
         const char *p = paths[i];
         if (!agti_searcher_selects(s, p, strlen(p)))
             continue;
-        cand *cd = &cands[pl.n];
+        cand *cd = &cands[pl.n++];
         cd->path = p;
+        cd->file = i;
         cd->sensitive = agti_fs_is_sensitive(p, NULL);
-        if (pl.blobs && !blob_id(c, p, &cd->id)) {
-            sc->unreadable++;
-            continue;
-        }
-        pl.n++;
     }
     rc = pl.n ? run_pool(&pl) : AGT_OK;
     collect(sc, cands, pl.n);

@@ -1,0 +1,513 @@
+/*
+ * Reading many files of the reviewed tree from several threads, as a
+ * search does: each reader has its own object database handle, kept on the
+ * change set across searches (libgit2 handles are not shared between
+ * threads, and a fresh one starts with cold pack indexes), and blobs are
+ * read straight from the backends (git_odb_read would re-hash each one:
+ * libgit2's strict hash verification costs more than the search itself).
+ *
+ * The working-tree shortcut: a file whose target blob is also the index
+ * entry's blob, and whose index entry is stat-clean against the file on
+ * disk, holds the blob's bytes; reading it costs a read() instead of an
+ * inflation. It is taken only when all of these hold, and the blob is read
+ * otherwise:
+ *   - the index entry is at stage 0, a regular file, with the target's id,
+ *     not assume-unchanged, skip-worktree or intent-to-add;
+ *   - it is not racily clean (git's rule: the entry's mtime is older than
+ *     the index file's), so a stat match means the bytes are unchanged;
+ *   - no filter applies to the path (git_filter_list_load gives none: no
+ *     text/eol/crlf/ident/filter attribute, no core.autocrlf), so the bytes
+ *     git hashed are the bytes on disk;
+ *   - at read time, the opened file (no symlink) matches the entry's stat
+ *     data (size, mtime, ctime, inode, device, mode, owner) as git compares
+ *     them, and its size is the blob's size.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <git2/sys/odb_backend.h>
+
+#include "git/git_internal.h"
+
+struct agti_reader_slot {
+    git_repository *repo;
+    git_odb *odb;
+    agti_buf path; /* scratch: the working-tree path of a file */
+};
+
+/* What the index said about one file when the table was built. */
+typedef struct disk_entry {
+    bool ok; /* all the build-time conditions hold */
+    uint32_t ino, dev, uid, gid, size;
+    int32_t mtime_s, ctime_s;
+    uint32_t mtime_ns, ctime_ns;
+} disk_entry;
+
+/* The index file the table was built from. */
+typedef struct file_stamp {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime, ctime;
+} file_stamp;
+
+#define SIZE_UNKNOWN UINT64_MAX
+
+struct agti_disk_table {
+    bool usable; /* false: no index, or it changed while it was read */
+    file_stamp stamp;
+    disk_entry *e;   /* per file of c->files */
+    uint64_t *sizes; /* per file: its blob's size once known (ids never change) */
+};
+
+/* ---- object databases ------------------------------------------------- */
+
+static int open_slot(agt_changes *c, struct agti_reader_slot *s)
+{
+    if (s->odb != NULL)
+        return AGT_OK;
+    if (git_repository_open(&s->repo, git_repository_path(c->repo)) < 0 ||
+        git_repository_odb(&s->odb, s->repo) < 0) {
+        git_repository_free(s->repo);
+        s->repo = NULL;
+        return agti_git_error(AGT_EGIT, "cannot open the object database of '%s'",
+                              git_repository_path(c->repo));
+    }
+    return AGT_OK;
+}
+
+/* Reads a blob through the backends (packs, loose objects, alternates).
+ * Returns AGT_OK, AGT_ELIMIT (over max), AGT_ENOTFOUND. The blob is read
+ * whole before its size is checked: a pack's header read of a delta costs
+ * an inflation of its own, and a blob over the limit is rare. */
+static int raw_blob(git_odb *odb, const git_oid *id, size_t max, agti_read *out)
+{
+    size_t nb = git_odb_num_backends(odb);
+    for (size_t i = 0; i < nb; i++) {
+        git_odb_backend *b = NULL;
+        if (git_odb_get_backend(&b, odb, i) < 0 || b->read == NULL)
+            continue;
+        void *d = NULL;
+        size_t len = 0;
+        git_object_t type = GIT_OBJECT_INVALID;
+        if (b->read(&d, &len, &type, b, id) < 0)
+            continue;
+        if (type != GIT_OBJECT_BLOB || len > max) {
+            git_odb_backend_data_free(b, d);
+            return type != GIT_OBJECT_BLOB ? AGT_ENOTFOUND : AGT_ELIMIT;
+        }
+        out->data = d;
+        out->len = len;
+        out->raw = d;
+        out->raw_owner = b;
+        return AGT_OK;
+    }
+    return AGT_ENOTFOUND;
+}
+
+/* The size of a blob from the backends' headers; SIZE_UNKNOWN when none
+ * can tell. */
+static uint64_t blob_size(git_odb *odb, const git_oid *id)
+{
+    size_t nb = git_odb_num_backends(odb);
+    for (size_t i = 0; i < nb; i++) {
+        git_odb_backend *b = NULL;
+        if (git_odb_get_backend(&b, odb, i) < 0 || b->read_header == NULL)
+            continue;
+        size_t len = 0;
+        git_object_t type = GIT_OBJECT_INVALID;
+        if (b->read_header(&len, &type, b, id) == 0)
+            return type == GIT_OBJECT_BLOB ? (uint64_t)len : SIZE_UNKNOWN;
+    }
+    return SIZE_UNKNOWN;
+}
+
+/* ---- the working-tree table ------------------------------------------- */
+
+static bool stamp_of(const char *path, file_stamp *st)
+{
+    struct stat s;
+    if (stat(path, &s) != 0)
+        return false;
+    st->dev = s.st_dev;
+    st->ino = s.st_ino;
+    st->size = s.st_size;
+    st->mtime = s.st_mtim;
+    st->ctime = s.st_ctim;
+    return true;
+}
+
+static bool stamp_equal(const file_stamp *a, const file_stamp *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
+           a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+/* git's racily clean entry: modified no earlier than the index was written,
+ * so a later change within the same timestamp would go unseen. */
+static bool racy(const git_index_entry *e, const file_stamp *index)
+{
+    if ((int64_t)e->mtime.seconds != (int64_t)index->mtime.tv_sec)
+        return (int64_t)e->mtime.seconds > (int64_t)index->mtime.tv_sec;
+    return (int64_t)e->mtime.nanoseconds >= (int64_t)index->mtime.tv_nsec;
+}
+
+static bool no_filters(git_repository *repo, const char *path)
+{
+    git_filter_list *fl = NULL;
+    if (git_filter_list_load(&fl, repo, NULL, path, GIT_FILTER_TO_ODB, GIT_FILTER_DEFAULT) < 0)
+        return false;
+    if (fl == NULL)
+        return true;
+    git_filter_list_free(fl);
+    return false;
+}
+
+static void fill_entry(agt_changes *c, git_index *idx, const file_stamp *stamp, bool check_filters,
+                       size_t i, disk_entry *d)
+{
+    memset(d, 0, sizeof *d);
+    const git_index_entry *e = git_index_get_bypath(idx, c->files[i], 0);
+    if (e == NULL || (e->mode != GIT_FILEMODE_BLOB && e->mode != GIT_FILEMODE_BLOB_EXECUTABLE))
+        return;
+    if (!git_oid_equal(&e->id, &c->file_ids[i]))
+        return;
+    if ((e->flags & GIT_INDEX_ENTRY_VALID) != 0 ||
+        (e->flags_extended & (GIT_INDEX_ENTRY_SKIP_WORKTREE | GIT_INDEX_ENTRY_INTENT_TO_ADD)) != 0)
+        return;
+    if (racy(e, stamp) || (check_filters && !no_filters(c->repo, c->files[i])))
+        return;
+    d->ok = true;
+    d->ino = e->ino;
+    d->dev = e->dev;
+    d->uid = e->uid;
+    d->gid = e->gid;
+    d->size = e->file_size;
+    d->mtime_s = e->mtime.seconds;
+    d->mtime_ns = e->mtime.nanoseconds;
+    d->ctime_s = e->ctime.seconds;
+    d->ctime_ns = e->ctime.nanoseconds;
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+/* Whether a file named `name` is in one of the ':'-separated folders of
+ * libgit2's search path for a config level. */
+static bool in_search_path(int level, const char *name)
+{
+    git_buf sp = {NULL, 0, 0};
+    if (git_libgit2_opts(GIT_OPT_GET_SEARCH_PATH, level, &sp) < 0)
+        return true; /* cannot tell: assume it is there */
+    bool found = false;
+    for (const char *d = sp.ptr ? sp.ptr : ""; *d && !found;) {
+        const char *end = strchr(d, ':');
+        size_t len = end ? (size_t)(end - d) : strlen(d);
+        char *f = len ? agti_aprintf("%.*s/%s", (int)len, d, name) : NULL;
+        found = f != NULL && exists(f);
+        free(f);
+        d += len + (end != NULL);
+    }
+    git_buf_dispose(&sp);
+    return found;
+}
+
+/* Whether any attribute could be set on any file, or core.autocrlf asks
+ * for a conversion: when neither, no filter applies to any path (filters
+ * are chosen by attributes: text/eol/crlf, ident, filter=; crlf also by
+ * core.autocrlf), which spares a filter lookup per file (libgit2 stats every
+ * attribute file up the path, ~80 us a file). Looked at: the index's and
+ * the working tree's .gitattributes in every folder holding a file of the
+ * tree, info/attributes, core.attributesFile or the XDG file, and the
+ * system gitattributes; anything unclear counts as "maybe". */
+static bool attributes_anywhere(agt_changes *c, git_index *idx)
+{
+    size_t n = git_index_entrycount(idx);
+    for (size_t i = 0; i < n; i++) {
+        const char *p = git_index_get_byindex(idx, i)->path;
+        const char *slash = strrchr(p, '/');
+        if (strcmp(slash ? slash + 1 : p, ".gitattributes") == 0)
+            return true;
+    }
+    agti_buf dir = AGTI_BUF_INIT;
+    const char *last = NULL; /* the files are sorted: skip repeats of a folder */
+    size_t last_len = 0;
+    bool found = false;
+    for (size_t i = 0; i <= c->nfiles && !found; i++) {
+        /* every folder on the way to a file (i == nfiles: the root) */
+        const char *p = i < c->nfiles ? c->files[i] : "";
+        for (const char *q = strchr(p, '/'); q != NULL && !found; q = strchr(q + 1, '/')) {
+            size_t len = (size_t)(q - p);
+            if (last != NULL && len <= last_len && strncmp(p, last, len) == 0 &&
+                (len == last_len || last[len] == '/'))
+                continue;
+            agti_buf_truncate(&dir, 0);
+            agti_buf_printf(&dir, "%s%.*s/.gitattributes", c->workdir, (int)len, p);
+            found = dir.oom || exists(agti_buf_cstr(&dir));
+        }
+        if (i < c->nfiles) {
+            const char *q = strrchr(p, '/');
+            last = p;
+            last_len = q ? (size_t)(q - p) : 0;
+        } else {
+            agti_buf_truncate(&dir, 0);
+            agti_buf_printf(&dir, "%s.gitattributes", c->workdir);
+            found = found || dir.oom || exists(agti_buf_cstr(&dir));
+        }
+    }
+    if (!found) {
+        agti_buf_truncate(&dir, 0);
+        agti_buf_printf(&dir, "%sinfo/attributes", git_repository_commondir(c->repo));
+        found = dir.oom || exists(agti_buf_cstr(&dir));
+    }
+    agti_buf_free(&dir);
+    if (found)
+        return true;
+    git_config *cfg = NULL;
+    if (git_repository_config_snapshot(&cfg, c->repo) < 0)
+        return true;
+    git_buf v = {NULL, 0, 0}, crlf = {NULL, 0, 0};
+    int off = 1;
+    bool maybe = git_config_get_string_buf(&v, cfg, "core.attributesfile") != GIT_ENOTFOUND;
+    if (!maybe && git_config_get_string_buf(&crlf, cfg, "core.autocrlf") != GIT_ENOTFOUND)
+        maybe = crlf.ptr == NULL || git_config_parse_bool(&off, crlf.ptr) < 0 || off;
+    git_buf_dispose(&crlf);
+    git_buf_dispose(&v);
+    git_config_free(cfg);
+    return maybe || in_search_path(GIT_CONFIG_LEVEL_XDG, "attributes") ||
+           in_search_path(GIT_CONFIG_LEVEL_SYSTEM, "gitattributes");
+}
+
+/* (Re)builds the table when the index file is not the one it was built
+ * from. A failure leaves the shortcut off; it is never an error. */
+static int build_disk(agt_changes *c)
+{
+    struct agti_disk_table *t = c->disk;
+    if (t == NULL) {
+        t = calloc(1, sizeof *t);
+        if (t == NULL)
+            return agti_oom();
+        c->disk = t;
+    }
+    if (t->sizes == NULL && c->nfiles > 0) {
+        t->sizes = malloc(c->nfiles * sizeof *t->sizes);
+        if (t->sizes == NULL)
+            return agti_oom();
+        for (size_t i = 0; i < c->nfiles; i++)
+            t->sizes[i] = SIZE_UNKNOWN;
+    }
+    char *ipath = agti_aprintf("%sindex", git_repository_path(c->repo));
+    if (ipath == NULL)
+        return agti_oom();
+    file_stamp before, after;
+    if (!stamp_of(ipath, &before)) {
+        free(ipath);
+        t->usable = false;
+        return AGT_OK;
+    }
+    if (t->usable && stamp_equal(&before, &t->stamp)) {
+        free(ipath);
+        return AGT_OK;
+    }
+    t->usable = false;
+    git_index *idx = NULL;
+    int grc = git_index_open(&idx, ipath);
+    bool same = grc == 0 && stamp_of(ipath, &after) && stamp_equal(&before, &after);
+    free(ipath);
+    if (!same) {
+        git_index_free(idx);
+        return AGT_OK;
+    }
+    if (t->e == NULL && c->nfiles > 0) {
+        t->e = malloc(c->nfiles * sizeof *t->e);
+        if (t->e == NULL) {
+            git_index_free(idx);
+            return agti_oom();
+        }
+    }
+    /* with no attribute anywhere, a filter could still be one a host
+     * registered for every file: libgit2 is asked for one path */
+    bool check_filters =
+        attributes_anywhere(c, idx) || (c->nfiles > 0 && !no_filters(c->repo, c->files[0]));
+    for (size_t i = 0; i < c->nfiles; i++)
+        fill_entry(c, idx, &before, check_filters, i, &t->e[i]);
+    git_index_free(idx);
+    t->stamp = before;
+    t->usable = true;
+    return AGT_OK;
+}
+
+/* ---- preparing and reading -------------------------------------------- */
+
+/* The index source's blob ids, looked up here once: git_index lookups may
+ * sort the index, so they are not for the reader threads. */
+static int index_ids(agt_changes *c)
+{
+    git_oid *ids = calloc(c->nfiles, sizeof *ids);
+    bool *missing = calloc(c->nfiles, sizeof *missing);
+    if (ids == NULL || missing == NULL) {
+        free(ids);
+        free(missing);
+        return agti_oom();
+    }
+    for (size_t i = 0; i < c->nfiles; i++) {
+        const git_index_entry *e = git_index_get_bypath(c->index, c->files[i], 0);
+        if (e != NULL)
+            ids[i] = e->id;
+        else
+            missing[i] = true;
+    }
+    c->file_ids = ids;
+    c->file_id_missing = missing;
+    return AGT_OK;
+}
+
+int agti_changes_readers_prepare(agt_changes *c, unsigned nreaders)
+{
+    if (nreaders == 0 || nreaders > AGTI_GIT_MAX_READERS)
+        return agti_error(AGT_EINVAL, "reader count %u is not within 1..%d", nreaders,
+                          AGTI_GIT_MAX_READERS);
+    const char *const *paths;
+    size_t n;
+    int rc = agti_changes_files(c, &paths, &n);
+    if (rc != AGT_OK)
+        return rc;
+    if (c->source == AGTI_SOURCE_WORKTREE)
+        return AGT_OK; /* working-tree files are read from disk anyway */
+    if (c->readers == NULL) {
+        c->readers = calloc(AGTI_GIT_MAX_READERS, sizeof *c->readers);
+        if (c->readers == NULL)
+            return agti_oom();
+        c->nreaders = AGTI_GIT_MAX_READERS;
+    }
+    for (unsigned i = 0; i < nreaders; i++) {
+        rc = open_slot(c, &c->readers[i]);
+        if (rc != AGT_OK)
+            return rc;
+    }
+    if (c->source == AGTI_SOURCE_INDEX && c->file_ids == NULL && n > 0) {
+        rc = index_ids(c);
+        if (rc != AGT_OK)
+            return rc;
+    }
+    if (c->source == AGTI_SOURCE_COMMIT && c->workdir != NULL && c->file_ids != NULL)
+        return build_disk(c);
+    return AGT_OK;
+}
+
+static bool entry_matches(const disk_entry *d, const struct stat *st)
+{
+    return S_ISREG(st->st_mode) && d->size == (uint32_t)st->st_size &&
+           d->mtime_s == (int32_t)st->st_mtim.tv_sec &&
+           d->mtime_ns == (uint32_t)st->st_mtim.tv_nsec &&
+           d->ctime_s == (int32_t)st->st_ctim.tv_sec &&
+           d->ctime_ns == (uint32_t)st->st_ctim.tv_nsec && d->ino == (uint32_t)st->st_ino &&
+           d->dev == (uint32_t)st->st_dev && d->uid == (uint32_t)st->st_uid &&
+           d->gid == (uint32_t)st->st_gid;
+}
+
+/* The shortcut: AGT_OK with the file's bytes, AGT_ELIMIT, or AGT_ENOTFOUND
+ * when it does not apply (the caller reads the blob). */
+static int read_disk(agt_changes *c, struct agti_reader_slot *s, size_t i, size_t max,
+                     agti_read *out)
+{
+    struct agti_disk_table *t = c->disk;
+    if (t == NULL || !t->usable || !t->e[i].ok)
+        return AGT_ENOTFOUND;
+    if (t->sizes[i] == SIZE_UNKNOWN)
+        t->sizes[i] = blob_size(s->odb, &c->file_ids[i]);
+    uint64_t size = t->sizes[i];
+    if (size == SIZE_UNKNOWN || size != t->e[i].size)
+        return AGT_ENOTFOUND;
+    if (size > max)
+        return AGT_ELIMIT;
+    agti_buf_truncate(&s->path, 0);
+    agti_buf_puts(&s->path, c->workdir);
+    agti_buf_puts(&s->path, c->files[i]);
+    if (s->path.oom)
+        return AGT_ENOMEM;
+    int fd = open(agti_buf_cstr(&s->path), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return AGT_ENOTFOUND;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !entry_matches(&t->e[i], &st) || (uint64_t)st.st_size != size) {
+        close(fd);
+        return AGT_ENOTFOUND;
+    }
+    char *buf = malloc((size_t)size + 1);
+    if (buf == NULL) {
+        close(fd);
+        return AGT_ENOMEM;
+    }
+    size_t got = 0;
+    while (got <= size) { /* one byte more than expected shows a grown file */
+        ssize_t r = read(fd, buf + got, (size_t)size + 1 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    if (got != size) {
+        free(buf);
+        return AGT_ENOTFOUND;
+    }
+    buf[size] = '\0';
+    out->data = buf;
+    out->len = (size_t)size;
+    out->owned = buf;
+    out->from_disk = true;
+    return AGT_OK;
+}
+
+int agti_changes_read_nth(agt_changes *c, unsigned reader, size_t i, size_t max, agti_read *out)
+{
+    memset(out, 0, sizeof *out);
+    if (reader >= c->nreaders || c->readers[reader].odb == NULL || i >= c->nfiles)
+        return AGT_ENOTFOUND;
+    struct agti_reader_slot *s = &c->readers[reader];
+    if (c->file_ids == NULL || (c->file_id_missing != NULL && c->file_id_missing[i]))
+        return AGT_ENOTFOUND;
+    if (c->source == AGTI_SOURCE_COMMIT) {
+        int rc = read_disk(c, s, i, max, out);
+        if (rc != AGT_ENOTFOUND)
+            return rc;
+    }
+    return raw_blob(s->odb, &c->file_ids[i], max, out);
+}
+
+void agti_read_release(agti_read *r)
+{
+    if (r->raw != NULL)
+        git_odb_backend_data_free(r->raw_owner, r->raw);
+    free(r->owned);
+    memset(r, 0, sizeof *r);
+}
+
+void agti_changes_readers_free(agt_changes *c)
+{
+    if (c->readers != NULL) {
+        for (unsigned i = 0; i < c->nreaders; i++) {
+            git_odb_free(c->readers[i].odb);
+            git_repository_free(c->readers[i].repo);
+            agti_buf_free(&c->readers[i].path);
+        }
+        free(c->readers);
+        c->readers = NULL;
+    }
+    if (c->disk != NULL) {
+        free(c->disk->e);
+        free(c->disk->sizes);
+        free(c->disk);
+        c->disk = NULL;
+    }
+}
