@@ -52,7 +52,9 @@ enum agt_agent_event_kind {
     AGT_AGENT_TOOL_STARTED = 2, /**< {"id","name","arguments"} */
     AGT_AGENT_TOOL_FINISHED =
         3, /**< {"id","name","is_error":bool,"bytes":N,"preview":"first 200 bytes"} */
-    AGT_AGENT_APPROVAL = 4, /**< {"id","name","arguments"}: the call waits for approval */
+    AGT_AGENT_APPROVAL = 4, /**< {"id","name","arguments"}: the call waits for approval; a
+                               sub-agent's call has "id":"agent-N/<call id>" and
+                               "agent_id":"agent-N" (see agt_agent_enable_subagents()) */
     AGT_AGENT_USAGE =
         5, /**< {"turn":N,"prompt_tokens","completion_tokens","total_tokens","tokens_used"} */
     AGT_AGENT_NOTIFICATION =
@@ -151,8 +153,9 @@ AGT_EXTERN int agt_agent_set_context_window(agt_agent *a, int64_t tokens, int pe
  * Runs the loop until it stops (see the top of this header).
  *
  * @return AGT_OK (stop reason DONE or TASK_DONE); AGT_EPENDING (paused for
- *         approval: agt_session_pending() lists the calls; answer each with
- *         agt_agent_answer(), then call agt_agent_resume()); AGT_ELIMIT (turn
+ *         approval: agt_session_pending() of the agent's session lists the
+ *         calls, its sub-agents' too; answer each with agt_agent_answer(),
+ *         then call agt_agent_resume()); AGT_ELIMIT (turn
  *         or token budget; the conversation is kept, run again to go on);
  *         AGT_ECANCELLED; AGT_ESTATE (paused on approvals, or nothing to
  *         answer: the conversation has no user message); a model error
@@ -163,9 +166,18 @@ AGT_EXTERN int agt_agent_run(agt_agent *a);
 
 /**
  * Answers the approval of a tool call the paused run waits for, through
- * agt_session_answer(), and keeps its result for the conversation.
+ * agt_session_answer() (approving runs the call now), and keeps its result
+ * for the conversation.
  *
- * @param decision an AGT_DECISION_* value.
+ * @param call_id the call's id: the agent's own call as the model named it,
+ *        or a sub-agent's call as "agent-N/<call id>" (the "call_id" of
+ *        agt_session_pending() and the "id" of the AGT_AGENT_APPROVAL event).
+ *        An approved Agent or AgentSwarm call whose sub-agents pause at
+ *        once adds their calls to the pause (events, pending list).
+ * @param decision an AGT_DECISION_* value. APPROVE_SESSION on a sub-agent's
+ *        call stores its suggested rule as with a synchronous approver (see
+ *        "Approvals" at agt_agent_enable_subagents()): in the root session
+ *        and the existing sub-agents that do not run in the background.
  * @param reason optional text given to the model with a rejection.
  * @return AGT_OK; AGT_ENOTFOUND (no waiting call with that id); AGT_EINVAL;
  *         the codes of agt_session_answer(); AGT_ENOMEM.
@@ -174,14 +186,23 @@ AGT_EXTERN int agt_agent_answer(agt_agent *a, const char *call_id, int decision,
                                 const char *reason);
 
 /**
- * Continues a run paused for approval once every waiting call was answered.
+ * Continues a run paused for approval once every waiting call was answered:
+ * paused sub-agents continue their loops first (see
+ * agt_agent_enable_subagents()), then the agent's turn goes on.
  *
- * @return as agt_agent_run(); AGT_ESTATE when the run is not paused or a call
- *         still waits.
+ * @return as agt_agent_run(); AGT_EPENDING also when answering made new
+ *         calls wait (an approved Agent call whose sub-agent paused at once:
+ *         answer those, then resume again); AGT_ESTATE when the run is not
+ *         paused or a call the last AGT_EPENDING return showed still waits
+ *         (the message names it).
  */
 AGT_EXTERN int agt_agent_resume(agt_agent *a);
 
-/** Asks a running loop (from any thread) to stop; it returns AGT_ECANCELLED. */
+/**
+ * Asks a running loop (from any thread) to stop; it returns AGT_ECANCELLED.
+ * A run paused for approval is not running: the pause stays (answer and
+ * resume, or free the agent, which frees the paused sub-agents too).
+ */
 AGT_EXTERN void agt_agent_cancel(agt_agent *a);
 
 /** Why the last run stopped: an AGT_AGENT_STOP_* value (NONE for NULL). */
@@ -233,12 +254,45 @@ AGT_EXTERN int agt_agent_restore(agt_agent *a, const char *json, size_t len);
  * and context window; it runs to its end inside the tool call, and its final
  * text is the tool result, after a line "Sub-agent agent-N (description)
  * finished after K model calls. Resume it with resume: "agent-N".".
- * `resume` continues a finished sub-agent with a new prompt. Calls of a
- * sub-agent that would need the user's approval are declined with a reason
- * (a parent tool call cannot pause half-way), so in AGT_MODE_MANUAL a
- * sub-agent can read but not write — unless a sub-agent approver is set
- * (agt_agent_set_subagent_approver()). Nesting is limited to 2 levels.
- * Sub-agents live until the agent is freed.
+ * `resume` continues a finished sub-agent with a new prompt. Nesting is
+ * limited to 2 levels. Sub-agents live until the agent is freed.
+ *
+ * Approvals: sub-agents share the agent's approval channel, so a host that
+ * handles the root agent's approvals handles theirs the same way:
+ * - a sub-agent approver (agt_agent_set_subagent_approver()) takes
+ *   precedence over what follows;
+ * - with a synchronous approver on the agent's session
+ *   (agt_session_set_approver()), a foreground sub-agent's call that needs
+ *   approval is asked through that approver, on the thread that runs
+ *   agt_agent_run()/agt_agent_resume(); agt_approval_json() then has an
+ *   "agent_id":"agent-N" member (the root agent's own requests have none)
+ *   and "call_id" is the sub-agent's own id for the call. APPROVE_SESSION
+ *   stores the rule in the root session (so later sub-agents, which copy its
+ *   rules, get it) and in every existing sub-agent that does not run in the
+ *   background. The approver is never called from a swarm worker or a
+ *   background thread: for an AgentSwarm, the sub-agents that hit an
+ *   approval pause, the others go on, and when the round is over the swarm
+ *   asks the approver here about each waiting call and resumes those
+ *   sub-agents (concurrently as before), until none waits;
+ * - without an approver (the pause model), a sub-agent that hits an
+ *   approval pauses, its parent's Agent (or AgentSwarm, once its round is
+ *   over) call is suspended without a result, and agt_agent_run() returns
+ *   AGT_EPENDING with stop reason APPROVAL. The waiting call is listed by
+ *   agt_session_pending() of the agent's session with "call_id":
+ *   "agent-N/<call id>" (models reuse ids such as call_0 across
+ *   conversations) plus "agent_id", and given in an AGT_AGENT_APPROVAL
+ *   event with the same "id" and "agent_id". agt_agent_answer() takes that
+ *   id; agt_agent_resume() continues the sub-agents' loops; when they end,
+ *   the suspended call gets its report as its result (through the session's
+ *   post-tool-use hook, as any call) and the agent goes on. A sub-agent
+ *   that pauses again makes agt_agent_resume() return AGT_EPENDING again.
+ *   Sub-agents of sub-agents (level 2) work the same way through both
+ *   levels. Answer such calls with agt_agent_answer(), not
+ *   agt_session_answer() (the id belongs to the sub-agent's session);
+ * - when the host dispatches Agent or AgentSwarm itself
+ *   (agt_session_dispatch() outside agt_agent_run()) there is no loop to
+ *   pause: the sub-agents' calls that need approval are declined with a
+ *   reason and they go on.
  *
  * run_in_background (Agent and AgentSwarm), for calls of this agent (not of
  * a sub-agent) with a frozen registry and an HTTP model (otherwise the call
@@ -279,8 +333,9 @@ AGT_EXTERN int agt_agent_set_swarm_concurrency(agt_agent *a, int max);
  * Decides a sub-agent's tool call that needs the user's approval.
  *
  * @param agent_id the sub-agent's id ("agent-N").
- * @param req the request (agt_approval_json() for the call; the reason and
- *        rule setters work); valid only during the callback.
+ * @param req the request (agt_approval_json() for the call, without
+ *        "agent_id"; the reason and rule setters work); valid only during
+ *        the callback.
  * @param payload the pointer given to agt_agent_set_subagent_approver().
  * @return AGT_DECISION_APPROVE, AGT_DECISION_APPROVE_SESSION (stored in the
  *         sub-agent's own session only) or AGT_DECISION_REJECT; any other
@@ -289,13 +344,13 @@ AGT_EXTERN int agt_agent_set_swarm_concurrency(agt_agent *a, int max);
 typedef int (*agt_subagent_approver_fn)(const char *agent_id, agt_approval *req, void *payload);
 
 /**
- * The approval policy of sub-agents: with fn NULL (the default) their calls
- * that need approval are declined with a reason telling the sub-agent to
- * leave the step to its parent (sub-agents inherit the parent session's
- * mode and rules, so allowed calls still run); with fn set, such calls are
- * passed up to fn, which answers synchronously (the sub-agent waits). fn is
- * called on the sub-agent's thread — a swarm worker or a background task —
- * so it must be thread-safe. Applies to existing and new sub-agents.
+ * A dedicated approver for sub-agents: with fn set, their calls that need
+ * approval are passed to fn, which answers synchronously (the sub-agent
+ * waits), instead of going through the agent's own approval channel (see
+ * "Approvals" at agt_agent_enable_subagents()). fn is called on the
+ * sub-agent's thread — a swarm worker or a background task — so it must be
+ * thread-safe. fn NULL (the default) clears it. Applies to existing and new
+ * sub-agents.
  *
  * @return AGT_OK; AGT_EINVAL (a NULL agent); AGT_ESTATE (a sub-agent runs
  *         in the background now); AGT_ENOMEM.

@@ -16,12 +16,25 @@
 #include <unistd.h>
 
 #include "agenttools/agent.h"
+#include "dispatch/dispatch_internal.h"
 #include "model/model_internal.h"
 #include "session/events_internal.h"
+#include "session/subapproval.h"
 
 #define PREVIEW_BYTES 200
 #define NOTE_OPEN "<system-notification>\n"
 #define NOTE_CLOSE "\n</system-notification>"
+
+/* An Agent or AgentSwarm call suspended while its sub-agents wait for
+ * approval: what is needed to finish it later. */
+typedef struct susp {
+    bool swarm;
+    struct sub **subs;
+    size_t n;
+    char *desc; /* Agent: the description */
+    char *note; /* why it ran in the foreground, or NULL */
+    bool parallel;
+} susp;
 
 typedef struct call {
     char *id;
@@ -30,6 +43,9 @@ typedef struct call {
     bool answered; /* a result is known */
     char *text;
     bool is_error;
+    susp *susp;     /* suspended on sub-agents' approvals */
+    bool announced; /* its AGT_AGENT_APPROVAL event was given to the root's host */
+    bool presented; /* waiting when a run or resume returned AGT_EPENDING */
 } call;
 
 struct agt_agent {
@@ -66,6 +82,9 @@ struct agt_agent {
     char *tools_cache; /* the export of a frozen registry for tools_phase */
     int tools_phase;
     pthread_mutex_t subs_lock; /* subs against agt_agent_cancel() from other threads */
+    struct sub *self;          /* the sub-agent this agent is, NULL for the root */
+    int dispatching;           /* in a dispatch or answer of its own calls (can suspend one) */
+    susp *new_susp;            /* set by the Agent/AgentSwarm provider that suspends its call */
 };
 
 typedef struct sub {
@@ -81,13 +100,28 @@ typedef struct sub {
     char *item;           /* the AgentSwarm item it was started with */
     int rc;               /* the last run's status */
     int turns_before;
+    bool on_host; /* runs on the host's thread: may ask the root session's approver */
 } sub;
+
+static void susp_free(susp *sp)
+{
+    if (!sp)
+        return;
+    free(sp->subs);
+    free(sp->desc);
+    free(sp->note);
+    free(sp);
+}
 
 /* ---- small helpers ----------------------------------------------------- */
 
 static void calls_clear(agt_agent *a)
 {
     for (size_t i = 0; i < a->n_calls; i++) {
+        if (a->calls[i].susp) {
+            agti_session_drop_suspended(a->session, a->calls[i].id);
+            susp_free(a->calls[i].susp);
+        }
         free(a->calls[i].id);
         free(a->calls[i].name);
         free(a->calls[i].args);
@@ -184,7 +218,10 @@ void agt_agent_free(agt_agent *a)
     if (!a)
         return;
     bg_free_all(a);
+    if (!a->self && agti_session_pending_ext_payload(a->session) == a)
+        agti_session_set_pending_ext(a->session, NULL, NULL);
     calls_clear(a);
+    susp_free(a->new_susp);
     json_decref(a->messages);
     free(a->last_text);
     for (size_t i = 0; i < a->n_subs; i++) {
@@ -500,6 +537,54 @@ static int set_result(call *c, const agt_result *res)
     return AGT_OK;
 }
 
+static void announce(agt_agent *a);
+static int continue_suspended(agt_agent *a);
+
+/* Whether a call under a waits that no AGT_EPENDING return showed the host
+ * yet (it appeared while the host answered another, e.g. an approved Agent
+ * call whose sub-agent paused at once); with mark, marks them shown. */
+static bool unpresented(agt_agent *a, bool mark)
+{
+    bool any = false;
+    for (size_t i = 0; a->waiting && i < a->n_calls; i++) {
+        call *c = &a->calls[i];
+        if (c->answered)
+            continue;
+        if (c->susp) {
+            for (size_t k = 0; k < c->susp->n; k++)
+                any |= unpresented(c->susp->subs[k]->agent, mark);
+        } else if (!c->presented) {
+            any = true;
+            c->presented |= mark;
+        }
+    }
+    return any;
+}
+
+/* A stop with AGT_EPENDING: the host sees every waiting call now. */
+static int paused(agt_agent *a)
+{
+    if (!a->self)
+        unpresented(a, true);
+    a->stop = AGT_AGENT_STOP_APPROVAL;
+    return agti_error(AGT_EPENDING, "agent paused: tool calls wait for approval");
+}
+
+/* After a dispatch or answer of c returned AGT_EPENDING: the call waits for
+ * approval, or its provider suspended it on sub-agents (a->new_susp). */
+static void took_pending(agt_agent *a, call *c)
+{
+    a->waiting = true;
+    if (a->new_susp) {
+        c->susp = a->new_susp;
+        a->new_susp = NULL;
+        return;
+    }
+    c->announced = !a->self;
+    emit_json(a, AGT_AGENT_APPROVAL,
+              json_pack("{s:s,s:s,s:s}", "id", c->id, "name", c->name, "arguments", c->args));
+}
+
 /* Dispatches the calls of the turn; sets a->waiting when some need approval. */
 static int dispatch_calls(agt_agent *a)
 {
@@ -510,7 +595,9 @@ static int dispatch_calls(agt_agent *a)
         if (strcmp(c->name, "task_done") == 0)
             a->task_done = true;
         agt_result *res = NULL;
+        a->dispatching++;
         int rc = agt_session_dispatch(a->session, c->id, c->name, c->args, &res);
+        a->dispatching--;
         if (rc == AGT_OK) {
             rc = set_result(c, res);
             agt_result_free(res);
@@ -518,10 +605,7 @@ static int dispatch_calls(agt_agent *a)
                 return rc;
             finished_event(a, c);
         } else if (rc == AGT_EPENDING) {
-            a->waiting = true;
-            emit_json(
-                a, AGT_AGENT_APPROVAL,
-                json_pack("{s:s,s:s,s:s}", "id", c->id, "name", c->name, "arguments", c->args));
+            took_pending(a, c);
         } else if (rc == AGT_ENOMEM) {
             return rc;
         } else {
@@ -654,11 +738,14 @@ static int loop(agt_agent *a)
         if (a->n_calls == 0)
             return stop(a, AGT_AGENT_STOP_DONE, AGT_OK);
         rc = dispatch_calls(a);
+        susp_free(a->new_susp); /* a provider that suspended, then failed */
+        a->new_susp = NULL;
         if (rc != AGT_OK)
             return stop(a, AGT_AGENT_STOP_ERROR, rc);
-        if (a->waiting)
-            return stop(a, AGT_AGENT_STOP_APPROVAL,
-                        agti_error(AGT_EPENDING, "agent paused: tool calls wait for approval"));
+        if (a->waiting) {
+            announce(a);
+            return paused(a);
+        }
         rc = finish_turn(a);
         if (rc != 1)
             return rc;
@@ -688,16 +775,32 @@ int agt_agent_run(agt_agent *a)
     return loop(a);
 }
 
+static struct sub *waiting_sub(agt_agent *a, const char *id);
+static int answer_in_sub(struct sub *sb, const char *call_id, int decision, const char *reason);
+static char *first_unanswered(agt_agent *a);
+
 int agt_agent_answer(agt_agent *a, const char *call_id, int decision, const char *reason)
 {
     if (!a || !call_id)
         return agti_error(AGT_EINVAL, "agt_agent_answer: NULL argument");
-    for (size_t i = 0; i < a->n_calls; i++) {
+    for (size_t i = 0; a->waiting && i < a->n_calls; i++) {
         call *c = &a->calls[i];
-        if (strcmp(c->id, call_id) != 0 || c->answered)
+        if (strcmp(c->id, call_id) != 0 || c->answered || c->susp)
             continue;
         agt_result *res = NULL;
+        a->dispatching++;
         int rc = agt_session_answer(a->session, call_id, decision, reason, &res);
+        a->dispatching--;
+        if (rc == AGT_EPENDING) {
+            /* approved, and it suspended on a sub-agent of its own */
+            took_pending(a, c);
+            susp_free(a->new_susp);
+            a->new_susp = NULL;
+            announce(a);
+            return AGT_OK;
+        }
+        susp_free(a->new_susp);
+        a->new_susp = NULL;
         if (rc != AGT_OK)
             return rc;
         rc = set_result(c, res);
@@ -705,6 +808,18 @@ int agt_agent_answer(agt_agent *a, const char *call_id, int decision, const char
         if (rc == AGT_OK)
             finished_event(a, c);
         return rc;
+    }
+    /* "agent-N/<call id>": a waiting call of a sub-agent under this agent */
+    const char *slash = strchr(call_id, '/');
+    if (a->waiting && slash && (size_t)(slash - call_id) < 32) {
+        char sid[32];
+        snprintf(sid, sizeof sid, "%.*s", (int)(slash - call_id), call_id);
+        struct sub *sb = waiting_sub(a, sid);
+        if (sb) {
+            int rc = answer_in_sub(sb, slash + 1, decision, reason);
+            announce(a);
+            return rc;
+        }
     }
     return agti_error(AGT_ENOTFOUND, "no tool call '%s' waits for approval in this agent", call_id);
 }
@@ -715,13 +830,24 @@ int agt_agent_resume(agt_agent *a)
         return agti_error(AGT_EINVAL, "agt_agent_resume: agent is NULL");
     if (!a->waiting)
         return agti_error(AGT_ESTATE, "the agent is not paused for approval");
-    for (size_t i = 0; i < a->n_calls; i++)
-        if (!a->calls[i].answered)
-            return agti_error(AGT_ESTATE, "tool call '%s' (%s) still waits for approval",
-                              a->calls[i].id, a->calls[i].name);
-    a->waiting = false;
+    if (!a->self && unpresented(a, false))
+        return paused(a); /* answering made new calls wait: the pause goes on */
+    char *still = first_unanswered(a);
+    if (still) {
+        agti_error(AGT_ESTATE, "tool call %s still waits for approval", still);
+        free(still);
+        return AGT_ESTATE;
+    }
     atomic_store(&a->cancelled, 0);
-    int rc = finish_turn(a);
+    int rc = continue_suspended(a);
+    if (rc == AGT_EPENDING) {
+        announce(a);
+        return paused(a);
+    }
+    if (rc != AGT_OK)
+        return stop(a, AGT_AGENT_STOP_ERROR, rc);
+    a->waiting = false;
+    rc = finish_turn(a);
     if (rc != 1)
         return rc;
     return loop(a);
@@ -925,6 +1051,73 @@ static int sub_approve(agt_approval *req, void *payload)
     return sb->root->approver(sb->id, req, sb->root->approver_payload);
 }
 
+/* Whether a sub-agent runs (or waits) inside a background task now. */
+static bool in_background(const sub *sb)
+{
+    for (const sub *p = sb; p; p = p->parent)
+        if (atomic_load(&p->busy))
+            return true;
+    return false;
+}
+
+/* An APPROVE_SESSION answer to a sub-agent's request: the rule goes to the
+ * root session (so the whole tree and later sub-agents get it, as they copy
+ * the root's rules) and to the existing sub-agents that do not run in the
+ * background (their sessions are another thread's now). except already has
+ * it. A rule the session refuses is dropped: the call was approved once. */
+static void share_session_rule(agt_agent *root, const sub *except, const char *rule)
+{
+    int rc = agti_session_add_session_rule(root->session, rule);
+    if (rc != AGT_OK)
+        return;
+    pthread_mutex_lock(&root->subs_lock);
+    for (size_t i = 0; i < root->n_subs; i++)
+        if (root->subs[i] != except && !in_background(root->subs[i]))
+            agti_session_add_session_rule(root->subs[i]->session, rule);
+    pthread_mutex_unlock(&root->subs_lock);
+}
+
+/* The approver of a foreground sub-agent on the host's thread: the root
+ * session's approver, asked with "agent_id" in the request. */
+static int sub_forward(agt_approval *req, void *payload)
+{
+    sub *sb = payload;
+    agt_approver_fn fn;
+    void *fp;
+    agti_session_approver(sb->root->session, &fn, &fp);
+    if (!fn) {
+        agt_approval_set_reason(req, "the host removed its approver");
+        return AGT_DECISION_REJECT;
+    }
+    if (agti_approval_tag(req, sb->id) != AGT_OK)
+        return AGT_DECISION_REJECT;
+    int d = fn(req, fp);
+    if (d == AGT_DECISION_APPROVE_SESSION) {
+        json_t *j = json_loads(agt_approval_json(req), 0, NULL);
+        const char *tool = json_string_value(json_object_get(j, "tool"));
+        const char *rule = agti_approval_session_rule(req);
+        if (rule && tool && strcmp(tool, "ExitPlanMode") != 0)
+            share_session_rule(sb->root, sb, rule);
+        json_decref(j);
+    }
+    return d;
+}
+
+/* Chooses how a sub-agent's calls that need approval are asked: the host's
+ * sub-agent approver (it takes precedence); else, on the host's thread, the
+ * root session's approver; else they wait (the run pauses). */
+static int sub_use_approver(sub *sb, bool host)
+{
+    agt_agent *root = sb->root;
+    if (root->approver)
+        return agt_session_set_approver(sb->session, sub_approve, sb);
+    agt_approver_fn fn = NULL;
+    void *fp = NULL;
+    if (host)
+        agti_session_approver(root->session, &fn, &fp);
+    return agt_session_set_approver(sb->session, fn ? sub_forward : NULL, sb);
+}
+
 /* A new sub-agent: its own session (same registry and workspace, the parent
  * session's mode and rules), its own conversation and todo list. parent is
  * the sub-agent that starts it (NULL: the root agent). */
@@ -947,13 +1140,12 @@ static int sub_new(agt_agent *root, agt_session *parent_s, sub *parent, bool own
     if (rc == AGT_OK)
         rc = agt_session_load_rules(sb->session, rules, strlen(rules));
     agt_free(rules);
-    if (rc == AGT_OK && root->approver)
-        rc = agt_session_set_approver(sb->session, sub_approve, sb);
     if (rc == AGT_OK && own_model)
         rc = agti_model_clone(&sb->own_model, root->model);
     if (rc == AGT_OK)
         rc = agt_agent_new(&sb->agent, sb->session, sb->own_model ? sb->own_model : root->model);
     if (rc == AGT_OK) {
+        sb->agent->self = sb;
         /* a sub-agent's child takes its parent's prompt (which has the note
          * already): the root's conversation may be in use on another thread */
         json_t *first = json_array_get(parent ? parent->agent->messages : root->messages, 0);
@@ -997,23 +1189,182 @@ static int sub_new(agt_agent *root, agt_session *parent_s, sub *parent, bool own
     return AGT_OK;
 }
 
-/* Runs a sub-agent to its end. Without a sub-agent approver (see
- * agt_agent_set_subagent_approver) calls that would need the user's approval
- * are declined with a reason: a tool call of the parent cannot pause. */
-static int sub_run(sub *sb)
+/* Runs a sub-agent until it ends or pauses (AGT_EPENDING: calls wait for
+ * approval, see sub_use_approver); host: it runs on the host's thread. */
+static int sub_run(sub *sb, bool host)
 {
-    int rc = agt_agent_run(sb->agent);
-    for (int rounds = 0; rc == AGT_EPENDING && rounds < 100; rounds++) {
-        for (size_t i = 0; i < sb->agent->n_calls; i++) {
-            call *c = &sb->agent->calls[i];
-            if (!c->answered)
-                agt_agent_answer(sb->agent, c->id, AGT_DECISION_REJECT,
-                                 "a sub-agent cannot ask the user for approval; leave this step to "
-                                 "the parent agent and say so in your answer");
-        }
-        rc = agt_agent_resume(sb->agent);
+    sb->on_host = host;
+    int rc = sub_use_approver(sb, host);
+    return rc == AGT_OK ? agt_agent_run(sb->agent) : rc;
+}
+
+/* Continues a paused sub-agent whose waiting calls were all answered. */
+static int sub_resume(sub *sb, bool host)
+{
+    sb->on_host = host;
+    int rc = sub_use_approver(sb, host);
+    return rc == AGT_OK ? agt_agent_resume(sb->agent) : rc;
+}
+
+/* Whether sb waits in the tree under agent a (a's suspended calls, down). */
+static bool in_tree(agt_agent *a, const sub *sb)
+{
+    for (size_t i = 0; a->waiting && i < a->n_calls; i++) {
+        const susp *sp = a->calls[i].susp;
+        for (size_t k = 0; sp && k < sp->n; k++)
+            if (sp->subs[k] == sb || in_tree(sp->subs[k]->agent, sb))
+                return true;
     }
+    return false;
+}
+
+static struct sub *waiting_sub(agt_agent *a, const char *id)
+{
+    agt_agent *root = a->self ? a->self->root : a;
+    sub *sb = sub_find(root, id);
+    return sb && sb->agent->waiting && in_tree(a, sb) ? sb : NULL;
+}
+
+/* The rule an APPROVE_SESSION answer stores for a call parked in sb's
+ * session (its suggested rule; malloc'd), or NULL. */
+static char *suggested_rule(sub *sb, const char *call_id)
+{
+    char *pj = NULL;
+    if (agt_session_pending(sb->session, &pj) != AGT_OK)
+        return NULL;
+    json_t *list = json_loads(pj, 0, NULL);
+    agt_free(pj);
+    char *rule = NULL;
+    size_t i;
+    json_t *p;
+    json_array_foreach(list, i, p)
+    {
+        const char *id = json_string_value(json_object_get(p, "call_id"));
+        const char *r = json_string_value(json_object_get(p, "suggested_rule"));
+        const char *tool = json_string_value(json_object_get(p, "tool"));
+        if (id && r && tool && strcmp(id, call_id) == 0 && strcmp(tool, "ExitPlanMode") != 0)
+            rule = agti_strdup(r);
+    }
+    json_decref(list);
+    return rule;
+}
+
+static int answer_in_sub(struct sub *sb, const char *call_id, int decision, const char *reason)
+{
+    /* APPROVE_SESSION: the rule is the root's, as with the session approver */
+    char *rule = decision == AGT_DECISION_APPROVE_SESSION ? suggested_rule(sb, call_id) : NULL;
+    int rc = agt_agent_answer(sb->agent, call_id, decision, reason);
+    if (rc == AGT_OK && rule)
+        share_session_rule(sb->root, sb, rule);
+    free(rule);
+    if (rc == AGT_ENOTFOUND)
+        agti_error(AGT_ENOTFOUND, "no tool call '%s/%s' waits for approval", sb->id, call_id);
     return rc;
+}
+
+/* "'agent-1/call_1' (Write)": the first call under a that still waits for
+ * an answer (malloc'd), or NULL when all are answered. */
+static char *first_unanswered(agt_agent *a)
+{
+    for (size_t i = 0; i < a->n_calls; i++) {
+        call *c = &a->calls[i];
+        if (c->answered)
+            continue;
+        if (!c->susp)
+            return a->self ? agti_aprintf("'%s/%s' (%s)", a->self->id, c->id, c->name)
+                           : agti_aprintf("'%s' (%s)", c->id, c->name);
+        for (size_t k = 0; k < c->susp->n; k++) {
+            sub *sb = c->susp->subs[k];
+            char *w = sb->agent->waiting ? first_unanswered(sb->agent) : NULL;
+            if (w)
+                return w;
+        }
+    }
+    return NULL;
+}
+
+/* Appends the waiting calls of sub-agents under agent a to list: as
+ * AGT_AGENT_APPROVAL events (event: those not announced yet, marked) or in
+ * the agt_session_pending() shape. */
+static int collect_waiting(agt_agent *a, json_t *list, bool event)
+{
+    json_t *pend = NULL;
+    if (a->self && !event) {
+        char *pj = NULL;
+        int rc = agt_session_pending(a->session, &pj);
+        if (rc != AGT_OK)
+            return rc;
+        pend = json_loads(pj, 0, NULL);
+        agt_free(pj);
+        if (!pend)
+            return agti_oom();
+    }
+    int rc = AGT_OK;
+    for (size_t i = 0; rc == AGT_OK && i < a->n_calls; i++) {
+        call *c = &a->calls[i];
+        if (c->answered)
+            continue;
+        if (c->susp) {
+            for (size_t k = 0; rc == AGT_OK && k < c->susp->n; k++)
+                if (c->susp->subs[k]->agent->waiting)
+                    rc = collect_waiting(c->susp->subs[k]->agent, list, event);
+            continue;
+        }
+        if (!a->self || (event && c->announced))
+            continue;
+        char *qid = agti_aprintf("%s/%s", a->self->id, c->id);
+        json_t *item = NULL;
+        if (qid && event) {
+            item = json_pack("{s:s,s:s,s:s,s:s}", "id", qid, "name", c->name, "arguments", c->args,
+                             "agent_id", a->self->id);
+            c->announced = true;
+        } else if (qid) {
+            size_t j;
+            json_t *p;
+            json_array_foreach(pend, j, p)
+            {
+                const char *pid = json_string_value(json_object_get(p, "call_id"));
+                if (pid && strcmp(pid, c->id) == 0) {
+                    item = json_deep_copy(p);
+                    if (item) {
+                        json_object_set_new(item, "call_id", json_string(qid));
+                        json_object_set_new(item, "agent_id", json_string(a->self->id));
+                    }
+                    break;
+                }
+            }
+            if (!item) /* not parked in its session (restored): still listed */
+                item = json_pack("{s:s,s:s,s:s,s:s,s:s}", "call_id", qid, "tool", c->name,
+                                 "arguments", c->args, "reason", "", "agent_id", a->self->id);
+        }
+        free(qid);
+        if (!item || json_array_append_new(list, item))
+            rc = agti_oom();
+    }
+    json_decref(pend);
+    return rc;
+}
+
+/* Gives the root's host an AGT_AGENT_APPROVAL event for each sub-agent
+ * call that started waiting since the last time. */
+static void announce(agt_agent *a)
+{
+    if (a->self || !a->event_fn)
+        return;
+    json_t *list = json_array();
+    if (list && collect_waiting(a, list, true) == AGT_OK) {
+        size_t i;
+        json_t *ev;
+        json_array_foreach(list, i, ev) emit_json(a, AGT_AGENT_APPROVAL, json_incref(ev));
+    }
+    json_decref(list);
+}
+
+/* agt_session_pending() of the root session: the sub-agents' waiting calls. */
+static int pending_ext(void *payload, json_t *list)
+{
+    agt_agent *root = payload;
+    return root->waiting ? collect_waiting(root, list, false) : AGT_OK;
 }
 
 /* "Sub-agent agent-1 (desc) finished after N model calls[: error][note].
@@ -1071,7 +1422,7 @@ static void *swarm_worker(void *arg)
         if (i >= w->n)
             return NULL;
         sub *sb = w->subs[i];
-        sb->rc = sub_run(sb);
+        sb->rc = sb->agent->waiting ? sub_resume(sb, false) : sub_run(sb, false);
         if (w->bg)
             bg_note(w->bg, "%s %s after %d model calls\n", sb->id,
                     sb->rc == AGT_OK ? "finished" : "ended", sb->agent->turns - sb->turns_before);
@@ -1096,6 +1447,104 @@ static void swarm_run(sub **subs, size_t n, int workers, bgtask *bg)
         pthread_join(th[k], NULL);
 }
 
+/* Asks the root session's approver (on the host's thread) about every
+ * call waiting under sb, and answers it. */
+static int ask_for_tree(agt_agent *root, sub *sb)
+{
+    json_t *list = json_array();
+    int rc = list ? collect_waiting(sb->agent, list, false) : agti_oom();
+    size_t i;
+    json_t *item;
+    json_array_foreach(list, i, item)
+    {
+        if (rc != AGT_OK)
+            break;
+        const char *aid = json_string_value(json_object_get(item, "agent_id"));
+        const char *qid = json_string_value(json_object_get(item, "call_id"));
+        sub *x = sub_find(root, aid);
+        if (!x || !qid || strncmp(qid, aid, strlen(aid)) != 0)
+            continue;
+        char *plain = agti_strdup(qid + strlen(aid) + 1);
+        if (!plain) {
+            rc = agti_oom();
+            break;
+        }
+        json_object_set_new(item, "call_id", json_string(plain));
+        char *req = agti_json_dump(item);
+        int decision = AGT_DECISION_REJECT;
+        char *reason = NULL, *rule = NULL;
+        rc = req ? agti_session_ask(root->session, req, &decision, &reason, &rule) : agti_oom();
+        free(req);
+        if (rc == AGT_OK && decision == AGT_DECISION_APPROVE_SESSION) {
+            const char *tool = json_string_value(json_object_get(item, "tool"));
+            if (rule && tool && strcmp(tool, "ExitPlanMode") != 0)
+                share_session_rule(root, NULL, rule);
+            decision = AGT_DECISION_APPROVE;
+        } else if (rc == AGT_OK && decision != AGT_DECISION_APPROVE) {
+            decision = AGT_DECISION_REJECT;
+        }
+        if (rc == AGT_OK) {
+            rc = agt_agent_answer(x->agent, plain, decision, reason);
+            if (rc != AGT_ENOMEM)
+                rc = AGT_OK; /* a failed answer leaves the call waiting: the swarm pauses */
+        }
+        free(reason);
+        free(rule);
+        free(plain);
+    }
+    json_decref(list);
+    return rc;
+}
+
+static void swarm_run(sub **subs, size_t n, int workers, bgtask *bg);
+
+/* After a round of a swarm: while sub-agents wait for approval and the root
+ * session has an approver that may be asked here (host), asks it about
+ * their calls and resumes them (concurrently as the round ran). AGT_OK when
+ * none waits, AGT_EPENDING when some still do. */
+static int swarm_settle(agt_agent *root, sub **subs, size_t n, bool parallel, bool host)
+{
+    sub **again = calloc(n ? n : 1, sizeof *again);
+    if (!again)
+        return agti_oom();
+    int rc = AGT_OK;
+    for (int round = 0; round < 100; round++) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (subs[i]->rc == AGT_EPENDING)
+                again[m++] = subs[i];
+        if (m == 0) {
+            rc = AGT_OK;
+            break;
+        }
+        agt_approver_fn fn = NULL;
+        void *fp = NULL;
+        if (host)
+            agti_session_approver(root->session, &fn, &fp);
+        rc = AGT_EPENDING;
+        if (!fn)
+            break;
+        for (size_t i = 0; i < m && rc != AGT_ENOMEM; i++)
+            if (ask_for_tree(root, again[i]) == AGT_ENOMEM)
+                rc = AGT_ENOMEM;
+        if (rc == AGT_ENOMEM)
+            break;
+        /* only those whose calls are all answered go on */
+        size_t k = 0;
+        for (size_t i = 0; i < m; i++) {
+            char *w = first_unanswered(again[i]->agent);
+            if (!w)
+                again[k++] = again[i];
+            free(w);
+        }
+        if (k == 0)
+            break;
+        swarm_run(again, k, parallel ? root->swarm_max : 1, NULL);
+    }
+    free(again);
+    return rc;
+}
+
 static char *swarm_report(sub **subs, size_t n, bool parallel)
 {
     agti_buf out = AGTI_BUF_INIT;
@@ -1118,6 +1567,80 @@ static char *swarm_report(sub **subs, size_t n, bool parallel)
         agti_buf_puts(&out, agt_agent_text(sb->agent));
     }
     return agti_buf_detach(&out);
+}
+
+/* The report of a finished suspended call: its result, with the post-hook. */
+static int complete_call(agt_agent *a, call *c, const char *report, bool failed)
+{
+    agt_result *res = NULL;
+    int rc = agti_session_complete(a->session, c->id, report, failed, &res);
+    if (rc == AGT_OK)
+        rc = set_result(c, res);
+    agt_result_free(res);
+    if (rc != AGT_OK)
+        return rc;
+    susp_free(c->susp);
+    c->susp = NULL;
+    finished_event(a, c);
+    return AGT_OK;
+}
+
+/* Continues the sub-agents of a suspended call, whose waiting calls were
+ * all answered; completes the call when they are done. */
+static int continue_call(agt_agent *a, call *c)
+{
+    susp *sp = c->susp;
+    bool host = a->self ? a->self->on_host : true;
+    agt_agent *root = a->self ? a->self->root : a;
+    if (!sp->swarm) {
+        sub *sb = sp->subs[0];
+        int rc = sb->agent->waiting ? sub_resume(sb, host) : sb->rc;
+        if (rc == AGT_EPENDING || rc == AGT_ENOMEM)
+            return rc;
+        sb->rc = rc;
+        bool failed = false;
+        char *report = agent_report(sb, rc, sp->desc, sb->turns_before, sp->note, &failed);
+        rc = report ? complete_call(a, c, report, failed) : agti_oom();
+        free(report);
+        return rc;
+    }
+    sub **again = calloc(sp->n, sizeof *again);
+    if (!again)
+        return agti_oom();
+    size_t m = 0;
+    for (size_t i = 0; i < sp->n; i++)
+        if (sp->subs[i]->agent->waiting)
+            again[m++] = sp->subs[i];
+    swarm_run(again, m, sp->parallel ? root->swarm_max : 1, NULL);
+    free(again);
+    int rc = swarm_settle(root, sp->subs, sp->n, sp->parallel, host);
+    if (rc != AGT_OK)
+        return rc;
+    agti_buf out = AGTI_BUF_INIT;
+    char *report = swarm_report(sp->subs, sp->n, sp->parallel);
+    if (report && sp->note)
+        agti_buf_printf(&out, "%s\n(It ran in the foreground: %s.)", report, sp->note);
+    else if (report)
+        agti_buf_puts(&out, report);
+    free(report);
+    rc = !report || out.oom ? agti_oom() : complete_call(a, c, agti_buf_cstr(&out), false);
+    agti_buf_free(&out);
+    return rc;
+}
+
+static int continue_suspended(agt_agent *a)
+{
+    bool pending = false;
+    for (size_t i = 0; i < a->n_calls; i++) {
+        if (!a->calls[i].susp)
+            continue;
+        int rc = continue_call(a, &a->calls[i]);
+        if (rc == AGT_EPENDING)
+            pending = true;
+        else if (rc != AGT_OK)
+            return rc;
+    }
+    return pending ? AGT_EPENDING : AGT_OK;
 }
 
 /* ---- background sub-agents and swarms ---------------------------------- */
@@ -1174,7 +1697,7 @@ static void *bg_main(void *arg)
         report = swarm_report(t->subs, t->n, t->parallel);
     } else {
         sub *sb = t->subs[0];
-        sb->rc = sub_run(sb);
+        sb->rc = sub_run(sb, false);
         report = agent_report(sb, sb->rc, t->description, sb->turns_before, NULL, &failed);
     }
     const char *answer = t->swarm ? (report ? report : "") : agt_agent_text(t->subs[0]->agent);
@@ -1459,6 +1982,69 @@ static int refuse(agt_call *callp, json_t *args, const char *fmt, ...)
     return rc;
 }
 
+/* Without an agent loop to pause (the host dispatched Agent or AgentSwarm
+ * itself), the waiting calls under subs are declined and the sub-agents go
+ * on, until none waits. */
+static int decline_waiting(agt_agent *root, sub **subs, size_t n)
+{
+    for (int round = 0; round < 100; round++) {
+        bool any = false;
+        for (size_t i = 0; i < n; i++) {
+            sub *sb = subs[i];
+            if (sb->rc != AGT_EPENDING)
+                continue;
+            any = true;
+            json_t *list = json_array();
+            int rc = list ? collect_waiting(sb->agent, list, false) : agti_oom();
+            size_t k;
+            json_t *item;
+            json_array_foreach(list, k, item)
+            {
+                const char *aid = json_string_value(json_object_get(item, "agent_id"));
+                const char *qid = json_string_value(json_object_get(item, "call_id"));
+                sub *x = sub_find(root, aid);
+                if (x && qid && strlen(qid) > strlen(aid))
+                    agt_agent_answer(x->agent, qid + strlen(aid) + 1, AGT_DECISION_REJECT,
+                                     "a sub-agent started outside an agent loop cannot ask the "
+                                     "user for approval; leave this step to the parent agent and "
+                                     "say so in your answer");
+            }
+            json_decref(list);
+            if (rc != AGT_OK)
+                return rc;
+            char *w = first_unanswered(sb->agent);
+            if (w) { /* an answer failed: give up on this one */
+                free(w);
+                sb->rc =
+                    agti_error(AGT_ESTATE, "sub-agent %s: a call could not be declined", sb->id);
+                continue;
+            }
+            sb->rc = sub_resume(sb, sb->on_host);
+        }
+        if (!any)
+            return AGT_OK;
+    }
+    return AGT_OK;
+}
+
+/* Whether the provider's call can be suspended: the calling agent's loop
+ * dispatched it (not the host directly). */
+static bool can_suspend(agt_agent *root, sub *caller)
+{
+    return (caller ? caller->agent : root)->dispatching > 0;
+}
+
+/* Suspends the provider's call on sp: the calling agent takes sp when
+ * the dispatch returns AGT_EPENDING (took_pending). */
+static int suspend_call(agt_agent *root, sub *caller, agt_call *callp, susp *sp)
+{
+    agt_agent *ca = caller ? caller->agent : root;
+    susp_free(ca->new_susp);
+    ca->new_susp = sp;
+    agti_call_suspend(callp);
+    return AGT_OK;
+}
+
 static int agent_tool(agt_call *callp, void *payload)
 {
     agt_agent *root = payload;
@@ -1549,12 +2135,35 @@ static int agent_tool(agt_call *callp, void *payload)
         return rc;
     }
     if (rc == AGT_OK)
-        rc = sub_run(sb);
+        rc = sub_run(sb, caller ? caller->on_host : true);
+    if (rc == AGT_EPENDING && !can_suspend(root, caller)) {
+        sb->rc = rc;
+        rc = decline_waiting(root, &sb, 1);
+        if (rc == AGT_OK)
+            rc = sb->rc;
+    }
     if (rc == AGT_ENOMEM) {
         json_decref(args);
         return rc;
     }
     char *note = why_fg ? agti_aprintf(" (it ran in the foreground: %s)", why_fg) : NULL;
+    if (rc == AGT_EPENDING) {
+        /* the sub-agent waits for approval: this call waits with it */
+        susp *sp = calloc(1, sizeof *sp);
+        sub **one = malloc(sizeof *one);
+        char *d = desc ? agti_strdup(desc) : NULL;
+        json_decref(args);
+        if (!sp || !one || (desc && !d)) {
+            free(sp);
+            free(one);
+            free(d);
+            free(note);
+            return agti_oom();
+        }
+        one[0] = sb;
+        *sp = (susp){false, one, 1, d, note, false};
+        return suspend_call(root, caller, callp, sp);
+    }
     bool failed = false;
     char *report = agent_report(sb, rc, desc, sb->turns_before, note, &failed);
     free(note);
@@ -1693,6 +2302,26 @@ static int swarm_tool(agt_call *callp, void *payload)
     }
     if (rc == AGT_OK) {
         swarm_run(subs, n, parallel ? root->swarm_max : 1, NULL);
+        rc = swarm_settle(root, subs, n, parallel, caller ? caller->on_host : true);
+        if (rc == AGT_EPENDING && !can_suspend(root, caller))
+            rc = decline_waiting(root, subs, n);
+    }
+    if (rc == AGT_EPENDING) {
+        /* some sub-agents wait for approval: the swarm call waits with them */
+        susp *sp = calloc(1, sizeof *sp);
+        char *note = why_fg ? agti_strdup(why_fg) : NULL;
+        agti_buf_free(&out);
+        json_decref(args);
+        if (!sp || (why_fg && !note)) {
+            free(sp);
+            free(note);
+            free(subs);
+            return agti_oom();
+        }
+        *sp = (susp){true, subs, n, NULL, note, parallel};
+        return suspend_call(root, caller, callp, sp);
+    }
+    if (rc == AGT_OK) {
         char *report = swarm_report(subs, n, parallel);
         if (report && why_fg)
             agti_buf_printf(&out, "%s\n(It ran in the foreground: %s.)", report, why_fg);
@@ -1715,6 +2344,8 @@ int agt_agent_enable_subagents(agt_agent *a)
     int rc = agt_registry_set_provider(reg, "Agent", agent_tool, a);
     if (rc == AGT_OK)
         rc = agt_registry_set_provider(reg, "AgentSwarm", swarm_tool, a);
+    if (rc == AGT_OK && !a->self)
+        rc = agti_session_set_pending_ext(a->session, pending_ext, a);
     return rc;
 }
 

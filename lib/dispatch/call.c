@@ -32,6 +32,11 @@ json_t *agti_call_args_json(const agt_call *call)
     return call->args;
 }
 
+void agti_call_suspend(agt_call *call)
+{
+    call->suspended = true;
+}
+
 int agti_call_replace_args(agt_call *call, json_t *args)
 {
     /* dumped first: with the dump failing after the swap, agt_call_args()

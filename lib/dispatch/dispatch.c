@@ -345,6 +345,10 @@ int agti_dispatch(const agti_dispatch_env *env, const char *call_id, const char 
         }
     }
     int prc = fn(&c, payload);
+    if (prc == AGT_OK && c.suspended) {
+        call_release(&c);
+        return AGT_EPENDING;
+    }
     rc = finish_call(&c, prc, out);
     call_release(&c);
     return rc;

@@ -23,6 +23,7 @@ struct agt_call {
     bool text_set;
     bool is_error;
     json_t *json;
+    bool suspended; /* the provider suspended it: no result yet (agti_call_suspend) */
 };
 
 struct agt_result {
@@ -67,6 +68,13 @@ bool agti_args_find_nul(json_t *v, agti_buf *ptr);
  * written with a zero fraction (2.0, valid JSON Schema integers) into JSON
  * integers, so json_integer_value reads them. AGT_OK or AGT_ENOMEM. */
 int agti_args_integral(const agti_tool *t, json_t *args);
+
+/* Marks a call suspended: the provider returns AGT_OK without a result and
+ * agti_dispatch returns AGT_EPENDING with *out NULL. The call has passed the
+ * gate and the pre-hook; its owner (the session, see
+ * lib/session/subapproval.h) keeps it and completes it later. Used by the
+ * Agent and AgentSwarm providers when a sub-agent waits for approval. */
+void agti_call_suspend(agt_call *call);
 
 /* The parsed arguments of a call (borrowed). */
 json_t *agti_call_args_json(const agt_call *call);

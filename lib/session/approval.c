@@ -9,11 +9,28 @@
 #include "core/core.h"
 #include "policy.h"
 #include "session_internal.h"
+#include "subapproval.h"
 
 struct agt_approval {
     char *json;
     char *reason;
     char *rule;
+    const char *suggested; /* borrowed for the callback */
+};
+
+/* A call whose provider suspended it (subapproval.h). */
+typedef struct agti_suspended {
+    char *call_id;
+    char *tool;
+    char *args; /* the arguments it ran with */
+    char *note; /* hook failures to append to its result; NULL: none */
+} agti_suspended;
+
+struct agti_subappr {
+    agti_suspended *calls;
+    size_t n;
+    agti_pending_ext_fn pending_fn;
+    void *pending_payload;
 };
 
 typedef struct gate_ctx {
@@ -51,10 +68,29 @@ void agti_policy_drop_pending(agti_policy *p)
     p->npending = 0;
 }
 
+static void suspended_clear(agti_suspended *c)
+{
+    free(c->call_id);
+    free(c->tool);
+    free(c->args);
+    free(c->note);
+}
+
+static void subappr_free(struct agti_subappr *sa)
+{
+    if (sa == NULL)
+        return;
+    for (size_t i = 0; i < sa->n; i++)
+        suspended_clear(&sa->calls[i]);
+    free(sa->calls);
+    free(sa);
+}
+
 void agti_policy_free(agti_policy *p)
 {
     if (p == NULL)
         return;
+    subappr_free(p->sub);
     agti_ruleset_clear(&p->rules);
     agti_policy_drop_pending(p);
     free(p->pending);
@@ -311,7 +347,7 @@ static int ask_approver(gate_ctx *g, agt_call *call, const char *why, const char
     agt_session *s = g->s;
     agti_policy *p = s->policy;
     json_t *req = request_json(call, why, suggested);
-    struct agt_approval a = {agti_json_dump(req), NULL, NULL};
+    struct agt_approval a = {agti_json_dump(req), NULL, NULL, suggested};
     json_decref(req);
     if (a.json == NULL)
         return agti_oom();
@@ -411,6 +447,41 @@ int agti_session_gate(void *ctx, agt_call *call, agt_result **out)
     return g->args ? AGT_OK : agti_oom();
 }
 
+static struct agti_subappr *subappr(agt_session *s)
+{
+    if (s->policy->sub == NULL)
+        s->policy->sub = calloc(1, sizeof *s->policy->sub);
+    return s->policy->sub;
+}
+
+static int add_suspended(agt_session *s, agti_suspended c)
+{
+    struct agti_subappr *sa = subappr(s);
+    agti_suspended *v = sa ? realloc(sa->calls, (sa->n + 1) * sizeof *v) : NULL;
+    if (v == NULL) {
+        suspended_clear(&c);
+        return agti_oom();
+    }
+    sa->calls = v;
+    sa->calls[sa->n++] = c;
+    return AGT_OK;
+}
+
+static int keep_suspended(agt_session *s, const char *call_id, const char *tool, gate_ctx *g)
+{
+    if (agti_session_is_suspended(s, call_id))
+        return agti_error(AGT_EEXISTS, "call id '%s' is already suspended", call_id);
+    agti_suspended c = {agti_strdup(call_id), agti_strdup(tool), g->args,
+                        g->note.len ? agti_buf_detach(&g->note) : NULL};
+    g->args = NULL;
+    if (!c.call_id || !c.tool || !c.args) {
+        suspended_clear(&c);
+        return agti_oom();
+    }
+    int rc = add_suspended(s, c);
+    return rc == AGT_OK ? AGT_EPENDING : rc;
+}
+
 static int run(agt_session *s, const char *call_id, const char *tool, const char *args_json,
                bool approved, const char *reason, agt_result **out)
 {
@@ -418,7 +489,10 @@ static int run(agt_session *s, const char *call_id, const char *tool, const char
     agti_dispatch_env env = {s->reg, s->phase, s, agti_session_gate, &g};
     int rc = agti_dispatch(&env, call_id, tool, args_json, out);
     s->policy->exit_reason = NULL;
-    if (rc == AGT_OK && *out != NULL && g.ran)
+    if (rc == AGT_EPENDING && g.ran) {
+        /* the provider suspended the call: kept until agti_session_complete */
+        rc = keep_suspended(s, call_id, tool, &g);
+    } else if (rc == AGT_OK && *out != NULL && g.ran)
         rc = agti_hook_post(s, *out, g.args, &g.note);
     else if (rc == AGT_OK && *out != NULL && g.note.len > 0)
         rc = agti_hook_post(s, *out, NULL, &g.note);
@@ -431,6 +505,169 @@ static int run(agt_session *s, const char *call_id, const char *tool, const char
     agti_buf_free(&g.note);
     free(g.args);
     return rc;
+}
+
+/* ---- suspended calls and sub-agents' approvals (subapproval.h) --------- */
+
+static size_t suspended_index(const agt_session *s, const char *call_id)
+{
+    const struct agti_subappr *sa = s->policy->sub;
+    for (size_t i = 0; sa != NULL && i < sa->n; i++)
+        if (strcmp(sa->calls[i].call_id, call_id) == 0)
+            return i;
+    return (size_t)-1;
+}
+
+bool agti_session_is_suspended(const agt_session *s, const char *call_id)
+{
+    return suspended_index(s, call_id) != (size_t)-1;
+}
+
+static agti_suspended suspended_take(agt_session *s, size_t i)
+{
+    struct agti_subappr *sa = s->policy->sub;
+    agti_suspended c = sa->calls[i];
+    memmove(&sa->calls[i], &sa->calls[i + 1], (sa->n - i - 1) * sizeof *sa->calls);
+    sa->n--;
+    return c;
+}
+
+int agti_session_complete(agt_session *s, const char *call_id, const char *text, bool is_error,
+                          agt_result **out)
+{
+    *out = NULL;
+    size_t i = suspended_index(s, call_id);
+    if (i == (size_t)-1)
+        return agti_error(AGT_ENOTFOUND, "no suspended call with id '%s'", call_id);
+    agti_suspended c = suspended_take(s, i);
+    agt_result *r =
+        agti_result_new(c.call_id, c.tool, text, is_error, is_error ? AGT_ERROR : AGT_OK);
+    int rc = r ? AGT_OK : agti_oom();
+    if (rc == AGT_OK) {
+        agti_buf note = AGTI_BUF_INIT;
+        if (c.note != NULL)
+            agti_buf_puts(&note, c.note);
+        rc = note.oom ? agti_oom() : agti_hook_post(s, r, c.args, &note);
+        agti_buf_free(&note);
+    }
+    suspended_clear(&c);
+    if (rc != AGT_OK) {
+        agt_result_free(r);
+        return rc;
+    }
+    *out = r;
+    return AGT_OK;
+}
+
+void agti_session_drop_suspended(agt_session *s, const char *call_id)
+{
+    size_t i = suspended_index(s, call_id);
+    if (i != (size_t)-1) {
+        agti_suspended c = suspended_take(s, i);
+        suspended_clear(&c);
+    }
+}
+
+json_t *agti_session_suspended_json(const agt_session *s)
+{
+    json_t *list = json_array();
+    const struct agti_subappr *sa = s->policy->sub;
+    for (size_t i = 0; list != NULL && sa != NULL && i < sa->n; i++) {
+        const agti_suspended *c = &sa->calls[i];
+        if (json_array_append_new(list,
+                                  json_pack("{s:s,s:s,s:s,s:s?}", "call_id", c->call_id, "tool",
+                                            c->tool, "arguments", c->args, "note", c->note)) != 0) {
+            json_decref(list);
+            list = NULL;
+        }
+    }
+    return list;
+}
+
+int agti_session_add_suspended(agt_session *s, const char *call_id, const char *tool,
+                               const char *args, const char *note)
+{
+    if (agti_session_is_suspended(s, call_id))
+        return agti_error(AGT_EEXISTS, "call id '%s' is already suspended", call_id);
+    agti_suspended c = {agti_strdup(call_id), agti_strdup(tool), agti_strdup(args),
+                        note ? agti_strdup(note) : NULL};
+    if (!c.call_id || !c.tool || !c.args || (note && !c.note)) {
+        suspended_clear(&c);
+        return agti_oom();
+    }
+    return add_suspended(s, c);
+}
+
+void agti_session_approver(const agt_session *s, agt_approver_fn *fn, void **payload)
+{
+    *fn = s->policy->approver;
+    *payload = s->policy->approver_payload;
+}
+
+int agti_approval_tag(agt_approval *req, const char *agent_id)
+{
+    json_t *j = json_loads(req->json, 0, NULL);
+    if (j == NULL || json_object_set_new(j, "agent_id", json_string(agent_id)) != 0) {
+        json_decref(j);
+        return agti_oom();
+    }
+    char *t = agti_json_dump(j);
+    json_decref(j);
+    if (t == NULL)
+        return agti_oom();
+    free(req->json);
+    req->json = t;
+    return AGT_OK;
+}
+
+const char *agti_approval_session_rule(const agt_approval *req)
+{
+    return req->rule ? req->rule : req->suggested;
+}
+
+int agti_session_ask(agt_session *s, const char *request_json, int *decision, char **reason,
+                     char **rule)
+{
+    *reason = *rule = NULL;
+    *decision = AGT_DECISION_REJECT;
+    agti_policy *p = s->policy;
+    if (p->approver == NULL)
+        return agti_error(AGT_ESTATE, "the session has no approver");
+    json_t *j = json_loads(request_json, 0, NULL);
+    const char *sug = json_string_value(json_object_get(j, "suggested_rule"));
+    struct agt_approval a = {agti_strdup(request_json), NULL, NULL, sug};
+    if (a.json == NULL) {
+        json_decref(j);
+        return agti_oom();
+    }
+    *decision = p->approver(&a, p->approver_payload);
+    *reason = a.reason;
+    *rule = a.rule ? a.rule : (sug ? agti_strdup(sug) : NULL);
+    free(a.json);
+    json_decref(j);
+    return AGT_OK;
+}
+
+int agti_session_add_session_rule(agt_session *s, const char *rule)
+{
+    return add_session_rule(s, rule);
+}
+
+int agti_session_set_pending_ext(agt_session *s, agti_pending_ext_fn fn, void *payload)
+{
+    if (fn == NULL && s->policy->sub == NULL)
+        return AGT_OK;
+    struct agti_subappr *sa = subappr(s);
+    if (sa == NULL)
+        return agti_oom();
+    sa->pending_fn = fn;
+    sa->pending_payload = fn ? payload : NULL;
+    return AGT_OK;
+}
+
+void *agti_session_pending_ext_payload(const agt_session *s)
+{
+    return s->policy->sub ? s->policy->sub->pending_payload : NULL;
 }
 
 int agti_session_dispatch(agt_session *s, const char *call_id, const char *tool,
@@ -562,6 +799,14 @@ int agt_session_pending(const agt_session *s, char **out_json)
         if (item == NULL || json_array_append_new(list, item) != 0) {
             json_decref(list);
             list = NULL;
+        }
+    }
+    const struct agti_subappr *sa = p->sub;
+    if (list != NULL && sa != NULL && sa->pending_fn != NULL) {
+        int rc = sa->pending_fn(sa->pending_payload, list);
+        if (rc != AGT_OK) {
+            json_decref(list);
+            return rc;
         }
     }
     *out_json = list ? agti_json_dump(list) : NULL;

@@ -70,6 +70,7 @@ typedef struct agti_policy {
     char *plan_file;         /* absolute; NULL until set or chosen */
     int mode_before_plan;    /* restored by an approved ExitPlanMode */
     const char *exit_reason; /* the user's answer while ExitPlanMode runs (borrowed) */
+    struct agti_subappr *sub; /* suspended calls, pending lister (subapproval.h); NULL: none */
 } agti_policy;
 
 /* ---- rules.c ---- */

@@ -483,7 +483,8 @@ static void test_subagents(void)
     teardown(&fx);
 
     /* manual mode: the parent's Agent call is approved by the user; the
-     * sub-agent's Write, which would ask, is declined with a reason */
+     * sub-agent's Write, which asks too, pauses the parent's run again with
+     * the sub-agent's call (qualified id); rejected, the sub-agent goes on */
     const char *lines2[] = {
         "{\"tool_calls\":[{\"id\":\"p1\",\"name\":\"Agent\",\"arguments\":"
         "\"{\\\"prompt\\\":\\\"write it\\\",\\\"description\\\":\\\"writer\\\"}\"}]}",
@@ -495,11 +496,17 @@ static void test_subagents(void)
     T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "sub-agents (manual): the Agent call asks first");
     T_EQ_INT(agt_agent_answer(fx.a, "p1", AGT_DECISION_APPROVE, NULL), AGT_OK,
              "sub-agents (manual): approved");
+    T_EQ_INT(agt_agent_resume(fx.a), AGT_EPENDING,
+             "sub-agents (manual): the sub-agent's Write pauses the parent");
+    T_EQ_INT(fx.ev.approval, 2, "sub-agents (manual): an approval event for p1, then agent-1/s1");
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-1/s1", AGT_DECISION_REJECT, "not now"), AGT_OK,
+             "sub-agents (manual): the sub-agent's Write rejected");
     T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "sub-agents (manual): resumed to the end");
     msgs = messages(fx.a);
-    const char *res = msg_field(msgs, 3, "content");
-    T_CHECK(res && strstr(res, "finished after 2 model calls") && strstr(res, "could not write"),
-            "sub-agents (manual): the sub-agent went on after the declined Write");
+    T_EQ_STR(msg_field(msgs, 3, "content"),
+             "Sub-agent agent-1 (writer) finished after 2 model calls. Resume it with resume: "
+             "\"agent-1\".\n\ncould not write",
+             "sub-agents (manual): the sub-agent went on after the declined Write");
     json_decref(msgs);
     char path[128];
     snprintf(path, sizeof path, "%s/sub.txt", root);

@@ -1,0 +1,468 @@
+/*
+ * Sub-agents share their root's approval channel (issue #7): with the
+ * replay model (root and sub-agents take its lines in turn),
+ * - the pause model: a sub-agent's call that needs approval pauses the root
+ *   run (AGT_EPENDING) with the call listed as "agent-N/<id>" (with
+ *   "agent_id") in agt_session_pending() of the root session and in an
+ *   AGT_AGENT_APPROVAL event; agt_agent_answer() + agt_agent_resume() go on
+ *   (approve, reject, two calls, nested level 2, swarm), the suspended Agent
+ *   call gets its report through the post-tool-use hook;
+ * - the root session's synchronous approver: asked on the host's thread
+ *   with "agent_id", APPROVE_SESSION rules land in the root session;
+ * - cancel and free while paused.
+ */
+#include <jansson.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agenttools/agent.h"
+#include "agenttools/model.h"
+#include "agenttools/registry.h"
+#include "agenttools/session.h"
+#include "harness.h"
+
+static char root[64];
+
+typedef struct events {
+    int approval, finished;
+    json_t *approvals; /* the AGT_AGENT_APPROVAL events */
+} events;
+
+static int on_event(int kind, const char *data, size_t len, void *payload)
+{
+    events *ev = payload;
+    if (kind == AGT_AGENT_APPROVAL) {
+        ev->approval++;
+        json_array_append_new(ev->approvals, json_loadb(data, len, 0, NULL));
+    } else if (kind == AGT_AGENT_TOOL_FINISHED) {
+        ev->finished++;
+    }
+    return 0;
+}
+
+typedef struct fixture {
+    agt_registry *reg;
+    agt_session *s;
+    agt_model *m;
+    agt_agent *a;
+    events ev;
+    char replay[128];
+} fixture;
+
+static int post_hook(agt_hook *h, void *payload)
+{
+    (void)payload;
+    if (strcmp(agt_hook_tool(h), "Agent") == 0 || strcmp(agt_hook_tool(h), "AgentSwarm") == 0) {
+        char note[128];
+        snprintf(note, sizeof note, "[post-hook saw %s %s]", agt_hook_tool(h), agt_hook_call_id(h));
+        return agt_hook_append(h, note);
+    }
+    return AGT_OK;
+}
+
+/* Manual mode, Agent and AgentSwarm allowed (so only the sub-agents' calls
+ * ask), a post-tool-use hook on the root session. */
+static void setup(fixture *fx, const char *const *lines)
+{
+    static int n;
+    memset(fx, 0, sizeof *fx);
+    fx->ev.approvals = json_array();
+    agt_registry_new(&fx->reg);
+    agt_registry_load_builtin(fx->reg, "chat");
+    agt_session_new(&fx->s, fx->reg, root);
+    snprintf(fx->replay, sizeof fx->replay, "%s/replay-%d.jsonl", root, n++);
+    FILE *f = fopen(fx->replay, "w");
+    for (size_t i = 0; lines[i]; i++)
+        fprintf(f, "%s\n", lines[i]);
+    fclose(f);
+    agt_model_new_replay(&fx->m, fx->replay);
+    agt_agent_new(&fx->a, fx->s, fx->m);
+    agt_agent_set_system_prompt(fx->a, "You are a test.");
+    agt_agent_set_event_callback(fx->a, on_event, &fx->ev);
+    agt_agent_enable_subagents(fx->a);
+    agt_session_set_mode(fx->s, AGT_MODE_MANUAL);
+    agt_session_add_rule(fx->s, AGT_RULE_ALLOW, "Agent");
+    agt_session_add_rule(fx->s, AGT_RULE_ALLOW, "AgentSwarm");
+    agt_session_set_post_hook(fx->s, post_hook, NULL);
+    agt_agent_add_user_message(fx->a, "Do it.");
+}
+
+static void teardown(fixture *fx)
+{
+    agt_agent_free(fx->a);
+    agt_model_free(fx->m);
+    agt_session_free(fx->s);
+    agt_registry_free(fx->reg);
+    unlink(fx->replay);
+    json_decref(fx->ev.approvals);
+}
+
+static json_t *pending(fixture *fx)
+{
+    char *p = NULL;
+    agt_session_pending(fx->s, &p);
+    json_t *v = p ? json_loads(p, 0, NULL) : NULL;
+    agt_free(p);
+    return v;
+}
+
+static json_t *messages(agt_agent *a)
+{
+    char *s = NULL;
+    agt_agent_messages(a, &s);
+    json_t *v = json_loads(s, 0, NULL);
+    agt_free(s);
+    return v;
+}
+
+static const char *jstr(const json_t *o, const char *key)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v ? v : "(none)";
+}
+
+static const char *msg_content(json_t *msgs, size_t i)
+{
+    return jstr(json_array_get(msgs, i), "content");
+}
+
+static char *file_text(const char *name)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", root, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    static char buf[256];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+static void rm(const char *name)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", root, name);
+    unlink(path);
+}
+
+#define AGENT_CALL(id, prompt, desc)                                                               \
+    "{\"tool_calls\":[{\"id\":\"" id "\",\"name\":\"Agent\",\"arguments\":"                        \
+    "\"{\\\"prompt\\\":\\\"" prompt "\\\",\\\"description\\\":\\\"" desc "\\\"}\"}]}"
+#define WRITE_CALL(id, file, text)                                                                 \
+    "{\"tool_calls\":[{\"id\":\"" id "\",\"name\":\"Write\",\"arguments\":"                        \
+    "\"{\\\"path\\\":\\\"" file "\\\",\\\"content\\\":\\\"" text "\\\"}\"}]}"
+#define TEXT(t) "{\"content\":\"" t "\"}"
+
+static void test_pause_approve(void)
+{
+    fixture fx;
+    const char *lines[] = {AGENT_CALL("p1", "write it", "writer"),
+                           WRITE_CALL("call_0", "sub.txt", "x"), TEXT("wrote it"),
+                           TEXT("parent done"), NULL};
+    setup(&fx, lines);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "pause: the root run pauses");
+    T_EQ_INT(agt_agent_stop_reason(fx.a), AGT_AGENT_STOP_APPROVAL, "pause: stop reason APPROVAL");
+    json_t *p = pending(&fx);
+    T_EQ_INT((int)json_array_size(p), 1, "pause: one pending call in the root session");
+    json_t *q = json_array_get(p, 0);
+    T_EQ_STR(jstr(q, "call_id"), "agent-1/call_0", "pause: qualified call id");
+    T_EQ_STR(jstr(q, "agent_id"), "agent-1", "pause: agent_id");
+    T_EQ_STR(jstr(q, "tool"), "Write", "pause: tool");
+    T_EQ_STR(jstr(json_object_get(q, "arguments"), "path"), "sub.txt", "pause: arguments object");
+    T_EQ_STR(jstr(q, "reason"),
+             "Write changes files (access: write) and the session is in manual mode",
+             "pause: the sub-agent session's reason");
+    T_EQ_STR(jstr(q, "suggested_rule"), "Write(./sub.txt)", "pause: suggested rule");
+    json_decref(p);
+    T_EQ_INT(fx.ev.approval, 1, "pause: one AGT_AGENT_APPROVAL event");
+    json_t *e = json_array_get(fx.ev.approvals, 0);
+    T_EQ_STR(jstr(e, "id"), "agent-1/call_0", "pause: event id qualified");
+    T_EQ_STR(jstr(e, "agent_id"), "agent-1", "pause: event agent_id");
+    T_EQ_STR(jstr(e, "name"), "Write", "pause: event name");
+    T_EQ_STR(jstr(e, "arguments"), "{\"path\":\"sub.txt\",\"content\":\"x\"}",
+             "pause: event arguments as the model sent them");
+    T_EQ_INT(fx.ev.finished, 0, "pause: the Agent call has no result yet");
+    T_CHECK(file_text("sub.txt") == NULL, "pause: nothing written yet");
+    T_EQ_INT(agt_agent_add_user_message(fx.a, "x"), AGT_ESTATE, "pause: no new message");
+    T_EQ_INT(agt_agent_resume(fx.a), AGT_ESTATE, "pause: resume before the answer");
+    T_EQ_STR(agt_error_message(), "tool call 'agent-1/call_0' (Write) still waits for approval",
+             "pause: the message names the waiting call");
+    T_EQ_INT(agt_agent_answer(fx.a, "call_0", AGT_DECISION_APPROVE, NULL), AGT_ENOTFOUND,
+             "pause: the plain id is not the root's");
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-2/call_0", AGT_DECISION_APPROVE, NULL), AGT_ENOTFOUND,
+             "pause: no agent-2");
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_0", AGT_DECISION_APPROVE_SESSION, NULL), AGT_OK,
+             "pause: answered");
+    T_EQ_STR(file_text("sub.txt"), "x", "pause: the approved Write ran");
+    char *rules = NULL;
+    agt_session_rules(fx.s, &rules);
+    json_t *rj = json_loads(rules, 0, NULL);
+    agt_free(rules);
+    json_t *sess = json_object_get(rj, "session");
+    T_EQ_INT((int)json_array_size(sess), 1, "pause: one session rule in the root session");
+    T_EQ_STR(json_string_value(json_array_get(sess, 0)), "Write(./sub.txt)",
+             "pause: APPROVE_SESSION stored the suggested rule in the root session");
+    json_decref(rj);
+    p = pending(&fx);
+    T_EQ_INT((int)json_array_size(p), 0, "pause: nothing pending after the answer");
+    json_decref(p);
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_0", AGT_DECISION_APPROVE, NULL), AGT_ENOTFOUND,
+             "pause: a second answer");
+    T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "pause: resumed to the end");
+    T_EQ_INT(agt_agent_stop_reason(fx.a), AGT_AGENT_STOP_DONE, "pause: stop reason DONE");
+    T_EQ_STR(agt_agent_text(fx.a), "parent done", "pause: the root's final answer");
+    T_EQ_INT(agt_agent_turns(fx.a), 2, "pause: the root made 2 model calls");
+    json_t *msgs = messages(fx.a);
+    T_EQ_INT((int)json_array_size(msgs), 5, "pause: system, user, assistant, tool, assistant");
+    T_EQ_STR(jstr(json_array_get(msgs, 3), "tool_call_id"), "p1",
+             "pause: the tool message is p1's");
+    T_EQ_STR(msg_content(msgs, 3),
+             "Sub-agent agent-1 (writer) finished after 2 model calls. Resume it with resume: "
+             "\"agent-1\".\n\nwrote it\n\n[post-hook saw Agent p1]",
+             "pause: the Agent result is the report, through the post-hook");
+    json_decref(msgs);
+    T_EQ_INT(fx.ev.finished, 1, "pause: one TOOL_FINISHED (p1)");
+    rm("sub.txt");
+    teardown(&fx);
+}
+
+static void test_pause_reject_two(void)
+{
+    fixture fx;
+    const char *two = "{\"tool_calls\":["
+                      "{\"id\":\"call_0\",\"name\":\"Write\",\"arguments\":"
+                      "\"{\\\"path\\\":\\\"a.txt\\\",\\\"content\\\":\\\"A\\\"}\"},"
+                      "{\"id\":\"call_1\",\"name\":\"Write\",\"arguments\":"
+                      "\"{\\\"path\\\":\\\"b.txt\\\",\\\"content\\\":\\\"B\\\"}\"}]}";
+    const char *lines[] = {AGENT_CALL("call_0", "write two", "two"), two, TEXT("wrote a only"),
+                           TEXT("parent done"), NULL};
+    setup(&fx, lines);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "two: paused");
+    json_t *p = pending(&fx);
+    T_EQ_INT((int)json_array_size(p), 2, "two: both calls pending");
+    T_EQ_STR(jstr(json_array_get(p, 0), "call_id"), "agent-1/call_0", "two: first");
+    T_EQ_STR(jstr(json_array_get(p, 1), "call_id"), "agent-1/call_1", "two: second");
+    json_decref(p);
+    T_EQ_INT(fx.ev.approval, 2, "two: two events");
+    /* the root's own call is call_0 too: the qualified ids keep them apart */
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_0", AGT_DECISION_APPROVE, NULL), AGT_OK,
+             "two: first approved");
+    T_EQ_INT(agt_agent_resume(fx.a), AGT_ESTATE, "two: resume with one waiting");
+    T_EQ_STR(agt_error_message(), "tool call 'agent-1/call_1' (Write) still waits for approval",
+             "two: names the second");
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_1", AGT_DECISION_REJECT, "not b"), AGT_OK,
+             "two: second rejected");
+    T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "two: resumed");
+    T_EQ_STR(file_text("a.txt"), "A", "two: a written");
+    T_CHECK(file_text("b.txt") == NULL, "two: b not written");
+    json_t *msgs = messages(fx.a);
+    T_EQ_STR(msg_content(msgs, 3),
+             "Sub-agent agent-1 (two) finished after 2 model calls. Resume it with resume: "
+             "\"agent-1\".\n\nwrote a only\n\n[post-hook saw Agent call_0]",
+             "two: report");
+    json_decref(msgs);
+    rm("a.txt");
+    teardown(&fx);
+}
+
+static void test_nested(void)
+{
+    fixture fx;
+    const char *lines[] = {AGENT_CALL("p1", "outer", "outer"),
+                           AGENT_CALL("n1", "inner", "inner"),
+                           WRITE_CALL("w1", "deep.txt", "d"),
+                           TEXT("inner done"),
+                           TEXT("outer done"),
+                           TEXT("parent done"),
+                           NULL};
+    setup(&fx, lines);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "nested: paused");
+    json_t *p = pending(&fx);
+    T_EQ_INT((int)json_array_size(p), 1, "nested: one pending");
+    T_EQ_STR(jstr(json_array_get(p, 0), "call_id"), "agent-2/w1", "nested: level 2 id");
+    T_EQ_STR(jstr(json_array_get(p, 0), "agent_id"), "agent-2", "nested: level 2 agent");
+    json_decref(p);
+    T_EQ_STR(jstr(json_array_get(fx.ev.approvals, 0), "id"), "agent-2/w1", "nested: event");
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-2/w1", AGT_DECISION_APPROVE, NULL), AGT_OK,
+             "nested: answered");
+    T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "nested: resumed through both levels");
+    T_EQ_STR(file_text("deep.txt"), "d", "nested: written");
+    T_EQ_STR(agt_agent_text(fx.a), "parent done", "nested: root's final text");
+    json_t *msgs = messages(fx.a);
+    T_EQ_STR(msg_content(msgs, 3),
+             "Sub-agent agent-1 (outer) finished after 2 model calls. Resume it with resume: "
+             "\"agent-1\".\n\nouter done\n\n[post-hook saw Agent p1]",
+             "nested: the root's Agent result");
+    json_decref(msgs);
+    rm("deep.txt");
+    teardown(&fx);
+
+    /* nested, the level-2 pause then freed (ASan checks the cleanup) */
+    setup(&fx, lines);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "nested free: paused");
+    teardown(&fx);
+}
+
+typedef struct asked {
+    int n;
+    json_t *reqs;
+    pthread_t host;
+    int off_thread;
+    int decision;
+} asked;
+
+static int session_approver(agt_approval *req, void *payload)
+{
+    asked *a = payload;
+    a->n++;
+    if (!pthread_equal(pthread_self(), a->host))
+        a->off_thread++;
+    json_array_append_new(a->reqs, json_loads(agt_approval_json(req), 0, NULL));
+    return a->decision;
+}
+
+static void test_sync_approver(void)
+{
+    fixture fx;
+    const char *lines[] = {WRITE_CALL("r1", "root.txt", "r"),
+                           AGENT_CALL("p1", "write a", "first"),
+                           WRITE_CALL("s1", "a.txt", "1"),
+                           TEXT("first done"),
+                           AGENT_CALL("p2", "write a again", "second"),
+                           WRITE_CALL("s2", "a.txt", "2"),
+                           TEXT("second done"),
+                           TEXT("parent done"),
+                           NULL};
+    setup(&fx, lines);
+    asked ask = {0, json_array(), pthread_self(), 0, AGT_DECISION_APPROVE_SESSION};
+    agt_session_set_approver(fx.s, session_approver, &ask);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "sync: the run goes through");
+    T_EQ_INT(ask.n, 2, "sync: asked for the root's Write and agent-1's (not agent-2's)");
+    T_EQ_INT(ask.off_thread, 0, "sync: always on the host's thread");
+    json_t *r0 = json_array_get(ask.reqs, 0), *r1 = json_array_get(ask.reqs, 1);
+    T_CHECK(json_object_get(r0, "agent_id") == NULL, "sync: the root's request has no agent_id");
+    T_EQ_STR(jstr(r0, "call_id"), "r1", "sync: root request id");
+    T_EQ_STR(jstr(r1, "agent_id"), "agent-1", "sync: the sub-agent's request names it");
+    T_EQ_STR(jstr(r1, "call_id"), "s1", "sync: the sub-agent's call id");
+    T_EQ_STR(jstr(r1, "tool"), "Write", "sync: tool");
+    T_EQ_STR(jstr(r1, "suggested_rule"), "Write(./a.txt)", "sync: suggested rule");
+    T_EQ_STR(file_text("a.txt"), "2", "sync: both sub-agents wrote");
+    T_EQ_INT(fx.ev.approval, 0, "sync: no approval events");
+    char *rules = NULL;
+    agt_session_rules(fx.s, &rules);
+    json_t *rj = json_loads(rules, 0, NULL);
+    agt_free(rules);
+    json_t *sess = json_object_get(rj, "session");
+    T_EQ_INT((int)json_array_size(sess), 2, "sync: two session rules in the root session");
+    T_EQ_STR(json_string_value(json_array_get(sess, 0)), "Write(./root.txt)",
+             "sync: the root's rule");
+    T_EQ_STR(json_string_value(json_array_get(sess, 1)), "Write(./a.txt)",
+             "sync: the sub-agent's APPROVE_SESSION rule is the root's");
+    json_decref(rj);
+    json_decref(ask.reqs);
+    rm("a.txt");
+    rm("root.txt");
+    teardown(&fx);
+}
+
+static const char *SWARM_CALL =
+    "{\"tool_calls\":[{\"id\":\"sw\",\"name\":\"AgentSwarm\",\"arguments\":"
+    "\"{\\\"prompt_template\\\":\\\"do {{item}}\\\",\\\"items\\\":[\\\"x\\\",\\\"y\\\",\\\"z\\\"]}"
+    "\"}]}";
+static const char *SWARM_REPORT =
+    "AgentSwarm: 3 sub-agents, 3 finished, 0 did not (run one after the other).\n\n"
+    "## agent-1 \xe2\x80\x94 x: finished after 2 model calls\nrx\n\n"
+    "## agent-2 \xe2\x80\x94 y: finished after 1 model call\nry\n\n"
+    "## agent-3 \xe2\x80\x94 z: finished after 2 model calls\nrz\n\n"
+    "[post-hook saw AgentSwarm sw]";
+
+static void test_swarm(void)
+{
+    /* replay model: one after the other; agent-1 and agent-3 write */
+    const char *lines[] = {SWARM_CALL, WRITE_CALL("c", "x.txt", "x"),
+                           TEXT("ry"), WRITE_CALL("c", "z.txt", "z"),
+                           TEXT("rx"), TEXT("rz"),
+                           TEXT("ok"), NULL};
+    fixture fx;
+    setup(&fx, lines);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "swarm pause: paused after the round");
+    json_t *p = pending(&fx);
+    T_EQ_INT((int)json_array_size(p), 2, "swarm pause: two waiting calls");
+    T_EQ_STR(jstr(json_array_get(p, 0), "call_id"), "agent-1/c", "swarm pause: agent-1's");
+    T_EQ_STR(jstr(json_array_get(p, 1), "call_id"), "agent-3/c", "swarm pause: agent-3's");
+    json_decref(p);
+    T_EQ_INT(fx.ev.approval, 2, "swarm pause: two events");
+    agt_agent_answer(fx.a, "agent-1/c", AGT_DECISION_APPROVE, NULL);
+    agt_agent_answer(fx.a, "agent-3/c", AGT_DECISION_APPROVE, NULL);
+    T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "swarm pause: resumed");
+    json_t *msgs = messages(fx.a);
+    T_EQ_STR(msg_content(msgs, 3), SWARM_REPORT, "swarm pause: the report");
+    json_decref(msgs);
+    T_EQ_STR(file_text("x.txt"), "x", "swarm pause: x written");
+    T_EQ_STR(file_text("z.txt"), "z", "swarm pause: z written");
+    rm("x.txt");
+    rm("z.txt");
+    teardown(&fx);
+
+    setup(&fx, lines);
+    asked ask = {0, json_array(), pthread_self(), 0, AGT_DECISION_APPROVE};
+    agt_session_set_approver(fx.s, session_approver, &ask);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "swarm sync: no pause");
+    T_EQ_INT(ask.n, 2, "swarm sync: asked twice");
+    T_EQ_INT(ask.off_thread, 0, "swarm sync: on the host's thread");
+    T_EQ_STR(jstr(json_array_get(ask.reqs, 0), "agent_id"), "agent-1", "swarm sync: agent-1");
+    T_EQ_STR(jstr(json_array_get(ask.reqs, 1), "agent_id"), "agent-3", "swarm sync: agent-3");
+    msgs = messages(fx.a);
+    T_EQ_STR(msg_content(msgs, 3), SWARM_REPORT, "swarm sync: the same report");
+    json_decref(msgs);
+    json_decref(ask.reqs);
+    rm("x.txt");
+    rm("z.txt");
+    teardown(&fx);
+}
+
+static void test_cancel_free(void)
+{
+    fixture fx;
+    const char *lines[] = {AGENT_CALL("p1", "write it", "writer"), WRITE_CALL("s1", "c.txt", "c"),
+                           TEXT("wrote it"), TEXT("parent done"), NULL};
+    setup(&fx, lines);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "cancel: paused");
+    agt_agent_cancel(fx.a);
+    T_EQ_INT(agt_agent_stop_reason(fx.a), AGT_AGENT_STOP_APPROVAL, "cancel: still paused");
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-1/s1", AGT_DECISION_REJECT, NULL), AGT_OK,
+             "cancel: answered");
+    T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "cancel: a resume after a cancel goes on");
+    T_EQ_STR(agt_agent_text(fx.a), "parent done", "cancel: final text");
+    teardown(&fx);
+
+    setup(&fx, lines);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "free: paused");
+    teardown(&fx); /* ASan: the suspended call, the sub-agent and its pending call are freed */
+    T_CHECK(1, "free while paused");
+}
+
+int main(void)
+{
+    snprintf(root, sizeof root, "/tmp/agt-subappr-XXXXXX");
+    if (!mkdtemp(root)) {
+        T_CHECK(0, "setup: temp dir");
+        return t_done();
+    }
+    test_pause_approve();
+    test_pause_reject_two();
+    test_nested();
+    test_sync_approver();
+    test_swarm();
+    test_cancel_free();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    if (system(cmd) != 0)
+        t_diag("could not remove %s", root);
+    return t_done();
+}
