@@ -704,8 +704,10 @@ static bool get_count(cctx *c, const sinfo *in, const char *kw, int64_t *out)
     return true;
 }
 
+/* A numeric keyword; iout (may be NULL) also takes the exact value of an
+ * integer, marking it with bit in *iflags. */
 static bool get_number(cctx *c, const sinfo *in, const char *kw, double *out, unsigned bit,
-                       unsigned *flags)
+                       unsigned *flags, int64_t *iout, unsigned *iflags)
 {
     const json_t *v = json_object_get(in->json, kw);
     if (v == NULL)
@@ -716,6 +718,10 @@ static bool get_number(cctx *c, const sinfo *in, const char *kw, double *out, un
     }
     *out = json_number_value(v);
     *flags |= bit;
+    if (iout != NULL && json_is_integer(v)) {
+        *iout = (int64_t)json_integer_value(v);
+        *iflags |= bit;
+    }
     return true;
 }
 
@@ -1059,11 +1065,16 @@ static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
         if (n->const_jv == NULL)
             return deep ? bad_kw(c, in, "const", "is nested too deeply"), false : (c_oom(c), false);
     }
-    if (!get_number(c, in, "multipleOf", &n->multiple_of, AGTI_K_MULTIPLE_OF, &n->flags) ||
-        !get_number(c, in, "maximum", &n->maximum, AGTI_K_MAXIMUM, &n->flags) ||
-        !get_number(c, in, "minimum", &n->minimum, AGTI_K_MINIMUM, &n->flags) ||
-        !get_number(c, in, "exclusiveMaximum", &n->excl_maximum, AGTI_K_EXCL_MAXIMUM, &n->flags) ||
-        !get_number(c, in, "exclusiveMinimum", &n->excl_minimum, AGTI_K_EXCL_MINIMUM, &n->flags))
+    if (!get_number(c, in, "multipleOf", &n->multiple_of, AGTI_K_MULTIPLE_OF, &n->flags, NULL,
+                    NULL) ||
+        !get_number(c, in, "maximum", &n->maximum, AGTI_K_MAXIMUM, &n->flags, &n->maximum_i,
+                    &n->int_limits) ||
+        !get_number(c, in, "minimum", &n->minimum, AGTI_K_MINIMUM, &n->flags, &n->minimum_i,
+                    &n->int_limits) ||
+        !get_number(c, in, "exclusiveMaximum", &n->excl_maximum, AGTI_K_EXCL_MAXIMUM, &n->flags,
+                    &n->excl_maximum_i, &n->int_limits) ||
+        !get_number(c, in, "exclusiveMinimum", &n->excl_minimum, AGTI_K_EXCL_MINIMUM, &n->flags,
+                    &n->excl_minimum_i, &n->int_limits))
         return false;
     if (n->flags & AGTI_K_MULTIPLE_OF) {
         if (!(n->multiple_of > 0))

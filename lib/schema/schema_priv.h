@@ -103,6 +103,11 @@ struct agti_snode {
     const agti_jv *const_jv;
     double multiple_of, maximum, minimum, excl_maximum, excl_minimum;
     json_int_t multiple_of_int; /* > 0 when multipleOf is an integer */
+    /* The four limits again, exact, for those written as JSON integers
+     * (AGTI_K_MAXIMUM etc. set in int_limits): a double holds integers
+     * exactly only up to 2^53. */
+    int64_t maximum_i, minimum_i, excl_maximum_i, excl_minimum_i;
+    unsigned int_limits;
 
     int64_t max_length, min_length; /* -1 = absent */
     pcre2_code *pattern;

@@ -2,6 +2,7 @@
  * "first error" mode it stops at the first violation and allocates nothing
  * beyond a cached PCRE2 match block; in "all errors" mode it records every
  * violation with its instance and schema JSON pointers. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -467,6 +468,34 @@ static bool is_multiple(const agti_snode *n, const agti_jv *inst)
     return fabs(q - r) <= 1e-9 * fmax(1.0, fabs(q)) && fabs(r * m - v) <= 1e-9 * fmax(1.0, fabs(v));
 }
 
+/* Orders the finite double d against the integer i exactly: -1, 0, 1. */
+static int cmp_double_int(double d, int64_t i)
+{
+    if (d < -9223372036854775808.0)
+        return -1;
+    if (d >= 9223372036854775808.0)
+        return 1;
+    double f = floor(d);
+    int64_t fi = (int64_t)f;
+    if (fi != i)
+        return fi < i ? -1 : 1;
+    return d > f ? 1 : 0;
+}
+
+/* Orders the instance number (v = its double value) against a limit: the
+ * integer li when lint, else the double ld. Exact when either side is an
+ * integer (a double comparison would say 2^53 + 1 <= 2^53). */
+static int cmp_limit(const agti_jv *inst, double v, double ld, bool lint, int64_t li)
+{
+    if (inst->type == AGTI_JV_INT && lint)
+        return inst->u.i < li ? -1 : inst->u.i > li;
+    if (lint)
+        return cmp_double_int(v, li);
+    if (inst->type == AGTI_JV_INT)
+        return -cmp_double_int(ld, inst->u.i);
+    return v < ld ? -1 : v > ld;
+}
+
 /* ---- keyword groups -------------------------------------------------- */
 
 static bool v_number(vctx *c, const agti_snode *n, const agti_jv *inst, const ipath *ip)
@@ -481,31 +510,33 @@ static bool v_number(vctx *c, const agti_snode *n, const agti_jv *inst, const ip
         if (!c->errors)
             return false;
     }
-    if ((n->flags & AGTI_K_MAXIMUM) && !(v <= n->maximum)) {
+    static const struct {
+        unsigned bit;
+        const char *kw, *text;
+        int want; /* the comparison result that passes: <= 0, >= 0, < 0, > 0 */
+        bool strict;
+    } lims[4] = {{AGTI_K_MAXIMUM, "maximum", "must be at most", -1, false},
+                 {AGTI_K_MINIMUM, "minimum", "must be at least", 1, false},
+                 {AGTI_K_EXCL_MAXIMUM, "exclusiveMaximum", "must be less than", -1, true},
+                 {AGTI_K_EXCL_MINIMUM, "exclusiveMinimum", "must be greater than", 1, true}};
+    const double ld[4] = {n->maximum, n->minimum, n->excl_maximum, n->excl_minimum};
+    const int64_t li[4] = {n->maximum_i, n->minimum_i, n->excl_maximum_i, n->excl_minimum_i};
+    for (int k = 0; k < 4; k++) {
+        if (!(n->flags & lims[k].bit))
+            continue;
+        bool lint = (n->int_limits & lims[k].bit) != 0;
+        int r = cmp_limit(inst, v, ld[k], lint, li[k]);
+        bool pass = r == lims[k].want || (!lims[k].strict && r == 0);
+        if (pass)
+            continue;
         ok = false;
-        fmt_num(b, sizeof b, n->maximum);
-        report(c, ip, n, "maximum", "must be at most %s", b);
+        if (lint)
+            snprintf(b, sizeof b, "%" PRId64, li[k]);
+        else
+            fmt_num(b, sizeof b, ld[k]);
+        report(c, ip, n, lims[k].kw, "%s %s", lims[k].text, b);
         if (!c->errors)
             return false;
-    }
-    if ((n->flags & AGTI_K_MINIMUM) && !(v >= n->minimum)) {
-        ok = false;
-        fmt_num(b, sizeof b, n->minimum);
-        report(c, ip, n, "minimum", "must be at least %s", b);
-        if (!c->errors)
-            return false;
-    }
-    if ((n->flags & AGTI_K_EXCL_MAXIMUM) && !(v < n->excl_maximum)) {
-        ok = false;
-        fmt_num(b, sizeof b, n->excl_maximum);
-        report(c, ip, n, "exclusiveMaximum", "must be less than %s", b);
-        if (!c->errors)
-            return false;
-    }
-    if ((n->flags & AGTI_K_EXCL_MINIMUM) && !(v > n->excl_minimum)) {
-        ok = false;
-        fmt_num(b, sizeof b, n->excl_minimum);
-        report(c, ip, n, "exclusiveMinimum", "must be greater than %s", b);
     }
     return ok;
 }

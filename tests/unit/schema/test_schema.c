@@ -151,6 +151,24 @@ static void test_messages(void)
     expect_error("{\"not\":{\"enum\":[1,\"a\",null]}}", "\"a\"", "", "/not", "not",
                  "must not be one of [1,\"a\",null]");
     expect_valid("{\"not\":{\"const\":0}}", "-1", 1);
+    /* Limits compare exactly when either side is an integer (python3-jsonschema
+     * agrees on each): as doubles, 2^53 + 1 <= 2^53 and 2^63 <= 2^63 - 1 held. */
+    expect_error("{\"maximum\":9007199254740992}", "9007199254740993", "", "/maximum", "maximum",
+                 "must be at most 9007199254740992");
+    expect_error("{\"minimum\":9007199254740993}", "9007199254740992", "", "/minimum", "minimum",
+                 "must be at least 9007199254740993");
+    expect_error("{\"maximum\":9223372036854775807}", "9223372036854775808", "", "/maximum",
+                 "maximum", "must be at most 9223372036854775807");
+    expect_valid("{\"maximum\":9223372036854775807}", "9223372036854775807", 1);
+    expect_valid("{\"exclusiveMaximum\":9007199254740993}", "9007199254740993.0", 1);
+    expect_error("{\"exclusiveMinimum\":-9223372036854775808}", "-9223372036854775808", "",
+                 "/exclusiveMinimum", "exclusiveMinimum",
+                 "must be greater than -9223372036854775808");
+    expect_valid("{\"maximum\":2.5}", "2", 1);
+    expect_error("{\"maximum\":-1.5}", "-1", "", "/maximum", "maximum", "must be at most -1.5");
+    expect_valid("{\"exclusiveMinimum\":2}", "2.0000001", 1);
+    expect_error("{\"exclusiveMinimum\":2}", "2.0", "", "/exclusiveMinimum", "exclusiveMinimum",
+                 "must be greater than 2");
     expect_error("{\"prefixItems\":[{}],\"items\":false}", "[1,2]", "/1", "/items", "items", NULL);
     expect_error("false", "1", "", "", "false", NULL);
     expect_error("{\"unevaluatedProperties\":false,\"allOf\":[{\"properties\":{\"a\":true}}]}",
