@@ -132,15 +132,31 @@ size_t agti_capture_held(const agti_capture *c)
     return c->head.len + c->tail.len;
 }
 
-int agti_capture_render(const agti_capture *c, const char *log_path, char **out, size_t *len)
+/* The part of the tail buffer that is shown (its last tail_limit
+ * characters) and the number of bytes neither head nor tail show. */
+static uint64_t shown_tail(const agti_capture *c, const char **tail, size_t *tail_len)
 {
-    agti_buf b = AGTI_BUF_INIT;
     size_t skip = 0;
     if (c->tail_chars > c->tail_limit)
         skip = skip_chars(c->tail.ptr, c->tail.len, c->tail_chars - c->tail_limit);
-    const char *tail = c->tail.len ? c->tail.ptr + skip : "";
-    size_t tail_len = c->tail.len - skip;
-    uint64_t cut = c->bytes - c->head.len - tail_len;
+    *tail = c->tail.len ? c->tail.ptr + skip : "";
+    *tail_len = c->tail.len - skip;
+    return c->bytes - c->head.len - *tail_len;
+}
+
+bool agti_capture_cut(const agti_capture *c)
+{
+    const char *tail;
+    size_t tail_len;
+    return shown_tail(c, &tail, &tail_len) > 0;
+}
+
+int agti_capture_render(const agti_capture *c, const char *log_path, char **out, size_t *len)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    const char *tail;
+    size_t tail_len;
+    uint64_t cut = shown_tail(c, &tail, &tail_len);
     agti_buf_put(&b, c->head.ptr ? c->head.ptr : "", c->head.len);
     if (cut > 0) {
         uint64_t cut_lines = c->lines - count_lines(agti_buf_cstr(&c->head), c->head.len) -

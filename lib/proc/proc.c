@@ -801,6 +801,11 @@ int agti_proc_output(const agti_proc *p, char **out, size_t *len)
     return agti_capture_render(&p->cap, p->log_path, out, len);
 }
 
+bool agti_proc_output_cut(const agti_proc *p)
+{
+    return p != NULL && agti_capture_cut(&p->cap);
+}
+
 void agti_proc_free(agti_proc *p)
 {
     if (p == NULL)

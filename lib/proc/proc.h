@@ -157,6 +157,10 @@ const char *agti_proc_log_path(const agti_proc *p);
  * Returns AGT_OK or AGT_ENOMEM.
  */
 int agti_proc_output(const agti_proc *p, char **out, size_t *len);
+/* Whether agti_proc_output leaves bytes out, i.e. the output did not fit
+ * the cap and the text carries the "[... cut ...]" marker. Callers use this,
+ * never a search for the marker: a command may print that text itself. */
+bool agti_proc_output_cut(const agti_proc *p);
 
 void agti_proc_free(agti_proc *p);
 

@@ -27,6 +27,8 @@ void agti_capture_feed(agti_capture *c, const char *s, size_t n);
 void agti_capture_finish(agti_capture *c);
 /* Bytes of text held (head + tail). */
 size_t agti_capture_held(const agti_capture *c);
+/* Whether the rendered text leaves bytes out (and so carries the marker). */
+bool agti_capture_cut(const agti_capture *c);
 /* head [+ marker + tail]; log_path (may be NULL) is named in the marker. */
 int agti_capture_render(const agti_capture *c, const char *log_path, char **out, size_t *len);
 void agti_capture_free(agti_capture *c);

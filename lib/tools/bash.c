@@ -153,10 +153,9 @@ static int run_foreground(agt_call *call, agt_session *s, const char *command, c
     /* The log is only worth keeping when the result points to it: the output
      * was cut and agti_proc_output named the log in its marker. Otherwise the
      * result holds every byte (as UTF-8) and the file would only pile up, one
-     * per command, in the session's log folder. */
-    char *marker = agti_aprintf("; full output in %s ...]\n", log);
-    bool keep = marker == NULL || (out != NULL && strstr(out, marker) != NULL);
-    free(marker);
+     * per command, in the session's log folder. The flag decides, not the
+     * marker's text: a command may print that text itself. */
+    bool keep = agti_proc_output_cut(p);
     if (!keep)
         unlink(log);
     json_t *j = json_pack(

@@ -324,12 +324,26 @@ static void test_caps(void)
 
     agti_proc_opts_init(&o);
     o.output_cap = 10;
-    out = run("printf 0123456789abcdefghij", &o, NULL);
+    agti_proc *cp = NULL;
+    out = run("printf 0123456789abcdefghij", &o, &cp);
     T_EQ_STR(out, "01234\n[... 10 bytes (0 lines) cut ...]\nfghij", "small cap, no log");
+    T_CHECK(agti_proc_output_cut(cp), "cut flag set");
     free(out);
-    out = run("printf 0123456789", &o, NULL);
+    agti_proc_free(cp);
+    out = run("printf 0123456789", &o, &cp);
     T_EQ_STR(out, "0123456789", "exactly the cap: nothing cut");
+    T_CHECK(!agti_proc_output_cut(cp), "cut flag clear at exactly the cap");
     free(out);
+    agti_proc_free(cp);
+    /* The marker's text printed by the command itself is not a cut. */
+    o.output_cap = 100;
+    out = run("printf '[... 10 bytes (0 lines) cut ...]\\n'", &o, &cp);
+    T_EQ_STR(out, "[... 10 bytes (0 lines) cut ...]\n", "marker text printed by the command");
+    T_CHECK(!agti_proc_output_cut(cp), "cut flag clear for a printed marker");
+    free(out);
+    agti_proc_free(cp);
+    T_CHECK(!agti_proc_output_cut(NULL), "cut flag of NULL");
+    o.output_cap = 10;
     o.output_cap = 4;
     /* Greek letters are 2 bytes each: the cap counts characters. */
     out = run("printf 'αβγδεζ\\n'", &o, NULL);

@@ -152,6 +152,26 @@ static void test_fg_logs(void)
     r = call(s, "Bash", "{\"command\":\"echo no; exit 3\"}");
     T_EQ_INT(count_fg_logs(), before, "fg log: deleted after a failed command with all output");
     agt_result_free(r);
+    /* A command that prints the cut marker naming its own log (the one empty
+     * fg log while it runs) is not cut: the log goes, output_path is null. */
+    char cmd[1200], want[600];
+    snprintf(cmd, sizeof cmd,
+             "{\"command\":\"for f in '%s'/fg-*.log; do [ -s \\\"$f\\\" ] || me=\\\"$f\\\"; done; "
+             "printf '[... 5 bytes (1 lines) cut; full output in %%s ...]\\\\n' \\\"$me\\\"\"}",
+             logs);
+    r = call(s, "Bash", cmd);
+    snprintf(want, sizeof want, "[... 5 bytes (1 lines) cut; full output in %s/fg-", logs);
+    const char *t = agt_result_text(r);
+    if (t == NULL)
+        t = "";
+    T_CHECK(strncmp(t, want, strlen(want)) == 0, "fg log: marker printed: %s", flat(t));
+    const char *end = ".log ...]\nCommand completed with exit code 0.";
+    T_CHECK(strlen(t) > strlen(end) && strcmp(t + strlen(t) - strlen(end), end) == 0,
+            "fg log: printed marker ends the output: %s", flat(t));
+    T_EQ_INT(count_fg_logs(), before, "fg log: deleted after a printed marker");
+    T_CHECK(json_null_field(r, "output_path"), "fg log: output_path null for a printed marker: %s",
+            agt_result_json(r));
+    agt_result_free(r);
     r = call(s, "Bash", "{\"command\":\"seq 1 20000\"}");
     T_EQ_INT(count_fg_logs(), before + 1, "fg log: kept when the output was cut");
     char *log = json_field(r, "output_path");
