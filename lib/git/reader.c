@@ -16,8 +16,9 @@
  *   - it is not racily clean (git's rule: the entry's mtime is older than
  *     the index file's), so a stat match means the bytes are unchanged;
  *   - no filter applies to the path (git_filter_list_load gives none: no
- *     text/eol/crlf/ident/filter attribute, no core.autocrlf), so the bytes
- *     git hashed are the bytes on disk;
+ *     text/eol/crlf/ident attribute, no core.autocrlf; and no filter=
+ *     driver attribute, which git runs and libgit2 does not know), so the
+ *     bytes git hashed are the bytes on disk;
  *   - at read time, the opened file (no symlink) matches the entry's stat
  *     data (size, mtime, ctime, inode, device, mode, owner) as git compares
  *     them, and its size is the blob's size.
@@ -159,6 +160,12 @@ static bool racy(const git_index_entry *e, const file_stamp *index)
 
 static bool no_filters(git_repository *repo, const char *path)
 {
+    /* a filter driver (filter=name, e.g. git-lfs) is run by git but is
+     * unknown to libgit2, which then loads no filter for it */
+    const char *driver = NULL;
+    if (git_attr_get(&driver, repo, GIT_ATTR_CHECK_FILE_THEN_INDEX, path, "filter") < 0 ||
+        git_attr_value(driver) != GIT_ATTR_VALUE_UNSPECIFIED)
+        return false;
     git_filter_list *fl = NULL;
     if (git_filter_list_load(&fl, repo, NULL, path, GIT_FILTER_TO_ODB, GIT_FILTER_DEFAULT) < 0)
         return false;

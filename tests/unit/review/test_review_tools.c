@@ -488,6 +488,14 @@ static void test_code_search(void)
     expect(s, "code_search", "{\"search_text\":\"return a - b\"}",
            "File: src/new.c\nMatch lines: 1\n4|    return a - b;",
            "code_search commit: HEAD's blob (line 4)");
+    /* README.md is edited in the working tree ("More text" added): commit
+     * mode searches HEAD's blob, never the edited file */
+    expect(s, "code_search", "{\"search_text\":\"text\"}",
+           "File: README.md\nMatch lines: 1\n2|Some text",
+           "code_search commit: an edited file is searched as committed");
+    expect(s, "code_search", "{\"search_text\":\"Some text\"}",
+           "File: README.md\nMatch lines: 1\n2|Some text",
+           "code_search commit: the same again (readers kept from the first search)");
     agt_session_free(s);
 
     s = session_at(repo);

@@ -1,0 +1,225 @@
+/*
+ * The search readers of a change set (lib/git/reader.c): blobs of the
+ * reviewed tree read by file number, and the working-tree shortcut taken
+ * only when the file on disk is known to hold the blob's bytes. Each case
+ * checks the exact bytes (what was committed, written out here) and whether
+ * the file came from disk, for the clean case and for every fall-back:
+ * modified file, racily clean entry, CRLF attribute, filter driver,
+ * core.autocrlf, a different commit, symlink, assume-unchanged, an index
+ * rewritten between searches, and a bare repository.
+ */
+#include <time.h>
+
+#include "git/git_internal.h"
+#include "gitfix.h"
+
+static char repo[600];
+
+static agt_changes *open_commit(const char *dir, const char *rev)
+{
+    agt_changes *c = NULL;
+    int rc = agt_changes_open(&c, dir, AGT_CHANGES_COMMIT, rev, NULL);
+    T_EQ_INT(rc, AGT_OK, "open commit mode");
+    if (rc != AGT_OK)
+        t_diag("%s", agt_error_message());
+    return c;
+}
+
+/* Reads path through reader 0 (after a prepare); returns the bytes, or NULL
+ * with *rc set when the read failed. */
+static char *read_path(agt_changes *c, const char *path, bool *from_disk, int *rc)
+{
+    *rc = agti_changes_readers_prepare(c, 2);
+    if (*rc != AGT_OK)
+        return NULL;
+    const char *const *paths = NULL;
+    size_t n = 0;
+    agti_changes_files(c, &paths, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(paths[i], path) != 0)
+            continue;
+        agti_read rd;
+        *rc = agti_changes_read_nth(c, 1, i, AGTI_GIT_READ_MAX, &rd);
+        if (*rc != AGT_OK)
+            return NULL;
+        char *s = malloc(rd.len + 1);
+        memcpy(s, rd.data, rd.len);
+        s[rd.len] = '\0';
+        *from_disk = rd.from_disk;
+        agti_read_release(&rd);
+        return s;
+    }
+    *rc = AGT_ENOTFOUND;
+    return NULL;
+}
+
+static void expect(agt_changes *c, const char *path, const char *want, bool want_disk,
+                   const char *label)
+{
+    bool disk = !want_disk;
+    int rc = AGT_OK;
+    char *got = read_path(c, path, &disk, &rc);
+    T_EQ_INT(rc, AGT_OK, label);
+    T_EQ_STR(got, want, label);
+    T_CHECK(disk == want_disk, "%s: %s", label,
+            want_disk ? "read from the working tree" : "read from the blob");
+    free(got);
+}
+
+static void init_repo(const char *name)
+{
+    snprintf(repo, sizeof(repo), "%s/%s", gf_root, name);
+    mkdir(repo, 0755);
+    gf_sh(repo, GIT "init -q");
+}
+
+static void commit_all(const char *msg)
+{
+    gf_sh(repo, GIT "add -A && " GIT "commit -q -m '%s'", msg);
+}
+
+/* Backdates the working-tree files (those not backdated yet: touching one
+ * again changes its ctime) and refreshes the index, so no entry is racily
+ * clean (a file written in the same clock tick as the index is) and the
+ * cases below do not depend on the machine's speed. */
+static void settle(void)
+{
+    gf_sh(repo, "find . -path ./.git -prune -o -type f -newermt 2020-01-02 -exec touch -m -d "
+                "2020-01-01T00:00:00 {} + && git update-index -q --refresh");
+}
+
+static void test_clean_and_modified(void)
+{
+    init_repo("plain");
+    gf_puts(repo, "a.c", "int a = 1;\n");
+    gf_puts(repo, "src/b.h", "#define B 2\n");
+    gf_puts(repo, "same.txt", "old text\n");
+    commit_all("one");
+    settle();
+    /* same size, other bytes, newer mtime */
+    gf_puts(repo, "same.txt", "new text\n");
+    agt_changes *c = open_commit(repo, "HEAD");
+    expect(c, "a.c", "int a = 1;\n", true, "clean file: read from disk");
+    expect(c, "src/b.h", "#define B 2\n", true, "clean file in a folder: read from disk");
+    expect(c, "same.txt", "old text\n", false, "modified file (same size): the blob");
+
+    /* the index rewritten between two searches: the table follows it */
+    gf_puts(repo, "a.c", "int a = 3;\n");
+    gf_sh(repo, GIT "add a.c");
+    settle();
+    expect(c, "a.c", "int a = 1;\n", false, "index now has another blob: the target's blob");
+    expect(c, "src/b.h", "#define B 2\n", true, "rebuilt table: clean file still from disk");
+    agt_changes_free(c);
+
+    /* a different commit than the index: only files equal in both from disk */
+    gf_sh(repo, GIT "commit -q -am two");
+    c = open_commit(repo, "HEAD~1");
+    expect(c, "a.c", "int a = 1;\n", false, "older commit, file changed since: its blob");
+    expect(c, "src/b.h", "#define B 2\n", true, "older commit, file unchanged: from disk");
+    agt_changes_free(c);
+}
+
+static void test_racy(void)
+{
+    init_repo("racy");
+    gf_puts(repo, "r.txt", "racy\n");
+    gf_puts(repo, "ok.txt", "fine\n");
+    commit_all("one");
+    settle();
+    /* the entry's mtime is after the index file's: racily clean */
+    gf_sh(repo, "touch -m -d @%lld r.txt && " GIT "update-index --refresh -q",
+          (long long)time(NULL) + 3600);
+    agt_changes *c = open_commit(repo, "HEAD");
+    expect(c, "r.txt", "racy\n", false, "racily clean entry: the blob");
+    expect(c, "ok.txt", "fine\n", true, "its neighbour: from disk");
+    agt_changes_free(c);
+}
+
+static void test_filters(void)
+{
+    init_repo("crlf");
+    gf_puts(repo, ".gitattributes", "*.txt text eol=crlf\n");
+    gf_puts(repo, "t.txt", "one\ntwo\n");
+    gf_puts(repo, "p.c", "int p;\n");
+    commit_all("one");
+    /* checked out again: CRLF on disk, stat-clean in the index */
+    gf_sh(repo, "rm t.txt && " GIT "checkout -- t.txt");
+    settle();
+    size_t len = 0;
+    char *disk = gf_out(&len, repo, "cat t.txt");
+    T_EQ_STR(disk, "one\r\ntwo\r\n", "fixture: t.txt has CRLF on disk");
+    free(disk);
+    agt_changes *c = open_commit(repo, "HEAD");
+    expect(c, "t.txt", "one\ntwo\n", false, "eol=crlf attribute: the blob (LF)");
+    expect(c, "p.c", "int p;\n", true, "no attribute on this path: from disk");
+    expect(c, ".gitattributes", "*.txt text eol=crlf\n", true, ".gitattributes itself: from disk");
+    agt_changes_free(c);
+
+    /* a filter driver libgit2 does not know: same size, other bytes */
+    init_repo("driver");
+    gf_sh(repo,
+          GIT "config filter.upper.clean 'tr a-z A-Z' && " GIT "config filter.upper.smudge cat");
+    gf_puts(repo, ".gitattributes", "*.dat filter=upper\n");
+    gf_puts(repo, "d.dat", "abc\n");
+    gf_puts(repo, "e.c", "int e;\n");
+    commit_all("one");
+    settle();
+    char *blob = gf_out(&len, repo, GIT "cat-file -p HEAD:d.dat");
+    T_EQ_STR(blob, "ABC\n", "fixture: the clean filter ran");
+    free(blob);
+    c = open_commit(repo, "HEAD");
+    expect(c, "d.dat", "ABC\n", false, "filter= driver: the blob");
+    expect(c, "e.c", "int e;\n", true, "no driver on this path: from disk");
+    agt_changes_free(c);
+
+    /* core.autocrlf, no attribute anywhere */
+    init_repo("autocrlf");
+    gf_puts(repo, "u.txt", "one\ntwo\n");
+    commit_all("one");
+    gf_sh(repo, GIT "config core.autocrlf true && rm u.txt && git checkout -- u.txt");
+    settle();
+    disk = gf_out(&len, repo, "cat u.txt");
+    T_EQ_STR(disk, "one\r\ntwo\r\n", "fixture: autocrlf checked out CRLF");
+    free(disk);
+    c = open_commit(repo, "HEAD");
+    expect(c, "u.txt", "one\ntwo\n", false, "core.autocrlf=true: the blob (LF)");
+    agt_changes_free(c);
+}
+
+static void test_other_entries(void)
+{
+    init_repo("kinds");
+    gf_puts(repo, "target.txt", "target\n");
+    gf_sh(repo, "ln -s target.txt link");
+    gf_puts(repo, "au.txt", "assumed\n");
+    commit_all("one");
+    settle();
+    gf_sh(repo, GIT "update-index --assume-unchanged au.txt");
+    gf_puts(repo, "au.txt", "changed\n");
+    agt_changes *c = open_commit(repo, "HEAD");
+    expect(c, "link", "target.txt", false, "symlink: its blob (the link text)");
+    expect(c, "au.txt", "assumed\n", false, "assume-unchanged entry: the blob");
+    expect(c, "target.txt", "target\n", true, "regular clean file: from disk");
+    agt_changes_free(c);
+
+    char bare[700];
+    snprintf(bare, sizeof bare, "%s/kinds.git", gf_root);
+    gf_sh(gf_root, GIT "clone -q --bare '%s' '%s'", repo, bare);
+    c = open_commit(bare, "HEAD");
+    expect(c, "target.txt", "target\n", false, "bare repository: the blob");
+    agt_changes_free(c);
+}
+
+int main(void)
+{
+    if (gf_setup() != 0) {
+        T_CHECK(0, "temp dir");
+        return t_done();
+    }
+    test_clean_and_modified();
+    test_racy();
+    test_filters();
+    test_other_entries();
+    gf_teardown();
+    return t_done();
+}
