@@ -6,7 +6,9 @@
  * Parsing follows git's unified diff format (git-diff(1) "GENERATING PATCH
  * TEXT WITH -P": extended headers, quoted paths, binary markers) and GNU
  * diffutils' `diff -u` / `diff -ruN` output. Paths carry no a/ b/ prefix;
- * for plain diffs the first path component is removed, as `patch -p1` does.
+ * for plain diffs the first path component is removed, as `patch -p1` does;
+ * a git file whose `diff --git` line names one path twice (`--no-prefix`)
+ * keeps its paths whole.
  * Line numbers are 1-based everywhere; 0 means "no line" (unanchored, or the
  * start of an empty side, as in git's `@@ -0,0 +1,3 @@`).
  *

@@ -25,6 +25,8 @@ typedef struct parser {
     size_t hunk_lineno; /* line of the current hunk's header */
     bool new_file, deleted_file, minus_null, plus_null, renamed, copied;
     bool plain_pending; /* a `diff ...` line of a plain diff was seen */
+    bool noprefix;      /* `diff --git X X`: the same path twice, so no a/ b/
+                           prefix to strip (git diff --no-prefix, diff.noprefix) */
     size_t plain_start;
 } parser;
 
@@ -103,6 +105,12 @@ static const char *strip_p1(const char *p)
 {
     const char *s = strchr(p, '/');
     return s && s[1] ? s + 1 : p;
+}
+
+/* strip_p1 unless the current file's paths carry no prefix. */
+static const char *strip_path(const parser *ps, const char *p)
+{
+    return ps->noprefix ? p : strip_p1(p);
 }
 
 static int line_error(parser *ps, int code, const char *what)
@@ -184,6 +192,16 @@ static int parse_git_line(parser *ps, const char *s, size_t n)
         while (used < n && s[used] == ' ')
             used++;
         rc = parse_path(ps, s + used, n - used, false, &b, &nul, NULL);
+    } else if (n % 2 == 1 && s[n / 2] == ' ' && memcmp(s, s + n / 2 + 1, n / 2) == 0) {
+        /* Both halves equal: git writes a/X b/X (or another prefix pair,
+         * which always differ), so this is --no-prefix output. */
+        a = agti_strndup(s, n / 2);
+        b = agti_strndup(s, n / 2);
+        if (!a || !b) {
+            free(a);
+            free(b);
+            return agti_oom();
+        }
     } else {
         /* ra: first '/' of the whole line (the a-side's prefix end); rb: first
          * '/' after the candidate space, moved forward only: linear in n */
@@ -215,9 +233,10 @@ static int parse_git_line(parser *ps, const char *s, size_t n)
         rc = parse_path(ps, s + off, n - off, false, &b, &nul, NULL);
     }
     if (rc == AGT_OK) {
-        rc = set_path(&ps->file->old_path, strip_p1(a));
+        ps->noprefix = strcmp(a, b) == 0;
+        rc = set_path(&ps->file->old_path, strip_path(ps, a));
         if (rc == AGT_OK)
-            rc = set_path(&ps->file->new_path, strip_p1(b));
+            rc = set_path(&ps->file->new_path, strip_path(ps, b));
     }
     free(a);
     free(b);
@@ -272,6 +291,7 @@ static int start_file(parser *ps, size_t raw_start, bool git)
     ps->header = true;
     ps->new_file = ps->deleted_file = ps->minus_null = ps->plus_null = false;
     ps->renamed = ps->copied = false;
+    ps->noprefix = false;
     ps->plain_pending = false;
     return AGT_OK;
 }
@@ -386,15 +406,15 @@ static int parse_minus_plus(parser *ps, size_t raw_start, const char *s, size_t 
         ps->minus_null = anull;
         ps->plus_null = bnull;
         if (!anull && !(f->git && ps->renamed))
-            rc = set_path(&f->old_path, strip_p1(a));
+            rc = set_path(&f->old_path, strip_path(ps, a));
         if (rc == AGT_OK && !bnull && !(f->git && ps->renamed))
-            rc = set_path(&f->new_path, strip_p1(b));
+            rc = set_path(&f->new_path, strip_path(ps, b));
         /* the missing side of a git file keeps the other side's name until
          * finish_file clears it; plain diffs name it the same way */
         if (rc == AGT_OK && anull && !f->old_path && !bnull)
-            rc = set_path(&f->old_path, strip_p1(b));
+            rc = set_path(&f->old_path, strip_path(ps, b));
         if (rc == AGT_OK && bnull && !f->new_path && !anull)
-            rc = set_path(&f->new_path, strip_p1(a));
+            rc = set_path(&f->new_path, strip_path(ps, a));
     }
     free(a);
     free(b);

@@ -391,8 +391,74 @@ static void test_builder_render(void)
     agt_diff_free(d);
 }
 
+/* git diff --no-prefix (or diff.noprefix=true): "diff --git X X" names the
+ * same path twice, and ---/+++ carry no a/ b/. The first component was
+ * stripped as if it were a prefix: src/deep/f.c became deep/f.c, and a
+ * binary or mode-only file without '/' got no path at all. Expected paths
+ * from `git apply --numstat -p0` on the same text. */
+static void test_no_prefix(void)
+{
+    agt_diff *d = parse("diff --git src/deep/f.c src/deep/f.c\n"
+                        "index 7898192..f70f10e 100644\n"
+                        "--- src/deep/f.c\n"
+                        "+++ src/deep/f.c\n"
+                        "@@ -1 +1 @@\n"
+                        "-a\n"
+                        "+A\n"
+                        "diff --git src/g.c src/g.c\n"
+                        "old mode 100644\n"
+                        "new mode 100755\n"
+                        "diff --git bin.dat bin.dat\n"
+                        "index 73fd7e8..4695a07 100644\n"
+                        "Binary files bin.dat and bin.dat differ\n"
+                        "diff --git sp ace.txt sp ace.txt\n"
+                        "deleted file mode 100644\n"
+                        "index de98044..0000000\n"
+                        "--- sp ace.txt\n"
+                        "+++ /dev/null\n"
+                        "@@ -1 +0,0 @@\n"
+                        "-x\n"
+                        "diff --git \"src/ta\\tb.c\" \"src/ta\\tb.c\"\n"
+                        "new file mode 100644\n"
+                        "index 0000000..587be6b\n"
+                        "--- /dev/null\n"
+                        "+++ \"src/ta\\tb.c\"\n"
+                        "@@ -0,0 +1 @@\n"
+                        "+x\n"
+                        "diff --git src/deep/f.c src/moved.c\n"
+                        "similarity index 100%\n"
+                        "rename from src/deep/f.c\n"
+                        "rename to src/moved.c\n");
+    json_t *j = d ? to_json(d) : NULL;
+    T_EQ_INT((long long)json_array_size(json_object_get(j, "files")), 6, "no-prefix: 6 files");
+    T_EQ_STR(jstr(file_json(j, 0), "new_path"), "src/deep/f.c", "no-prefix: text file path kept");
+    T_EQ_STR(jstr(file_json(j, 0), "old_path"), "src/deep/f.c", "no-prefix: old path kept");
+    T_EQ_STR(jstr(file_json(j, 1), "new_path"), "src/g.c", "no-prefix: mode-only file path");
+    T_EQ_STR(jstr(file_json(j, 1), "new_mode"), "100755", "no-prefix: mode-only new mode");
+    T_EQ_STR(jstr(file_json(j, 2), "new_path"), "bin.dat", "no-prefix: binary file has a path");
+    T_EQ_STR(jstr(file_json(j, 3), "old_path"), "sp ace.txt", "no-prefix: deleted, with a space");
+    T_EQ_STR(jstr(file_json(j, 3), "status"), "deleted", "no-prefix: deleted status");
+    T_EQ_STR(jstr(file_json(j, 4), "new_path"), "src/ta\tb.c", "no-prefix: quoted path");
+    T_EQ_STR(jstr(file_json(j, 5), "old_path"), "src/deep/f.c", "no-prefix: rename from");
+    T_EQ_STR(jstr(file_json(j, 5), "new_path"), "src/moved.c", "no-prefix: rename to");
+    T_CHECK(json_object_get(j, "best_effort") == NULL ||
+                json_is_false(json_object_get(j, "best_effort")),
+            "no-prefix: not best effort");
+    json_decref(j);
+    agt_diff_free(d);
+    /* The usual prefixes still go, also when both sides share a name. */
+    d = parse("diff --git a/x b/x\nold mode 100644\nnew mode 100755\n"
+              "diff --git SRC/y DST/y\nold mode 100644\nnew mode 100755\n");
+    j = d ? to_json(d) : NULL;
+    T_EQ_STR(jstr(file_json(j, 0), "new_path"), "x", "a/ b/ prefixes stripped");
+    T_EQ_STR(jstr(file_json(j, 1), "new_path"), "y", "--src-prefix/--dst-prefix stripped");
+    json_decref(j);
+    agt_diff_free(d);
+}
+
 int main(void)
 {
+    test_no_prefix();
     test_quoted_paths();
     test_spaces_rename_copy();
     test_crlf_headers();
