@@ -294,11 +294,16 @@ static void handle_line(struct server *sv, const char *line, size_t len)
     }
     if (json_is_array(msg)) {
         /* A batch (protocol 2025-03-26): answer with an array of responses. */
+        if (json_array_size(msg) == 0) {
+            /* JSON-RPC 2.0 section 6: an empty array is one invalid request,
+             * answered with a single error object, not an array. */
+            send_message(rpc_error(NULL, RPC_INVALID_REQUEST, "empty batch"));
+            json_decref(msg);
+            return;
+        }
         json_t *out = json_array();
         size_t k;
         json_t *item;
-        if (json_array_size(msg) == 0)
-            json_array_append_new(out, rpc_error(NULL, RPC_INVALID_REQUEST, "empty batch"));
         json_array_foreach(msg, k, item)
         {
             json_t *resp = handle(sv, item);
