@@ -289,6 +289,22 @@ AGT_EXTERN int agt_agent_restore(agt_agent *a, const char *json, size_t len);
  *   Sub-agents of sub-agents (level 2) work the same way through both
  *   levels. Answer such calls with agt_agent_answer(), not
  *   agt_session_answer() (the id belongs to the sub-agent's session);
+ * - a background sub-agent or swarm (run_in_background) whose sub-agents
+ *   hit an approval waits (its thread sleeps; no approver is called from
+ *   it): TaskList/TaskOutput show the status "waiting for approval"
+ *   (TaskOutput with block returns at once then), agt_session_pending()
+ *   lists its waiting calls, and agt_session_tick() hands out once a
+ *   {"type":"approval_needed","kind":"agent" or "swarm","task_id",
+ *   "description","calls":[agt_session_pending() items],"message"} event,
+ *   with the poll descriptor readable. agt_agent_answer() (any time, the
+ *   agent need not be paused) answers a call; when the last one is
+ *   answered the task goes on by itself on its thread. The agent loop turns
+ *   the event into a notification like task_finished; with an approver on
+ *   the session, the loop (on the host's thread) first asks it about each
+ *   call and answers them, and the notification says so. A host that calls
+ *   agt_session_tick() itself answers with agt_agent_answer(). TaskStop on
+ *   a waiting task declines its calls and stops it ("killed"); the
+ *   sub-agent can be resumed later with a new prompt;
  * - when the host dispatches Agent or AgentSwarm itself
  *   (agt_session_dispatch() outside agt_agent_run()) there is no loop to
  *   pause: the sub-agents' calls that need approval are declined with a

@@ -356,6 +356,8 @@ int agt_agent_messages(const agt_agent *a, char **out_json)
 
 /* ---- the loop ---------------------------------------------------------- */
 
+static int ask_bg_event(agt_agent *a, json_t *ev);
+
 /* Adds the session's background events as notifications. */
 static int add_notifications(agt_agent *a)
 {
@@ -369,6 +371,12 @@ static int add_notifications(agt_agent *a)
     json_t *ev;
     json_array_foreach(arr, i, ev)
     {
+        const char *type = json_string_value(json_object_get(ev, "type"));
+        if (type && strcmp(type, "approval_needed") == 0) {
+            rc = ask_bg_event(a, ev);
+            if (rc != AGT_OK)
+                break;
+        }
         const char *msg = json_string_value(json_object_get(ev, "message"));
         if (!msg)
             continue;
@@ -776,6 +784,10 @@ int agt_agent_run(agt_agent *a)
 }
 
 static struct sub *waiting_sub(agt_agent *a, const char *id);
+struct bgtask;
+static struct sub *bg_waiting_sub(agt_agent *root, const char *id, struct bgtask **out);
+static int bg_answer(struct bgtask *t, struct sub *sb, const char *call_id, int decision,
+                     const char *reason);
 static int answer_in_sub(struct sub *sb, const char *call_id, int decision, const char *reason);
 static char *first_unanswered(agt_agent *a);
 
@@ -811,15 +823,18 @@ int agt_agent_answer(agt_agent *a, const char *call_id, int decision, const char
     }
     /* "agent-N/<call id>": a waiting call of a sub-agent under this agent */
     const char *slash = strchr(call_id, '/');
-    if (a->waiting && slash && (size_t)(slash - call_id) < 32) {
+    if (slash && (size_t)(slash - call_id) < 32) {
         char sid[32];
         snprintf(sid, sizeof sid, "%.*s", (int)(slash - call_id), call_id);
-        struct sub *sb = waiting_sub(a, sid);
+        struct sub *sb = a->waiting ? waiting_sub(a, sid) : NULL;
         if (sb) {
             int rc = answer_in_sub(sb, slash + 1, decision, reason);
             announce(a);
             return rc;
         }
+        struct bgtask *t = NULL;
+        if (!a->self && (sb = bg_waiting_sub(a, sid, &t)) != NULL)
+            return bg_answer(t, sb, slash + 1, decision, reason);
     }
     return agti_error(AGT_ENOTFOUND, "no tool call '%s' waits for approval in this agent", call_id);
 }
@@ -1015,6 +1030,10 @@ typedef struct bgtask {
     pthread_cond_t cond;
     /* under lock */
     bool done, stopped, failed;
+    bool waiting;       /* sub-agents wait for the host's answers (the thread sleeps) */
+    bool answering;     /* the host answers one of them now */
+    bool wait_reported; /* the approval_needed event was handed out */
+    json_t *wait_calls; /* the waiting calls, agt_session_pending() shape */
     char *stop_reason;
     agti_buf transcript;
     char *result;  /* the report, once done */
@@ -1360,11 +1379,69 @@ static void announce(agt_agent *a)
     json_decref(list);
 }
 
+static int ask_item(agt_agent *root, const json_t *item, int *decision, char **reason);
+
+/* An approval_needed event of a background task, seen by the root's loop
+ * on the host's thread: with an approver on the root session, each call is
+ * asked there and answered (the task goes on by itself), and the event's
+ * message says so. Without one, the event stays as it is for the host. */
+static int ask_bg_event(agt_agent *a, json_t *ev)
+{
+    agt_approver_fn fn = NULL;
+    void *fp = NULL;
+    agti_session_approver(a->session, &fn, &fp);
+    if (a->self || !fn)
+        return AGT_OK;
+    size_t i, approved = 0, n = 0;
+    json_t *item;
+    int rc = AGT_OK;
+    json_array_foreach(json_object_get(ev, "calls"), i, item)
+    {
+        int decision;
+        char *reason = NULL;
+        rc = ask_item(a, item, &decision, &reason);
+        if (rc == AGT_OK)
+            rc = agt_agent_answer(a, json_string_value(json_object_get(item, "call_id")), decision,
+                                  reason);
+        free(reason);
+        if (rc == AGT_ENOMEM)
+            return rc;
+        n++;
+        approved += rc == AGT_OK && decision == AGT_DECISION_APPROVE;
+        rc = AGT_OK;
+    }
+    const char *kind = json_string_value(json_object_get(ev, "kind"));
+    char *msg = agti_aprintf("Background %s %s (%s) asked for the user's approval of %zu tool "
+                             "call%s: %zu approved, %zu declined. It goes on by itself.",
+                             kind && strcmp(kind, "swarm") == 0 ? "swarm" : "sub-agent",
+                             json_string_value(json_object_get(ev, "task_id")),
+                             json_string_value(json_object_get(ev, "description")), n,
+                             n == 1 ? "" : "s", approved, n - approved);
+    if (!msg || json_object_set_new(ev, "message", json_string(msg)))
+        rc = agti_oom();
+    free(msg);
+    return rc;
+}
+
 /* agt_session_pending() of the root session: the sub-agents' waiting calls. */
 static int pending_ext(void *payload, json_t *list)
 {
     agt_agent *root = payload;
-    return root->waiting ? collect_waiting(root, list, false) : AGT_OK;
+    int rc = root->waiting ? collect_waiting(root, list, false) : AGT_OK;
+    for (size_t i = 0; rc == AGT_OK && i < root->n_bgs; i++) {
+        bgtask *t = root->bgs[i];
+        pthread_mutex_lock(&t->lock);
+        size_t k;
+        json_t *c;
+        if (t->waiting && !t->done)
+            json_array_foreach(t->wait_calls, k, c)
+            {
+                if (json_array_append_new(list, json_deep_copy(c)) != 0)
+                    rc = agti_oom();
+            }
+        pthread_mutex_unlock(&t->lock);
+    }
+    return rc;
 }
 
 /* "Sub-agent agent-1 (desc) finished after N model calls[: error][note].
@@ -1447,8 +1524,43 @@ static void swarm_run(sub **subs, size_t n, int workers, bgtask *bg)
         pthread_join(th[k], NULL);
 }
 
-/* Asks the root session's approver (on the host's thread) about every
- * call waiting under sb, and answers it. */
+/* Asks the root session's approver (on the host's thread) about one
+ * waiting call (agt_session_pending() shape: qualified "call_id",
+ * "agent_id"); the request has the sub-agent's own call id and
+ * "agent_id". APPROVE_SESSION stores the rule as sub_forward does and
+ * becomes APPROVE; anything else but APPROVE becomes REJECT. */
+static int ask_item(agt_agent *root, const json_t *item, int *decision, char **reason)
+{
+    *decision = AGT_DECISION_REJECT;
+    *reason = NULL;
+    const char *aid = json_string_value(json_object_get(item, "agent_id"));
+    const char *qid = json_string_value(json_object_get(item, "call_id"));
+    if (!aid || !qid || strncmp(qid, aid, strlen(aid)) != 0 || qid[strlen(aid)] != '/')
+        return agti_error(AGT_EINVAL, "not a sub-agent's call");
+    json_t *req = json_deep_copy(item);
+    if (!req || json_object_set_new(req, "call_id", json_string(qid + strlen(aid) + 1))) {
+        json_decref(req);
+        return agti_oom();
+    }
+    char *text = agti_json_dump(req);
+    json_decref(req);
+    char *rule = NULL;
+    int rc = text ? agti_session_ask(root->session, text, decision, reason, &rule) : agti_oom();
+    free(text);
+    if (rc == AGT_OK && *decision == AGT_DECISION_APPROVE_SESSION) {
+        const char *tool = json_string_value(json_object_get(item, "tool"));
+        if (rule && tool && strcmp(tool, "ExitPlanMode") != 0)
+            share_session_rule(root, NULL, rule);
+        *decision = AGT_DECISION_APPROVE;
+    } else if (rc == AGT_OK && *decision != AGT_DECISION_APPROVE) {
+        *decision = AGT_DECISION_REJECT;
+    }
+    free(rule);
+    return rc;
+}
+
+/* Asks the root session's approver about every call waiting under sb, and
+ * answers it. */
 static int ask_for_tree(agt_agent *root, sub *sb)
 {
     json_t *list = json_array();
@@ -1459,38 +1571,17 @@ static int ask_for_tree(agt_agent *root, sub *sb)
     {
         if (rc != AGT_OK)
             break;
-        const char *aid = json_string_value(json_object_get(item, "agent_id"));
-        const char *qid = json_string_value(json_object_get(item, "call_id"));
-        sub *x = sub_find(root, aid);
-        if (!x || !qid || strncmp(qid, aid, strlen(aid)) != 0)
-            continue;
-        char *plain = agti_strdup(qid + strlen(aid) + 1);
-        if (!plain) {
-            rc = agti_oom();
-            break;
+        int decision;
+        char *reason = NULL;
+        rc = ask_item(root, item, &decision, &reason);
+        sub *x = sub_find(root, json_string_value(json_object_get(item, "agent_id")));
+        if (rc == AGT_OK && x) {
+            const char *qid = json_string_value(json_object_get(item, "call_id"));
+            rc = agt_agent_answer(x->agent, qid + strlen(x->id) + 1, decision, reason);
         }
-        json_object_set_new(item, "call_id", json_string(plain));
-        char *req = agti_json_dump(item);
-        int decision = AGT_DECISION_REJECT;
-        char *reason = NULL, *rule = NULL;
-        rc = req ? agti_session_ask(root->session, req, &decision, &reason, &rule) : agti_oom();
-        free(req);
-        if (rc == AGT_OK && decision == AGT_DECISION_APPROVE_SESSION) {
-            const char *tool = json_string_value(json_object_get(item, "tool"));
-            if (rule && tool && strcmp(tool, "ExitPlanMode") != 0)
-                share_session_rule(root, NULL, rule);
-            decision = AGT_DECISION_APPROVE;
-        } else if (rc == AGT_OK && decision != AGT_DECISION_APPROVE) {
-            decision = AGT_DECISION_REJECT;
-        }
-        if (rc == AGT_OK) {
-            rc = agt_agent_answer(x->agent, plain, decision, reason);
-            if (rc != AGT_ENOMEM)
-                rc = AGT_OK; /* a failed answer leaves the call waiting: the swarm pauses */
-        }
+        if (rc != AGT_ENOMEM)
+            rc = AGT_OK; /* a failed answer leaves the call waiting: the swarm pauses */
         free(reason);
-        free(rule);
-        free(plain);
     }
     json_decref(list);
     return rc;
@@ -1643,6 +1734,48 @@ static int continue_suspended(agt_agent *a)
     return pending ? AGT_EPENDING : AGT_OK;
 }
 
+/* Ends a paused run without going on (its background task was stopped):
+ * waiting calls are declined with reason, suspended calls (and the
+ * sub-agents under them) end the same way, the results join the
+ * conversation, so the agent can be resumed later with a new prompt. */
+static void abandon(agt_agent *a, const char *reason)
+{
+    for (size_t i = 0; a->waiting && i < a->n_calls; i++) {
+        call *c = &a->calls[i];
+        if (c->answered)
+            continue;
+        if (c->susp) {
+            for (size_t k = 0; k < c->susp->n; k++) {
+                sub *sb = c->susp->subs[k];
+                if (sb->agent->waiting) {
+                    abandon(sb->agent, reason);
+                    sb->rc = AGT_ECANCELLED;
+                }
+            }
+            char *t = agti_aprintf("Stopped while sub-agents waited for approval: %s", reason);
+            if (!t || complete_call(a, c, t, true) != AGT_OK) {
+                agti_session_drop_suspended(a->session, c->id);
+                susp_free(c->susp);
+                c->susp = NULL;
+            }
+            free(t);
+        } else {
+            agt_agent_answer(a, c->id, AGT_DECISION_REJECT, reason);
+        }
+        if (!c->answered) {
+            free(c->text);
+            c->text = agti_aprintf("Not run: %s", reason);
+            c->is_error = true;
+            c->answered = true;
+        }
+    }
+    if (a->waiting) {
+        append_results(a);
+        a->waiting = false;
+        a->stop = AGT_AGENT_STOP_CANCELLED;
+    }
+}
+
 /* ---- background sub-agents and swarms ---------------------------------- */
 
 static void bg_note(bgtask *t, const char *fmt, ...)
@@ -1687,17 +1820,100 @@ static int bg_sub_event(int kind, const char *data, size_t len, void *payload)
     return 0;
 }
 
+static void wake_host(bgtask *t)
+{
+    ssize_t w;
+    do
+        w = write(t->pipefd[1], "x", 1);
+    while (w < 0 && errno == EINTR);
+}
+
+/* On the task's thread: publishes the calls its sub-agents wait for and
+ * sleeps until the host answered them all (true) or stopped the task. */
+static bool bg_wait_answers(bgtask *t)
+{
+    json_t *calls = json_array();
+    for (size_t i = 0; calls && i < t->n; i++)
+        if (t->subs[i]->rc == AGT_EPENDING &&
+            collect_waiting(t->subs[i]->agent, calls, false) != AGT_OK) {
+            json_decref(calls);
+            calls = NULL;
+        }
+    pthread_mutex_lock(&t->lock);
+    if (!calls && !t->stopped) {
+        t->stopped = true;
+        free(t->stop_reason);
+        t->stop_reason = agti_strdup("out of memory while waiting for approval");
+    }
+    json_decref(t->wait_calls);
+    t->wait_calls = calls;
+    t->waiting = true;
+    t->wait_reported = false;
+    pthread_cond_broadcast(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+    wake_host(t);
+    pthread_mutex_lock(&t->lock);
+    while ((t->waiting || t->answering) && !t->stopped)
+        pthread_cond_wait(&t->cond, &t->lock);
+    while (t->answering) /* a TaskStop during an answer: let it end */
+        pthread_cond_wait(&t->cond, &t->lock);
+    bool stopped = t->stopped;
+    t->waiting = false;
+    json_decref(t->wait_calls);
+    t->wait_calls = NULL;
+    pthread_mutex_unlock(&t->lock);
+    return !stopped;
+}
+
 static void *bg_main(void *arg)
 {
     bgtask *t = arg;
     char *report = NULL, *preview = NULL;
     bool failed = false;
-    if (t->swarm) {
+    if (t->swarm)
         swarm_run(t->subs, t->n, t->workers, t);
+    else
+        t->subs[0]->rc = sub_run(t->subs[0], false);
+    /* sub-agents that wait for approval: the host answers, they go on */
+    for (;;) {
+        size_t m = 0;
+        for (size_t i = 0; i < t->n; i++)
+            m += t->subs[i]->rc == AGT_EPENDING;
+        if (m == 0)
+            break;
+        if (!bg_wait_answers(t)) {
+            pthread_mutex_lock(&t->lock);
+            char *why = agti_strdup(t->stop_reason ? t->stop_reason : "stopped");
+            pthread_mutex_unlock(&t->lock);
+            for (size_t i = 0; i < t->n; i++)
+                if (t->subs[i]->rc == AGT_EPENDING) {
+                    abandon(t->subs[i]->agent, why ? why : "stopped");
+                    t->subs[i]->rc =
+                        agti_error(AGT_ECANCELLED, "stopped while waiting for approval: %s",
+                                   why ? why : "stopped");
+                }
+            free(why);
+            break;
+        }
+        bg_note(t, "(approvals answered: going on)\n");
+        if (!t->swarm) {
+            t->subs[0]->rc = sub_resume(t->subs[0], false);
+            continue;
+        }
+        sub **again = calloc(m, sizeof *again);
+        if (!again)
+            break; /* they stay paused; the report says so */
+        size_t k = 0;
+        for (size_t i = 0; i < t->n; i++)
+            if (t->subs[i]->rc == AGT_EPENDING)
+                again[k++] = t->subs[i];
+        swarm_run(again, k, t->workers, t);
+        free(again);
+    }
+    if (t->swarm) {
         report = swarm_report(t->subs, t->n, t->parallel);
     } else {
         sub *sb = t->subs[0];
-        sb->rc = sub_run(sb, false);
         report = agent_report(sb, sb->rc, t->description, sb->turns_before, NULL, &failed);
     }
     const char *answer = t->swarm ? (report ? report : "") : agt_agent_text(t->subs[0]->agent);
@@ -1715,16 +1931,14 @@ static void *bg_main(void *arg)
     t->done = true;
     pthread_cond_broadcast(&t->cond);
     pthread_mutex_unlock(&t->lock);
-    ssize_t w;
-    do
-        w = write(t->pipefd[1], "x", 1);
-    while (w < 0 && errno == EINTR);
+    wake_host(t);
     return NULL;
 }
 
-static int bg_wait(void *payload, int64_t ms)
+/* Waits up to ms for the task's end (or, with or_waiting, for its
+ * sub-agents to wait for the host). AGT_OK or AGT_ETIMEOUT. */
+static int bg_wait_for(bgtask *t, int64_t ms, bool or_waiting)
 {
-    bgtask *t = payload;
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += (time_t)(ms / 1000);
@@ -1735,17 +1949,24 @@ static int bg_wait(void *payload, int64_t ms)
     }
     pthread_mutex_lock(&t->lock);
     int err = 0;
-    while (!t->done && err == 0)
+    while (!t->done && !(or_waiting && t->waiting) && err == 0)
         err = pthread_cond_timedwait(&t->cond, &t->lock, &until);
-    bool done = t->done;
+    bool done = t->done || (or_waiting && t->waiting);
     pthread_mutex_unlock(&t->lock);
     return done ? AGT_OK : AGT_ETIMEOUT;
+}
+
+/* The session's wait (TaskOutput block): a task whose sub-agents wait for
+ * approval goes no further without the host, so that ends the wait too. */
+static int bg_wait(void *payload, int64_t ms)
+{
+    return bg_wait_for(payload, ms, true);
 }
 
 static const char *bg_status(const bgtask *t)
 {
     if (!t->done)
-        return "running";
+        return t->waiting ? "waiting for approval" : "running";
     if (t->stopped)
         return "killed";
     return t->failed ? "failed" : "completed";
@@ -1775,7 +1996,8 @@ static int bg_snapshot(void *payload, agti_ext_snapshot *out)
         out->preview = agti_strdup(t->preview ? t->preview : "");
     }
     pthread_mutex_unlock(&t->lock);
-    if (!out->output || (out->status[0] != 'r' && (!out->message || !out->preview))) {
+    if (!out->output ||
+        (!agti_ext_status_active(out->status) && (!out->message || !out->preview))) {
         agti_ext_snapshot_free(out);
         return agti_oom();
     }
@@ -1793,12 +2015,13 @@ static int bg_stop(void *payload, const char *reason)
     t->stopped = true;
     free(t->stop_reason);
     t->stop_reason = agti_strdup(reason ? reason : "stopped");
+    pthread_cond_broadcast(&t->cond); /* wakes a task waiting for approvals */
     pthread_mutex_unlock(&t->lock);
     /* a run that starts after a cancel clears it, so cancel until it ends */
     for (int waited = 0; waited < BG_STOP_WAIT_MS; waited += 50) {
         for (size_t i = 0; i < t->n; i++)
             agt_agent_cancel(t->subs[i]->agent);
-        if (bg_wait(t, 50) == AGT_OK)
+        if (bg_wait_for(t, 50, false) == AGT_OK)
             return AGT_OK;
     }
     return AGT_ETIMEOUT;
@@ -1809,7 +2032,101 @@ static int bg_poll_fd(void *payload)
     return ((bgtask *)payload)->pipefd[0];
 }
 
-static const agti_ext_task_ops bg_ops = {bg_snapshot, bg_stop, bg_wait, bg_poll_fd};
+/* The approval_needed event, once per wait (on the session's thread). */
+static json_t *bg_take_event(void *payload)
+{
+    bgtask *t = payload;
+    json_t *ev = NULL;
+    pthread_mutex_lock(&t->lock);
+    if (t->waiting && !t->wait_reported && t->wait_calls && !t->done) {
+        agti_buf m = AGTI_BUF_INIT;
+        agti_buf_printf(
+            &m, "Background %s %s (%s) waits for the user's approval of %zu tool call%s:",
+            t->swarm ? "swarm" : "sub-agent", t->id, t->description, json_array_size(t->wait_calls),
+            json_array_size(t->wait_calls) == 1 ? "" : "s");
+        size_t i;
+        json_t *c;
+        json_array_foreach(t->wait_calls, i, c)
+        {
+            char *args = agti_json_dump(json_object_get(c, "arguments"));
+            agti_buf_printf(&m, "\n- %s %.200s (%s)", json_string_value(json_object_get(c, "tool")),
+                            args ? args : "", json_string_value(json_object_get(c, "call_id")));
+            free(args);
+        }
+        agti_buf_puts(&m, "\nIt goes on by itself once the user has answered.");
+        ev = m.oom
+                 ? NULL
+                 : json_pack("{s:s,s:s,s:s,s:s,s:O,s:s}", "type", "approval_needed", "kind",
+                             t->swarm ? "swarm" : "agent", "task_id", t->id, "description",
+                             t->description, "calls", t->wait_calls, "message", agti_buf_cstr(&m));
+        agti_buf_free(&m);
+        t->wait_reported = ev != NULL;
+    }
+    pthread_mutex_unlock(&t->lock);
+    char c;
+    while (read(t->pipefd[0], &c, 1) == 1)
+        ;
+    return ev;
+}
+
+/* The background task and sub-agent that wait with the call of sub id
+ * (a task's sub-agent or one under it), or NULL. */
+static sub *bg_waiting_sub(agt_agent *root, const char *id, bgtask **out)
+{
+    sub *target = sub_find(root, id);
+    for (size_t i = 0; target && i < root->n_bgs; i++) {
+        bgtask *t = root->bgs[i];
+        pthread_mutex_lock(&t->lock);
+        bool waiting = t->waiting && !t->answering && !t->stopped && !t->done;
+        pthread_mutex_unlock(&t->lock);
+        for (size_t k = 0; waiting && k < t->n; k++)
+            if (target->agent->waiting &&
+                (t->subs[k] == target || in_tree(t->subs[k]->agent, target))) {
+                *out = t;
+                return target;
+            }
+    }
+    return NULL;
+}
+
+/* The host answers a call a background task waits for (on the host's
+ * thread, while the task's thread sleeps); when none waits any more, the
+ * task goes on by itself. */
+static int bg_answer(bgtask *t, sub *sb, const char *call_id, int decision, const char *reason)
+{
+    pthread_mutex_lock(&t->lock);
+    t->answering = true;
+    pthread_mutex_unlock(&t->lock);
+    int rc = answer_in_sub(sb, call_id, decision, reason);
+    bool all = true;
+    json_t *left = json_array();
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->subs[i]->rc != AGT_EPENDING)
+            continue;
+        char *w = first_unanswered(t->subs[i]->agent);
+        all &= w == NULL;
+        free(w);
+        if (left && collect_waiting(t->subs[i]->agent, left, false) != AGT_OK) {
+            json_decref(left);
+            left = NULL;
+        }
+    }
+    pthread_mutex_lock(&t->lock);
+    t->answering = false;
+    if (left) {
+        json_decref(t->wait_calls);
+        t->wait_calls = left;
+    }
+    if (all)
+        t->waiting = false;
+    pthread_cond_broadcast(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+    if (!left)
+        return agti_oom();
+    return rc;
+}
+
+static const agti_ext_task_ops bg_ops = {bg_snapshot, bg_stop, bg_wait, bg_poll_fd, bg_take_event};
 
 static bgtask *bg_find(agt_agent *root, const char *id)
 {
@@ -1829,6 +2146,9 @@ static void bg_reset(bgtask *t)
     while (read(t->pipefd[0], &c, 1) == 1)
         ;
     t->done = t->stopped = t->failed = false;
+    t->waiting = t->answering = t->wait_reported = false;
+    json_decref(t->wait_calls);
+    t->wait_calls = NULL;
     free(t->stop_reason);
     free(t->result);
     free(t->preview);
@@ -1858,11 +2178,17 @@ static void bg_free_all(agt_agent *root)
         if (t->joinable) {
             pthread_mutex_lock(&t->lock);
             bool done = t->done;
+            if (!done && !t->stopped) {
+                t->stopped = true; /* wakes a task waiting for approvals */
+                free(t->stop_reason);
+                t->stop_reason = agti_strdup("the agent was freed");
+                pthread_cond_broadcast(&t->cond);
+            }
             pthread_mutex_unlock(&t->lock);
             while (!done) {
                 for (size_t k = 0; k < t->n; k++)
                     agt_agent_cancel(t->subs[k]->agent);
-                done = bg_wait(t, 50) == AGT_OK;
+                done = bg_wait_for(t, 50, false) == AGT_OK;
             }
         }
         agti_session_ext_remove(root->session, t->id);

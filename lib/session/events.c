@@ -138,17 +138,26 @@ void agti_session_ext_remove(agt_session *s, const char *id)
     bg->n_ext--;
 }
 
-/* Ended external tasks become "task_finished" events with their kind. */
+bool agti_ext_status_active(const char *status)
+{
+    return strcmp(status, "running") == 0 || strcmp(status, "waiting for approval") == 0;
+}
+
+/* Ended external tasks become "task_finished" events with their kind; an
+ * active one may have an event of its own (a sub-agent waits for approval). */
 static int collect_ext_events(struct agti_session_bg *bg)
 {
     for (size_t i = 0; i < bg->n_ext; i++) {
         agti_ext_task *t = &bg->ext[i];
         if (t->reported)
             continue;
+        json_t *ev = t->ops->take_event ? t->ops->take_event(t->payload) : NULL;
+        if (ev != NULL && json_array_append_new(bg->events, ev) != 0)
+            return agti_oom();
         agti_ext_snapshot snap = {0};
         if (t->ops->snapshot(t->payload, &snap) != AGT_OK)
             return AGT_ENOMEM;
-        if (strcmp(snap.status, "running") == 0) {
+        if (agti_ext_status_active(snap.status)) {
             agti_ext_snapshot_free(&snap);
             continue;
         }

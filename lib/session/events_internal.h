@@ -38,10 +38,12 @@ typedef struct agti_crontab {
  * thread; the session only asks through these callbacks, on the session's
  * thread, and turns its end into a "task_finished" event (with "kind"). */
 typedef struct agti_ext_snapshot {
-    const char *status; /* static: "running", "completed", "failed" or "killed" */
-    char *output;       /* malloc'ed: transcript / report so far (may be NULL) */
-    char *message;      /* malloc'ed once ended: the notification for the model */
-    char *preview;      /* malloc'ed once ended: the start of the final answer */
+    /* static: "running", "waiting for approval" (both active: see
+     * agti_ext_status_active), "completed", "failed" or "killed" */
+    const char *status;
+    char *output;  /* malloc'ed: transcript / report so far (may be NULL) */
+    char *message; /* malloc'ed once ended: the notification for the model */
+    char *preview; /* malloc'ed once ended: the start of the final answer */
 } agti_ext_snapshot;
 
 typedef struct agti_ext_task_ops {
@@ -51,8 +53,11 @@ typedef struct agti_ext_task_ops {
     int (*stop)(void *payload, const char *reason);
     /* waits up to ms for its end: AGT_OK (ended) or AGT_ETIMEOUT */
     int (*wait)(void *payload, int64_t ms);
-    /* a descriptor that becomes readable when it ends, or -1 */
+    /* a descriptor that becomes readable when it ends (or needs the host), or -1 */
     int (*poll_fd)(void *payload);
+    /* an event to hand out with agt_session_tick() now (e.g. approval_needed),
+     * once; NULL when none. May be NULL. */
+    json_t *(*take_event)(void *payload);
 } agti_ext_task_ops;
 
 typedef struct agti_ext_task {
@@ -65,6 +70,8 @@ typedef struct agti_ext_task {
 } agti_ext_task;
 
 void agti_ext_snapshot_free(agti_ext_snapshot *snap);
+/* Whether an external task's status means it has not ended. */
+bool agti_ext_status_active(const char *status);
 
 struct agti_session_bg {
     agti_tasks *tasks; /* created on first use */

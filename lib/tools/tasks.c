@@ -92,7 +92,7 @@ int agti_tool_tasklist(agt_call *call, void *payload)
             free(snaps);
             return agti_oom();
         }
-        if (!active_only || strcmp(snaps[i].status, "running") == 0)
+        if (!active_only || agti_ext_status_active(snaps[i].status))
             total++;
     }
     /* records of a restored session follow (none of them runs) */
@@ -108,7 +108,7 @@ int agti_tool_tasklist(agt_call *call, void *payload)
     }
     size_t shown = n + json_array_size(restored);
     for (size_t i = 0; i < n_ext; i++)
-        shown += !active_only || strcmp(snaps[i].status, "running") == 0;
+        shown += !active_only || agti_ext_status_active(snaps[i].status);
     if (shown > limit)
         shown = limit;
     if (shown == 0)
@@ -131,7 +131,7 @@ int agti_tool_tasklist(agt_call *call, void *payload)
     }
     for (size_t i = 0; i < n_ext && n + n_ext_shown < shown; i++) {
         agti_ext_task *t = &s->bg->ext[n_ext - 1 - i];
-        if (active_only && strcmp(snaps[i].status, "running") != 0)
+        if (active_only && !agti_ext_status_active(snaps[i].status))
             continue;
         n_ext_shown++;
         agti_buf_printf(&b, "\n%s [%s] %s", t->id, snaps[i].status,

@@ -1,0 +1,438 @@
+/*
+ * Sub-agents' approvals off the host's thread (issue #7), against
+ * subappr_server.py's "appr" scenario (HTTP model, frozen registry):
+ * - an AgentSwarm of 3 (2 need approval) on worker threads: the pause
+ *   model (both waiting calls listed, answered, resumed) and the root
+ *   session's approver (asked on the host's thread after the round);
+ * - a background sub-agent that hits an approval: status "waiting for
+ *   approval", one approval_needed event from agt_session_tick() (the poll
+ *   descriptor wakes the host), agt_agent_answer() restarts it, the agent
+ *   loop turns the events into notifications, or asks the session's
+ *   approver itself; TaskStop while it waits; a background swarm.
+ */
+#include <jansson.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agenttools/agent.h"
+#include "agenttools/model.h"
+#include "agenttools/registry.h"
+#include "agenttools/session.h"
+#include "fake_server.h"
+#include "harness.h"
+
+static fake_server srv;
+static char root[64];
+
+static const char *SWARM_BG =
+    "{\"name\":\"AgentSwarm\",\"access\":\"host\",\"definition\":{\"name\":\"AgentSwarm\","
+    "\"description\":\"swarm\",\"parameters\":{\"type\":\"object\",\"properties\":{"
+    "\"prompt_template\":{\"type\":\"string\"},\"items\":{\"type\":\"array\",\"items\":{"
+    "\"type\":\"string\"}},\"resume_agent_ids\":{\"type\":\"array\",\"items\":{\"type\":"
+    "\"string\"}},\"run_in_background\":{\"type\":\"boolean\"}},\"additionalProperties\":false}}}";
+
+typedef struct fixture {
+    agt_registry *reg;
+    agt_session *s;
+    agt_model *m;
+    agt_agent *a;
+    int notifications;
+    json_t *notes;
+} fixture;
+
+static int on_event(int kind, const char *data, size_t len, void *payload)
+{
+    fixture *fx = payload;
+    if (kind == AGT_AGENT_NOTIFICATION) {
+        fx->notifications++;
+        json_array_append_new(fx->notes, json_loadb(data, len, 0, NULL));
+    }
+    return 0;
+}
+
+static void setup(fixture *fx, const char *scenario)
+{
+    memset(fx, 0, sizeof *fx);
+    fx->notes = json_array();
+    agt_registry_new(&fx->reg);
+    agt_registry_load_builtin(fx->reg, "chat");
+    agt_registry_remove(fx->reg, "AgentSwarm");
+    agt_registry_add_json(fx->reg, SWARM_BG, strlen(SWARM_BG));
+    agt_session_new(&fx->s, fx->reg, root);
+    char url[256];
+    fake_server_url(&srv, scenario, url, sizeof url);
+    agt_model_new(&fx->m, AGT_PROTOCOL_OPENAI);
+    agt_model_set_base_url(fx->m, url);
+    agt_model_set_name(fx->m, "m");
+    agt_agent_new(&fx->a, fx->s, fx->m);
+    agt_agent_set_system_prompt(fx->a, "You are a test.");
+    agt_agent_set_event_callback(fx->a, on_event, fx);
+    agt_agent_enable_subagents(fx->a);
+    agt_agent_set_swarm_concurrency(fx->a, 3);
+    agt_registry_freeze(fx->reg);
+    agt_session_set_mode(fx->s, AGT_MODE_MANUAL);
+    agt_session_add_rule(fx->s, AGT_RULE_ALLOW, "Agent");
+    agt_session_add_rule(fx->s, AGT_RULE_ALLOW, "AgentSwarm");
+}
+
+static void teardown(fixture *fx)
+{
+    agt_agent_free(fx->a);
+    agt_model_free(fx->m);
+    agt_session_free(fx->s);
+    agt_registry_free(fx->reg);
+    json_decref(fx->notes);
+}
+
+static const char *jstr(const json_t *o, const char *key)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v ? v : "(none)";
+}
+
+static json_t *tick(fixture *fx)
+{
+    char *ev = NULL;
+    agt_session_tick(fx->s, -1, &ev);
+    json_t *v = ev ? json_loads(ev, 0, NULL) : NULL;
+    agt_free(ev);
+    return v;
+}
+
+static json_t *pending(fixture *fx)
+{
+    char *p = NULL;
+    agt_session_pending(fx->s, &p);
+    json_t *v = p ? json_loads(p, 0, NULL) : NULL;
+    agt_free(p);
+    return v;
+}
+
+static char *call(fixture *fx, const char *tool, const char *args)
+{
+    static int n;
+    char id[32];
+    snprintf(id, sizeof id, "h%d", ++n);
+    agt_result *out = NULL;
+    agt_session_dispatch(fx->s, id, tool, args, &out);
+    char *t = strdup(out ? agt_result_text(out) : "(no result)");
+    agt_result_free(out);
+    return t;
+}
+
+/* Waits until the session's descriptors say something happened. */
+static int wait_poll(fixture *fx)
+{
+    int fds[8];
+    size_t n = 0;
+    agt_session_poll_fds(fx->s, fds, 8, &n);
+    if (n == 0)
+        return 0;
+    struct pollfd p[8];
+    for (size_t i = 0; i < n && i < 8; i++)
+        p[i] = (struct pollfd){fds[i], POLLIN, 0};
+    return poll(p, n, 20000);
+}
+
+static char *file_text(const char *name)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", root, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    static char buf[256];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+static void rm(const char *name)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", root, name);
+    unlink(path);
+}
+
+typedef struct asked {
+    int n, off_thread;
+    pthread_t host;
+    json_t *reqs;
+} asked;
+
+static int approver(agt_approval *req, void *payload)
+{
+    asked *a = payload;
+    a->n++;
+    if (!pthread_equal(pthread_self(), a->host))
+        a->off_thread++;
+    json_array_append_new(a->reqs, json_loads(agt_approval_json(req), 0, NULL));
+    return AGT_DECISION_APPROVE;
+}
+
+static const char *SWARM_REPORT =
+    "AgentSwarm: 3 sub-agents, 3 finished, 0 did not.\n\n"
+    "## agent-1 \xe2\x80\x94 x: finished after 1 model call\nanswer: x\n\n"
+    "## agent-2 \xe2\x80\x94 write y.txt: finished after 2 model calls\n"
+    "after: Created y.txt: 1 byte written.\n\n"
+    "## agent-3 \xe2\x80\x94 write z.txt: finished after 2 model calls\n"
+    "after: Created z.txt: 1 byte written.";
+
+static void test_swarm_threads(void)
+{
+    fixture fx;
+    setup(&fx, "appr-1");
+    agt_agent_add_user_message(fx.a, "swarm");
+    T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "swarm: the round ends with two waiting");
+    json_t *p = pending(&fx);
+    T_EQ_INT((int)json_array_size(p), 2, "swarm: two pending");
+    T_EQ_STR(jstr(json_array_get(p, 0), "call_id"), "agent-2/call_0", "swarm: agent-2's call");
+    T_EQ_STR(jstr(json_array_get(p, 1), "call_id"), "agent-3/call_0", "swarm: agent-3's call");
+    json_decref(p);
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-3/call_0", AGT_DECISION_APPROVE, NULL), AGT_OK,
+             "swarm: agent-3 approved");
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-2/call_0", AGT_DECISION_APPROVE, NULL), AGT_OK,
+             "swarm: agent-2 approved");
+    T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "swarm: resumed to the end");
+    char *msgs = NULL;
+    agt_agent_messages(fx.a, &msgs);
+    json_t *mj = json_loads(msgs, 0, NULL);
+    agt_free(msgs);
+    T_EQ_STR(jstr(json_array_get(mj, 3), "content"), SWARM_REPORT, "swarm: the report");
+    json_decref(mj);
+    T_EQ_STR(agt_agent_text(fx.a), "parent done", "swarm: the root's final text");
+    rm("y.txt");
+    rm("z.txt");
+    teardown(&fx);
+
+    setup(&fx, "appr-2");
+    asked ask = {0, 0, pthread_self(), json_array()};
+    agt_session_set_approver(fx.s, approver, &ask);
+    agt_agent_add_user_message(fx.a, "swarm");
+    T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "swarm sync: no pause");
+    T_EQ_INT(ask.n, 2, "swarm sync: asked twice");
+    T_EQ_INT(ask.off_thread, 0, "swarm sync: never from a worker thread");
+    T_EQ_STR(jstr(json_array_get(ask.reqs, 0), "agent_id"), "agent-2", "swarm sync: agent-2");
+    T_EQ_STR(jstr(json_array_get(ask.reqs, 0), "call_id"), "call_0", "swarm sync: its own id");
+    T_EQ_STR(jstr(json_array_get(ask.reqs, 1), "agent_id"), "agent-3", "swarm sync: agent-3");
+    T_EQ_STR(file_text("y.txt"), "w", "swarm sync: y written");
+    T_EQ_STR(file_text("z.txt"), "w", "swarm sync: z written");
+    json_decref(ask.reqs);
+    rm("y.txt");
+    rm("z.txt");
+    teardown(&fx);
+}
+
+static void test_background_agent(void)
+{
+    fixture fx;
+    setup(&fx, "appr-3");
+    char *r =
+        call(&fx, "Agent",
+             "{\"prompt\":\"write bg.txt\",\"description\":\"bgw\",\"run_in_background\":true}");
+    T_CHECK(strncmp(r, "Started sub-agent agent-1 in the background: bgw", 48) == 0, "bg: started");
+    free(r);
+    T_EQ_INT(wait_poll(&fx), 1, "bg: the poll descriptor wakes the host");
+    json_t *ev = tick(&fx);
+    T_EQ_INT((int)json_array_size(ev), 1, "bg: one event");
+    json_t *e = json_array_get(ev, 0);
+    T_EQ_STR(jstr(e, "type"), "approval_needed", "bg: approval_needed");
+    T_EQ_STR(jstr(e, "task_id"), "agent-1", "bg: task id");
+    json_t *c = json_array_get(json_object_get(e, "calls"), 0);
+    T_EQ_STR(jstr(c, "call_id"), "agent-1/call_0", "bg: the call's qualified id");
+    T_EQ_STR(jstr(c, "agent_id"), "agent-1", "bg: agent_id");
+    T_EQ_STR(jstr(c, "tool"), "Write", "bg: tool");
+    T_EQ_STR(jstr(e, "message"),
+             "Background sub-agent agent-1 (bgw) waits for the user's approval of 1 tool call:\n"
+             "- Write {\"path\":\"bg.txt\",\"content\":\"w\"} (agent-1/call_0)\n"
+             "It goes on by itself once the user has answered.",
+             "bg: the message for the model");
+    json_decref(ev);
+    ev = tick(&fx);
+    T_EQ_INT((int)json_array_size(ev), 0, "bg: the event is handed out once");
+    json_decref(ev);
+    r = call(&fx, "TaskList", "{}");
+    T_EQ_STR(r, "Running background tasks: 1\nagent-1 [waiting for approval] sub-agent - bgw",
+             "bg: TaskList shows it waiting");
+    free(r);
+    r = call(&fx, "TaskOutput", "{\"task_id\":\"agent-1\",\"block\":true,\"timeout\":5}");
+    T_CHECK(strstr(r, "Status: waiting for approval") != NULL && strstr(r, "Still running") == NULL,
+            "bg: TaskOutput block returns at once with the waiting status");
+    free(r);
+    json_t *p = pending(&fx);
+    T_EQ_STR(jstr(json_array_get(p, 0), "call_id"), "agent-1/call_0",
+             "bg: agt_session_pending lists it");
+    json_decref(p);
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_0", AGT_DECISION_APPROVE, NULL), AGT_OK,
+             "bg: answered");
+    r = call(&fx, "TaskOutput", "{\"task_id\":\"agent-1\",\"block\":true,\"timeout\":20}");
+    T_CHECK(strstr(r, "Status: completed") != NULL, "bg: it went on and completed");
+    T_CHECK(strstr(r, "Sub-agent agent-1 (bgw) finished after 2 model calls. Resume it with "
+                      "resume: \"agent-1\".\n\nafter: Created bg.txt: 1 byte written.") != NULL,
+            "bg: the report");
+    free(r);
+    T_EQ_STR(file_text("bg.txt"), "w", "bg: written");
+    rm("bg.txt");
+    /* the root's loop gets the task_finished notification */
+    agt_agent_add_user_message(fx.a, "hello");
+    T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "bg: root run");
+    T_EQ_STR(agt_agent_text(fx.a), "parent saw 1 notifications", "bg: one notification");
+    T_EQ_STR(jstr(json_array_get(fx.notes, 0), "type"), "task_finished", "bg: it is task_finished");
+    teardown(&fx);
+
+    /* the loop turns approval_needed into a notification too */
+    setup(&fx, "appr-4");
+    r = call(&fx, "Agent",
+             "{\"prompt\":\"write bg2.txt\",\"description\":\"bg2\",\"run_in_background\":true}");
+    free(r);
+    wait_poll(&fx);
+    agt_agent_add_user_message(fx.a, "hello");
+    T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "bg loop: root run");
+    T_EQ_STR(agt_agent_text(fx.a), "parent saw 1 notifications", "bg loop: the model knows");
+    T_EQ_STR(jstr(json_array_get(fx.notes, 0), "type"), "approval_needed",
+             "bg loop: AGT_AGENT_NOTIFICATION approval_needed");
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_0", AGT_DECISION_REJECT, "no"), AGT_OK,
+             "bg loop: rejected");
+    r = call(&fx, "TaskOutput", "{\"task_id\":\"agent-1\",\"block\":true,\"timeout\":20}");
+    T_CHECK(strstr(r, "\n\nafter: The user declined this Write call: no. Do not retry it "
+                      "unchanged; ask the user or take another approach.") != NULL,
+            "bg loop: the sub-agent got the declined text and finished");
+    free(r);
+    T_CHECK(file_text("bg2.txt") == NULL, "bg loop: nothing written");
+    teardown(&fx);
+
+    /* with an approver on the root session, the loop asks it */
+    setup(&fx, "appr-5");
+    asked ask = {0, 0, pthread_self(), json_array()};
+    agt_session_set_approver(fx.s, approver, &ask);
+    r = call(&fx, "Agent",
+             "{\"prompt\":\"write bg3.txt\",\"description\":\"bg3\",\"run_in_background\":true}");
+    free(r);
+    wait_poll(&fx);
+    agt_agent_add_user_message(fx.a, "hello");
+    T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "bg sync: root run");
+    T_EQ_INT(ask.n, 1, "bg sync: the approver was asked");
+    T_EQ_INT(ask.off_thread, 0, "bg sync: on the host's thread");
+    T_EQ_STR(jstr(json_array_get(ask.reqs, 0), "agent_id"), "agent-1", "bg sync: agent_id");
+    T_EQ_STR(jstr(json_array_get(fx.notes, 0), "message"),
+             "Background sub-agent agent-1 (bg3) asked for the user's approval of 1 tool call: 1 "
+             "approved, 0 declined. It goes on by itself.",
+             "bg sync: the notification says what happened");
+    r = call(&fx, "TaskOutput", "{\"task_id\":\"agent-1\",\"block\":true,\"timeout\":20}");
+    T_CHECK(strstr(r, "Status: completed") != NULL, "bg sync: completed");
+    free(r);
+    T_EQ_STR(file_text("bg3.txt"), "w", "bg sync: written");
+    rm("bg3.txt");
+    json_decref(ask.reqs);
+    teardown(&fx);
+}
+
+static void test_stop_waiting(void)
+{
+    fixture fx;
+    setup(&fx, "appr-6");
+    agt_session_add_rule(fx.s, AGT_RULE_ALLOW, "TaskStop");
+    char *r =
+        call(&fx, "Agent",
+             "{\"prompt\":\"write st.txt\",\"description\":\"st\",\"run_in_background\":true}");
+    free(r);
+    wait_poll(&fx);
+    r = call(&fx, "TaskStop", "{\"task_id\":\"agent-1\"}");
+    T_EQ_STR(r, "Task agent-1 was stopped; final state: killed (Stopped by TaskStop).",
+             "stop: TaskStop on a waiting task");
+    free(r);
+    json_t *ev = tick(&fx);
+    T_EQ_INT((int)json_array_size(ev), 1, "stop: one event");
+    T_EQ_STR(jstr(json_array_get(ev, 0), "message"),
+             "Background sub-agent agent-1 (st) was stopped: Stopped by TaskStop.\n\n"
+             "Sub-agent agent-1 (st) failed after 1 model call: stopped while waiting for "
+             "approval: Stopped by TaskStop. Resume it with resume: \"agent-1\".",
+             "stop: task_finished says it was stopped while waiting");
+    json_decref(ev);
+    json_t *p = pending(&fx);
+    T_EQ_INT((int)json_array_size(p), 0, "stop: nothing pending");
+    json_decref(p);
+    T_CHECK(file_text("st.txt") == NULL, "stop: nothing written");
+    r = call(&fx, "Agent", "{\"prompt\":\"hi\",\"description\":\"again\",\"resume\":\"agent-1\"}");
+    T_EQ_STR(r,
+             "Sub-agent agent-1 (again) finished after 1 model call. Resume it with resume: "
+             "\"agent-1\".\n\nanswer: hi",
+             "stop: the stopped sub-agent resumes with a new prompt");
+    free(r);
+    /* freed while one waits: the task is woken and ends */
+    r = call(&fx, "Agent",
+             "{\"prompt\":\"write f.txt\",\"description\":\"f\",\"run_in_background\":true}");
+    free(r);
+    wait_poll(&fx);
+    teardown(&fx);
+    T_CHECK(file_text("f.txt") == NULL, "free: nothing written");
+}
+
+static void test_swarm_background(void)
+{
+    fixture fx;
+    setup(&fx, "appr-7");
+    agt_agent_add_user_message(fx.a, "swarm background");
+    T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "bg swarm: the root goes on");
+    T_EQ_STR(agt_agent_text(fx.a), "parent done", "bg swarm: root's text");
+    int woke = 0;
+    json_t *ev = NULL;
+    for (int k = 0; k < 3 && !woke; k++) {
+        wait_poll(&fx);
+        json_decref(ev);
+        ev = tick(&fx);
+        woke = json_array_size(ev) > 0;
+    }
+    json_t *e = json_array_get(ev, 0);
+    T_EQ_STR(jstr(e, "type"), "approval_needed", "bg swarm: approval_needed");
+    T_EQ_STR(jstr(e, "task_id"), "swarm-1", "bg swarm: the swarm's id");
+    json_t *calls = json_object_get(e, "calls");
+    T_EQ_INT((int)json_array_size(calls), 2, "bg swarm: both waiting calls");
+    T_EQ_STR(jstr(json_array_get(calls, 0), "call_id"), "agent-2/call_0", "bg swarm: agent-2");
+    T_EQ_STR(jstr(json_array_get(calls, 1), "call_id"), "agent-3/call_0", "bg swarm: agent-3");
+    json_decref(ev);
+    agt_agent_answer(fx.a, "agent-2/call_0", AGT_DECISION_APPROVE, NULL);
+    char *r = call(&fx, "TaskList", "{}");
+    T_EQ_STR(r,
+             "Running background tasks: 1\nswarm-1 [waiting for approval] sub-agent swarm - 3 "
+             "sub-agents",
+             "bg swarm: still waiting for agent-3");
+    free(r);
+    agt_agent_answer(fx.a, "agent-3/call_0", AGT_DECISION_APPROVE, NULL);
+    r = call(&fx, "TaskOutput", "{\"task_id\":\"swarm-1\",\"block\":true,\"timeout\":20}");
+    T_CHECK(strstr(r, "Status: completed") != NULL, "bg swarm: completed");
+    T_CHECK(strstr(r, SWARM_REPORT) != NULL, "bg swarm: the report");
+    free(r);
+    rm("y.txt");
+    rm("z.txt");
+    teardown(&fx);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        printf("1..0 # SKIP usage: test-subapproval-bg PYTHON SERVER_SCRIPT\n");
+        return 0;
+    }
+    setenv("no_proxy", "127.0.0.1", 1);
+    setenv("NO_PROXY", "127.0.0.1", 1);
+    snprintf(root, sizeof root, "/tmp/agt-subapprbg-XXXXXX");
+    if (!mkdtemp(root) || fake_server_start(&srv, argv[1], argv[2]) != 0) {
+        T_CHECK(0, "setup: temp dir and server");
+        return t_done();
+    }
+    test_swarm_threads();
+    test_background_agent();
+    test_stop_waiting();
+    test_swarm_background();
+    fake_server_stop(&srv);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    if (system(cmd) != 0)
+        t_diag("could not remove %s", root);
+    return t_done();
+}
