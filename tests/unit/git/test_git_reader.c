@@ -210,6 +210,34 @@ static void test_other_entries(void)
     agt_changes_free(c);
 }
 
+/* Working-tree reads open the file without an lstat first: a FIFO where a
+ * tracked file was must not block, and is refused as not a regular file. */
+static void test_workdir_fifo(void)
+{
+    init_repo("fifo");
+    gf_puts(repo, "f.txt", "file\n");
+    gf_puts(repo, "g.txt", "gee\n");
+    commit_all("one");
+    gf_sh(repo, "rm f.txt && mkfifo f.txt && ln -s g.txt l.txt");
+    agt_changes *c = NULL;
+    T_EQ_INT(agt_changes_open(&c, repo, AGT_CHANGES_WORKSPACE, NULL, NULL), AGT_OK,
+             "fifo: open workspace mode");
+    char *text = NULL;
+    size_t len = 0;
+    T_EQ_INT(agt_changes_read_file(c, "f.txt", &text, &len), AGT_ENOTFOUND,
+             "fifo: refused, without blocking");
+    T_EQ_STR(agt_error_message(), "'f.txt' is not a regular file", "fifo: the message");
+    T_EQ_INT(agt_changes_read_file(c, "l.txt", &text, &len), AGT_OK, "fifo repo: symlink read");
+    T_EQ_STR(text, "g.txt", "untracked symlink: reads as its target's name");
+    agt_free(text);
+    text = NULL;
+    T_EQ_INT(agt_changes_read_file(c, "g.txt", &text, &len), AGT_OK, "fifo repo: file read");
+    T_EQ_STR(text, "gee\n", "regular file: its bytes");
+    T_EQ_INT((int)len, 4, "regular file: its length");
+    agt_free(text);
+    agt_changes_free(c);
+}
+
 int main(void)
 {
     if (gf_setup() != 0) {
@@ -220,6 +248,7 @@ int main(void)
     test_racy();
     test_filters();
     test_other_entries();
+    test_workdir_fifo();
     gf_teardown();
     return t_done();
 }
