@@ -456,12 +456,15 @@ static int read_disk(agt_changes *c, struct agti_reader_slot *s, size_t i, size_
     }
     size_t got = 0;
     while (got <= size) { /* one byte more than expected shows a grown file */
-        ssize_t r = read(fd, buf + got, (size_t)size + 1 - got);
+        size_t want = (size_t)size + 1 - got;
+        ssize_t r = read(fd, buf + got, want);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             break;
         got += (size_t)r;
+        if (got == size && (size_t)r < want)
+            break; /* a short read at the expected size: the end */
     }
     close(fd);
     if (got != size) {
