@@ -39,7 +39,17 @@
 extern "C" {
 #endif
 
-/** A parsed change set: files -> hunks -> lines (opaque). One thread at a time. */
+/**
+ * A parsed change set: files -> hunks -> lines (opaque).
+ *
+ * Threads: the calls that take a const agt_diff * (the getters,
+ * agt_diff_content, agt_diff_to_json, agt_diff_file_text, agt_diff_anchor,
+ * agt_diff_anchor_batch) may run at the same time on one handle from several
+ * threads; the line index that the first anchoring builds is built once,
+ * under a lock. The calls that change the handle (agt_diff_set_content,
+ * agt_diff_set_relocator, agt_diff_free) must not overlap any other call on
+ * it. A relocation callback may then be called from several threads at once.
+ */
 typedef struct agt_diff agt_diff;
 
 /** Handle given to a relocation callback so it can answer with a new snippet. */

@@ -112,10 +112,8 @@ uint32_t agti_line_index_first(const agti_line_index *ix, uint64_t h, uint32_t *
     return AGTI_DIFF_NONE;
 }
 
-int agti_diff_build_index(agt_diff *d)
+static int build_indexes(agt_diff *d)
 {
-    if (d->indexed)
-        return AGT_OK;
     for (size_t fi = 0; fi < d->nfiles; fi++) {
         agti_diff_file *f = &d->files[fi];
         if (f->idx_built)
@@ -133,8 +131,22 @@ int agti_diff_build_index(agt_diff *d)
             return rc;
         f->idx_built = true;
     }
-    d->indexed = true;
     return AGT_OK;
+}
+
+int agti_diff_build_index(agt_diff *d)
+{
+    if (atomic_load_explicit(&d->indexed, memory_order_acquire))
+        return AGT_OK;
+    pthread_mutex_lock(&d->index_lock);
+    int rc = AGT_OK;
+    if (!atomic_load_explicit(&d->indexed, memory_order_relaxed)) {
+        rc = build_indexes(d);
+        if (rc == AGT_OK)
+            atomic_store_explicit(&d->indexed, true, memory_order_release);
+    }
+    pthread_mutex_unlock(&d->index_lock);
+    return rc;
 }
 
 /* ---- snippets --------------------------------------------------------- */

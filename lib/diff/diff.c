@@ -29,6 +29,11 @@ int agti_diff_new(agt_diff **out)
     if (!d)
         return agti_oom();
     d->relocate_max = 2;
+    atomic_init(&d->indexed, false);
+    if (pthread_mutex_init(&d->index_lock, NULL) != 0) {
+        free(d);
+        return agti_error(AGT_ERROR, "diff: cannot create the index lock");
+    }
     *out = d;
     return AGT_OK;
 }
@@ -56,6 +61,7 @@ void agt_diff_free(agt_diff *d)
     free(d->lines);
     free(d->contents);
     agti_buf_free(&d->text);
+    pthread_mutex_destroy(&d->index_lock);
     free(d);
 }
 
@@ -100,7 +106,7 @@ int agti_diff_add_file(agt_diff *d, const char *old_path, const char *new_path, 
     f->first_hunk = (uint32_t)d->nhunks;
     f->first_line = (uint32_t)d->nlines;
     d->nfiles++;
-    d->indexed = false;
+    atomic_store_explicit(&d->indexed, false, memory_order_relaxed);
     return AGT_OK;
 }
 

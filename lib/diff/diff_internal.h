@@ -7,6 +7,8 @@
 #ifndef AGT_LIB_DIFF_INTERNAL_H
 #define AGT_LIB_DIFF_INTERNAL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -93,7 +95,13 @@ struct agt_diff {
     agt_diff_relocate_fn relocate;
     int relocate_max;
     void *relocate_payload;
-    bool indexed; /* every file's line index is built */
+    /* Every file's line index is built. The first agt_diff_anchor builds
+     * them (under index_lock); anchoring is a reading call that may run on
+     * several threads at once, so the flag is read with acquire and set
+     * with release after the build, and the builder (single-threaded, like
+     * every call that changes the handle) clears it. */
+    atomic_bool indexed;
+    pthread_mutex_t index_lock;
 };
 
 /* ---- builder (used by the parser and by other engines, e.g. git) ------ */
@@ -134,6 +142,8 @@ uint32_t agti_line_index_first(const agti_line_index *ix, uint64_t h, uint32_t *
 
 void agti_diff_content_free(agti_diff_content *c);
 /* Builds the per-file anchoring indexes (idempotent). */
+/* Builds the files' line indexes once; safe to call from several threads
+ * at once on one handle (the anchoring entry points cast away const). */
 int agti_diff_build_index(agt_diff *d);
 
 #endif
