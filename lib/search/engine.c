@@ -601,8 +601,26 @@ int agti_search_data(const agti_searcher *s, agti_sworker *w, const char *data, 
             return AGT_OK;
         mode = AGTI_SEARCH_FILES;
     }
-    if (prefilter_rejects(s, data, len))
+    size_t full_len = len;
+    uint64_t nul_line = 0;
+    if (!*binary && len > probe && !s->o.binary_report) {
+        /* A NUL further in (a log with a zero-filled tail, a text header on
+         * binary data): search the lines before it only, so no line of
+         * binary data is printed; ripgrep likewise stops at the first NUL
+         * it meets. */
+        const char *z = memchr(data + probe, '\0', len - probe);
+        if (z != NULL) {
+            const char *nl = memrchr(data, '\n', (size_t)(z - data));
+            len = nl != NULL ? (size_t)(nl + 1 - data) : 0;
+            nul_line = 1;
+            for (const char *q = data; (q = memchr(q, '\n', (size_t)(data + len - q))) != NULL; q++)
+                nul_line++;
+        }
+    }
+    if (prefilter_rejects(s, data, len)) {
+        *binary = nul_line > 0;
         return AGT_OK;
+    }
     collector c;
     memset(&c, 0, sizeof c);
     c.s = s;
@@ -631,8 +649,11 @@ int agti_search_data(const agti_searcher *s, agti_sworker *w, const char *data, 
     }
     free(c.toff);
     out->binary = *binary;
-    out->size = len;
+    out->size = full_len;
+    out->binary_from_line = nul_line;
     *matched = out->nmatch_lines > 0;
+    if (nul_line > 0 && !*matched)
+        *binary = true; /* counted with the binary files skipped */
     return AGT_OK;
 }
 

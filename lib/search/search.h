@@ -84,12 +84,15 @@ typedef struct agti_search_line {
 } agti_search_line;
 
 typedef struct agti_search_file {
-    char *path;          /* root-relative, '/'-separated */
-    int64_t mtime_ns;    /* modification time (0 for buffers without one) */
-    uint64_t size;       /* bytes */
-    size_t nmatch_lines; /* matched lines found (COUNT: the count; FILES: >= 1) */
-    bool truncated;      /* max_matches_per_file (or a call cap) cut this file's lines */
-    bool binary;         /* binary file that matches (binary_report) */
+    char *path;                /* root-relative, '/'-separated */
+    int64_t mtime_ns;          /* modification time (0 for buffers without one) */
+    uint64_t size;             /* bytes */
+    size_t nmatch_lines;       /* matched lines found (COUNT: the count; FILES: >= 1) */
+    bool truncated;            /* max_matches_per_file (or a call cap) cut this file's lines */
+    bool binary;               /* binary file that matches (binary_report) */
+    uint64_t binary_from_line; /* > 0: a NUL byte past the probe, on this line
+                                  (1-based); only the lines before it were
+                                  searched, as ripgrep stops there */
     agti_search_line *lines;
     size_t nlines;
     char *arena; /* storage of the lines' text (freed by agti_search_file_clear) */

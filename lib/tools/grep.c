@@ -1,5 +1,6 @@
 /* Grep: PCRE2 search over the workspace (lib/search), rendered like ripgrep
  * and paged by entries (paths, lines or counts) with offset and head_limit. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -151,7 +152,7 @@ static void render(agti_buf *b, agti_search_result *res, const grep_args *a, con
 }
 
 static void notes(agti_buf *b, const agti_search_result *res, const grep_args *a, bool more,
-                  size_t entries, const char *pattern)
+                  size_t entries, const char *pattern, const char *prefix, const char *single)
 {
     const char *what = a->mode == AGTI_SEARCH_CONTENT ? "lines"
                        : a->mode == AGTI_SEARCH_COUNT ? "counts"
@@ -191,6 +192,22 @@ static void notes(agti_buf *b, const agti_search_result *res, const grep_args *a
                         "The search stopped after %d s; results may be incomplete: narrow "
                         "the path or the pattern.\n",
                         GREP_TIME_BUDGET_MS / 1000);
+    size_t tails = 0;
+    for (size_t i = 0; i < res->nfiles; i++) {
+        const agti_search_file *f = &res->files[i];
+        if (f->binary_from_line == 0)
+            continue;
+        if (tails++ < 5) {
+            put_path(b, single ? NULL : prefix, single ? single : f->path);
+            agti_buf_printf(b,
+                            " holds binary data (a NUL byte) from line %" PRIu64
+                            " on; only the lines before it were searched.\n",
+                            f->binary_from_line);
+        }
+    }
+    if (tails > 5)
+        agti_buf_printf(b, "%zu more files hold binary data part-way and were searched up to it.\n",
+                        tails - 5);
     for (size_t i = 0; i < res->nerrors && i < 5; i++)
         agti_buf_printf(b, "Error: %s\n", res->errors[i].message);
     for (size_t i = 0; i < res->nwarnings && i < 5; i++)
@@ -276,7 +293,7 @@ static int search(agt_call *call, const grep_args *a, const agti_ws_path *p, boo
         size_t entries = 0;
         const char *prefix = strcmp(p->rel, ".") == 0 ? NULL : p->rel;
         render(&b, &res, a, prefix, is_file ? p->rel : NULL, &more, &entries);
-        notes(&b, &res, a, more, entries, a->pattern);
+        notes(&b, &res, a, more, entries, a->pattern, prefix, is_file ? p->rel : NULL);
         agti_buf_truncate(&b, b.len > 0 && b.ptr[b.len - 1] == '\n' ? b.len - 1 : b.len);
         rc = agti_ws_finish(call, &b);
     }

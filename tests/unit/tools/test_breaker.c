@@ -318,12 +318,12 @@ static void test_late_nul(agt_session *s)
            "nul/late.txt is a binary file (line 3 has a NUL byte); Read shows text only. Inspect "
            "it with a tool made for its format through Bash (for example file, xxd or objdump).",
            1, "NUL past the binary probe");
+    /* Grep searches a file only up to the line of a late NUL (as Read calls
+     * the file binary, and rg stops there too): the next file still comes. */
     expect(s, "Grep",
            "{\"pattern\":\"after\",\"path\":\"nul\",\"output_mode\":\"content\","
            "\"glob\":\"*.txt\"}",
-           "nul/late.txt:3:before\xEF\xBF\xBD"
-           "after\nnul/other.txt:1:after zzz",
-           0, "Grep line with a NUL, and the next file");
+           "nul/other.txt:1:after zzz", 0, "Grep line with a NUL, and the next file");
 }
 
 /* Bash output with a NUL byte: the result text ended at it, so the rest of

@@ -43,10 +43,43 @@ static void test_ignore_from_subfolder(void)
     agt_session_free(s);
 }
 
+/* A NUL byte past the first 8 KiB: the lines before it are searched, the
+ * rest is not (it printed lines of binary data, the NUL as U+FFFD).
+ * ripgrep stops at the first buffer (64 KiB) holding a NUL: on a 140 KB
+ * file with a NUL at byte 140012 `rg -n foo` prints "1:foo line" and then
+ * stops; on this 8.4 KB file it says only "binary file matches (found "\0"
+ * byte around offset 8412)". We cut at the NUL's line instead of a buffer,
+ * so the outcome does not depend on a buffer size, and say so. */
+static void test_late_nul(void)
+{
+    char data[9000];
+    size_t n = 0;
+    n += (size_t)snprintf(data + n, sizeof data - n, "foo head\n");
+    for (int i = 0; i < 1200; i++)
+        n += (size_t)snprintf(data + n, sizeof data - n, "filler\n");
+    memcpy(data + n, "foo\0bar\nfoo tail\n", 17);
+    n += 17;
+    put_file_n("bin/late.bin", data, n);
+    agt_session *s = new_session();
+    expect(s, "Grep", "{\"pattern\":\"foo\",\"path\":\"bin\",\"output_mode\":\"content\"}",
+           "bin/late.bin:1:foo head\nbin/late.bin holds binary data (a NUL byte) from line 1202 "
+           "on; only the lines before it were searched.",
+           0, "NUL after 8 KiB: lines before it only");
+    expect(s, "Grep",
+           "{\"pattern\":\"foo\",\"path\":\"bin/late.bin\",\"output_mode\":\"count_matches\"}",
+           "bin/late.bin:1\nTotal: 1 matching line in 1 file.\nbin/late.bin holds binary data (a "
+           "NUL byte) from line 1202 on; only the lines before it were searched.",
+           0, "NUL after 8 KiB: count");
+    expect(s, "Grep", "{\"pattern\":\"tail\",\"path\":\"bin\"}", "No matches for 'tail'.", 0,
+           "NUL after 8 KiB: a match after it is not found");
+    agt_session_free(s);
+}
+
 int main(void)
 {
     make_ws("breaker2");
     test_ignore_from_subfolder();
+    test_late_nul();
     rm_ws();
     return t_done();
 }
