@@ -128,8 +128,14 @@ static int compile_filters(agti_searcher *s, const agti_search_opts *o)
     for (size_t i = 0; i < o->ntypes; i++) {
         const char *globs = agti_search_type_globs(o->types[i]);
         if (globs == NULL)
-            return agti_error(AGT_EINVAL, "unknown file type '%s' (known types: %s)",
-                              o->types[i] ? o->types[i] : "(null)", agti_search_type_names());
+            /* The whole list (181 names) would be cut by the error buffer. */
+            return agti_error(AGT_EINVAL,
+                              "unknown file type '%s': type takes ripgrep's type names, such as "
+                              "c, cpp, py, js, ts, rust, go, java, sh, md, json, yaml, docker, "
+                              "make (ripgrep 13's --type-list has them all); for other files use "
+                              "glob, for example '*.%s'",
+                              o->types[i] ? o->types[i] : "(null)",
+                              o->types[i] ? o->types[i] : "ext");
         int rc = agti_glob_compile(&s->typeg[s->ntypeg++], globs, 0);
         if (rc != AGT_OK)
             return rc;

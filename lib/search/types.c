@@ -1,5 +1,5 @@
-/* Generated from `rg --type-list` (ripgrep 13.0.0) plus aliases rb, kt, yml, python,
-   javascript, typescript, golang, rs, shell, bash, cxx, c++. */
+/* Generated from `rg --type-list` (ripgrep 13.0.0, all of its types) plus aliases rb, kt, yml,
+   python, javascript, typescript, golang, rs, shell, bash, cxx, c++. */
 #include <string.h>
 
 #include "search/search.h"
@@ -8,21 +8,42 @@ static const struct {
     const char *name;
     const char *globs;
 } TYPES[] = {
+    {"agda", "{*.agda,*.lagda}"},
+    {"aidl", "{*.aidl}"},
+    {"amake", "{*.bp,*.mk}"},
+    {"asciidoc", "{*.adoc,*.asc,*.asciidoc}"},
     {"asm", "{*.S,*.asm,*.s}"},
+    {"asp", "{*.ascx,*.ascx.cs,*.ascx.vb,*.aspx,*.aspx.cs,*.aspx.vb}"},
+    {"ats", "{*.ats,*.dats,*.hats,*.sats}"},
+    {"avro", "{*.avdl,*.avpr,*.avsc}"},
+    {"awk", "{*.awk}"},
     {"bash", "{*.bash,*.bashrc,*.csh,*.cshrc,*.ksh,*.kshrc,*.sh,*.tcsh,*.zsh,.bash_login,.bash_"
              "logout,.bash_profile,.bashrc,.cshrc,.kshrc,.login,.logout,.profile,.tcshrc,.zlogin,."
              "zlogout,.zprofile,.zshenv,.zshrc,bash_login,bash_logout,bash_profile,bashrc,profile,"
              "zlogin,zlogout,zprofile,zshenv,zshrc}"},
+    {"bazel", "{*.BUILD,*.bazel,*.bazelrc,*.bzl,BUILD,WORKSPACE}"},
+    {"bitbake", "{*.bb,*.bbappend,*.bbclass,*.conf,*.inc}"},
+    {"brotli", "{*.br}"},
+    {"buildstream", "{*.bst}"},
+    {"bzip2", "{*.bz2,*.tbz2}"},
     {"c", "{*.[chH],*.[chH].in,*.cats}"},
     {"c++", "{*.[ChH],*.[ChH].in,*.[ch]pp,*.[ch]pp.in,*.[ch]xx,*.[ch]xx.in,*.cc,*.cc.in,*.hh,*.hh."
             "in,*.inl}"},
+    {"cabal", "{*.cabal}"},
+    {"cbor", "{*.cbor}"},
+    {"ceylon", "{*.ceylon}"},
     {"clojure", "{*.clj,*.cljc,*.cljs,*.cljx}"},
     {"cmake", "{*.cmake,CMakeLists.txt}"},
+    {"coffeescript", "{*.coffee}"},
     {"config", "{*.cfg,*.conf,*.config,*.ini}"},
+    {"coq", "{*.v}"},
     {"cpp", "{*.[ChH],*.[ChH].in,*.[ch]pp,*.[ch]pp.in,*.[ch]xx,*.[ch]xx.in,*.cc,*.cc.in,*.hh,*.hh."
             "in,*.inl}"},
+    {"creole", "{*.creole}"},
+    {"crystal", "{*.cr,Projectfile}"},
     {"cs", "{*.cs}"},
     {"csharp", "{*.cs}"},
+    {"cshtml", "{*.cshtml}"},
     {"css", "{*.css,*.scss}"},
     {"csv", "{*.csv}"},
     {"cxx", "{*.[ChH],*.[ChH].in,*.[ch]pp,*.[ch]pp.in,*.[ch]xx,*.[ch]xx.in,*.cc,*.cc.in,*.hh,*.hh."
@@ -30,44 +51,103 @@ static const struct {
     {"cython", "{*.pxd,*.pxi,*.pyx}"},
     {"d", "{*.d}"},
     {"dart", "{*.dart}"},
+    {"dhall", "{*.dhall}"},
+    {"diff", "{*.diff,*.patch}"},
+    {"docker", "{*Dockerfile*}"},
+    {"dvc", "{*.dvc,Dvcfile}"},
+    {"ebuild", "{*.ebuild}"},
+    {"edn", "{*.edn}"},
+    {"elisp", "{*.el}"},
     {"elixir", "{*.eex,*.ex,*.exs}"},
     {"elm", "{*.elm}"},
+    {"erb", "{*.erb}"},
     {"erlang", "{*.erl,*.hrl}"},
+    {"fidl", "{*.fidl}"},
     {"fish", "{*.fish}"},
+    {"flatbuffers", "{*.fbs}"},
     {"fortran", "{*.F,*.F77,*.F90,*.F95,*.f,*.f77,*.f90,*.f95,*.pfo}"},
+    {"fsharp", "{*.fs,*.fsi,*.fsx}"},
+    {"fut", "{.fut}"},
+    {"gap", "{*.g,*.gap,*.gd,*.gi,*.tst}"},
+    {"gn", "{*.gn,*.gni}"},
     {"go", "{*.go}"},
     {"golang", "{*.go}"},
+    {"gradle", "{*.gradle}"},
     {"groovy", "{*.gradle,*.groovy}"},
+    {"gzip", "{*.gz,*.tgz}"},
     {"h", "{*.h,*.hpp}"},
+    {"haml", "{*.haml}"},
     {"haskell", "{*.c2hs,*.cpphs,*.hs,*.hsc,*.lhs}"},
+    {"hbs", "{*.hbs}"},
+    {"hs", "{*.hs,*.lhs}"},
     {"html", "{*.ejs,*.htm,*.html}"},
+    {"idris", "{*.idr,*.lidr}"},
     {"java", "{*.java,*.jsp,*.jspx,*.properties}"},
     {"javascript", "{*.js,*.jsx,*.vue}"},
+    {"jinja", "{*.j2,*.jinja,*.jinja2}"},
     {"jl", "{*.jl}"},
     {"js", "{*.js,*.jsx,*.vue}"},
     {"json", "{*.json,composer.lock}"},
     {"jsonl", "{*.jsonl}"},
     {"julia", "{*.jl}"},
+    {"jupyter", "{*.ipynb,*.jpynb}"},
+    {"k", "{*.k}"},
     {"kotlin", "{*.kt,*.kts}"},
     {"kt", "{*.kt,*.kts}"},
     {"less", "{*.less}"},
+    {"license", "{*[.-]LICEN[CS]E*,AGPL-*[0-9]*,APACHE-*[0-9]*,BSD-*[0-9]*,CC-BY-*,COPYING,COPYING["
+                ".-]*,COPYRIGHT,COPYRIGHT[.-]*,EULA,EULA[.-]*,GFDL-*[0-9]*,GNU-*[0-9]*,GPL-*[0-9]*,"
+                "LGPL-*[0-9]*,LICEN[CS]E,LICEN[CS]E[.-]*,MIT-*[0-9]*,MPL-*[0-9]*,NOTICE,NOTICE[.-]*"
+                ",OFL-*[0-9]*,PATENTS,PATENTS[.-]*,UNLICEN[CS]E,UNLICEN[CS]E[.-]*,agpl[.-]*,gpl[.-]"
+                "*,lgpl[.-]*,licen[cs]e,licen[cs]e.*}"},
+    {"lisp", "{*.el,*.jl,*.lisp,*.lsp,*.sc,*.scm}"},
+    {"lock", "{*.lock,package-lock.json}"},
+    {"log", "{*.log}"},
     {"lua", "{*.lua}"},
+    {"lz4", "{*.lz4}"},
+    {"lzma", "{*.lzma}"},
+    {"m4", "{*.ac,*.m4}"},
     {"make", "{*.mak,*.mk,[Gg][Nn][Uu]makefile,[Gg][Nn][Uu]makefile.am,[Gg][Nn][Uu]makefile.in,[Mm]"
              "akefile,[Mm]akefile.am,[Mm]akefile.in}"},
+    {"mako", "{*.mako,*.mao}"},
+    {"man", "{*.[0-9][cEFMmpSx],*.[0-9lnpx]}"},
     {"markdown", "{*.markdown,*.md,*.mdown,*.mkdn}"},
+    {"matlab", "{*.m}"},
     {"md", "{*.markdown,*.md,*.mdown,*.mkdn}"},
+    {"meson", "{meson.build,meson_options.txt}"},
+    {"minified", "{*.min.css,*.min.html,*.min.js}"},
+    {"mint", "{*.mint}"},
+    {"mk", "{mkfile}"},
+    {"ml", "{*.ml}"},
+    {"msbuild", "{*.csproj,*.fsproj,*.proj,*.props,*.targets,*.vcxproj}"},
     {"nim", "{*.nim,*.nimble,*.nimf,*.nims}"},
     {"nix", "{*.nix}"},
     {"objc", "{*.h,*.m}"},
+    {"objcpp", "{*.h,*.mm}"},
     {"ocaml", "{*.ml,*.mli,*.mll,*.mly}"},
+    {"org", "{*.org,*.org_archive}"},
+    {"pascal", "{*.dpr,*.inc,*.lpr,*.pas,*.pp}"},
+    {"pdf", "{*.pdf}"},
     {"perl", "{*.PL,*.perl,*.pl,*.plh,*.plx,*.pm,*.t}"},
     {"php", "{*.php,*.php3,*.php4,*.php5,*.phtml}"},
+    {"po", "{*.po}"},
+    {"pod", "{*.pod}"},
+    {"postscript", "{*.eps,*.ps}"},
     {"protobuf", "{*.proto}"},
     {"ps", "{*.cdxml,*.ps1,*.ps1xml,*.psd1,*.psm1}"},
+    {"puppet", "{*.erb,*.pp,*.rb}"},
+    {"purs", "{*.purs}"},
     {"py", "{*.py}"},
     {"python", "{*.py}"},
+    {"qmake", "{*.prf,*.pri,*.pro}"},
+    {"qml", "{*.qml}"},
     {"r", "{*.R,*.Rmd,*.Rnw,*.r}"},
+    {"racket", "{*.rkt}"},
     {"rb", "{*.gemspec,*.rb,*.rbw,.irbrc,Gemfile,Rakefile,config.ru}"},
+    {"rdoc", "{*.rdoc}"},
+    {"readme", "{*README,README*}"},
+    {"red", "{*.r,*.red,*.reds}"},
+    {"robot", "{*.robot}"},
     {"rs", "{*.rs}"},
     {"rst", "{*.rst}"},
     {"ruby", "{*.gemspec,*.rb,*.rbw,.irbrc,Gemfile,Rakefile,config.ru}"},
@@ -82,21 +162,52 @@ static const struct {
               "logout,.bash_profile,.bashrc,.cshrc,.kshrc,.login,.logout,.profile,.tcshrc,.zlogin,."
               "zlogout,.zprofile,.zshenv,.zshrc,bash_login,bash_logout,bash_profile,bashrc,profile,"
               "zlogin,zlogout,zprofile,zshenv,zshrc}"},
+    {"slim", "{*.skim,*.slim,*.slime}"},
+    {"smarty", "{*.tpl}"},
+    {"sml", "{*.sig,*.sml}"},
+    {"soy", "{*.soy}"},
+    {"spark", "{*.spark}"},
+    {"spec", "{*.spec}"},
     {"sql", "{*.psql,*.sql}"},
+    {"stylus", "{*.styl}"},
+    {"sv", "{*.h,*.sv,*.svh,*.v,*.vg}"},
+    {"svg", "{*.svg}"},
     {"swift", "{*.swift}"},
+    {"swig", "{*.def,*.i}"},
+    {"systemd", "{*.automount,*.conf,*.device,*.link,*.mount,*.path,*.scope,*.service,*.slice,*."
+                "socket,*.swap,*.target,*.timer}"},
+    {"taskpaper", "{*.taskpaper}"},
+    {"tcl", "{*.tcl}"},
     {"tex", "{*.bib,*.cls,*.dtx,*.ins,*.ltx,*.sty,*.tex}"},
+    {"textile", "{*.textile}"},
     {"tf", "{*.tf}"},
+    {"thrift", "{*.thrift}"},
     {"toml", "{*.toml,Cargo.lock}"},
     {"ts", "{*.ts,*.tsx}"},
+    {"twig", "{*.twig}"},
     {"txt", "{*.txt}"},
     {"typescript", "{*.ts,*.tsx}"},
+    {"typoscript", "{*.ts,*.typoscript}"},
+    {"vala", "{*.vala}"},
+    {"vb", "{*.vb}"},
+    {"vcl", "{*.vcl}"},
+    {"verilog", "{*.sv,*.svh,*.v,*.vh}"},
+    {"vhdl", "{*.vhd,*.vhdl}"},
     {"vim", "{*.vim}"},
+    {"vimscript", "{*.vim}"},
+    {"webidl", "{*.idl,*.webidl,*.widl}"},
+    {"wiki", "{*.mediawiki,*.wiki}"},
     {"xml", "{*.dtd,*.rng,*.sch,*.xhtml,*.xjb,*.xml,*.xml.dist,*.xsd,*.xsl,*.xslt}"},
+    {"xz", "{*.txz,*.xz}"},
+    {"yacc", "{*.y}"},
     {"yaml", "{*.yaml,*.yml}"},
+    {"yang", "{*.yang}"},
     {"yml", "{*.yaml,*.yml}"},
+    {"z", "{*.Z}"},
     {"zig", "{*.zig}"},
     {"zsh",
      "{*.zsh,.zlogin,.zlogout,.zprofile,.zshenv,.zshrc,zlogin,zlogout,zprofile,zshenv,zshrc}"},
+    {"zstd", "{*.zst,*.zstd}"},
 };
 
 const char *agti_search_type_globs(const char *name)
@@ -119,10 +230,18 @@ const char *agti_search_type_globs(const char *name)
 
 const char *agti_search_type_names(void)
 {
-    return "asm, bash, c, c++, clojure, cmake, config, cpp, cs, csharp, css, csv, cxx, cython, d, "
-           "dart, elixir, elm, erlang, fish, fortran, go, golang, groovy, h, haskell, html, java, "
-           "javascript, jl, js, json, jsonl, julia, kotlin, kt, less, lua, make, markdown, md, "
-           "nim, nix, objc, ocaml, perl, php, protobuf, ps, py, python, r, rb, rs, rst, ruby, "
-           "rust, sass, scala, sh, shell, sql, swift, tex, tf, toml, ts, txt, typescript, vim, "
-           "xml, yaml, yml, zig, zsh";
+    return "agda, aidl, amake, asciidoc, asm, asp, ats, avro, awk, bash, bazel, bitbake, brotli, "
+           "buildstream, bzip2, c, c++, cabal, cbor, ceylon, clojure, cmake, coffeescript, config, "
+           "coq, cpp, creole, crystal, cs, csharp, cshtml, css, csv, cxx, cython, d, dart, dhall, "
+           "diff, docker, dvc, ebuild, edn, elisp, elixir, elm, erb, erlang, fidl, fish, "
+           "flatbuffers, fortran, fsharp, fut, gap, gn, go, golang, gradle, groovy, gzip, h, haml, "
+           "haskell, hbs, hs, html, idris, java, javascript, jinja, jl, js, json, jsonl, julia, "
+           "jupyter, k, kotlin, kt, less, license, lisp, lock, log, lua, lz4, lzma, m4, make, "
+           "mako, man, markdown, matlab, md, meson, minified, mint, mk, ml, msbuild, nim, nix, "
+           "objc, objcpp, ocaml, org, pascal, pdf, perl, php, po, pod, postscript, protobuf, ps, "
+           "puppet, purs, py, python, qmake, qml, r, racket, rb, rdoc, readme, red, robot, rs, "
+           "rst, ruby, rust, sass, scala, sh, shell, slim, smarty, sml, soy, spark, spec, sql, "
+           "stylus, sv, svg, swift, swig, systemd, taskpaper, tcl, tex, textile, tf, thrift, toml, "
+           "ts, twig, txt, typescript, typoscript, vala, vb, vcl, verilog, vhdl, vim, vimscript, "
+           "webidl, wiki, xml, xz, yacc, yaml, yang, yml, z, zig, zsh, zstd";
 }

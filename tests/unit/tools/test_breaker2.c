@@ -75,11 +75,40 @@ static void test_late_nul(void)
     agt_session_free(s);
 }
 
+/* Grep's type took 75 of ripgrep 13's 169 types: 'docker', 'meson',
+ * 'gradle', 'lock', 'license' were "unknown file type". All of them now;
+ * expected files from `rg -l -t TYPE hit` on the same tree. The error for
+ * an unknown one listed every name and was cut mid-list by the error
+ * buffer; it now names common ones and points to glob. */
+static void test_all_rg_types(void)
+{
+    const char *files[] = {"Dockerfile", "meson.build", "meson_options.txt", "build.gradle",
+                           "App.vue",    "x.svelte",    "Cargo.lock",        "COPYING"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        put_file_n(files[i], "hit\n", 4);
+    agt_session *s = new_session();
+    expect(s, "Grep", "{\"pattern\":\"hit\",\"type\":\"docker\"}", "Dockerfile", 0, "type docker");
+    expect(s, "Grep", "{\"pattern\":\"hit\",\"type\":\"meson\",\"output_mode\":\"count_matches\"}",
+           "meson.build:1\nmeson_options.txt:1\nTotal: 2 matching lines in 2 files.", 0,
+           "type meson");
+    expect(s, "Grep", "{\"pattern\":\"hit\",\"type\":\"gradle\"}", "build.gradle", 0,
+           "type gradle");
+    expect(s, "Grep", "{\"pattern\":\"hit\",\"type\":\"vue\"}",
+           "Grep cannot run: unknown file type 'vue': type takes ripgrep's type names, such as c, "
+           "cpp, py, js, ts, rust, go, java, sh, md, json, yaml, docker, make (ripgrep 13's "
+           "--type-list has them all); for other files use glob, for example '*.vue'.",
+           1, "type vue (not a ripgrep 13 type)");
+    expect(s, "Grep", "{\"pattern\":\"hit\",\"type\":\"lock\"}", "Cargo.lock", 0, "type lock");
+    expect(s, "Grep", "{\"pattern\":\"hit\",\"type\":\"license\"}", "COPYING", 0, "type license");
+    agt_session_free(s);
+}
+
 int main(void)
 {
     make_ws("breaker2");
     test_ignore_from_subfolder();
     test_late_nul();
+    test_all_rg_types();
     rm_ws();
     return t_done();
 }
