@@ -94,9 +94,9 @@ typedef struct agti_read {
 
 /* Makes c ready for agti_changes_read_nth from readers 0..nreaders-1 (one
  * thread each): the file list, one object database per reader (opened on
- * first use and kept until c is freed) and, for the commit source, the
- * table of files the working tree can stand in for. Call it from the
- * thread that owns c, before the readers start. */
+ * first use and kept until c is freed) and, for the commit and index
+ * sources, the table of files the working tree can stand in for. Call it
+ * from the thread that owns c, before the readers start. */
 int agti_changes_readers_prepare(agt_changes *c, unsigned nreaders);
 
 /* The post-change bytes of file i of agti_changes_files() (commit or index

@@ -6,7 +6,8 @@
  * read straight from the backends (git_odb_read would re-hash each one:
  * libgit2's strict hash verification costs more than the search itself).
  *
- * The working-tree shortcut: a file whose target blob is also the index
+ * The working-tree shortcut (commit and range mode, and workspace mode
+ * when it reviews the index): a file whose target blob is also the index
  * entry's blob, and whose index entry is stat-clean against the file on
  * disk, holds the blob's bytes; reading it costs a read() instead of an
  * inflation. It is taken only when all of these hold, and the blob is read
@@ -405,7 +406,9 @@ int agti_changes_readers_prepare(agt_changes *c, unsigned nreaders)
         if (rc != AGT_OK)
             return rc;
     }
-    if (c->source == AGTI_SOURCE_COMMIT && c->workdir != NULL && c->file_ids != NULL)
+    /* the index source too: its ids come from the index read at open, the
+     * table from the index file as it is now, and they must agree */
+    if (c->workdir != NULL && c->file_ids != NULL)
         return build_disk(c);
     return AGT_OK;
 }
@@ -487,11 +490,9 @@ int agti_changes_read_nth(agt_changes *c, unsigned reader, size_t i, size_t max,
     struct agti_reader_slot *s = &c->readers[reader];
     if (c->file_ids == NULL || (c->file_id_missing != NULL && c->file_id_missing[i]))
         return AGT_ENOTFOUND;
-    if (c->source == AGTI_SOURCE_COMMIT) {
-        int rc = read_disk(c, s, i, max, out);
-        if (rc != AGT_ENOTFOUND)
-            return rc;
-    }
+    int rc = read_disk(c, s, i, max, out);
+    if (rc != AGT_ENOTFOUND)
+        return rc;
     return raw_blob(s->odb, &c->file_ids[i], max, out);
 }
 

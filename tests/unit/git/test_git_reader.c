@@ -210,6 +210,37 @@ static void test_other_entries(void)
     agt_changes_free(c);
 }
 
+/* Workspace mode over a clean working tree reviews the index: its blobs,
+ * with the same shortcut and the same fall-backs. */
+static void test_index_source(void)
+{
+    init_repo("index");
+    gf_puts(repo, ".gitattributes", "*.txt text eol=crlf\n");
+    gf_puts(repo, "s.c", "int s = 1;\n");
+    gf_puts(repo, "r.c", "int r;\n");
+    gf_puts(repo, "t.txt", "one\ntwo\n");
+    commit_all("one");
+    gf_sh(repo, "rm t.txt && git checkout -- t.txt");
+    /* a staged edit, the working tree equal to the index */
+    gf_puts(repo, "s.c", "int s = 2;\n");
+    gf_sh(repo, GIT "add s.c");
+    settle();
+    gf_sh(repo, "touch -m -d @%lld r.c && git update-index -q --refresh",
+          (long long)time(NULL) + 3600);
+    agt_changes *c = NULL;
+    T_EQ_INT(agt_changes_open(&c, repo, AGT_CHANGES_WORKSPACE, NULL, NULL), AGT_OK,
+             "index source: open workspace mode");
+    char *info = NULL;
+    agt_changes_info(c, &info);
+    T_CHECK(info != NULL && strstr(info, "\"source\":\"index\"") != NULL,
+            "index source: a clean tree reviews the index");
+    agt_free(info);
+    expect(c, "s.c", "int s = 2;\n", true, "index source: staged file, clean: from disk");
+    expect(c, "t.txt", "one\ntwo\n", false, "index source: eol=crlf: the blob (LF)");
+    expect(c, "r.c", "int r;\n", false, "index source: racily clean: the blob");
+    agt_changes_free(c);
+}
+
 /* Working-tree reads open the file without an lstat first: a FIFO where a
  * tracked file was must not block, and is refused as not a regular file. */
 static void test_workdir_fifo(void)
@@ -248,6 +279,7 @@ int main(void)
     test_racy();
     test_filters();
     test_other_entries();
+    test_index_source();
     test_workdir_fifo();
     gf_teardown();
     return t_done();
