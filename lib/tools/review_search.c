@@ -3,8 +3,10 @@
  * reviewed tree, limited by git pathspecs, grouped by file as TOOLS.md
  * describes. The candidates are the reviewed tree's files (workspace mode:
  * tracked + untracked non-ignored files of the working tree; range/commit
- * mode: the blobs of the target tree), read through the change set, and each
- * is searched with the search engine's buffer entry point.
+ * mode: the blobs of the target tree), read through the change set (its
+ * readers, lib/git/reader.c, read a blob from the working tree when the
+ * index shows the file there holds the same bytes), and each is searched
+ * with the search engine's buffer entry point.
  */
 #include <pthread.h>
 #include <stdlib.h>
