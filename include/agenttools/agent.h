@@ -228,19 +228,42 @@ AGT_EXTERN int agt_agent_messages(const agt_agent *a, char **out_json);
 /**
  * Saves the agent's state: {"version":1,"messages":[...],"turns":N,
  * "tokens_used":N,"stop":N,"waiting":[{"id","name","arguments","answered",
- * "text","is_error"}]} ("waiting": the calls of a run paused for approval).
- * Save the session too (agt_session_save()) to keep its pending approvals.
+ * "text","is_error"}],"subs":[...],"tasks":[...]} ("waiting": the calls of
+ * a run paused for approval; a call suspended on sub-agents has
+ * "suspended":{"swarm","subs":["agent-N",...],"description","note",
+ * "parallel","session_arguments","session_note"}). "subs" (when there are
+ * sub-agents) holds each sub-agent in id order: {"id","parent","item",
+ * "rc","turns_before","on_host","agent":<this same state shape, without
+ * "subs" and "tasks">,"session":<agt_session_save() of its session>}, so a
+ * pause on a sub-agent's approval (any level) continues after a restore in
+ * a new process, and finished sub-agents can be resumed; a sub-agent that
+ * runs in the background (or waits there for approval) now is saved as
+ * {"id","parent","item","lost":true}, its task in "tasks":[{"id","kind",
+ * "description"}]. Save the session too (agt_session_save()): its rules,
+ * mode and todo list.
  *
  * @return AGT_OK, AGT_EINVAL, AGT_ENOMEM.
  */
 AGT_EXTERN int agt_agent_save(const agt_agent *a, char **out_json);
 
 /**
- * Restores a state written by agt_agent_save(), replacing the conversation.
- * All or nothing.
+ * Restores a state written by agt_agent_save(), replacing the conversation
+ * and the sub-agents (background ones are stopped first). All or nothing:
+ * on any error the agent is unchanged. The waiting calls are parked for
+ * approval again in their sessions (agt_session_restore() keeps no pending
+ * approvals), so agt_session_pending() lists them and agt_agent_answer()
+ * and agt_agent_resume() go on. Background tasks saved while they ran are
+ * "lost": TaskList shows them with that status, agt_session_tick() gives
+ * one task_finished event with "status":"lost", and resuming such a
+ * sub-agent is refused with the reason. The sub-agents use the agent's
+ * model and registry.
  *
- * @return AGT_OK; AGT_EPARSE (not JSON, or a field has the wrong type: the
- *         message names it); AGT_EINVAL; AGT_ENOMEM.
+ * @return AGT_OK; AGT_EPARSE (not JSON, a field has the wrong type or an
+ *         impossible value, a sub-agent's session does not restore, a
+ *         suspended call names a sub-agent that is missing or already
+ *         claimed, a waiting call could not wait again: the message names
+ *         it); AGT_EINVAL (NULL argument, or a sub-agent's own agent);
+ *         AGT_ENOMEM.
  */
 AGT_EXTERN int agt_agent_restore(agt_agent *a, const char *json, size_t len);
 

@@ -598,6 +598,51 @@ int agti_session_add_suspended(agt_session *s, const char *call_id, const char *
     return add_suspended(s, c);
 }
 
+/* The gate of agti_session_repark: parks the call with the reason and
+ * suggested rule a dispatch would give it now. */
+static int repark_gate(void *ctx, agt_call *call, agt_result **out)
+{
+    agt_session *s = ctx;
+    const char *tool = agt_call_tool(call);
+    int kind;
+    const agti_rule *rule;
+    json_t *parts;
+    int rc = agti_policy_evaluate(s, tool, agti_call_args_json(call), &kind, &rule, &parts);
+    if (rc != AGT_OK)
+        return rc;
+    rc = agti_policy_recheck(s, call, out);
+    bool ask = false;
+    char *why = NULL;
+    if (rc == AGT_OK)
+        rc = need_ask(s, call, kind, rule, parts, &ask, &why);
+    if (rc == AGT_OK && !ask) {
+        free(why);
+        why = agti_strdup("it waited for approval when the session was saved");
+        rc = why ? AGT_OK : agti_oom();
+    }
+    if (rc == AGT_OK)
+        rc = park(s, call, why, suggest_rule(s, tool, agti_call_args_json(call), parts));
+    else
+        free(why);
+    json_decref(parts);
+    return rc;
+}
+
+int agti_session_repark(agt_session *s, const char *call_id, const char *tool, const char *args)
+{
+    for (size_t i = 0; i < s->policy->npending; i++)
+        if (strcmp(s->policy->pending[i].call_id, call_id) == 0)
+            return AGT_OK;
+    agti_dispatch_env env = {s->reg, s->phase, s, repark_gate, s};
+    agt_result *r = NULL;
+    int rc = agti_dispatch(&env, call_id, tool, args, &r);
+    if (rc == AGT_OK)
+        rc = agti_error(AGT_EINVALID, "tool call '%s' (%s) cannot wait for approval again: %s",
+                        call_id, tool, r ? agt_result_text(r) : "refused");
+    agt_result_free(r);
+    return rc == AGT_EPENDING ? AGT_OK : rc;
+}
+
 void agti_session_approver(const agt_session *s, agt_approver_fn *fn, void **payload)
 {
     *fn = s->policy->approver;

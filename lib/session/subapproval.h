@@ -36,6 +36,13 @@ json_t *agti_session_suspended_json(const agt_session *s);
 int agti_session_add_suspended(agt_session *s, const char *call_id, const char *tool,
                                const char *args, const char *note);
 
+/* Parks a call for approval again (after a restore: agt_session_restore()
+ * keeps no pending approvals), with the reason and suggested rule a
+ * dispatch would give it now; AGT_OK also when it is pending already.
+ * AGT_EINVALID (the call would not wait now: unknown tool, bad arguments, a
+ * deny rule; the message says why), AGT_ENOMEM. */
+int agti_session_repark(agt_session *s, const char *call_id, const char *tool, const char *args);
+
 /* The session's synchronous approver (fn NULL when none). */
 void agti_session_approver(const agt_session *s, agt_approver_fn *fn, void **payload);
 /* Adds "agent_id":id to the request's JSON. AGT_OK or AGT_ENOMEM. */

@@ -9,7 +9,10 @@
  *   call gets its report through the post-tool-use hook;
  * - the root session's synchronous approver: asked on the host's thread
  *   with "agent_id", APPROVE_SESSION rules land in the root session;
- * - cancel and free while paused.
+ * - cancel and free while paused;
+ * - save while paused, restore into a new session and agent, answer,
+ *   resume (also through 2 levels); resume "agent-1" after a restore;
+ *   hostile restore documents (AGT_EPARSE, nothing changed).
  */
 #include <jansson.h>
 #include <pthread.h>
@@ -447,6 +450,179 @@ static void test_cancel_free(void)
     T_CHECK(1, "free while paused");
 }
 
+#define AGENT_RESUME(id, prompt, desc, sid)                                                        \
+    "{\"tool_calls\":[{\"id\":\"" id "\",\"name\":\"Agent\",\"arguments\":"                        \
+    "\"{\\\"prompt\\\":\\\"" prompt "\\\",\\\"description\\\":\\\"" desc                           \
+    "\\\",\\\"resume\\\":\\\"" sid "\\\"}\"}]}"
+
+/* Saves the agent and its session, frees them all (the old process ends),
+ * and sets up a fresh fixture over lines2 with both restored. */
+static void reincarnate(fixture *fx, const char *const *lines2, const char *what)
+{
+    char *state = NULL, *sess = NULL;
+    T_EQ_INT(agt_agent_save(fx->a, &state), AGT_OK, "%s: agent saved", what);
+    T_EQ_INT(agt_session_save(fx->s, &sess), AGT_OK, "%s: session saved", what);
+    teardown(fx);
+    setup(fx, lines2);
+    T_EQ_INT(agt_session_restore(fx->s, sess, strlen(sess)), AGT_OK, "%s: session restored", what);
+    T_EQ_INT(agt_agent_restore(fx->a, state, strlen(state)), AGT_OK, "%s: agent restored", what);
+    agt_free(state);
+    agt_free(sess);
+}
+
+static void test_save_restore(void)
+{
+    fixture fx;
+    const char *lines1[] = {AGENT_CALL("p1", "write it", "writer"),
+                            WRITE_CALL("call_0", "saved.txt", "s"), NULL};
+    const char *lines2[] = {TEXT("wrote it"), TEXT("parent done"), NULL};
+    setup(&fx, lines1);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "save: paused on the sub-agent");
+    reincarnate(&fx, lines2, "save");
+    json_t *p = pending(&fx);
+    T_EQ_INT((int)json_array_size(p), 1, "restore: one pending call");
+    json_t *q = json_array_get(p, 0);
+    T_EQ_STR(jstr(q, "call_id"), "agent-1/call_0", "restore: qualified id");
+    T_EQ_STR(jstr(q, "agent_id"), "agent-1", "restore: agent_id");
+    T_EQ_STR(jstr(q, "reason"),
+             "Write changes files (access: write) and the session is in manual mode",
+             "restore: the reason, parked again in the sub-agent's session");
+    json_decref(p);
+    T_EQ_INT(agt_agent_stop_reason(fx.a), AGT_AGENT_STOP_APPROVAL, "restore: stop reason");
+    T_EQ_INT(agt_agent_resume(fx.a), AGT_ESTATE, "restore: the call still waits");
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_0", AGT_DECISION_APPROVE, NULL), AGT_OK,
+             "restore: answered");
+    T_EQ_STR(file_text("saved.txt"), "s", "restore: written");
+    T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "restore: resumed");
+    T_EQ_STR(agt_agent_text(fx.a), "parent done", "restore: the same final answer");
+    json_t *msgs = messages(fx.a);
+    T_EQ_STR(msg_content(msgs, 3),
+             "Sub-agent agent-1 (writer) finished after 2 model calls. Resume it with resume: "
+             "\"agent-1\".\n\nwrote it\n\n[post-hook saw Agent p1]",
+             "restore: the suspended Agent call got its report");
+    json_decref(msgs);
+    rm("saved.txt");
+    teardown(&fx);
+
+    /* paused two levels down */
+    const char *nest1[] = {AGENT_CALL("p1", "outer", "outer"), AGENT_CALL("n1", "inner", "inner"),
+                           WRITE_CALL("w1", "deep2.txt", "d"), NULL};
+    const char *nest2[] = {TEXT("inner done"), TEXT("outer done"), TEXT("parent done"), NULL};
+    setup(&fx, nest1);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "save nested: paused");
+    reincarnate(&fx, nest2, "save nested");
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-2/w1", AGT_DECISION_APPROVE, NULL), AGT_OK,
+             "restore nested: answered");
+    T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "restore nested: resumed through both levels");
+    msgs = messages(fx.a);
+    T_EQ_STR(msg_content(msgs, 3),
+             "Sub-agent agent-1 (outer) finished after 2 model calls. Resume it with resume: "
+             "\"agent-1\".\n\nouter done\n\n[post-hook saw Agent p1]",
+             "restore nested: the root's Agent result");
+    json_decref(msgs);
+    T_EQ_STR(file_text("deep2.txt"), "d", "restore nested: written");
+    rm("deep2.txt");
+    teardown(&fx);
+
+    /* a finished sub-agent resumes after a restore, with its conversation */
+    const char *fin1[] = {AGENT_CALL("p1", "plan", "planner"), TEXT("sub result"),
+                          TEXT("parent done"), NULL};
+    const char *fin2[] = {AGENT_RESUME("p2", "more", "again", "agent-1"), TEXT("sub again"),
+                          TEXT("ok"), NULL};
+    setup(&fx, fin1);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "resume after restore: first run");
+    reincarnate(&fx, fin2, "resume after restore");
+    agt_agent_add_user_message(fx.a, "again");
+    T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "resume after restore: second run");
+    msgs = messages(fx.a);
+    T_EQ_STR(msg_content(msgs, 7),
+             "Sub-agent agent-1 (again) finished after 1 model call. Resume it with resume: "
+             "\"agent-1\".\n\nsub again\n\n[post-hook saw Agent p2]",
+             "resume after restore: agent-1 continued");
+    json_decref(msgs);
+    char *state = NULL;
+    agt_agent_save(fx.a, &state);
+    json_t *sj = json_loads(state, 0, NULL);
+    agt_free(state);
+    json_t *sub_msgs = json_object_get(
+        json_object_get(json_array_get(json_object_get(sj, "subs"), 0), "agent"), "messages");
+    T_EQ_INT((int)json_array_size(sub_msgs), 5,
+             "resume after restore: system, plan, sub result, more, sub again");
+    T_EQ_STR(msg_content(sub_msgs, 2), "sub result", "resume after restore: the old answer kept");
+    json_decref(sj);
+    teardown(&fx);
+}
+
+static void test_hostile_restore(void)
+{
+    fixture fx;
+    const char *lines[] = {AGENT_CALL("p1", "write it", "writer"), WRITE_CALL("s1", "h.txt", "h"),
+                           NULL};
+    setup(&fx, lines);
+    agt_agent_run(fx.a);
+    char *before = NULL;
+    agt_agent_save(fx.a, &before);
+#define SUB_OK "{\"id\":\"agent-1\",\"rc\":0,\"turns_before\":0,\"session\":{\"format\":1},"
+#define AGENT_OK "\"agent\":{\"version\":1,\"messages\":[]}}"
+    static const char *bad[] = {
+        "{\"version\":1,\"messages\":[],\"subs\":{}}",
+        "{\"version\":1,\"messages\":[],\"subs\":[{\"id\":\"agent-2\"}]}",
+        "{\"version\":1,\"messages\":[],\"subs\":[7]}",
+        "{\"version\":1,\"messages\":[],\"subs\":[" SUB_OK "\"parent\":\"agent-2\"," AGENT_OK "]}",
+        "{\"version\":1,\"messages\":[],\"subs\":[{\"id\":\"agent-1\",\"rc\":0,\"turns_before\":0,"
+        "\"session\":5," AGENT_OK "]}",
+        "{\"version\":1,\"messages\":[],\"subs\":[{\"id\":\"agent-1\",\"rc\":3,\"turns_before\":0,"
+        "\"session\":{}," AGENT_OK "]}",
+        "{\"version\":1,\"messages\":[],\"subs\":[{\"id\":\"agent-1\",\"rc\":0,\"turns_before\":0,"
+        "\"session\":{\"format\":99}," AGENT_OK "]}",
+        "{\"version\":1,\"messages\":[],\"subs\":[" SUB_OK "\"agent\":{\"version\":1,\"messages\":"
+        "[{\"role\":\"robot\"}]}}]}",
+        "{\"version\":1,\"messages\":[],\"waiting\":[{\"id\":\"p\",\"name\":\"Agent\","
+        "\"arguments\":"
+        "\"{}\",\"suspended\":{\"subs\":[\"agent-9\"],\"session_arguments\":\"{}\"}}]}",
+        "{\"version\":1,\"messages\":[],\"waiting\":[{\"id\":\"p\",\"name\":\"Agent\","
+        "\"arguments\":"
+        "\"{}\",\"suspended\":{\"subs\":\"agent-1\",\"session_arguments\":\"{}\"}}],\"subs\":"
+        "[" SUB_OK AGENT_OK "]}",
+        "{\"version\":1,\"messages\":[],\"waiting\":[{\"id\":\"p\",\"name\":\"Agent\","
+        "\"arguments\":"
+        "\"{}\",\"suspended\":{\"subs\":[\"agent-1\"],\"session_arguments\":\"{}\"}},"
+        "{\"id\":\"q\",\"name\":\"Agent\",\"arguments\":\"{}\",\"suspended\":{\"subs\":"
+        "[\"agent-1\"],\"session_arguments\":\"{}\"}}],\"subs\":[" SUB_OK AGENT_OK "]}",
+        "{\"version\":1,\"messages\":[],\"subs\":[" SUB_OK "\"agent\":{\"version\":1,\"messages\":"
+        "[],\"waiting\":[{\"id\":\"p\",\"name\":\"Agent\",\"arguments\":\"{}\",\"suspended\":"
+        "{\"subs\":[\"agent-1\"],\"session_arguments\":\"{}\"}}]}}]}",
+        "{\"version\":1,\"messages\":[],\"subs\":[" SUB_OK AGENT_OK "," SUB_OK AGENT_OK "]}",
+        "{\"version\":1,\"messages\":[],\"tasks\":[{\"id\":\"\",\"kind\":\"agent\","
+        "\"description\":\"x\"}]}",
+        "{\"version\":1,\"messages\":[],\"subs\":[" SUB_OK "\"agent\":{\"version\":1,\"messages\":"
+        "[],\"waiting\":[{\"id\":\"w\",\"name\":\"NoSuchTool\",\"arguments\":\"{}\"}]}}]}",
+        NULL};
+    for (int i = 0; bad[i]; i++)
+        T_EQ_INT(agt_agent_restore(fx.a, bad[i], strlen(bad[i])), AGT_EPARSE,
+                 "hostile restore %d: EPARSE (%s)", i, agt_error_message());
+    agt_agent_restore(fx.a, bad[6], strlen(bad[6]));
+    T_EQ_STR(agt_error_message(),
+             "agent state: subs[0]: session: session file: format 99 is newer than this library "
+             "reads (1)",
+             "hostile restore: a bad sub-agent session is named");
+    agt_agent_restore(fx.a, bad[14], strlen(bad[14]));
+    const char *pre = "agent state: subs[0]: tool call 'w' (NoSuchTool) cannot wait for "
+                      "approval again: Tool 'NoSuchTool' is not available here.";
+    T_CHECK(strncmp(agt_error_message(), pre, strlen(pre)) == 0,
+            "hostile restore: a waiting call that cannot wait is named: %s", agt_error_message());
+    char *after = NULL;
+    agt_agent_save(fx.a, &after);
+    T_EQ_STR(after, before, "hostile restore: the agent is unchanged");
+    agt_free(before);
+    agt_free(after);
+    json_t *p = pending(&fx);
+    T_EQ_STR(jstr(json_array_get(p, 0), "call_id"), "agent-1/s1",
+             "hostile restore: still paused on agent-1/s1");
+    json_decref(p);
+    teardown(&fx);
+}
+
 int main(void)
 {
     snprintf(root, sizeof root, "/tmp/agt-subappr-XXXXXX");
@@ -460,6 +636,8 @@ int main(void)
     test_sync_approver();
     test_swarm();
     test_cancel_free();
+    test_save_restore();
+    test_hostile_restore();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     if (system(cmd) != 0)

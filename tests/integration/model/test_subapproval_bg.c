@@ -8,7 +8,8 @@
  *   approval", one approval_needed event from agt_session_tick() (the poll
  *   descriptor wakes the host), agt_agent_answer() restarts it, the agent
  *   loop turns the events into notifications, or asks the session's
- *   approver itself; TaskStop while it waits; a background swarm.
+ *   approver itself; TaskStop while it waits; a background swarm;
+ * - a save while a background sub-agent runs: restored as "lost".
  */
 #include <jansson.h>
 #include <poll.h>
@@ -412,6 +413,51 @@ static void test_swarm_background(void)
     teardown(&fx);
 }
 
+static void test_save_lost(void)
+{
+    fixture fx;
+    setup(&fx, "appr-8");
+    char *r = call(&fx, "Agent",
+                   "{\"prompt\":\"write lost.txt\",\"description\":\"lostw\","
+                   "\"run_in_background\":true}");
+    free(r);
+    wait_poll(&fx);
+    char *state = NULL, *sess = NULL;
+    T_EQ_INT(agt_agent_save(fx.a, &state), AGT_OK, "lost: saved while the task waits");
+    agt_session_save(fx.s, &sess);
+    teardown(&fx);
+    setup(&fx, "appr-8");
+    T_EQ_INT(agt_session_restore(fx.s, sess, strlen(sess)), AGT_OK, "lost: session restored");
+    T_EQ_INT(agt_agent_restore(fx.a, state, strlen(state)), AGT_OK, "lost: agent restored");
+    agt_free(state);
+    agt_free(sess);
+    r = call(&fx, "TaskList", "{\"active_only\":false}");
+    T_EQ_STR(r, "Background tasks: 1\nagent-1 [lost] sub-agent - lostw",
+             "lost: TaskList shows the task lost");
+    free(r);
+    json_t *ev = tick(&fx);
+    T_EQ_STR(jstr(json_array_get(ev, 0), "status"), "lost", "lost: one event with status lost");
+    T_EQ_STR(jstr(json_array_get(ev, 0), "message"),
+             "Background sub-agent agent-1 (lostw) was running when the session was saved; its "
+             "work was lost. Start it again if the task still matters.",
+             "lost: the message says so");
+    json_decref(ev);
+    r = call(&fx, "Agent", "{\"prompt\":\"hi\",\"description\":\"d\",\"resume\":\"agent-1\"}");
+    T_EQ_STR(r,
+             "Sub-agent agent-1 ran in the background when the session was saved; its work was "
+             "lost. Start a new sub-agent for the task.",
+             "lost: resume refused with the reason");
+    free(r);
+    r = call(&fx, "Agent", "{\"prompt\":\"hi\",\"description\":\"d\"}");
+    T_EQ_STR(r,
+             "Sub-agent agent-2 (d) finished after 1 model call. Resume it with resume: "
+             "\"agent-2\".\n\nanswer: hi",
+             "lost: a new sub-agent is agent-2");
+    free(r);
+    T_CHECK(file_text("lost.txt") == NULL, "lost: nothing written");
+    teardown(&fx);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -429,6 +475,7 @@ int main(int argc, char **argv)
     test_background_agent();
     test_stop_waiting();
     test_swarm_background();
+    test_save_lost();
     fake_server_stop(&srv);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
