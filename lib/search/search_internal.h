@@ -27,8 +27,11 @@ struct agti_searcher {
     size_t plen;
     bool use_lit; /* fixed string (ASCII if caseless): agti_lit instead of PCRE2 */
     agti_lit lit;
-    pcre2_code *code;     /* NULL with use_lit */
-    unsigned char req[2]; /* prefilter: a file without any of these bytes cannot match */
+    pcre2_code *code;       /* NULL with use_lit */
+    pcre2_code *code_ascii; /* the pattern without PCRE2_UCP (NULL when code has
+                               none): the same matches on a file of ASCII bytes
+                               only, and \w \d \s \b run faster without UCP */
+    unsigned char req[2];   /* prefilter: a file without any of these bytes cannot match */
     int nreq;
     size_t max_line;
     uint64_t max_size;
@@ -47,7 +50,8 @@ typedef struct agti_sworker {
     pcre2_match_data *md;
     pcre2_match_context *mctx;
     pcre2_jit_stack *jit;
-    char *buf; /* reused read buffer */
+    const pcre2_code *code; /* for the current file: the searcher's code or code_ascii */
+    char *buf;              /* reused read buffer */
     size_t cap;
     int64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none */
     bool timed_out;

@@ -103,12 +103,46 @@ static void test_all_rg_types(void)
     agt_session_free(s);
 }
 
+/* Regex classes and anchors against `rg -P -n` (PCRE2, like ours; rg's
+ * default engine agrees except that its [[:alpha:]] stays ASCII):
+ * '^\s*$' over consecutive blank lines matched only the last of them (the
+ * retry of a line alone put '^' after the subject's final newline, where
+ * PCRE2 does not match it without ALT_CIRCUMFLEX), and \w, \b,
+ * [[:alpha:]] were ASCII-only (no PCRE2_UCP) where ripgrep's are Unicode. */
+static void test_regex_unicode_and_blank_lines(void)
+{
+    put_file("rx/blank.txt", "a\n\n\n\nb\n");
+    put_file("rx/greek.txt",
+             "alpha\n\xce\xb1\xce\xb2\xce\xb3 \xce\x95\xce\xbb\xce\xbb\xce\xac\xce\xb4\xce\xb1\n"
+             "caf\xc3\xa9_1\n");
+    agt_session *s = new_session();
+    expect(s, "Grep",
+           "{\"pattern\":\"^\\\\s*$\",\"path\":\"rx/blank.txt\",\"output_mode\":\"content\"}",
+           "rx/blank.txt:2:\nrx/blank.txt:3:\nrx/blank.txt:4:", 0, "^\\s*$ on three blank lines");
+    expect(s, "Grep",
+           "{\"pattern\":\"^$\",\"path\":\"rx/blank.txt\",\"output_mode\":\"count_matches\"}",
+           "rx/blank.txt:3\nTotal: 3 matching lines in 1 file.", 0, "^$ counts every blank line");
+    expect(s, "Grep",
+           "{\"pattern\":\"^\\\\w+$\",\"path\":\"rx/greek.txt\",\"output_mode\":\"content\"}",
+           "rx/greek.txt:1:alpha\nrx/greek.txt:3:caf\xc3\xa9_1", 0, "\\w is Unicode");
+    expect(
+        s, "Grep",
+        "{\"pattern\":\"\\\\b\xce\x95\\\\w+\\\\b\",\"path\":\"rx\",\"output_mode\":\"content\"}",
+        "rx/greek.txt:2:\xce\xb1\xce\xb2\xce\xb3 \xce\x95\xce\xbb\xce\xbb\xce\xac\xce\xb4\xce\xb1",
+        0, "\\b and \\w around Greek");
+    expect(s, "Grep",
+           "{\"pattern\":\"^[[:alpha:]]+ \",\"path\":\"rx\",\"output_mode\":\"count_matches\"}",
+           "rx/greek.txt:1\nTotal: 1 matching line in 1 file.", 0, "[[:alpha:]] is Unicode");
+    agt_session_free(s);
+}
+
 int main(void)
 {
     make_ws("breaker2");
     test_ignore_from_subfolder();
     test_late_nul();
     test_all_rg_types();
+    test_regex_unicode_and_blank_lines();
     rm_ws();
     return t_done();
 }
