@@ -217,11 +217,33 @@ static int run_turn(chat *c)
 }
 
 /* Shows each session event and queues it for the model; returns how many. */
+/* A background sub-agent waits for approvals (agt_session_tick() event
+ * approval_needed): the user answers each call here; the task goes on by
+ * itself once all are answered. */
+static void answer_task_approvals(chat *c, json_t *e)
+{
+    json_t *calls = json_object_get(e, "calls");
+    for (size_t k = 0; k < json_array_size(calls); k++) {
+        json_t *item = json_array_get(calls, k);
+        char *req = json_dumps(item, JSON_COMPACT);
+        char *reason = NULL;
+        int decision = req ? chat_ask(&c->ui, req, &reason) : AGT_DECISION_REJECT;
+        const char *id = json_string_value(json_object_get(item, "call_id"));
+        if (id != NULL && agt_agent_answer(c->agent.agent, id, decision, reason) != AGT_OK)
+            fprintf(stderr, "agt-chat: %s\n", agt_error_message());
+        free(reason);
+        free(req);
+    }
+}
+
 static int queue_events(chat *c, json_t *arr)
 {
     int n = 0;
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t *e = json_array_get(arr, i);
+        const char *type = json_string_value(json_object_get(e, "type"));
+        if (type != NULL && strcmp(type, "approval_needed") == 0)
+            answer_task_approvals(c, e);
         const char *msg = json_string_value(json_object_get(e, "message"));
         if (msg == NULL)
             continue;

@@ -134,19 +134,24 @@ static void show_call(const chat_ui *ui, const char *tool, json_t *args)
     }
 }
 
-int chat_approve(agt_approval *req, void *payload)
+/* Shows a request (agt_approval_json() shape; "agent_id" when a sub-agent
+ * asks) and reads the user's answer: an AGT_DECISION_* value, *reason the
+ * user's reason (malloc'd) or NULL. */
+int chat_ask(const chat_ui *ui, const char *request_json, char **reason)
 {
-    const chat_ui *ui = payload;
-    json_t *j = json_loads(agt_approval_json(req), 0, NULL);
+    json_t *j = json_loads(request_json, 0, NULL);
     const char *tool = json_string_value(json_object_get(j, "tool"));
     const char *why = json_string_value(json_object_get(j, "reason"));
     const char *rule = json_string_value(json_object_get(j, "suggested_rule"));
+    const char *agent = json_string_value(json_object_get(j, "agent_id"));
     int decision = AGT_DECISION_REJECT;
+    *reason = NULL;
     if (tool == NULL)
         tool = "?";
-    fprintf(stderr, "\n%s? %s%s%s%s\n", ui->color ? "\033[33m" : "", tool,
-            why != NULL ? " wants approval: " : "", why != NULL ? why : "",
-            ui->color ? "\033[0m" : "");
+    fprintf(stderr, "\n%s? %s%s%s%s%s%s%s\n", ui->color ? "\033[33m" : "",
+            agent != NULL ? "sub-agent " : "", agent != NULL ? agent : "",
+            agent != NULL ? ": " : "", tool, why != NULL ? " wants approval: " : "",
+            why != NULL ? why : "", ui->color ? "\033[0m" : "");
     show_call(ui, tool, json_object_get(j, "arguments"));
     char prompt[512];
     if (rule != NULL)
@@ -157,7 +162,7 @@ int chat_approve(agt_approval *req, void *payload)
     for (;;) {
         char *ans = chat_read_line(ui, prompt);
         if (ans == NULL) {
-            agt_approval_set_reason(req, "no answer (input closed)");
+            *reason = strdup("no answer (input closed)");
             break;
         }
         char c = ans[0];
@@ -167,18 +172,19 @@ int chat_approve(agt_approval *req, void *payload)
         if (c == 'y' || c == 'Y') {
             decision = AGT_DECISION_APPROVE;
             if (rest[0] != '\0')
-                agt_approval_set_reason(req, rest);
+                *reason = strdup(rest);
         } else if ((c == 'a' || c == 'A') && rule != NULL) {
             decision = AGT_DECISION_APPROVE_SESSION;
         } else if (c == 'n' || c == 'N') {
             decision = AGT_DECISION_REJECT;
             if (rest[0] == '\0') {
-                char *reason = chat_read_line(ui, "reason (optional): ");
-                if (reason != NULL && reason[0] != '\0')
-                    agt_approval_set_reason(req, reason);
-                free(reason);
+                char *r = chat_read_line(ui, "reason (optional): ");
+                if (r != NULL && r[0] != '\0')
+                    *reason = r;
+                else
+                    free(r);
             } else {
-                agt_approval_set_reason(req, rest);
+                *reason = strdup(rest);
             }
         } else {
             free(ans);
@@ -188,5 +194,15 @@ int chat_approve(agt_approval *req, void *payload)
         break;
     }
     json_decref(j);
+    return decision;
+}
+
+int chat_approve(agt_approval *req, void *payload)
+{
+    char *reason = NULL;
+    int decision = chat_ask(payload, agt_approval_json(req), &reason);
+    if (reason != NULL)
+        agt_approval_set_reason(req, reason);
+    free(reason);
     return decision;
 }

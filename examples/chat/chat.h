@@ -20,6 +20,11 @@ int chat_print_diff(FILE *f, const char *path, const char *old_text, const char 
 /* The synchronous approver: shows the call and asks the user. */
 int chat_approve(agt_approval *req, void *payload);
 
+/* Shows a request (agt_approval_json() shape, with "agent_id" when a
+ * sub-agent asks) and asks the user: an AGT_DECISION_* value; *reason gets
+ * the user's reason (malloc'd) or NULL. */
+int chat_ask(const chat_ui *ui, const char *request_json, char **reason);
+
 /* Reads one line from the user (libedit when interactive); NULL at EOF. */
 char *chat_read_line(const chat_ui *ui, const char *prompt);
 
