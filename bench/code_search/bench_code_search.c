@@ -6,8 +6,9 @@
  * (HEAD~1..HEAD, HEAD's tree again) and in commit mode on a bare clone (no
  * working tree: every blob inflated). The repository is a copy of
  * /usr/include committed in two steps and packed (`git gc`) under the build
- * directory (made on the first run). Times are wall clock: each row's first
- * call, and the best of N later runs with a warm page cache;
+ * directory (made on the first run). Times are wall clock: each row's cold
+ * call (a review session opened for it alone), and the best of N warm runs
+ * on one session per mode; the page cache is warm for both sides;
  * git grep runs as a child whose output the benchmark drains. Match-line
  * counts are printed so both sides can be seen to agree (code_search shows
  * at most 100 lines per file, so git grep runs with --max-count 100).
@@ -143,6 +144,21 @@ static int prepare_bare(const char *corpus, const char *bare)
     return rc;
 }
 
+/* A review session on repo in bench mode m (see modes in main). */
+static agt_session *open_session(agt_registry *reg, const char *repo, int m)
+{
+    int mode = m == 0 ? AGT_CHANGES_WORKSPACE : m == 2 ? AGT_CHANGES_RANGE : AGT_CHANGES_COMMIT;
+    agt_session *s = NULL;
+    if (agt_session_new(&s, reg, repo) != AGT_OK ||
+        agt_session_open_review(s, NULL, mode, m == 2 ? "HEAD~1" : NULL, m == 2 ? "HEAD" : NULL) !=
+            AGT_OK) {
+        fprintf(stderr, "bench-code_search: %s\n", agt_error_message());
+        agt_session_free(s);
+        return NULL;
+    }
+    return s;
+}
+
 typedef struct row {
     const char *name;
     const char *text;
@@ -193,14 +209,18 @@ int main(int argc, char **argv)
     if (bare == NULL)
         return 1;
     static const char *const modes[] = {"workspace", "commit", "range", "bare"};
-    printf("corpus: %s, best of %d runs, wall ms (match lines in brackets)\n", corpus, runs);
-    printf("1st: the row's first call on the review session (for the first row, the session's\n"
-           "first search: file list, working-tree table and reader handles are built then);\n"
-           "best: best of the later calls. git grep: best of %d.\n",
-           runs);
-    printf("%-9s %-12s | %8s %8s %9s | %8s %8s | %s\n", "mode", "row", "1st", "best", "git grep",
-           "git/1st", "git/best", "lines ours / git");
-    double worst = 1e9, worst_first = 1e9;
+    printf("corpus: %s, wall ms (match lines in brackets)\n", corpus);
+    printf("cold: the first search of a review session opened for that row alone (file list,\n"
+           "reader handles, working-tree table and blob cache all built by that call);\n"
+           "warm: best of %d on one session per mode after a warm-up call (the change set\n"
+           "keeps reader handles, the working-tree table and up to 256 MiB of inflated\n"
+           "blobs). git grep: best of %d, each run a new process (page cache warm for all).\n",
+           runs, runs);
+    printf("%-9s %-12s | %8s %8s %9s | %8s %8s | %s\n", "mode", "row", "cold", "warm", "git grep",
+           "git/cold", "git/warm", "lines ours / git");
+    double worst[4], worst_cold[4];
+    for (int m = 0; m < 4; m++)
+        worst[m] = worst_cold[m] = 1e9;
     for (int m = 0; m < 4; m++) {
         if (argc > 3 && strncmp(modes[m], argv[3], strlen(argv[3])) != 0)
             continue;
@@ -209,14 +229,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench-code_search: cannot make the bare clone %s\n", bare);
             return 1;
         }
-        int mode = m == 0 ? AGT_CHANGES_WORKSPACE : m == 2 ? AGT_CHANGES_RANGE : AGT_CHANGES_COMMIT;
-        agt_session *s = NULL;
-        if (agt_session_new(&s, reg, repo) != AGT_OK ||
-            agt_session_open_review(s, NULL, mode, m == 2 ? "HEAD~1" : NULL,
-                                    m == 2 ? "HEAD" : NULL) != AGT_OK) {
-            fprintf(stderr, "bench-code_search: %s\n", agt_error_message());
+        agt_session *s = open_session(reg, repo, m);
+        if (s == NULL)
             return 1;
-        }
         for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
             const row *r = &rows[i];
             char *args = agti_aprintf("{\"search_text\":\"%s\",\"file_patterns\":%s,"
@@ -252,8 +267,13 @@ int main(int argc, char **argv)
             gg[n] = NULL;
             double best_ours = 1e18, best_git = 1e18;
             size_t lo = 0, lg = 0;
-            double first = run_ours(s, args, &lo);
-            run_git(gg, &lg); /* warm-up */
+            agt_session *fresh = open_session(reg, repo, m);
+            if (fresh == NULL)
+                return 1;
+            double cold = run_ours(fresh, args, &lo);
+            agt_session_free(fresh);
+            run_ours(s, args, &lo); /* warm-up */
+            run_git(gg, &lg);
             for (int k2 = 0; k2 < runs; k2++) {
                 double t = run_ours(s, args, &lo);
                 if (t >= 0 && t < best_ours)
@@ -262,22 +282,32 @@ int main(int argc, char **argv)
                 if (t >= 0 && t < best_git)
                     best_git = t;
             }
-            double ratio = best_git / best_ours, ratio_first = best_git / first;
-            if (ratio < worst)
-                worst = ratio;
-            if (ratio_first < worst_first)
-                worst_first = ratio_first;
+            double ratio = best_git / best_ours, ratio_cold = best_git / cold;
+            if (ratio < worst[m])
+                worst[m] = ratio;
+            if (ratio_cold < worst_cold[m])
+                worst_cold[m] = ratio_cold;
             printf("%-9s %-12s | %8.1f %8.1f %9.1f | %7.2fx %7.2fx | %zu / %zu\n", modes[m],
-                   r->name, first, best_ours, best_git, ratio_first, ratio, lo, lg);
+                   r->name, cold, best_ours, best_git, ratio_cold, ratio, lo, lg);
             fflush(stdout);
             free(args);
         }
         agt_session_free(s);
     }
-    printf("slowest row, first calls: code_search at %.2fx git grep's speed\n", worst_first);
-    printf("slowest row, best calls:  code_search at %.2fx git grep's speed (>1: faster than git "
-           "grep)\n",
-           worst);
+    double all = 1e9, all_cold = 1e9;
+    for (int m = 0; m < 4; m++) {
+        if (worst[m] > 1e8)
+            continue;
+        printf("slowest %-9s row: cold %.2fx, warm %.2fx git grep's speed\n", modes[m],
+               worst_cold[m], worst[m]);
+        if (worst[m] < all)
+            all = worst[m];
+        if (worst_cold[m] < all_cold)
+            all_cold = worst_cold[m];
+    }
+    printf("slowest row: code_search at %.2fx git grep's speed cold, %.2fx warm (>1: faster "
+           "than git grep)\n",
+           all_cold, all);
     free(bare);
     agt_registry_free(reg);
     free(corpus);

@@ -52,7 +52,8 @@ struct agt_changes {
      * searches so libgit2's pack indexes and caches stay warm */
     struct agti_reader_slot *readers;
     unsigned nreaders;
-    struct agti_disk_table *disk; /* working-tree shortcut, NULL until built */
+    struct agti_disk_table *disk;  /* working-tree shortcut, NULL until built */
+    struct agti_blob_cache *cache; /* blobs read so far, within AGTI_GIT_CACHE_MAX */
 };
 
 /* Records `code` with the formatted message followed by ": " and libgit2's
@@ -79,6 +80,11 @@ int agti_changes_files(agt_changes *c, const char *const **out_paths, size_t *ou
 
 /* ---- reading many files of the reviewed tree (reader.c) --------------- */
 
+/* Bytes of blobs a change set keeps once read (inflated, or read through
+ * the working-tree shortcut), so that the next search of the same review
+ * reads none of them again. */
+#define AGTI_GIT_CACHE_MAX ((size_t)256 << 20)
+
 /* At most this many threads read through one change set at a time. */
 #define AGTI_GIT_MAX_READERS 8
 
@@ -86,7 +92,8 @@ int agti_changes_files(agt_changes *c, const char *const **out_paths, size_t *ou
 typedef struct agti_read {
     const char *data;
     size_t len;
-    bool from_disk; /* the working-tree shortcut was taken */
+    bool from_disk; /* the working-tree shortcut was taken (this time) */
+    bool cached;    /* data is borrowed from the change set's blob cache */
     void *raw;      /* owned by raw_owner (odb backend) */
     git_odb_backend *raw_owner;
     char *owned; /* malloc'd */

@@ -5,6 +5,10 @@
  * threads, and a fresh one starts with cold pack indexes), and blobs are
  * read straight from the backends (git_odb_read would re-hash each one:
  * libgit2's strict hash verification costs more than the search itself).
+ * Blobs read are kept on the change set up to AGTI_GIT_CACHE_MAX bytes (the
+ * first come; nothing is evicted), since a review searches the same tree
+ * many times; a file read through the shortcut below is kept as its blob's
+ * bytes too (that is what the shortcut's conditions establish).
  *
  * The working-tree shortcut (commit and range mode, and workspace mode
  * when it reviews the index): a file whose target blob is also the index
@@ -25,6 +29,7 @@
  *     them, and its size is the blob's size.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +69,17 @@ struct agti_disk_table {
     file_stamp stamp;
     disk_entry *e;   /* per file of c->files */
     uint64_t *sizes; /* per file: its blob's size once known (ids never change) */
+};
+
+/* Inflated blobs by file number. A slot is written by the one reader that
+ * has the file in a search and read by later searches (the threads of one
+ * search are joined before the next starts); only the byte count is
+ * shared between readers. */
+struct agti_blob_cache {
+    void **data; /* as a backend returned it, freed through owner */
+    size_t *len;
+    git_odb_backend **owner;
+    atomic_size_t used;
 };
 
 /* ---- object databases ------------------------------------------------- */
@@ -378,6 +394,47 @@ static int index_ids(agt_changes *c)
     return AGT_OK;
 }
 
+static int make_cache(agt_changes *c)
+{
+    struct agti_blob_cache *k = calloc(1, sizeof *k);
+    if (k == NULL)
+        return agti_oom();
+    k->data = calloc(c->nfiles, sizeof *k->data);
+    k->len = calloc(c->nfiles, sizeof *k->len);
+    k->owner = calloc(c->nfiles, sizeof *k->owner);
+    atomic_init(&k->used, 0);
+    c->cache = k;
+    if (k->data == NULL || k->len == NULL || k->owner == NULL)
+        return agti_oom(); /* freed with c */
+    return AGT_OK;
+}
+
+/* Keeps a blob just read in the cache when the budget allows; the cache
+ * then owns it and out borrows it. */
+static void cache_keep(agt_changes *c, size_t i, agti_read *out)
+{
+    struct agti_blob_cache *k = c->cache;
+    if (k == NULL || k->data == NULL)
+        return;
+    size_t before = atomic_fetch_add(&k->used, out->len);
+    if (before > AGTI_GIT_CACHE_MAX || out->len > AGTI_GIT_CACHE_MAX - before) {
+        atomic_fetch_sub(&k->used, out->len);
+        return;
+    }
+    if (out->raw != NULL) {
+        k->data[i] = out->raw;
+        k->owner[i] = out->raw_owner;
+    } else { /* the working tree's copy: the blob's bytes, as the shortcut holds */
+        k->data[i] = out->owned;
+        k->owner[i] = NULL;
+    }
+    k->len[i] = out->len;
+    out->raw = NULL;
+    out->raw_owner = NULL;
+    out->owned = NULL;
+    out->cached = true;
+}
+
 int agti_changes_readers_prepare(agt_changes *c, unsigned nreaders)
 {
     if (nreaders == 0 || nreaders > AGTI_GIT_MAX_READERS)
@@ -403,6 +460,11 @@ int agti_changes_readers_prepare(agt_changes *c, unsigned nreaders)
     }
     if (c->source == AGTI_SOURCE_INDEX && c->file_ids == NULL && n > 0) {
         rc = index_ids(c);
+        if (rc != AGT_OK)
+            return rc;
+    }
+    if (c->cache == NULL && n > 0) {
+        rc = make_cache(c);
         if (rc != AGT_OK)
             return rc;
     }
@@ -490,10 +552,21 @@ int agti_changes_read_nth(agt_changes *c, unsigned reader, size_t i, size_t max,
     struct agti_reader_slot *s = &c->readers[reader];
     if (c->file_ids == NULL || (c->file_id_missing != NULL && c->file_id_missing[i]))
         return AGT_ENOTFOUND;
+    struct agti_blob_cache *k = c->cache;
+    if (k != NULL && k->data != NULL && k->data[i] != NULL) {
+        if (k->len[i] > max)
+            return AGT_ELIMIT;
+        out->data = k->data[i];
+        out->len = k->len[i];
+        out->cached = true;
+        return AGT_OK;
+    }
     int rc = read_disk(c, s, i, max, out);
-    if (rc != AGT_ENOTFOUND)
-        return rc;
-    return raw_blob(s->odb, &c->file_ids[i], max, out);
+    if (rc == AGT_ENOTFOUND)
+        rc = raw_blob(s->odb, &c->file_ids[i], max, out);
+    if (rc == AGT_OK)
+        cache_keep(c, i, out);
+    return rc;
 }
 
 void agti_read_release(agti_read *r)
@@ -506,6 +579,19 @@ void agti_read_release(agti_read *r)
 
 void agti_changes_readers_free(agt_changes *c)
 {
+    struct agti_blob_cache *k = c->cache;
+    if (k != NULL) { /* before the readers: their backends free the blobs */
+        for (size_t i = 0; k->data != NULL && i < c->nfiles; i++)
+            if (k->owner[i] != NULL)
+                git_odb_backend_data_free(k->owner[i], k->data[i]);
+            else
+                free(k->data[i]);
+        free(k->data);
+        free(k->len);
+        free(k->owner);
+        free(k);
+        c->cache = NULL;
+    }
     if (c->readers != NULL) {
         for (unsigned i = 0; i < c->nreaders; i++) {
             git_odb_free(c->readers[i].odb);

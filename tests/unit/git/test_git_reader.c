@@ -94,6 +94,8 @@ static void test_clean_and_modified(void)
     gf_puts(repo, "a.c", "int a = 1;\n");
     gf_puts(repo, "src/b.h", "#define B 2\n");
     gf_puts(repo, "same.txt", "old text\n");
+    gf_puts(repo, "c.c", "int c = 1;\n");
+    gf_puts(repo, "d.h", "#define D 4\n");
     commit_all("one");
     settle();
     /* same size, other bytes, newer mtime */
@@ -103,18 +105,24 @@ static void test_clean_and_modified(void)
     expect(c, "src/b.h", "#define B 2\n", true, "clean file in a folder: read from disk");
     expect(c, "same.txt", "old text\n", false, "modified file (same size): the blob");
 
-    /* the index rewritten between two searches: the table follows it */
-    gf_puts(repo, "a.c", "int a = 3;\n");
-    gf_sh(repo, GIT "add a.c");
+    /* a file read once is kept: edited afterwards, it still reads as the
+     * blob (from the cache, not from disk) */
+    gf_puts(repo, "a.c", "int a = 9;\n");
+    expect(c, "a.c", "int a = 1;\n", false, "edited after the first read: the kept blob bytes");
+
+    /* the index rewritten between two searches: the table follows it (files
+     * not read before, so no cache stands in) */
+    gf_puts(repo, "c.c", "int c = 3;\n");
+    gf_sh(repo, GIT "add c.c");
     settle();
-    expect(c, "a.c", "int a = 1;\n", false, "index now has another blob: the target's blob");
-    expect(c, "src/b.h", "#define B 2\n", true, "rebuilt table: clean file still from disk");
+    expect(c, "c.c", "int c = 1;\n", false, "index now has another blob: the target's blob");
+    expect(c, "d.h", "#define D 4\n", true, "rebuilt table: clean file still from disk");
     agt_changes_free(c);
 
     /* a different commit than the index: only files equal in both from disk */
     gf_sh(repo, GIT "commit -q -am two");
     c = open_commit(repo, "HEAD~1");
-    expect(c, "a.c", "int a = 1;\n", false, "older commit, file changed since: its blob");
+    expect(c, "c.c", "int c = 1;\n", false, "older commit, file changed since: its blob");
     expect(c, "src/b.h", "#define B 2\n", true, "older commit, file unchanged: from disk");
     agt_changes_free(c);
 }
@@ -207,6 +215,24 @@ static void test_other_entries(void)
     gf_sh(gf_root, GIT "clone -q --bare '%s' '%s'", repo, bare);
     c = open_commit(bare, "HEAD");
     expect(c, "target.txt", "target\n", false, "bare repository: the blob");
+    /* read again: the blob comes from the change set's cache, same bytes */
+    const char *const *paths = NULL;
+    size_t n = 0;
+    agti_changes_files(c, &paths, &n);
+    T_EQ_INT((int)n, 3, "bare: three files");
+    T_EQ_STR(paths[n - 1], "target.txt", "bare: target.txt is the last file");
+    for (int round = 0; round < 2; round++) {
+        T_EQ_INT(agti_changes_readers_prepare(c, 1), AGT_OK, "bare: prepare (round %d)", round);
+        agti_read rd;
+        T_EQ_INT(agti_changes_read_nth(c, 0, n - 1, AGTI_GIT_READ_MAX, &rd), AGT_OK,
+                 "bare: read (round %d)", round);
+        T_CHECK(rd.len == 7 && memcmp(rd.data, "target\n", 7) == 0, "bare: bytes (round %d)",
+                round);
+        T_CHECK(rd.cached && !rd.from_disk, "bare: kept in the cache (round %d)", round);
+        agti_read_release(&rd);
+        T_EQ_INT(agti_changes_read_nth(c, 0, n - 1, 3, &rd), AGT_ELIMIT,
+                 "bare: over a 3-byte limit from the cache (round %d)", round);
+    }
     agt_changes_free(c);
 }
 
