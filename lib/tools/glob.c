@@ -198,9 +198,9 @@ static void render(agti_buf *b, const glob_ctx *c, const agti_ws_path *dir, cons
     /* such patterns can never match: they are matched against relative paths */
     if (c->n == 0 && (pattern[0] == '/' || pattern[0] == '~' || strncmp(pattern, "../", 3) == 0 ||
                       strstr(pattern, "/../") != NULL))
-        agti_buf_puts(b, "The pattern is matched against paths relative to the folder searched, "
-                         "so it cannot start with / or ~ or contain '..': give the folder as "
-                         "path and a relative pattern.\n");
+        agti_buf_puts(b, "The pattern is matched against paths relative to the folder searched: "
+                         "an absolute pattern must lie inside that folder, and ~ and '..' do "
+                         "not work; give the folder as path and a relative pattern.\n");
     if (c->n > shown)
         agti_buf_printf(b,
                         "\nShowing the %zu most recently modified of %zu matching files; narrow "
@@ -243,6 +243,28 @@ int agti_tool_glob(agt_call *call, void *payload)
     if (rc != AGT_OK) {
         agti_glob_free(g);
         return rc;
+    }
+    size_t dl = strlen(dir.abs);
+    if (pattern[0] == '/' && strncmp(pattern, dir.abs, dl) == 0 && pattern[dl] == '/' &&
+        pattern[dl + 1] != '\0') {
+        /* An absolute pattern inside the folder searched (models put the
+         * repository's absolute path in front): match its part after the
+         * folder, anchored there ("./" keeps a pattern without '/' from
+         * matching at any depth, as the absolute one would not). */
+        const char *rest = pattern + dl + 1;
+        char *rel = agti_aprintf("%s%s", strchr(rest, '/') != NULL ? "" : "./", rest);
+        agti_glob *g2 = NULL;
+        rc = rel != NULL ? agti_glob_compile(&g2, rel, 0) : agti_oom();
+        free(rel);
+        if (rc == AGT_ENOMEM) {
+            agti_glob_free(g);
+            agti_ws_path_free(&dir);
+            return rc;
+        }
+        if (rc == AGT_OK) {
+            agti_glob_free(g);
+            g = g2;
+        }
     }
     struct stat st;
     glob_ctx c;

@@ -136,6 +136,29 @@ static void test_regex_unicode_and_blank_lines(void)
     agt_session_free(s);
 }
 
+/* Glob with an absolute pattern inside the folder searched (models put the
+ * repository's path in front) said "No files match"; it is now matched
+ * relative to that folder, anchored as the absolute path is. Expected
+ * lists as `cd WS && bash -O globstar -c 'ls -d PATTERN'` gives them. */
+static void test_glob_absolute_inside(void)
+{
+    put_file("ga/top.c", "x\n");
+    put_file("ga/src/x.c", "x\n");
+    put_file("ga/src/y/z.c", "x\n");
+    set_mtime("ga/top.c", 1700000300);
+    set_mtime("ga/src/x.c", 1700000200);
+    set_mtime("ga/src/y/z.c", 1700000100);
+    agt_session *s = new_session();
+    char args[800];
+    snprintf(args, sizeof args, "{\"pattern\":\"%s/ga/src/*.c\"}", ws);
+    expect(s, "Glob", args, "ga/src/x.c", 0, "absolute: one folder level, not deeper");
+    snprintf(args, sizeof args, "{\"pattern\":\"%s/ga/*.c\",\"path\":\"ga\"}", ws);
+    expect(s, "Glob", args, "ga/top.c", 0, "absolute, no '/' after the folder: anchored there");
+    snprintf(args, sizeof args, "{\"pattern\":\"%s/ga/**/*.c\"}", ws);
+    expect(s, "Glob", args, "ga/top.c\nga/src/x.c\nga/src/y/z.c", 0, "absolute with **");
+    agt_session_free(s);
+}
+
 int main(void)
 {
     make_ws("breaker2");
@@ -143,6 +166,7 @@ int main(void)
     test_late_nul();
     test_all_rg_types();
     test_regex_unicode_and_blank_lines();
+    test_glob_absolute_inside();
     rm_ws();
     return t_done();
 }
