@@ -181,7 +181,11 @@ int agti_searcher_new(agti_searcher **out, const agti_search_opts *opts)
     s->o.globs = s->o.types = s->o.pathspecs = NULL;
     s->o.home = NULL;
     s->pattern = agti_strndup(opts->pattern, plen);
-    if (s->pattern == NULL) {
+    s->glob_base = opts->glob_base != NULL ? agti_strdup(opts->glob_base) : NULL;
+    s->o.glob_base = s->glob_base;
+    if (s->pattern == NULL || (opts->glob_base != NULL && s->glob_base == NULL)) {
+        free(s->pattern);
+        free(s->glob_base);
         free(s);
         return agti_oom();
     }
@@ -222,6 +226,7 @@ void agti_searcher_free(agti_searcher *s)
     }
     pcre2_code_free(s->code);
     pcre2_code_free(s->code_ascii);
+    free(s->glob_base);
     agti_lit_fini(&s->lit);
     for (size_t i = 0; i < s->ninc; i++)
         agti_glob_free(s->inc[i]);
@@ -237,6 +242,25 @@ void agti_searcher_free(agti_searcher *s)
     free(s);
 }
 
+/* A glob against relpath, or against glob_base/relpath when one is set. */
+static bool glob_hits(const agti_searcher *s, const agti_glob *g, const char *relpath, size_t len)
+{
+    if (agti_glob_match(g, relpath, len, false))
+        return true;
+    const char *base = s->o.glob_base;
+    if (base == NULL || base[0] == '\0')
+        return false;
+    char full[4096];
+    size_t bl = strlen(base);
+    if (bl + 1 + len >= sizeof full)
+        return false;
+    memcpy(full, base, bl);
+    full[bl] = '/';
+    memcpy(full + bl + 1, relpath, len);
+    full[bl + 1 + len] = '\0';
+    return agti_glob_match(g, full, bl + 1 + len, false);
+}
+
 bool agti_searcher_selects(const agti_searcher *s, const char *relpath, size_t len)
 {
     if (s->ntypeg > 0) {
@@ -249,12 +273,12 @@ bool agti_searcher_selects(const agti_searcher *s, const char *relpath, size_t l
     if (s->ninc > 0) {
         bool any = false;
         for (size_t i = 0; i < s->ninc && !any; i++)
-            any = agti_glob_match(s->inc[i], relpath, len, false);
+            any = glob_hits(s, s->inc[i], relpath, len);
         if (!any)
             return false;
     }
     for (size_t i = 0; i < s->nexc; i++)
-        if (agti_glob_match(s->exc[i], relpath, len, false))
+        if (glob_hits(s, s->exc[i], relpath, len))
             return false;
     return s->ps == NULL || agti_pathspec_match(s->ps, relpath);
 }

@@ -61,6 +61,10 @@ typedef struct agti_search_opts {
     unsigned ignore_flags;    /* AGTI_IGN_* */
     const char *ignore_root;  /* agti_walk_opts.ignore_root: an ancestor of the
                                  searched folder whose ignore rules reach into it */
+    const char *glob_base;    /* the searched folder relative to the workspace root
+                                 (NULL: none): globs also match "glob_base/relpath",
+                                 as rg run from the root matches a glob that
+                                 starts with the folder's own path */
     const char *const *globs; /* rg -g style: "!x" excludes; includes OR'ed */
     size_t nglobs;
     const char *const *types; /* ripgrep type names (agti_search_type_globs) */

@@ -25,7 +25,8 @@ struct agti_searcher {
     agti_search_opts o; /* copy; the pointer arrays are only read by agti_searcher_new */
     char *pattern;
     size_t plen;
-    bool use_lit; /* fixed string (ASCII if caseless): agti_lit instead of PCRE2 */
+    char *glob_base; /* copy of o.glob_base (o.glob_base points here) */
+    bool use_lit;    /* fixed string (ASCII if caseless): agti_lit instead of PCRE2 */
     agti_lit lit;
     pcre2_code *code;       /* NULL with use_lit */
     pcre2_code *code_ascii; /* the pattern without PCRE2_UCP (NULL when code has

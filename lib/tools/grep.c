@@ -262,6 +262,11 @@ static int search(agt_call *call, const grep_args *a, const agti_ws_path *p, boo
     if (a->glob != NULL) {
         o.globs = &a->glob;
         o.nglobs = 1;
+        /* rg run from the root matches a glob that starts with the searched
+         * folder's path (src, then any file below): the glob also sees the
+         * path from the workspace root. */
+        if (strcmp(p->rel, ".") != 0 && p->rel[0] != '/')
+            o.glob_base = p->rel;
     }
     if (a->type != NULL) {
         o.types = &a->type;

@@ -159,6 +159,34 @@ static void test_glob_absolute_inside(void)
     agt_session_free(s);
 }
 
+/* Grep glob with a folder as path: the glob was matched only against the
+ * path below that folder, so globs that name the folder (gg/src then a
+ * file pattern), as the model sees paths in results, found nothing; rg run
+ * from the root (`rg -c -g GLOB x gg/src`) matches them, and the first two
+ * expected values are its output. A glob relative to the folder (the third
+ * case) keeps working as before; rg would find nothing there. */
+static void test_grep_glob_with_path(void)
+{
+    put_file("gg/src/x.c", "x\n");
+    put_file("gg/src/y/z.c", "x\n");
+    put_file("gg/src/y/w.h", "x\n");
+    agt_session *s = new_session();
+    expect(s, "Grep",
+           "{\"pattern\":\"x\",\"path\":\"gg/src\",\"glob\":\"gg/src/*.c\",\"output_mode\":"
+           "\"count_matches\"}",
+           "gg/src/x.c:1\nTotal: 1 matching line in 1 file.", 0, "glob naming the folder");
+    expect(s, "Grep",
+           "{\"pattern\":\"x\",\"path\":\"gg/src\",\"glob\":\"!gg/src/y/**\",\"output_mode\":"
+           "\"count_matches\"}",
+           "gg/src/x.c:1\nTotal: 1 matching line in 1 file.", 0, "exclusion naming the folder");
+    expect(s, "Grep",
+           "{\"pattern\":\"x\",\"path\":\"gg/src\",\"glob\":\"y/*.h\",\"output_mode\":"
+           "\"count_matches\"}",
+           "gg/src/y/w.h:1\nTotal: 1 matching line in 1 file.", 0,
+           "glob relative to the folder still works");
+    agt_session_free(s);
+}
+
 int main(void)
 {
     make_ws("breaker2");
@@ -167,6 +195,7 @@ int main(void)
     test_all_rg_types();
     test_regex_unicode_and_blank_lines();
     test_glob_absolute_inside();
+    test_grep_glob_with_path();
     rm_ws();
     return t_done();
 }
