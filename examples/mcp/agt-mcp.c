@@ -18,6 +18,7 @@
 #include <jansson.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,9 +332,15 @@ static void tick(struct server *sv)
         agt_free(events);
 }
 
+/* A message longer than this (no newline yet) is answered with -32700 and
+ * the rest of its line is dropped, rather than buffered until memory runs
+ * out and the server dies with it. Large Write contents still fit. */
+#define MAX_MESSAGE ((size_t)256 << 20)
+
 static int serve(struct server *sv)
 {
     size_t cap = 65536, n = 0;
+    bool skipping = false; /* inside a line that went over MAX_MESSAGE */
     char *buf = malloc(cap);
     if (buf == NULL)
         return 1;
@@ -368,6 +375,17 @@ static int serve(struct server *sv)
             tick(sv);
         if (pr <= 0 || (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0)
             continue;
+        if (n >= MAX_MESSAGE) {
+            if (!skipping) {
+                char msg[120];
+                snprintf(msg, sizeof msg,
+                         "Parse error: message longer than %zu MiB without a newline; dropped",
+                         MAX_MESSAGE >> 20);
+                send_message(rpc_error(NULL, RPC_PARSE_ERROR, msg));
+            }
+            skipping = true;
+            n = 0;
+        }
         if (n == cap) {
             char *nb = realloc(buf, cap * 2);
             if (nb == NULL) {
@@ -381,14 +399,16 @@ static int serve(struct server *sv)
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0) {
-            if (n > 0)
+            if (n > 0 && !skipping)
                 handle_line(sv, buf, n); /* a last message without its newline */
             break;
         }
         size_t start = 0, end = n + (size_t)got;
         for (size_t i = n; i < end; i++) {
             if (buf[i] == '\n') {
-                handle_line(sv, buf + start, i - start);
+                if (!skipping)
+                    handle_line(sv, buf + start, i - start);
+                skipping = false;
                 start = i + 1;
             }
         }

@@ -135,6 +135,18 @@ def main():
                                          "arguments": {"todos": [{"title": big,
                                                                   "status": "pending"}]}}))
         check(r["result"]["isError"] is False, "1 MiB message", r["result"]["isError"])
+        # Over 256 MiB without a newline: one -32700, the rest of that line
+        # dropped, the server goes on (it buffered until memory ran out).
+        s.send_raw('{"jsonrpc":"2.0","id":20,"method":"ping","params":{"x":"')
+        chunk = "y" * (1 << 20)
+        for _ in range(257):
+            s.send_raw(chunk)
+        r = json.loads(s.p.stdout.readline())
+        check(err_code(r) == (None, -32700) and "longer than 256 MiB" in r["error"]["message"],
+              "message over 256 MiB -> -32700", r)
+        s.send_raw('"}}\n')  # the end of that line: dropped, no answer
+        r = s.ask(req(21, "ping"))
+        check(r == {"jsonrpc": "2.0", "id": 21, "result": {}}, "next message served", r)
         rc, rest = s.close()
         check(rc == 0 and rest == "", "EOF ends the server with status 0", (rc, rest[:200]))
 
