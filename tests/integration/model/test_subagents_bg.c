@@ -6,7 +6,8 @@
  * readable agt_session_poll_fds() descriptor), resume continues the
  * sub-agent's conversation, TaskStop cancels a running one, the agent loop
  * turns the event into a notification; the foreground fallback says why;
- * the sub-agent approval policy (declined by default, or a host approver).
+ * the sub-agent approval policy for calls the host dispatches itself (declined:
+ * no agent loop to pause) or a host sub-agent approver.
  */
 #include <jansson.h>
 #include <poll.h>
