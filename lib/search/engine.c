@@ -159,6 +159,56 @@ static int compile_filters(agti_searcher *s, const agti_search_opts *o)
     return AGT_OK;
 }
 
+/* True when the regex has the escape \n outside a character class: outside
+ * multiline mode it can never match, since a match lies within one line
+ * (ripgrep refuses it too; [^\n] stays fine). \Q...\E and [:class:] are
+ * skipped. */
+static bool has_newline_escape(const char *p, size_t n)
+{
+    bool in_class = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (c == '\\') {
+            if (i + 1 >= n)
+                break;
+            char e = p[i + 1];
+            if (e == 'Q') {
+                size_t j = i + 2;
+                while (j + 1 < n && !(p[j] == '\\' && p[j + 1] == 'E'))
+                    j++;
+                i = j + 1;
+                continue;
+            }
+            if (e == 'n' && !in_class)
+                return true;
+            i++;
+            continue;
+        }
+        if (in_class) {
+            if (c == '[' && i + 1 < n && p[i + 1] == ':') {
+                /* [:alpha:] inside a class: its ']' does not end the class */
+                size_t j = i + 2;
+                while (j + 1 < n && !(p[j] == ':' && p[j + 1] == ']'))
+                    j++;
+                i = j + 1;
+            } else if (c == ']') {
+                in_class = false;
+            }
+            continue;
+        }
+        if (c == '[') {
+            in_class = true;
+            size_t j = i + 1;
+            if (j < n && p[j] == '^')
+                j++;
+            if (j < n && p[j] == ']') /* a leading ']' is a member */
+                j++;
+            i = j - 1;
+        }
+    }
+    return false;
+}
+
 int agti_searcher_new(agti_searcher **out, const agti_search_opts *opts)
 {
     if (out == NULL || opts == NULL)
@@ -174,6 +224,10 @@ int agti_searcher_new(agti_searcher **out, const agti_search_opts *opts)
     if (!opts->multiline && memchr(opts->pattern, '\n', plen) != NULL)
         return agti_error(AGT_EINVAL, "search: the pattern contains a line break; matches are "
                                       "found within one line unless multiline is set");
+    if (!opts->multiline && !opts->literal && has_newline_escape(opts->pattern, plen))
+        return agti_error(AGT_EINVAL,
+                          "search: the pattern contains \\n (a line break), which never matches "
+                          "within one line; set multiline to match across lines");
     agti_searcher *s = calloc(1, sizeof *s);
     if (s == NULL)
         return agti_oom();

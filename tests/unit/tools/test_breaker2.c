@@ -187,6 +187,29 @@ static void test_grep_glob_with_path(void)
     agt_session_free(s);
 }
 
+/* The regex escape \n outside multiline mode can never match (a match lies
+ * within one line), and Grep said "No matches", which reads as "the text is
+ * not there"; rg refuses it ("the literal '\n' is not allowed in a regex",
+ * suggesting --multiline). Now refused with the same advice; [^\n] and an
+ * escaped backslash before n stay fine (rg accepts both). */
+static void test_newline_escape(void)
+{
+    put_file("nl/a.txt", "foo\nbar\nfoo bar\n");
+    agt_session *s = new_session();
+    expect(s, "Grep", "{\"pattern\":\"foo\\\\nbar\",\"path\":\"nl\"}",
+           "Grep cannot run: search: the pattern contains \\n (a line break), which never "
+           "matches within one line; set multiline to match across lines.",
+           1, "\\n outside multiline is refused");
+    expect(s, "Grep",
+           "{\"pattern\":\"foo\\\\nbar\",\"path\":\"nl\",\"multiline\":true,\"output_mode\":"
+           "\"content\"}",
+           "nl/a.txt:1:foo\nnl/a.txt:2:bar", 0, "\\n with multiline");
+    expect(s, "Grep",
+           "{\"pattern\":\"foo[^\\\\n]bar\",\"path\":\"nl\",\"output_mode\":\"content\"}",
+           "nl/a.txt:3:foo bar", 0, "[^\\n] is fine");
+    agt_session_free(s);
+}
+
 int main(void)
 {
     make_ws("breaker2");
@@ -196,6 +219,7 @@ int main(void)
     test_regex_unicode_and_blank_lines();
     test_glob_absolute_inside();
     test_grep_glob_with_path();
+    test_newline_escape();
     rm_ws();
     return t_done();
 }
