@@ -33,9 +33,12 @@ static void render(agti_buf *b, json_t *todos, const char *lead)
                     n == 1 ? "" : "s", done, active, n - done - active);
     json_array_foreach(todos, i, t)
     {
-        agti_buf_printf(b, "\n%zu. %s %s", i + 1,
-                        status_mark(json_string_value(json_object_get(t, "status"))),
-                        json_string_value(json_object_get(t, "title")));
+        agti_buf_printf(b, "\n%zu. %s ", i + 1,
+                        status_mark(json_string_value(json_object_get(t, "status"))));
+        /* one line per item: a line break inside a title (the schema allows
+         * one) would read as a new item or as prose after the list */
+        for (const char *c = json_string_value(json_object_get(t, "title")); *c; c++)
+            agti_buf_putc(b, *c == '\n' || *c == '\r' ? ' ' : *c);
     }
 }
 

@@ -387,6 +387,20 @@ static void test_restore_output_path(void)
     unlink(secret);
 }
 
+/* A line break inside a todo title (the schema allows it) printed the item
+ * over two lines, the second reading like the next item or prose. */
+static void test_todo_title_newline(agt_session *s)
+{
+    expect(s, "TodoList",
+           "{\"todos\":[{\"title\":\"a\\nb\",\"status\":\"pending\"},"
+           "{\"title\":\"c\\r\\nd\",\"status\":\"done\"}]}",
+           "Todo list updated: 2 items (1 done, 0 in progress, 1 pending).\n"
+           "1. [ ] a b\n"
+           "2. [x] c  d",
+           0, "todo titles with line breaks stay on their line");
+    expect(s, "TodoList", "{\"todos\":[]}", "The todo list was cleared.", 0, "todo cleared");
+}
+
 int main(void)
 {
     make_ws("breaker");
@@ -401,6 +415,7 @@ int main(void)
     test_glob_absolute_pattern(s);
     test_late_nul(s);
     test_bash_output_nul(s);
+    test_todo_title_newline(s);
     agt_session_free(s);
     test_restore_output_path();
     test_hook_rewrite();
