@@ -12,9 +12,13 @@
  * waits for approval (then the host answers with agt_agent_answer() and
  * continues with agt_agent_resume()).
  *
- * Tool calls of one turn run one after the other, in the model's order:
- * a session is single-threaded (its todo list, plan file, task table and
- * approval state are not locked), so read-only calls are not run concurrently.
+ * Tool calls of one turn are dispatched in the model's order. A run of two
+ * or more consecutive calls to parallel-safe tools (the built-in Read, Glob,
+ * Grep, ReadMediaFile and FetchURL providers) has its providers run
+ * concurrently, on up to agt_agent_set_parallel_tools() threads; every other
+ * call runs alone and is a barrier between runs. Approval, hooks, events and
+ * results stay on the host's thread and in call order (see
+ * agt_agent_set_parallel_tools()).
  *
  * The conversation uses the canonical message shape of model.h. A
  * notification is a user message whose content starts with
@@ -367,6 +371,37 @@ AGT_EXTERN int agt_agent_enable_subagents(agt_agent *a);
  * @return AGT_OK; AGT_EINVAL (a NULL agent, max out of range).
  */
 AGT_EXTERN int agt_agent_set_swarm_concurrency(agt_agent *a, int max);
+
+/**
+ * Sets how many read-only tool calls of one model turn may run at once
+ * (default 4; 1 runs every call one after the other). Sub-agents (Agent,
+ * AgentSwarm) follow the root agent's setting, also when it changes later.
+ *
+ * Parallel-safe are the built-in providers of Read, Glob, Grep,
+ * ReadMediaFile and FetchURL (network fetches gain the most): they only read
+ * the session. A tool whose provider the host set (WebSearch,
+ * AskUserQuestion, Skill, or a built-in name overridden) is never
+ * parallel-safe (the host's thread-safety is unknown), nor is task_done,
+ * Agent, AgentSwarm, the todo/plan/task/cron tools, anything that writes or
+ * executes, or the review tools (they share the session's change set).
+ *
+ * A maximal run of two or more consecutive parallel-safe calls is handled in
+ * three phases: on the host's thread and in call order, each call's
+ * AGT_AGENT_TOOL_STARTED event, look-up, argument checks, approval (the
+ * session's approver is asked here) and pre-tool-use hook; then the
+ * providers of the calls that passed run on up to max threads (the host's
+ * thread is one of them); then, on the host's thread and in call order, the
+ * post-tool-use hooks and the AGT_AGENT_TOOL_FINISHED events. A call that is
+ * refused, has bad arguments or waits for approval (AGT_EPENDING: it runs
+ * when answered, as without concurrency) takes no thread. Any other call
+ * runs alone, after the run before it finished, so e.g. a Read after a Write
+ * sees the written file. Results enter the conversation in call order and
+ * are the same as those of a sequential run of the same calls.
+ *
+ * @param max 1..64 calls at once.
+ * @return AGT_OK; AGT_EINVAL (a NULL agent, max out of range).
+ */
+AGT_EXTERN int agt_agent_set_parallel_tools(agt_agent *a, int max);
 
 /**
  * Decides a sub-agent's tool call that needs the user's approval.

@@ -19,6 +19,7 @@
 #include "dispatch/dispatch_internal.h"
 #include "model/model_internal.h"
 #include "session/events_internal.h"
+#include "session/jobs.h"
 #include "session/subapproval.h"
 
 #define PREVIEW_BYTES 200
@@ -86,7 +87,8 @@ struct agt_agent {
     int dispatching;           /* in a dispatch or answer of its own calls (can suspend one) */
     struct lost_task **lost;   /* restored background tasks that ran when saved */
     size_t n_lost;
-    susp *new_susp; /* set by the Agent/AgentSwarm provider that suspends its call */
+    susp *new_susp;          /* set by the Agent/AgentSwarm provider that suspends its call */
+    atomic_int parallel_max; /* concurrent read-only calls of a turn (root's applies) */
 };
 
 typedef struct sub {
@@ -211,6 +213,7 @@ int agt_agent_new(agt_agent **out, agt_session *session, agt_model *model)
     a->percent = 80;
     a->last_count = -1;
     a->swarm_max = 4;
+    atomic_init(&a->parallel_max, 4);
     atomic_init(&a->cancelled, 0);
     pthread_mutex_init(&a->subs_lock, NULL);
     *out = a;
@@ -598,39 +601,164 @@ static void took_pending(agt_agent *a, call *c)
               json_pack("{s:s,s:s,s:s}", "id", c->id, "name", c->name, "arguments", c->args));
 }
 
-/* Dispatches the calls of the turn; sets a->waiting when some need approval. */
-static int dispatch_calls(agt_agent *a)
+static void started_event(agt_agent *a, const call *c)
 {
-    for (size_t i = 0; i < a->n_calls; i++) {
-        call *c = &a->calls[i];
-        emit_json(a, AGT_AGENT_TOOL_STARTED,
-                  json_pack("{s:s,s:s,s:s}", "id", c->id, "name", c->name, "arguments", c->args));
-        if (strcmp(c->name, "task_done") == 0)
-            a->task_done = true;
+    emit_json(a, AGT_AGENT_TOOL_STARTED,
+              json_pack("{s:s,s:s,s:s}", "id", c->id, "name", c->name, "arguments", c->args));
+}
+
+/* Takes the outcome of a dispatch, answer or completed job of c: a result,
+ * a wait (AGT_EPENDING), or a failure that becomes an error result. With
+ * event, the finished event is given now. AGT_OK, or AGT_ENOMEM. */
+static int take_outcome(agt_agent *a, call *c, int rc, agt_result *res, bool event)
+{
+    if (rc == AGT_OK) {
+        rc = set_result(c, res);
+        agt_result_free(res);
+        if (rc != AGT_OK)
+            return rc;
+    } else if (rc == AGT_EPENDING) {
+        took_pending(a, c);
+        return AGT_OK;
+    } else if (rc == AGT_ENOMEM) {
+        return rc;
+    } else {
+        char *t = agti_aprintf("Tool call failed: %s", agt_error_message());
+        if (!t)
+            return agti_oom();
+        free(c->text);
+        c->text = t;
+        c->is_error = true;
+        c->answered = true;
+    }
+    if (event)
+        finished_event(a, c);
+    return AGT_OK;
+}
+
+/* One call through agt_session_dispatch: everything that is not a
+ * read-only built-in, and every call when the bound is 1. */
+static int dispatch_one(agt_agent *a, call *c)
+{
+    started_event(a, c);
+    if (strcmp(c->name, "task_done") == 0)
+        a->task_done = true;
+    agt_result *res = NULL;
+    a->dispatching++;
+    int rc = agt_session_dispatch(a->session, c->id, c->name, c->args, &res);
+    a->dispatching--;
+    return take_outcome(a, c, rc, res, true);
+}
+
+typedef struct pool {
+    agti_session_job **jobs; /* the jobs to run; NULL entries are skipped */
+    size_t n;
+    atomic_size_t next;
+} pool;
+
+static void pool_work(pool *p)
+{
+    for (;;) {
+        size_t i = atomic_fetch_add(&p->next, 1);
+        if (i >= p->n)
+            return;
+        if (p->jobs[i] != NULL && agti_session_job_parallel_safe(p->jobs[i]))
+            agti_session_job_execute(p->jobs[i]);
+    }
+}
+
+static void *pool_main(void *arg)
+{
+    pool_work(arg);
+    return NULL;
+}
+
+/* Runs the parallel-safe jobs on up to max threads, the host's included
+ * (a thread that cannot be started leaves its share to the others). */
+static void pool_run(agti_session_job **jobs, size_t n, int max)
+{
+    size_t ready = 0;
+    for (size_t i = 0; i < n; i++)
+        ready += jobs[i] != NULL && agti_session_job_parallel_safe(jobs[i]);
+    pool p = {jobs, n, 0};
+    size_t want = ready < (size_t)max ? ready : (size_t)max;
+    pthread_t th[64];
+    size_t started = 0;
+    while (started + 1 < want && pthread_create(&th[started], NULL, pool_main, &p) == 0)
+        started++;
+    pool_work(&p);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+}
+
+/* A run of consecutive calls to parallel-safe tools (calls [from, to)):
+ * prepared in call order on this thread (started events, approval, the
+ * pre-hooks), their providers run concurrently, then completed in call
+ * order (post-hooks, finished events). A call answered in prepare (refused,
+ * bad arguments) or waiting for approval takes no thread. */
+static int dispatch_group(agt_agent *a, size_t from, size_t to, int max)
+{
+    size_t n = to - from;
+    agti_session_job **jobs = calloc(n, sizeof *jobs);
+    if (!jobs)
+        return agti_oom();
+    int rc = AGT_OK;
+    size_t k = 0;
+    for (; k < n && rc == AGT_OK; k++) {
+        call *c = &a->calls[from + k];
+        started_event(a, c);
         agt_result *res = NULL;
         a->dispatching++;
-        int rc = agt_session_dispatch(a->session, c->id, c->name, c->args, &res);
+        int prc = agti_session_prepare(a->session, c->id, c->name, c->args, &jobs[k], &res);
         a->dispatching--;
-        if (rc == AGT_OK) {
-            rc = set_result(c, res);
-            agt_result_free(res);
-            if (rc != AGT_OK)
-                return rc;
-            finished_event(a, c);
-        } else if (rc == AGT_EPENDING) {
-            took_pending(a, c);
-        } else if (rc == AGT_ENOMEM) {
-            return rc;
-        } else {
-            char *t = agti_aprintf("Tool call failed: %s", agt_error_message());
-            if (!t)
-                return agti_oom();
-            free(c->text);
-            c->text = t;
-            c->is_error = true;
-            c->answered = true;
+        if (prc != AGT_OK || jobs[k] == NULL)
+            rc = take_outcome(a, c, prc, res, false);
+    }
+    if (rc == AGT_OK)
+        pool_run(jobs, n, max);
+    for (size_t i = 0; i < n; i++) {
+        call *c = &a->calls[from + i];
+        if (rc != AGT_OK) {
+            agti_session_job_free(jobs[i]);
+        } else if (jobs[i] != NULL) {
+            agt_result *res = NULL;
+            int crc = agti_session_job_complete(jobs[i], &res);
+            rc = take_outcome(a, c, crc, res, true);
+        } else if (c->answered) {
             finished_event(a, c);
         }
+    }
+    free(jobs);
+    return rc;
+}
+
+static agt_agent *root_of(agt_agent *a)
+{
+    return a->self ? a->self->root : a;
+}
+
+/* Dispatches the calls of the turn; sets a->waiting when some need approval.
+ * Runs of two or more consecutive parallel-safe calls go to dispatch_group,
+ * every other call is a barrier dispatched on its own. */
+static int dispatch_calls(agt_agent *a)
+{
+    int max = atomic_load(&root_of(a)->parallel_max);
+    size_t i = 0;
+    while (i < a->n_calls) {
+        size_t j = i;
+        while (max > 1 && j < a->n_calls &&
+               agti_session_parallel_safe(a->session, a->calls[j].name))
+            j++;
+        int rc;
+        if (j - i >= 2) {
+            rc = dispatch_group(a, i, j, max);
+            i = j;
+        } else {
+            rc = dispatch_one(a, &a->calls[i]);
+            i++;
+        }
+        if (rc != AGT_OK)
+            return rc;
     }
     return AGT_OK;
 }
@@ -2579,6 +2707,15 @@ int agt_agent_set_swarm_concurrency(agt_agent *a, int max)
         return agti_error(AGT_EINVAL, "agt_agent_set_swarm_concurrency: %s",
                           a ? "max not in 1..64" : "agent is NULL");
     a->swarm_max = max;
+    return AGT_OK;
+}
+
+int agt_agent_set_parallel_tools(agt_agent *a, int max)
+{
+    if (!a || max < 1 || max > 64)
+        return agti_error(AGT_EINVAL, "agt_agent_set_parallel_tools: %s",
+                          a ? "max not in 1..64" : "agent is NULL");
+    atomic_store(&a->parallel_max, max);
     return AGT_OK;
 }
 

@@ -303,6 +303,67 @@ static int finish_call(agt_call *c, int prc, agt_result **out)
     return AGT_OK;
 }
 
+/* Look-up, parsing, validation, built-in checks and the gate: the part of a
+ * dispatch that runs on the caller's thread in call order. AGT_OK with *fn
+ * set: the call is ready for its provider. AGT_OK with *out set: answered
+ * already (not available, bad arguments, refused); AGT_EPENDING: parked by
+ * the gate; another code: failed. On every return but "ready" the call is
+ * released. */
+static int prepare(const agti_dispatch_env *env, agt_call *c, const char *call_id, const char *tool,
+                   const char *args_json, agt_provider_fn *fn, void **payload, agt_result **out)
+{
+    *out = NULL;
+    *fn = NULL;
+    memset(c, 0, sizeof *c);
+    const agti_tool *t = agti_registry_find(env->reg, tool);
+    /* agti_tool_offered() without its provider look-up: the one below
+     * answers both whether there is a provider and which */
+    if (t == NULL || (env->phase == AGT_PHASE_PLAN && !t->plan_task) ||
+        (env->phase == AGT_PHASE_MAIN && !t->main_task) ||
+        !agti_registry_provider(env->reg, t, fn, payload)) {
+        *fn = NULL;
+        return not_available(env, call_id, tool, out);
+    }
+    agt_provider_fn found = *fn;
+    *fn = NULL;
+    c->id = call_id;
+    c->tool = t->name;
+    c->entry = t;
+    c->session = env->session;
+    c->args_text = (args_json == NULL || args_json[0] == '\0') ? "{}" : args_json;
+    int rc = parse_args(t, call_id, args_json, &c->args, out);
+    if (rc != AGT_OK)
+        return rc == AGT_EINVALID ? AGT_OK : rc;
+    if ((rc = agti_builtin_check(c)) != AGT_OK) {
+        rc = finish_call(c, rc, out);
+        call_release(c);
+        return rc;
+    }
+    if (env->gate != NULL) {
+        rc = env->gate(env->gate_ctx, c, out);
+        if (rc != AGT_OK) {
+            call_release(c);
+            return rc == AGT_EDENIED ? AGT_OK : rc;
+        }
+    }
+    *fn = found;
+    return AGT_OK;
+}
+
+/* The provider and the result: one thread, since finish_call reads the
+ * provider's thread-local last error. Releases the call. */
+static int execute(agt_call *c, agt_provider_fn fn, void *payload, agt_result **out)
+{
+    int prc = fn(c, payload);
+    if (prc == AGT_OK && c->suspended) {
+        call_release(c);
+        return AGT_EPENDING;
+    }
+    int rc = finish_call(c, prc, out);
+    call_release(c);
+    return rc;
+}
+
 int agti_dispatch(const agti_dispatch_env *env, const char *call_id, const char *tool,
                   const char *args_json, agt_result **out)
 {
@@ -311,45 +372,82 @@ int agti_dispatch(const agti_dispatch_env *env, const char *call_id, const char 
     *out = NULL;
     if (call_id == NULL)
         call_id = "";
-    const agti_tool *t = agti_registry_find(env->reg, tool);
-    agt_provider_fn fn = NULL;
-    void *payload = NULL;
-    /* agti_tool_offered() without its provider look-up: the one below
-     * answers both whether there is a provider and which */
-    if (t == NULL || (env->phase == AGT_PHASE_PLAN && !t->plan_task) ||
-        (env->phase == AGT_PHASE_MAIN && !t->main_task) ||
-        !agti_registry_provider(env->reg, t, &fn, &payload))
-        return not_available(env, call_id, tool, out);
-
     agt_call c;
-    memset(&c, 0, sizeof c);
-    c.id = call_id;
-    c.tool = t->name;
-    c.entry = t;
-    c.session = env->session;
-    c.args_text = (args_json == NULL || args_json[0] == '\0') ? "{}" : args_json;
-    int rc = parse_args(t, call_id, args_json, &c.args, out);
-    if (rc != AGT_OK)
-        return rc == AGT_EINVALID ? AGT_OK : rc;
-    if ((rc = agti_builtin_check(&c)) != AGT_OK) {
-        rc = finish_call(&c, rc, out);
-        call_release(&c);
+    agt_provider_fn fn;
+    void *payload = NULL;
+    int rc = prepare(env, &c, call_id, tool, args_json, &fn, &payload, out);
+    if (rc != AGT_OK || fn == NULL)
+        return rc;
+    return execute(&c, fn, payload, out);
+}
+
+/* ---- split dispatch (concurrent read-only calls) ------------------------ */
+
+struct agti_prepared {
+    agt_call call;
+    agt_provider_fn fn;
+    void *payload;
+    char *id; /* the call's strings, kept until it has run */
+    char *args;
+};
+
+int agti_dispatch_prepare(const agti_dispatch_env *env, const char *call_id, const char *tool,
+                          const char *args_json, agti_prepared **prep, agt_result **out)
+{
+    if (prep == NULL || out == NULL || tool == NULL)
+        return agti_error(AGT_EINVAL, "agti_dispatch_prepare: tool, prep or out is NULL");
+    *prep = NULL;
+    *out = NULL;
+    agti_prepared *p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return agti_oom();
+    p->id = agti_strdup(call_id ? call_id : "");
+    p->args = args_json ? agti_strdup(args_json) : NULL;
+    if (p->id == NULL || (args_json != NULL && p->args == NULL)) {
+        agti_prepared_free(p);
+        return agti_oom();
+    }
+    int rc = prepare(env, &p->call, p->id, tool, p->args, &p->fn, &p->payload, out);
+    if (rc != AGT_OK || p->fn == NULL) {
+        p->fn = NULL; /* released by prepare */
+        agti_prepared_free(p);
         return rc;
     }
+    *prep = p;
+    return AGT_OK;
+}
 
-    if (env->gate != NULL) {
-        rc = env->gate(env->gate_ctx, &c, out);
-        if (rc != AGT_OK) {
-            call_release(&c);
-            return rc == AGT_EDENIED ? AGT_OK : rc;
-        }
-    }
-    int prc = fn(&c, payload);
-    if (prc == AGT_OK && c.suspended) {
-        call_release(&c);
-        return AGT_EPENDING;
-    }
-    rc = finish_call(&c, prc, out);
-    call_release(&c);
-    return rc;
+bool agti_prepared_parallel_safe(const agti_prepared *p)
+{
+    return p != NULL && agti_provider_parallel_safe(p->fn);
+}
+
+int agti_dispatch_execute(agti_prepared *p, agt_result **out)
+{
+    *out = NULL;
+    if (p->fn == NULL)
+        return agti_error(AGT_ESTATE, "tool call '%s' has run already", p->id);
+    agt_provider_fn fn = p->fn;
+    p->fn = NULL;
+    return execute(&p->call, fn, p->payload, out);
+}
+
+void agti_prepared_free(agti_prepared *p)
+{
+    if (p == NULL)
+        return;
+    if (p->fn != NULL)
+        call_release(&p->call);
+    free(p->id);
+    free(p->args);
+    free(p);
+}
+
+bool agti_dispatch_parallel_safe(const agti_dispatch_env *env, const char *tool)
+{
+    const agti_tool *t = tool ? agti_registry_find(env->reg, tool) : NULL;
+    agt_provider_fn fn;
+    void *payload;
+    return t != NULL && agti_tool_offered(env->reg, t, env->phase) &&
+           agti_registry_provider(env->reg, t, &fn, &payload) && agti_provider_parallel_safe(fn);
 }

@@ -83,4 +83,40 @@ json_t *agti_call_args_json(const agt_call *call);
  * also on failure. AGT_OK, or AGT_ENOMEM with the call unchanged. */
 int agti_call_replace_args(agt_call *call, json_t *args);
 
+/* ---- split dispatch: concurrent read-only calls (issue #7) ----
+ * agti_dispatch = agti_dispatch_prepare + agti_dispatch_execute. Prepare
+ * (look-up, arguments, checks, the gate with approval and pre-hook) runs on
+ * the session's thread in call order; execute (provider + result) may run on
+ * another thread when the provider is parallel-safe; the caller completes
+ * (post-hook) back on the session's thread. */
+typedef struct agti_prepared agti_prepared;
+
+/* Prepares a call. AGT_OK with *prep set: ready to execute (the call's
+ * strings are copied). AGT_OK with *out set: answered already (not
+ * available, bad arguments, refused by the gate). AGT_EPENDING: parked by the
+ * gate. Another code: failed (nothing set). */
+int agti_dispatch_prepare(const agti_dispatch_env *env, const char *call_id, const char *tool,
+                          const char *args_json, agti_prepared **prep, agt_result **out);
+
+/* Runs the provider of a prepared call and builds its result, on any thread
+ * (one thread for the whole call). Returns what agti_dispatch would: AGT_OK
+ * with *out, AGT_EPENDING (suspended), or an error code with the calling
+ * thread's last error set. The call is released; free p afterwards. */
+int agti_dispatch_execute(agti_prepared *p, agt_result **out);
+
+/* Frees a prepared call, run or not; NULL is a no-op. */
+void agti_prepared_free(agti_prepared *p);
+
+/* Whether the prepared call's provider may run concurrently with others. */
+bool agti_prepared_parallel_safe(const agti_prepared *p);
+
+/* Whether `tool` is offered in env's phase and its provider is
+ * parallel-safe (a host provider never is). */
+bool agti_dispatch_parallel_safe(const agti_dispatch_env *env, const char *tool);
+
+/* Whether a provider may run on a worker thread concurrently with other
+ * parallel-safe calls of the same session: only built-in providers audited
+ * for shared state (lib/tools/providers.c). */
+bool agti_provider_parallel_safe(agt_provider_fn fn);
+
 #endif

@@ -4,6 +4,7 @@
  * dropped; headings, paragraphs, lists, links, code and tables are kept as
  * markdown-like text. The main content is <main>, else <article>, else <body>.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +24,13 @@
 bool agti_html_available(void)
 {
     return true;
+}
+
+static pthread_once_t parser_once = PTHREAD_ONCE_INIT;
+
+static void parser_init(void)
+{
+    xmlInitParser();
 }
 
 typedef struct walk {
@@ -246,6 +254,9 @@ int agti_html_to_text(const char *html, size_t len, const char *charset, const c
 {
     if (len > (size_t)INT32_MAX)
         return agti_error(AGT_ELIMIT, "HTML document larger than 2 GiB");
+    /* libxml2 2.9 wants its parser set up once before threads parse (FetchURL
+     * calls may run concurrently) */
+    pthread_once(&parser_once, parser_init);
     htmlDocPtr doc = htmlReadMemory(html, (int)len, base_url, charset,
                                     HTML_PARSE_RECOVER | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
                                         HTML_PARSE_NONET | HTML_PARSE_NOBLANKS);

@@ -1,3 +1,4 @@
+#include "dispatch/dispatch_internal.h"
 #include "registry/registry_internal.h"
 #include "tools_internal.h"
 
@@ -32,3 +33,26 @@ const agti_builtin_provider agti_builtin_providers[] = {
 
 const size_t agti_builtin_provider_count =
     sizeof agti_builtin_providers / sizeof agti_builtin_providers[0];
+
+/* Providers that may run on worker threads while other calls of the same
+ * session run (the agent's concurrent read-only calls, issue #7). Audited:
+ * each reads the session (root, admitted folders, limits, plan file) without
+ * writing it, keeps its state on its own stack or heap, and uses engines
+ * without process-wide mutable state (fs walker and ignore rules, PCRE2 with
+ * per-search contexts, libcurl easy handles after the locked global init,
+ * libxml2 after xmlInitParser under pthread_once). Not listed: everything
+ * that writes or executes, the session's tables (todo, plan, tasks, cron),
+ * task_done and code_comment, and the review readers (file_read, file_find,
+ * file_read_diff, code_search): they share the session's change set, whose
+ * lazy state and blob cache are not locked for concurrent callers. */
+static const agt_provider_fn parallel_safe[] = {
+    agti_tool_read, agti_tool_glob, agti_tool_grep, agti_tool_read_media, agti_tool_fetchurl,
+};
+
+bool agti_provider_parallel_safe(agt_provider_fn fn)
+{
+    for (size_t i = 0; fn != NULL && i < sizeof parallel_safe / sizeof parallel_safe[0]; i++)
+        if (parallel_safe[i] == fn)
+            return true;
+    return false;
+}
