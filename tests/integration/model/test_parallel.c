@@ -476,6 +476,51 @@ static void test_pre_hook(void)
     free(msgs[1]);
 }
 
+/* ---- every parallel-safe kind in one run --------------------------------- */
+
+static const char *KINDS =
+    "{\"tool_calls\":["
+    "{\"id\":\"k1\",\"name\":\"Glob\",\"arguments\":\"{\\\"pattern\\\":\\\"*.txt\\\"}\"},"
+    "{\"id\":\"k2\",\"name\":\"Grep\",\"arguments\":\"{\\\"pattern\\\":\\\"e\\\"}\"},"
+    "{\"id\":\"k3\",\"name\":\"Read\",\"arguments\":\"{\\\"path\\\":\\\"c.txt\\\"}\"},"
+    "{\"id\":\"k4\",\"name\":\"ReadMediaFile\",\"arguments\":"
+    "\"{\\\"path\\\":\\\"b.txt\\\"}\"},"
+    "{\"id\":\"k5\",\"name\":\"Grep\",\"arguments\":"
+    "\"{\\\"pattern\\\":\\\"(\\\"}\"}],"
+    "\"finish_reason\":\"tool_calls\"}";
+
+static void test_kinds(void)
+{
+    char *msgs[2] = {NULL, NULL};
+    char events[2][1024];
+    for (int k = 0; k < 2; k++) {
+        int max = k == 0 ? 8 : 1;
+        fixture fx;
+        if (fixture_open(&fx, AGT_MODE_YOLO, max, KINDS, NULL) != AGT_OK) {
+            T_CHECK(0, "kinds fixture: %s", agt_error_message());
+            return;
+        }
+        T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "kinds, bound %d: run", max);
+        int err = 0;
+        char *k5 = tool_text(&fx, "k5", &err);
+        T_EQ_INT(err, 1, "kinds, bound %d: the bad regex is an error result", max);
+        free(k5);
+        char *k1 = tool_text(&fx, "k1", NULL);
+        T_CHECK(k1 && strstr(k1, "a.txt") && strstr(k1, "b.txt") && strstr(k1, "c.txt"),
+                "kinds, bound %d: Glob lists the three files", max);
+        free(k1);
+        snprintf(events[k], sizeof events[k], "%s", fx.tr.events);
+        msgs[k] = tool_messages(&fx);
+        fixture_close(&fx);
+    }
+    T_EQ_STR(events[0], "S:k1 S:k2 S:k3 S:k4 S:k5 F:k1 F:k2 F:k3 F:k4 F:k5",
+             "kinds: one run of five");
+    T_CHECK(msgs[0] && msgs[1] && strcmp(msgs[0], msgs[1]) == 0,
+            "kinds: conversation equals the sequential run's");
+    free(msgs[0]);
+    free(msgs[1]);
+}
+
 /* ---- Read, Read, then Edit in the next turn ------------------------------ */
 
 static void test_read_then_edit(void)
@@ -542,6 +587,7 @@ int main(int argc, char **argv)
     test_mixed();
     test_approval();
     test_pre_hook();
+    test_kinds();
     test_read_then_edit();
     test_setter();
     fake_server_stop(&srv);
