@@ -22,8 +22,12 @@
  *     the index file's), so a stat match means the bytes are unchanged;
  *   - no filter applies to the path (git_filter_list_load gives none: no
  *     text/eol/crlf/ident attribute, no core.autocrlf; and no filter=
- *     driver attribute, which git runs and libgit2 does not know), so the
- *     bytes git hashed are the bytes on disk;
+ *     driver or working-tree-encoding attribute, which git applies and
+ *     libgit2 does not know), so the bytes git hashed are the bytes on disk
+ *     (as git itself assumes of a stat-clean entry: a conversion removed
+ *     after the file was added or checked out, e.g. a filter= line dropped
+ *     from info/attributes, goes unseen by git status and here alike until
+ *     the file is added or checked out again);
  *   - at read time, the opened file (no symlink) matches the entry's stat
  *     data (size, mtime, ctime, inode, device, mode, owner) as git compares
  *     them, and its size is the blob's size.
@@ -177,11 +181,15 @@ static bool racy(const git_index_entry *e, const file_stamp *index)
 
 static bool no_filters(git_repository *repo, const char *path)
 {
-    /* a filter driver (filter=name, e.g. git-lfs) is run by git but is
-     * unknown to libgit2, which then loads no filter for it */
-    const char *driver = NULL;
-    if (git_attr_get(&driver, repo, GIT_ATTR_CHECK_FILE_THEN_INDEX, path, "filter") < 0 ||
-        git_attr_value(driver) != GIT_ATTR_VALUE_UNSPECIFIED)
+    /* git runs two conversions libgit2 does not know, so it loads no filter
+     * for them: a filter driver (filter=name, e.g. git-lfs) and
+     * working-tree-encoding (the working tree in e.g. UTF-16 or IBM037, the
+     * blob in UTF-8: the sizes may be equal, as for IBM037) */
+    static const char *names[] = {"filter", "working-tree-encoding"};
+    const char *values[2] = {NULL, NULL};
+    if (git_attr_get_many(values, repo, GIT_ATTR_CHECK_FILE_THEN_INDEX, path, 2, names) < 0 ||
+        git_attr_value(values[0]) != GIT_ATTR_VALUE_UNSPECIFIED ||
+        git_attr_value(values[1]) != GIT_ATTR_VALUE_UNSPECIFIED)
         return false;
     git_filter_list *fl = NULL;
     if (git_filter_list_load(&fl, repo, NULL, path, GIT_FILTER_TO_ODB, GIT_FILTER_DEFAULT) < 0)

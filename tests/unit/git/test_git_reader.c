@@ -5,8 +5,9 @@
  * checks the exact bytes (what was committed, written out here) and whether
  * the file came from disk, for the clean case and for every fall-back:
  * modified file, racily clean entry, CRLF attribute, filter driver,
- * core.autocrlf, a different commit, symlink, assume-unchanged, an index
- * rewritten between searches, and a bare repository.
+ * working-tree-encoding, core.autocrlf, a different commit, symlink,
+ * assume-unchanged, an index rewritten between searches, and a bare
+ * repository.
  */
 #include <time.h>
 
@@ -178,6 +179,25 @@ static void test_filters(void)
     c = open_commit(repo, "HEAD");
     expect(c, "d.dat", "ABC\n", false, "filter= driver: the blob");
     expect(c, "e.c", "int e;\n", true, "no driver on this path: from disk");
+    agt_changes_free(c);
+
+    /* working-tree-encoding, which libgit2 does not know either: the
+     * working tree in EBCDIC (IBM037), the blob in UTF-8, both 4 bytes */
+    init_repo("encoding");
+    gf_puts(repo, ".gitattributes", "*.txt working-tree-encoding=IBM037\n");
+    gf_sh(repo, "printf 'abc\\n' | iconv -f UTF-8 -t IBM037 > w.txt");
+    gf_puts(repo, "f.c", "int f;\n");
+    commit_all("one");
+    settle();
+    char *hex = gf_out(&len, repo, "od -An -tx1 w.txt");
+    T_EQ_STR(hex, " 81 82 83 25\n", "fixture: w.txt is EBCDIC on disk");
+    free(hex);
+    blob = gf_out(&len, repo, GIT "cat-file -p HEAD:w.txt");
+    T_EQ_STR(blob, "abc\n", "fixture: the blob is UTF-8");
+    free(blob);
+    c = open_commit(repo, "HEAD");
+    expect(c, "w.txt", "abc\n", false, "working-tree-encoding: the blob");
+    expect(c, "f.c", "int f;\n", true, "no encoding on this path: from disk");
     agt_changes_free(c);
 
     /* core.autocrlf, no attribute anywhere */
