@@ -5,7 +5,9 @@
  * values, run/add while paused, cancel while paused then resume, a session
  * approver returning garbage or re-entering agt_agent_answer(), and
  * restoring a paused state into an agent without the Agent tool or in
- * another folder, 10k sub-agents in a restore document; with
+ * another folder, 10k sub-agents in a restore document, every node of the
+ * new parts of a saved document (subs, waiting) given each other JSON type
+ * or removed (846 documents: AGT_OK or AGT_EPARSE, nothing changed); with
  * subappr_server.py (HTTP model): two threads answering the waiting calls
  * of a background swarm at once, APPROVE_SESSION from a background
  * sub-agent.
@@ -374,6 +376,120 @@ static void test_many_subs(void)
     teardown(&fx);
 }
 
+/* Every node of a document saved at a level-2 pause replaced by a value of
+ * each other JSON type: each restore is AGT_OK or AGT_EPARSE, and a refused
+ * one leaves the agent as it was. */
+typedef struct fuzz {
+    agt_agent *a;
+    json_t *doc;
+    const char *before;
+    int runs, bad_rc, changed;
+} fuzz;
+
+static void fuzz_try(fuzz *f)
+{
+    char *text = json_dumps(f->doc, JSON_COMPACT);
+    int rc = agt_agent_restore(f->a, text, strlen(text));
+    f->runs++;
+    if (rc != AGT_OK && rc != AGT_EPARSE) {
+        if (f->bad_rc++ < 5)
+            t_diag("restore rc %d (%s) for %.300s", rc, agt_error_message(), text);
+    }
+    if (rc == AGT_OK) {
+        agt_agent_restore(f->a, f->before, strlen(f->before));
+    } else {
+        char *now = NULL;
+        agt_agent_save(f->a, &now);
+        if (now == NULL || strcmp(now, f->before) != 0)
+            f->changed++;
+        agt_free(now);
+    }
+    free(text);
+}
+
+static void fuzz_node(fuzz *f, json_t *parent, const char *key, size_t index, json_t *node)
+{
+    json_t *repl[] = {json_null(),      json_integer(-1), json_integer(1000000), json_real(0.5),
+                      json_string("x"), json_true(),      json_array(),          json_object()};
+    for (size_t r = 0; r < sizeof repl / sizeof *repl; r++) {
+        if (json_typeof(repl[r]) == json_typeof(node) && !json_is_integer(node)) {
+            json_decref(repl[r]);
+            continue;
+        }
+        json_t *old = json_incref(node);
+        if (key)
+            json_object_set(parent, key, repl[r]);
+        else
+            json_array_set(parent, index, repl[r]);
+        fuzz_try(f);
+        if (key)
+            json_object_set(parent, key, old);
+        else
+            json_array_set(parent, index, old);
+        json_decref(old);
+        json_decref(repl[r]);
+    }
+    /* and the node removed */
+    json_t *old = json_incref(node);
+    if (key)
+        json_object_del(parent, key);
+    else
+        json_array_remove(parent, index);
+    fuzz_try(f);
+    if (key)
+        json_object_set(parent, key, old);
+    else
+        json_array_insert(parent, index, old);
+    json_decref(old);
+    if (key != NULL && strcmp(key, "session") == 0)
+        return; /* agt_session_restore()'s own document */
+    if (json_is_object(node)) {
+        /* the keys first: setting a key back may move it in the object */
+        json_t *keys = json_array();
+        const char *k;
+        json_t *v;
+        json_object_foreach(node, k, v) json_array_append_new(keys, json_string(k));
+        for (size_t i = 0; i < json_array_size(keys); i++) {
+            const char *kk = json_string_value(json_array_get(keys, i));
+            fuzz_node(f, node, kk, 0, json_object_get(node, kk));
+        }
+        json_decref(keys);
+    } else if (json_is_array(node)) {
+        for (size_t i = 0; i < json_array_size(node); i++)
+            fuzz_node(f, node, NULL, i, json_array_get(node, i));
+    }
+}
+
+static void test_restore_fuzz(void)
+{
+    fixture fx;
+    const char *lines[] = {AGENT_CALL("p1", "outer", "outer"), AGENT_CALL("n1", "inner", "inner"),
+                           WRITE_CALL("w1", "h7.txt", "d"), NULL};
+    setup(&fx, lines);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "fuzz: paused at level 2");
+    char *before = NULL;
+    agt_agent_save(fx.a, &before);
+    json_t *doc = json_loads(before, 0, NULL);
+    if (getenv("B3_DUMP"))
+        fprintf(stderr, "%s\n", before);
+    fuzz f = {fx.a, doc, before, 0, 0, 0};
+    /* the parts sub-agents added; the conversation is agent.c's older part */
+    static const char *parts[] = {"subs", "waiting", "tasks"};
+    for (size_t i = 0; i < 3; i++)
+        if (json_object_get(doc, parts[i]) != NULL)
+            fuzz_node(&f, doc, parts[i], 0, json_object_get(doc, parts[i]));
+    t_diag("fuzz: %d restores", f.runs);
+    T_CHECK(f.runs > 100, "fuzz: %d documents tried", f.runs);
+    T_EQ_INT(f.bad_rc, 0, "fuzz: every restore is AGT_OK or AGT_EPARSE");
+    T_EQ_INT(f.changed, 0, "fuzz: a refused restore changes nothing");
+    json_decref(doc);
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-2/w1", AGT_DECISION_APPROVE, NULL), AGT_OK,
+             "fuzz: the pause still answers");
+    agt_free(before);
+    rm("h7.txt");
+    teardown(&fx);
+}
+
 /* ---- background (HTTP model) ------------------------------------------ */
 
 static const char *SWARM_BG =
@@ -528,6 +644,7 @@ int main(int argc, char **argv)
     test_session_rule_new_sub();
     test_restore_elsewhere();
     test_many_subs();
+    test_restore_fuzz();
     if (argc >= 3) {
         setenv("no_proxy", "127.0.0.1", 1);
         setenv("NO_PROXY", "127.0.0.1", 1);
