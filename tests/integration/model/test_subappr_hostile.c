@@ -8,9 +8,10 @@
  * another folder, 10k sub-agents in a restore document, every node of the
  * new parts of a saved document (subs, waiting) given each other JSON type
  * or removed (846 documents: AGT_OK or AGT_EPARSE, nothing changed); with
- * subappr_server.py (HTTP model): two threads answering the waiting calls
- * of a background swarm at once, APPROVE_SESSION from a background
- * sub-agent.
+ * subappr_server.py (HTTP model): the waiting calls of a background swarm
+ * answered twice each from threads other than the host's (one at a time,
+ * as agent.h allows; -DAGT_HOSTILE_CONCURRENT answers at once, outside that
+ * contract), APPROVE_SESSION from a background sub-agent.
  * Expected values come from agent.h and session.h (agt_approver_fn: any
  * other value rejects the call).
  */
