@@ -11,7 +11,8 @@
  * subappr_server.py (HTTP model): the waiting calls of a background swarm
  * answered twice each from threads other than the host's (one at a time,
  * as agent.h allows; -DAGT_HOSTILE_CONCURRENT answers at once, outside that
- * contract), APPROVE_SESSION from a background sub-agent.
+ * contract), APPROVE_SESSION from a background sub-agent, a background
+ * sub-agent waiting while the root run is paused on a foreground swarm.
  * Expected values come from agent.h and session.h (agt_approver_fn: any
  * other value rejects the call).
  */
@@ -631,6 +632,50 @@ static void test_concurrent_answers(void)
     teardown(&fx);
 }
 
+/* A background sub-agent waits while the root run is paused on a
+ * foreground swarm: each answer reaches its own waiter (the background one
+ * goes on by itself, the swarm after the resume). */
+static void test_mixed_pause(void)
+{
+    fixture fx;
+    setup_http(&fx, "appr-h2");
+    agt_agent_add_user_message(fx.a, "swarm");
+    T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "mixed: the root pauses on the swarm");
+    /* the host starts a background sub-agent meanwhile (agent-4) */
+    char *r =
+        call(&fx, "Agent",
+             "{\"prompt\":\"write m1.txt\",\"description\":\"bgm\",\"run_in_background\":true}");
+    T_CHECK(strncmp(r, "Started sub-agent agent-4 in the background", 43) == 0,
+            "mixed: bg started: %s", r);
+    free(r);
+    wait_poll(&fx);
+    char *pj = NULL;
+    agt_session_pending(fx.s, &pj);
+    T_CHECK(pj && strstr(pj, "agent-2/call_0") && strstr(pj, "agent-3/call_0") &&
+                strstr(pj, "agent-4/call_0"),
+            "mixed: all three waiting calls listed: %s", pj ? pj : "(null)");
+    agt_free(pj);
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-4/call_0", AGT_DECISION_APPROVE, NULL), AGT_OK,
+             "mixed: the background call answered while the root is paused");
+    r = call(&fx, "TaskOutput", "{\"task_id\":\"agent-4\",\"block\":true,\"timeout\":20}");
+    T_CHECK(strstr(r, "Status: completed") != NULL, "mixed: the background task completed");
+    free(r);
+    T_EQ_STR(file_text("m1.txt"), "w", "mixed: bg wrote");
+    T_EQ_INT(agt_agent_resume(fx.a), AGT_ESTATE, "mixed: the swarm's calls still wait");
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-2/call_0", AGT_DECISION_APPROVE, NULL), AGT_OK,
+             "mixed: agent-2");
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-3/call_0", AGT_DECISION_APPROVE, NULL), AGT_OK,
+             "mixed: agent-3");
+    int rc = agt_agent_resume(fx.a);
+    T_EQ_INT(rc, AGT_OK, "mixed: resumed to the end (%s)", rc ? agt_error_message() : "");
+    T_EQ_STR(file_text("y.txt"), "w", "mixed: y written");
+    T_EQ_STR(file_text("z.txt"), "w", "mixed: z written");
+    rm("m1.txt");
+    rm("y.txt");
+    rm("z.txt");
+    teardown(&fx);
+}
+
 int main(int argc, char **argv)
 {
     snprintf(root, sizeof root, "/tmp/agt-subh-XXXXXX");
@@ -653,6 +698,7 @@ int main(int argc, char **argv)
             T_CHECK(0, "setup: server");
         else {
             test_concurrent_answers();
+            test_mixed_pause();
             fake_server_stop(&srv);
         }
     }
