@@ -404,6 +404,42 @@ AGT_EXTERN int agt_agent_set_swarm_concurrency(agt_agent *a, int max);
 AGT_EXTERN int agt_agent_set_parallel_tools(agt_agent *a, int max);
 
 /**
+ * Sets the time limit of a sub-agent's run (the Agent tool's fixed
+ * 30-minute timeout, see the Agent tool reference). It counts per run — one
+ * Agent call, one AgentSwarm item, one background task, one resume:
+ * "agent-N" (each starts with the full limit) — the sub-agent's working
+ * time: CLOCK_MONOTONIC wall time from the run's start, its model calls and
+ * its tool calls (its own sub-agents' time included), until it ends. Not
+ * counted: time it is paused for approval (agt_agent_answer()/resume, a
+ * background task waiting for answers; a call approved then runs before the
+ * clock goes on, and is not counted either) and time spent in a synchronous
+ * approver (agt_agent_set_subagent_approver(), the root session's approver).
+ *
+ * When the limit runs out, the model request in flight is cancelled (its
+ * cancel poll, about every 100 ms; an HTTP model only: a host or replay
+ * model's call ends on its own), a running tool call ends by its own limits
+ * (Bash has its own timeout), no further tool call starts (the rest of that
+ * turn's calls get the error result "Not run: the sub-agent's time limit ran
+ * out before this call started.") and the run stops with AGT_ETIMEOUT. The
+ * Agent call's result, not an error (like a budget stop), reads "Sub-agent
+ * agent-N (description) stopped at its 30-minute time limit after K model
+ * calls. Resume it with resume: "agent-N"." and then its last text; an
+ * AgentSwarm section "## agent-N — item: stopped at its ... time limit
+ * after K model calls"; a background Agent task ends with status "timed_out"
+ * and its task_finished message says "timed out". A sub-agent started by a
+ * sub-agent that waits for it also stops at its parent's deadline ("stopped
+ * at the time limit of agent-1"). The sub-agent stays resumable.
+ *
+ * The value of the root agent applies to all sub-agents, at any depth;
+ * a run takes the value set when it starts.
+ *
+ * @param ms the limit in milliseconds: 0 (no limit) or 1..2592000000 (30
+ *        days); default 1800000 (30 minutes).
+ * @return AGT_OK; AGT_EINVAL (a NULL agent, ms negative or over 30 days).
+ */
+AGT_EXTERN int agt_agent_set_subagent_timeout(agt_agent *a, int64_t ms);
+
+/**
  * Decides a sub-agent's tool call that needs the user's approval.
  *
  * @param agent_id the sub-agent's id ("agent-N").

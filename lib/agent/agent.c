@@ -23,6 +23,8 @@
 #include "session/subapproval.h"
 
 #define PREVIEW_BYTES 200
+#define SUB_DEFAULT_MS (30LL * 60 * 1000) /* the Agent tool's fixed 30-minute limit */
+#define SUB_MAX_MS (30LL * 24 * 3600 * 1000)
 #define NOTE_OPEN "<system-notification>\n"
 #define NOTE_CLOSE "\n</system-notification>"
 
@@ -87,8 +89,11 @@ struct agt_agent {
     int dispatching;           /* in a dispatch or answer of its own calls (can suspend one) */
     struct lost_task **lost;   /* restored background tasks that ran when saved */
     size_t n_lost;
-    susp *new_susp;          /* set by the Agent/AgentSwarm provider that suspends its call */
-    atomic_int parallel_max; /* concurrent read-only calls of a turn (root's applies) */
+    susp *new_susp;              /* set by the Agent/AgentSwarm provider that suspends its call */
+    atomic_int parallel_max;     /* concurrent read-only calls of a turn (root's applies) */
+    _Atomic int64_t subagent_ms; /* a sub-agent run's working-time limit, 0: none (root's) */
+    _Atomic int64_t deadline;    /* CLOCK_MONOTONIC ms a sub-agent's run stops at, 0: none */
+    bool timed_out;              /* the last run stopped at its deadline */
 };
 
 typedef struct sub {
@@ -106,6 +111,12 @@ typedef struct sub {
     int turns_before;
     bool on_host; /* runs on the host's thread: may ask the root session's approver */
     bool lost;    /* restored: it ran in the background when saved, its state is gone */
+    /* the time limit of the current run (see sub_clock_start) */
+    int64_t limit_ms;          /* the limit it started with, 0: none */
+    int64_t left_ms;           /* working time left when it paused */
+    bool clock_set;            /* limit_ms/left_ms belong to the current run */
+    const struct sub *capped;  /* its parent, whose deadline came first; NULL: its own */
+    _Atomic int64_t paused_ms; /* time spent in approvers during this stretch */
 } sub;
 
 static void susp_free(susp *sp)
@@ -119,6 +130,20 @@ static void susp_free(susp *sp)
 }
 
 /* ---- small helpers ----------------------------------------------------- */
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Whether a sub-agent's run reached its deadline (the root has none). */
+static bool out_of_time(agt_agent *a)
+{
+    int64_t d = atomic_load(&a->deadline);
+    return d != 0 && mono_ms() >= d;
+}
 
 static void calls_clear(agt_agent *a)
 {
@@ -214,6 +239,8 @@ int agt_agent_new(agt_agent **out, agt_session *session, agt_model *model)
     a->last_count = -1;
     a->swarm_max = 4;
     atomic_init(&a->parallel_max, 4);
+    atomic_init(&a->subagent_ms, SUB_DEFAULT_MS);
+    atomic_init(&a->deadline, 0);
     atomic_init(&a->cancelled, 0);
     pthread_mutex_init(&a->subs_lock, NULL);
     *out = a;
@@ -737,6 +764,24 @@ static agt_agent *root_of(agt_agent *a)
     return a->self ? a->self->root : a;
 }
 
+/* The calls from index `from` on do not start: the run's time limit ran out
+ * (the conversation still gets a result for each). */
+static int skip_calls(agt_agent *a, size_t from)
+{
+    for (size_t i = from; i < a->n_calls; i++) {
+        call *c = &a->calls[i];
+        if (c->answered)
+            continue;
+        c->text = agti_strdup("Not run: the sub-agent's time limit ran out before this call "
+                              "started.");
+        if (!c->text)
+            return agti_oom();
+        c->answered = true;
+        c->is_error = true;
+    }
+    return AGT_OK;
+}
+
 /* Dispatches the calls of the turn; sets a->waiting when some need approval.
  * Runs of two or more consecutive parallel-safe calls go to dispatch_group,
  * every other call is a barrier dispatched on its own. */
@@ -745,6 +790,8 @@ static int dispatch_calls(agt_agent *a)
     int max = atomic_load(&root_of(a)->parallel_max);
     size_t i = 0;
     while (i < a->n_calls) {
+        if (out_of_time(a))
+            return skip_calls(a, i);
         size_t j = i;
         while (max > 1 && j < a->n_calls &&
                agti_session_parallel_safe(a->session, a->calls[j].name))
@@ -819,12 +866,37 @@ static int offered_tools(agt_agent *a, const char **out)
     return AGT_OK;
 }
 
+static int time_up(agt_agent *a)
+{
+    a->timed_out = true;
+    return stop(a, AGT_AGENT_STOP_ERROR,
+                agti_error(AGT_ETIMEOUT, "sub-agent stopped: its time limit ran out"));
+}
+
+/* The model's cancel poll during a model call of a run with a deadline:
+ * the deadline, then the poll the host set (kept, and put back after). */
+typedef struct deadline_poll {
+    agt_agent *a;
+    agt_cancel_fn fn;
+    void *payload;
+} deadline_poll;
+
+static int poll_deadline(void *payload)
+{
+    deadline_poll *dp = payload;
+    if (out_of_time(dp->a))
+        return 1;
+    return dp->fn ? dp->fn(dp->payload) : 0;
+}
+
 static int loop(agt_agent *a)
 {
     for (;;) {
         if (atomic_load(&a->cancelled))
             return stop(a, AGT_AGENT_STOP_CANCELLED,
                         agti_error(AGT_ECANCELLED, "agent run cancelled by the host"));
+        if (out_of_time(a))
+            return time_up(a);
         int rc = add_notifications(a);
         if (rc != AGT_OK)
             return stop(a, AGT_AGENT_STOP_ERROR, rc);
@@ -849,9 +921,24 @@ static int loop(agt_agent *a)
         size_t sent_bytes = strlen(msgs);
         sink_ctx sc = {a};
         agt_model_response *r = NULL;
+        /* a model used by one thread at a time: the poll is swapped in for the call */
+        deadline_poll dp = {a, a->model->cancel_fn, a->model->cancel_payload};
+        bool timed = atomic_load(&a->deadline) != 0;
+        if (timed) {
+            a->model->cancel_fn = poll_deadline;
+            a->model->cancel_payload = &dp;
+        }
         rc = agti_model_complete_sink(&r, a->model, msgs, sent_bytes, tools, strlen(tools), forward,
                                       &sc);
+        if (timed) {
+            a->model->cancel_fn = dp.fn;
+            a->model->cancel_payload = dp.payload;
+        }
         free(msgs);
+        if (rc != AGT_OK && !atomic_load(&a->cancelled) && out_of_time(a)) {
+            agt_model_response_free(r);
+            return time_up(a);
+        }
         if (rc != AGT_OK) {
             if (rc == AGT_ECANCELLED || atomic_load(&a->cancelled))
                 return stop(a, AGT_AGENT_STOP_CANCELLED,
@@ -913,6 +1000,7 @@ int agt_agent_run(agt_agent *a)
     atomic_store(&a->cancelled, 0);
     a->run_turns = 0;
     a->task_done = false;
+    a->timed_out = false;
     return loop(a);
 }
 
@@ -991,6 +1079,7 @@ int agt_agent_resume(agt_agent *a)
         return AGT_ESTATE;
     }
     atomic_store(&a->cancelled, 0);
+    a->timed_out = false;
     int rc = continue_suspended(a);
     if (rc == AGT_EPENDING) {
         announce(a);
@@ -1034,6 +1123,7 @@ typedef struct bgtask {
     pthread_cond_t cond;
     /* under lock */
     bool done, stopped, failed;
+    bool timed_out;     /* an Agent task whose sub-agent stopped at its time limit */
     bool waiting;       /* sub-agents wait for the host's answers (the thread sleeps) */
     bool answering;     /* the host answers one of them now */
     bool wait_reported; /* the approval_needed event was handed out */
@@ -1068,10 +1158,28 @@ static sub *caller_of(agt_agent *root, agt_call *callp)
     return found;
 }
 
+/* Time spent waiting in an approver is not working time: it moves the
+ * deadline of sb, and of the foreground parents waiting for it (up to the
+ * sub-agent a background task runs), by ms. */
+static void clock_pause(sub *sb, int64_t ms)
+{
+    for (sub *p = sb; p && ms > 0; p = p->parent) {
+        int64_t d = atomic_load(&p->agent->deadline);
+        while (d != 0 && !atomic_compare_exchange_weak(&p->agent->deadline, &d, d + ms))
+            ;
+        atomic_fetch_add(&p->paused_ms, ms);
+        if (atomic_load(&p->busy))
+            break;
+    }
+}
+
 static int sub_approve(agt_approval *req, void *payload)
 {
     sub *sb = payload;
-    return sb->root->approver(sb->id, req, sb->root->approver_payload);
+    int64_t t0 = mono_ms();
+    int d = sb->root->approver(sb->id, req, sb->root->approver_payload);
+    clock_pause(sb, mono_ms() - t0);
+    return d;
 }
 
 /* Whether a sub-agent runs (or waits) inside a background task now. */
@@ -1114,7 +1222,9 @@ static int sub_forward(agt_approval *req, void *payload)
     }
     if (agti_approval_tag(req, sb->id) != AGT_OK)
         return AGT_DECISION_REJECT;
+    int64_t t0 = mono_ms();
     int d = fn(req, fp);
+    clock_pause(sb, mono_ms() - t0);
     if (d == AGT_DECISION_APPROVE_SESSION) {
         json_t *j = json_loads(agt_approval_json(req), 0, NULL);
         const char *tool = json_string_value(json_object_get(j, "tool"));
@@ -1212,13 +1322,55 @@ static int sub_new(agt_agent *root, agt_session *parent_s, sub *parent, bool own
     return AGT_OK;
 }
 
+/* Starts a stretch of a sub-agent's run on its clock. A run (an Agent
+ * call, a swarm item, a background task, a resume: "agent-N") starts with
+ * the root's limit; its continuation after an approval pause (fresh false)
+ * gets what was left, so the pause does not count. A sub-agent its parent
+ * waits for also stops at the parent's deadline (a background one does not). */
+static int64_t sub_clock_start(sub *sb, bool fresh)
+{
+    if (fresh || !sb->clock_set) {
+        sb->limit_ms = atomic_load(&sb->root->subagent_ms);
+        sb->left_ms = sb->limit_ms;
+        sb->clock_set = true;
+    }
+    int64_t start = mono_ms();
+    atomic_store(&sb->paused_ms, 0);
+    int64_t d = 0;
+    if (sb->limit_ms > 0)
+        d = start + (sb->left_ms > 0 ? sb->left_ms : 0);
+    sb->capped = NULL;
+    int64_t pd =
+        sb->parent && !atomic_load(&sb->busy) ? atomic_load(&sb->parent->agent->deadline) : 0;
+    if (pd != 0 && (d == 0 || pd < d)) {
+        d = pd;
+        sb->capped = sb->parent;
+    }
+    atomic_store(&sb->agent->deadline, d != 0 && d < 1 ? 1 : d);
+    return start;
+}
+
+/* Ends a stretch: the working time it took (approver waits left out) is
+ * taken from what is left. */
+static void sub_clock_stop(sub *sb, int64_t start)
+{
+    if (sb->limit_ms > 0)
+        sb->left_ms -= mono_ms() - start - atomic_load(&sb->paused_ms);
+    atomic_store(&sb->agent->deadline, 0);
+}
+
 /* Runs a sub-agent until it ends or pauses (AGT_EPENDING: calls wait for
  * approval, see sub_use_approver); host: it runs on the host's thread. */
 static int sub_run(sub *sb, bool host)
 {
     sb->on_host = host;
     int rc = sub_use_approver(sb, host);
-    return rc == AGT_OK ? agt_agent_run(sb->agent) : rc;
+    if (rc != AGT_OK)
+        return rc;
+    int64_t start = sub_clock_start(sb, true);
+    rc = agt_agent_run(sb->agent);
+    sub_clock_stop(sb, start);
+    return rc;
 }
 
 /* Continues a paused sub-agent whose waiting calls were all answered. */
@@ -1226,7 +1378,12 @@ static int sub_resume(sub *sb, bool host)
 {
     sb->on_host = host;
     int rc = sub_use_approver(sb, host);
-    return rc == AGT_OK ? agt_agent_resume(sb->agent) : rc;
+    if (rc != AGT_OK)
+        return rc;
+    int64_t start = sub_clock_start(sb, false);
+    rc = agt_agent_resume(sb->agent);
+    sub_clock_stop(sb, start);
+    return rc;
 }
 
 /* Whether sb waits in the tree under agent a (a's suspended calls, down). */
@@ -1450,18 +1607,48 @@ static int pending_ext(void *payload, json_t *list)
 
 /* "Sub-agent agent-1 (desc) finished after N model calls[: error][note].
  * Resume it with ...\n\n<answer>"; *failed for a run that failed. */
+/* Whether a run with status rc stopped at its time limit. */
+static bool sub_timed_out(const sub *sb, int rc)
+{
+    return rc == AGT_ETIMEOUT && sb->agent->timed_out;
+}
+
+/* "stopped at its 30-minute time limit" (or "300 ms", or "the time limit
+ * of agent-1": its parent's ran out first). */
+static void time_limit_phrase(agti_buf *b, const sub *sb)
+{
+    long long ms = (long long)sb->limit_ms;
+    if (sb->capped)
+        agti_buf_printf(b, "stopped at the time limit of %s", sb->capped->id);
+    else if (ms % 60000 == 0)
+        agti_buf_printf(b, "stopped at its %lld-minute time limit", ms / 60000);
+    else if (ms % 1000 == 0)
+        agti_buf_printf(b, "stopped at its %lld-second time limit", ms / 1000);
+    else
+        agti_buf_printf(b, "stopped at its %lld ms time limit", ms);
+}
+
+/* "finished", "stopped at its budget", "stopped at its ... time limit" or
+ * "failed" for a run that ended with rc. */
+static void outcome_phrase(agti_buf *b, const sub *sb, int rc)
+{
+    if (sub_timed_out(sb, rc))
+        time_limit_phrase(b, sb);
+    else
+        agti_buf_puts(b, rc == AGT_OK       ? "finished"
+                         : rc == AGT_ELIMIT ? "stopped at its budget"
+                                            : "failed");
+}
+
 static char *agent_report(sub *sb, int rc, const char *desc, int turns_before, const char *note,
                           bool *failed)
 {
     agti_buf out = AGTI_BUF_INIT;
-    *failed = rc != AGT_OK && rc != AGT_ELIMIT;
+    *failed = rc != AGT_OK && rc != AGT_ELIMIT && !sub_timed_out(sb, rc);
     int t = sb->agent->turns - turns_before;
-    agti_buf_printf(&out, "Sub-agent %s (%s) %s after %d model call%s", sb->id,
-                    desc ? desc : "task",
-                    rc == AGT_OK       ? "finished"
-                    : rc == AGT_ELIMIT ? "stopped at its budget"
-                                       : "failed",
-                    t, t == 1 ? "" : "s");
+    agti_buf_printf(&out, "Sub-agent %s (%s) ", sb->id, desc ? desc : "task");
+    outcome_phrase(&out, sb, rc);
+    agti_buf_printf(&out, " after %d model call%s", t, t == 1 ? "" : "s");
     if (*failed)
         agti_buf_printf(&out, ": %s", agt_error_message());
     if (note)
@@ -1506,7 +1693,10 @@ static void *swarm_worker(void *arg)
         sb->rc = sb->agent->waiting ? sub_resume(sb, false) : sub_run(sb, false);
         if (w->bg)
             bg_note(w->bg, "%s %s after %d model calls\n", sb->id,
-                    sb->rc == AGT_OK ? "finished" : "ended", sb->agent->turns - sb->turns_before);
+                    sb->rc == AGT_OK            ? "finished"
+                    : sub_timed_out(sb, sb->rc) ? "stopped at its time limit"
+                                                : "ended",
+                    sb->agent->turns - sb->turns_before);
     }
 }
 
@@ -1651,13 +1841,11 @@ static char *swarm_report(sub **subs, size_t n, bool parallel)
     for (size_t i = 0; i < n; i++) {
         sub *sb = subs[i];
         int t = sb->agent->turns - sb->turns_before;
-        agti_buf_printf(&out, "\n\n## %s%s%s: %s after %d model call%s\n", sb->id,
-                        sb->item ? " — " : "", sb->item ? sb->item : "",
-                        sb->rc == AGT_OK       ? "finished"
-                        : sb->rc == AGT_ELIMIT ? "stopped at its budget"
-                                               : "failed",
-                        t, t == 1 ? "" : "s");
-        if (sb->rc != AGT_OK && sb->rc != AGT_ELIMIT)
+        agti_buf_printf(&out, "\n\n## %s%s%s: ", sb->id, sb->item ? " — " : "",
+                        sb->item ? sb->item : "");
+        outcome_phrase(&out, sb, sb->rc);
+        agti_buf_printf(&out, " after %d model call%s\n", t, t == 1 ? "" : "s");
+        if (sb->rc != AGT_OK && sb->rc != AGT_ELIMIT && !sub_timed_out(sb, sb->rc))
             agti_buf_printf(&out, "(%s)\n", agt_status_string(sb->rc));
         agti_buf_puts(&out, agt_agent_text(sb->agent));
     }
@@ -1885,7 +2073,7 @@ static void *bg_main(void *arg)
 {
     bgtask *t = arg;
     char *report = NULL, *preview = NULL;
-    bool failed = false;
+    bool failed = false, timed_out = false;
     if (t->swarm)
         swarm_run(t->subs, t->n, t->workers, t);
     else
@@ -1931,6 +2119,7 @@ static void *bg_main(void *arg)
     } else {
         sub *sb = t->subs[0];
         report = agent_report(sb, sb->rc, t->description, sb->turns_before, NULL, &failed);
+        timed_out = sub_timed_out(sb, sb->rc);
     }
     const char *answer = t->swarm ? (report ? report : "") : agt_agent_text(t->subs[0]->agent);
     size_t len = strlen(answer);
@@ -1944,6 +2133,7 @@ static void *bg_main(void *arg)
     t->result = report;
     t->preview = preview;
     t->failed = failed || !report;
+    t->timed_out = timed_out;
     t->done = true;
     pthread_cond_broadcast(&t->cond);
     pthread_mutex_unlock(&t->lock);
@@ -1985,6 +2175,8 @@ static const char *bg_status(const bgtask *t)
         return t->waiting ? "waiting for approval" : "running";
     if (t->stopped)
         return "killed";
+    if (t->timed_out)
+        return "timed_out";
     return t->failed ? "failed" : "completed";
 }
 
@@ -2005,6 +2197,8 @@ static int bg_snapshot(void *payload, agti_ext_snapshot *out)
                         t->description);
         if (t->stopped)
             agti_buf_printf(&m, "was stopped: %s.", t->stop_reason ? t->stop_reason : "stopped");
+        else if (t->timed_out)
+            agti_buf_puts(&m, "timed out: it stopped at its time limit and can be resumed.");
         else
             agti_buf_printf(&m, "%s.", t->failed ? "failed" : "finished");
         agti_buf_printf(&m, "\n\n%s", t->result ? t->result : "(no report)");
@@ -2161,7 +2355,7 @@ static void bg_reset(bgtask *t)
     char c;
     while (read(t->pipefd[0], &c, 1) == 1)
         ;
-    t->done = t->stopped = t->failed = false;
+    t->done = t->stopped = t->failed = t->timed_out = false;
     t->waiting = t->answering = t->wait_reported = false;
     json_decref(t->wait_calls);
     t->wait_calls = NULL;
@@ -2716,6 +2910,17 @@ int agt_agent_set_parallel_tools(agt_agent *a, int max)
         return agti_error(AGT_EINVAL, "agt_agent_set_parallel_tools: %s",
                           a ? "max not in 1..64" : "agent is NULL");
     atomic_store(&a->parallel_max, max);
+    return AGT_OK;
+}
+
+int agt_agent_set_subagent_timeout(agt_agent *a, int64_t ms)
+{
+    if (!a || ms < 0 || ms > SUB_MAX_MS)
+        return agti_error(AGT_EINVAL, "agt_agent_set_subagent_timeout: %s",
+                          !a       ? "agent is NULL"
+                          : ms < 0 ? "negative limit"
+                                   : "limit over 30 days (2592000000 ms); 0 means no limit");
+    atomic_store(&a->subagent_ms, ms);
     return AGT_OK;
 }
 

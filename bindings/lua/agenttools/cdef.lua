@@ -53,6 +53,7 @@ int agt_agent_restore(agt_agent *a, const char *json, size_t len);
 int agt_agent_enable_subagents(agt_agent *a);
 int agt_agent_set_swarm_concurrency(agt_agent *a, int max);
 int agt_agent_set_parallel_tools(agt_agent *a, int max);
+int agt_agent_set_subagent_timeout(agt_agent *a, int64_t ms);
 int agt_agent_set_subagent_approver(agt_agent *a, agt_subagent_approver_fn fn, void *payload);
 /* common.h */
 int agt_init(void);
