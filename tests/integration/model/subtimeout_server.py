@@ -7,7 +7,8 @@ A sub-agent (its system prompt says so) whose last message is the user's:
 and never answers before; after HOLD_MAX seconds it gives up and answers
 "server gave up", which makes the test fail instead of hang. "write NAME"
 calls Write(path=NAME, content="w"); "agent PROMPT" calls Agent(prompt=
-PROMPT, description="inner"); "report" is answered "inner was: <the last
+PROMPT, description="inner"); "slowtool" calls Bash (sleep 1, then writes
+bash.txt) and Write(late.txt) in one turn; "report" is answered "inner was: <the last
 tool result in its conversation>"; anything else "answer: <prompt>".
 After a tool result it answers "after: <first line of the result>".
 
@@ -77,6 +78,15 @@ class Handler(fs.Handler):
             if last.get("role") == "user" and lc.startswith("agent "):
                 return self.stream(tool_call("Agent", {"prompt": lc[6:],
                                                        "description": "inner"}))
+            if last.get("role") == "user" and lc == "slowtool":
+                calls = [("Bash", {"command": "sleep 1; echo ran > bash.txt",
+                                   "description": "slow"}),
+                         ("Write", {"path": "late.txt", "content": "w"})]
+                return self.stream([fs.oa({"role": "assistant", "content": None, "tool_calls": [
+                    {"index": i, "id": "call_%d" % i, "type": "function",
+                     "function": {"name": n, "arguments": json.dumps(a)}}
+                    for i, (n, a) in enumerate(calls)]}),
+                    fs.oa({}, finish="tool_calls"), "data: [DONE]\n\n"])
             if last.get("role") == "user" and lc == "report":
                 tools = [m.get("content") or "" for m in msgs if m.get("role") == "tool"]
                 return self.stream(text("inner was: " + (tools[-1] if tools else "")))

@@ -8,11 +8,14 @@
  * - a foreground Agent call: the report says time limit, not an error, the
  *   root goes on; resume: "agent-1" gets a fresh limit and finishes;
  * - a sub-agent's own sub-agent stops at its parent's deadline;
+ * - a Bash call running past the limit ends by itself, the Write after it
+ *   in the same turn does not start;
  * - a swarm with a held and a quick item: one section timed out, one done;
  * - a background Agent task: status "timed_out", task_finished says so,
  *   then resumed in the foreground;
  * - time paused for approval does not count: paused longer than the limit
- *   (the pause model, and a synchronous approver), the sub-agent finishes;
+ *   (the pause model in the foreground and in a background task, and a
+ *   synchronous approver), the sub-agent finishes;
  * - the setter's range.
  */
 #include <jansson.h>
@@ -168,6 +171,39 @@ static void test_nested(void)
     teardown(&fx);
 }
 
+/* A tool call that runs past the limit ends by its own limits; the next
+ * call of the turn does not start. The Bash call takes at least 1 s, the
+ * limit is 300 ms, whatever the machine's speed. */
+static void test_tool_call(void)
+{
+    fixture fx;
+    setup(&fx, "slow-8", 300);
+    agt_session_add_rule(fx.s, AGT_RULE_ALLOW, "Bash");
+    agt_session_add_rule(fx.s, AGT_RULE_ALLOW, "Write");
+    char *t = call(&fx, "Agent", "{\"prompt\":\"slowtool\",\"description\":\"st\"}", NULL);
+    T_EQ_STR(t,
+             "Sub-agent agent-1 (st) stopped at its 300 ms time limit after 1 model call. "
+             "Resume it with resume: \"agent-1\".",
+             "tool: stopped after the turn's calls");
+    free(t);
+    char path[160];
+    snprintf(path, sizeof path, "%s/bash.txt", root);
+    T_EQ_INT(access(path, F_OK), 0, "tool: the running Bash call ran to its end");
+    unlink(path);
+    snprintf(path, sizeof path, "%s/late.txt", root);
+    T_CHECK(access(path, F_OK) != 0, "tool: the Write after it did not start");
+    agt_agent_set_subagent_timeout(fx.a, 20000);
+    t = call(&fx, "Agent", "{\"prompt\":\"report\",\"description\":\"r\",\"resume\":\"agent-1\"}",
+             NULL);
+    T_EQ_STR(t,
+             "Sub-agent agent-1 (r) finished after 1 model call. Resume it with resume: "
+             "\"agent-1\".\n\ninner was: Not run: the sub-agent's time limit ran out before this "
+             "call started.",
+             "tool: the skipped call got a result saying why");
+    free(t);
+    teardown(&fx);
+}
+
 static void test_swarm(void)
 {
     fixture fx;
@@ -260,6 +296,28 @@ static void test_paused(void)
     unlink(path);
     teardown(&fx);
 
+    /* a background task waiting for answers */
+    setup(&fx, "slow-9", 1500);
+    char *r = call(&fx, "Agent",
+                   "{\"prompt\":\"write b.txt\",\"description\":\"bw\",\"run_in_background\":true}",
+                   NULL);
+    free(r);
+    r = call(&fx, "TaskOutput", "{\"task_id\":\"agent-1\",\"block\":true,\"timeout\":40}", NULL);
+    T_CHECK(strstr(r, "Status: waiting for approval") != NULL, "bg pause: it waits");
+    free(r);
+    usleep(2500 * 1000); /* waiting longer than the limit */
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_0", AGT_DECISION_APPROVE, NULL), AGT_OK,
+             "bg pause: answered");
+    r = call(&fx, "TaskOutput", "{\"task_id\":\"agent-1\",\"block\":true,\"timeout\":40}", NULL);
+    T_CHECK(strstr(r, "Status: completed") != NULL &&
+                strstr(r, "Sub-agent agent-1 (bw) finished after 2 model calls. Resume it with "
+                          "resume: \"agent-1\".\n\nafter: Created b.txt: 1 byte written.") != NULL,
+            "bg pause: it went on and finished");
+    free(r);
+    snprintf(path, sizeof path, "%s/b.txt", root);
+    unlink(path);
+    teardown(&fx);
+
     setup(&fx, "slow-6", 1500);
     agt_session_set_approver(fx.s, slow_approver, NULL);
     int err = -1;
@@ -310,6 +368,7 @@ int main(int argc, char **argv)
     test_setter();
     test_foreground();
     test_nested();
+    test_tool_call();
     test_swarm();
     test_background();
     test_paused();
