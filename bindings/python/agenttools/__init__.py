@@ -20,6 +20,7 @@ becomes the error result the model sees (Result.exception holds it).
 
 import ctypes
 import json as _json
+import operator
 
 from ._lib import FNPTR, lib
 from ._cdecls import CONSTANTS
@@ -132,6 +133,19 @@ def _out_json(fn, *args):
     _check(fn(*args, ctypes.byref(out)))
     text = _take(out)
     return None if text is None else _json.loads(text)
+
+
+_INT = (-(2 ** 31), 2 ** 31 - 1)
+_INT64 = (-(2 ** 63), 2 ** 63 - 1)
+
+
+def _clamp(v, bounds):
+    """An integer argument for a C int/int64_t: a value past the C type's
+    range becomes its nearest end (ctypes would wrap it silently), so the
+    library's own range check refuses it with its message."""
+    lo, hi = bounds
+    v = operator.index(v)
+    return lo if v < lo else hi if v > hi else v
 
 
 def version():
@@ -1059,6 +1073,7 @@ class Agent(_Handle):
         self.session, self.model = session, model
         self._guard = _Guard()
         self._cb = None
+        self._sub_approver = None  # the ctypes object C calls; lives as long as the agent
         if system_prompt is not None:
             self.set_system_prompt(system_prompt)
 
@@ -1100,6 +1115,77 @@ class Agent(_Handle):
 
     def set_context_window(self, tokens, percent=80):
         _check(lib.agt_agent_set_context_window(self._handle(), tokens, percent))
+
+    # -- sub-agents and concurrency (see agent.h)
+    def enable_subagents(self):
+        """Offers the Agent and AgentSwarm tools, backed by sub-agents of this
+        agent: sets their providers in the session's registry, so call it
+        before Registry.freeze(). Raises FrozenError when the registry is
+        frozen."""
+        _check(lib.agt_agent_enable_subagents(self._handle()))
+
+    def set_swarm_concurrency(self, max_threads):
+        """How many sub-agents one AgentSwarm call runs at once: 1..64
+        threads (default 4; concurrently only with a frozen registry and an
+        HTTP model). Raises InvalidArgumentError outside 1..64."""
+        _check(lib.agt_agent_set_swarm_concurrency(self._handle(), _clamp(max_threads, _INT)))
+
+    def set_parallel_tools(self, max_calls):
+        """How many read-only tool calls (Read, Glob, Grep, ReadMediaFile,
+        FetchURL) of one model turn run at once: 1..64 (default 4; 1 runs
+        them one after the other). Sub-agents follow this value. Raises
+        InvalidArgumentError outside 1..64."""
+        _check(lib.agt_agent_set_parallel_tools(self._handle(), _clamp(max_calls, _INT)))
+
+    def set_subagent_timeout(self, ms):
+        """The time limit of one sub-agent run (Agent call, swarm item,
+        background task, resume), in milliseconds of working time (approval
+        pauses and approvers not counted): 0 (no limit) or 1..2592000000 (30
+        days); default 1800000 (30 minutes). The root agent's value applies
+        at every depth. Raises InvalidArgumentError when negative or over 30
+        days."""
+        _check(lib.agt_agent_set_subagent_timeout(self._handle(), _clamp(ms, _INT64)))
+
+    def set_subagent_approver(self, fn):
+        """fn(agent_id: str, request: dict) -> decision | (decision, reason)
+        | (decision, reason, rule): decides a sub-agent's tool call that needs
+        approval, instead of the agent's own approval channel. agent_id is
+        "agent-N"; request is the agt_session_pending() item shape (call_id
+        is the sub-agent's own id, no "agent_id"). AGT_DECISION_APPROVE_SESSION
+        stores the rule in that sub-agent's session only; any other value
+        than APPROVE, APPROVE_SESSION or REJECT rejects. fn runs on the
+        sub-agent's thread (a swarm worker or a background task: it must be
+        thread-safe). An exception rejects the call and is re-raised by the
+        next run()/resume() (at once for a foreground sub-agent). None clears
+        it. Raises StateError while a sub-agent runs in the background."""
+        if fn is None:
+            _check(lib.agt_agent_set_subagent_approver(self._handle(), None, None))
+            self._sub_approver = None
+            return
+        guard = self._guard
+
+        def trampoline(agent_id, req, _payload):
+            try:
+                out = fn(_s(agent_id), _json.loads(_s(lib.agt_approval_json(req))))
+                reason = rule = None
+                if isinstance(out, tuple):
+                    decision = out[0]
+                    reason = out[1] if len(out) > 1 else None
+                    rule = out[2] if len(out) > 2 else None
+                else:
+                    decision = out
+                if reason is not None:
+                    lib.agt_approval_set_reason(req, _b(reason))
+                if rule is not None:
+                    lib.agt_approval_set_rule(req, _b(rule))
+                return int(decision)
+            except BaseException as e:
+                guard.keep(e)
+                return 2  # AGT_DECISION_REJECT
+
+        cfn = FNPTR["agt_subagent_approver_fn"](trampoline)
+        _check(lib.agt_agent_set_subagent_approver(self._handle(), cfn, None))
+        self._sub_approver = cfn
 
     def _after(self, rc):
         self._guard.reraise()

@@ -60,10 +60,26 @@ def _base(t):
     return " ".join(t.replace("*", " ").split()), stars
 
 
+def _nullable(fnptr):
+    """A parameter type for a callback: a CFUNCTYPE object as usual, and None
+    as a NULL function pointer (ctypes refuses None for a CFUNCTYPE argtype,
+    yet every agt_*_set_* callback setter clears with fn NULL)."""
+
+    class _FnOrNull(ctypes.c_void_p):
+        @classmethod
+        def from_param(cls, obj):
+            if obj is None:
+                return ctypes.c_void_p(None)
+            return fnptr.from_param(obj)
+
+    _FnOrNull.__name__ = "%s_or_NULL" % getattr(fnptr, "__name__", "fn")
+    return _FnOrNull
+
+
 def ctype_of(t, fnptrs, is_return=False):
     name, stars = _base(t)
     if name in fnptrs and stars == 0:
-        return fnptrs[name]
+        return fnptrs[name] if is_return else _nullable(fnptrs[name])
     if stars == 0:
         if name not in _SCALARS:
             raise TypeError("no ctypes mapping for C type %r" % t)

@@ -153,6 +153,28 @@ class TestDispatch(Base):
             self.s.dispatch("Write", {"path": "no.txt", "content": "1"})
         self.assertFalse(os.path.exists(os.path.join(self.root, "no.txt")))
 
+    def test_callbacks_cleared_with_none(self):
+        # None is passed to C as a NULL function pointer (ctypes refused it)
+        self.need("Write")
+        self.s.set_approver(lambda req: agt.AGT_DECISION_APPROVE)
+        self.s.set_approver(None)
+        with self.assertRaises(agt.PendingError):
+            self.s.dispatch("Write", {"path": "p.txt", "content": "1"}, call_id="w1")
+        self.assertEqual([p["call_id"] for p in self.s.pending()], ["w1"])
+        self.s.set_pre_hook(lambda h: h.deny("no"))
+        self.s.set_pre_hook(None)
+        self.s.set_post_hook(None)
+        self.s.set_clock(lambda: 0)
+        self.s.set_clock(None)
+        self.reg.set_provider("WebSearch", lambda call: "x")
+        self.reg.set_provider("WebSearch", None)
+        with agt.Model.host(lambda req: {"content": "x"}) as m, agt.Agent(self.s, m) as a:
+            m.set_stream_callback(lambda kind, text: False)
+            m.set_stream_callback(None)
+            m.set_cancel_callback(None)
+            a.set_event_callback(lambda kind, data: None)
+            a.set_event_callback(None)
+
     def test_rules(self):
         self.s.deny("Bash(rm *)")
         self.assertEqual(self.s.rules()["deny"], ["Bash(rm *)"])
@@ -371,6 +393,169 @@ class TestAgent(Base):
         self.assertEqual(json.loads(r["tool_calls"][0]["arguments"]), {"path": "f"})
         with self.assertRaises(agt.ParseError):
             agt.Model.parse_response("[1]")
+
+
+def _agent_call(call_id, prompt, description):
+    return {"tool_calls": [{"id": call_id, "name": "Agent",
+                            "arguments": json.dumps({"prompt": prompt,
+                                                     "description": description})}]}
+
+
+def _write_call(call_id, path, content):
+    return {"tool_calls": [{"id": call_id, "name": "Write",
+                            "arguments": json.dumps({"path": path, "content": content})}]}
+
+
+class TestSubagents(Base):
+    """Agent.enable_subagents, the concurrency and time-limit setters and the
+    sub-agent approver (agent.h), with a replay model whose lines the root
+    agent and its sub-agents take in turn."""
+
+    def setUp(self):
+        super().setUp()
+        for fn in ("agt_agent_enable_subagents", "agt_agent_set_subagent_approver",
+                   "agt_agent_set_subagent_timeout", "agt_agent_set_parallel_tools",
+                   "agt_model_new_replay"):
+            if not hasattr(_lib.lib, fn):
+                self.skipTest("%s is not exported by this library build" % fn)
+        self.n_replay = 0
+
+    def replay(self, *lines):
+        self.n_replay += 1
+        path = os.path.join(self.root, "replay-%d.jsonl" % self.n_replay)
+        with open(path, "w") as f:
+            for line in lines:
+                f.write(json.dumps(line) + "\n")
+        return agt.Model.replay(path)
+
+    def assertRaisesAgt(self, cls, code, message, fn, *args):
+        with self.assertRaises(cls) as cm:
+            fn(*args)
+        self.assertEqual(cm.exception.code, code)
+        self.assertEqual(cm.exception.message, message)
+
+    def test_setter_ranges(self):
+        with self.replay({"content": "x"}) as m, agt.Agent(self.s, m) as a:
+            for setter, name in ((a.set_swarm_concurrency, "agt_agent_set_swarm_concurrency"),
+                                 (a.set_parallel_tools, "agt_agent_set_parallel_tools")):
+                for bad in (0, -1, 65, 2 ** 32 + 4, -(2 ** 40)):
+                    # 2**32 + 4 would wrap to 4 in a C int: refused, not taken as 4
+                    self.assertRaisesAgt(agt.InvalidArgumentError, agt.AGT_EINVAL,
+                                         name + ": max not in 1..64", setter, bad)
+                for good in (1, 64, 4):
+                    self.assertIsNone(setter(good))
+                with self.assertRaises(TypeError):
+                    setter(2.5)
+            neg = "agt_agent_set_subagent_timeout: negative limit"
+            over = ("agt_agent_set_subagent_timeout: limit over 30 days (2592000000 ms); "
+                    "0 means no limit")
+            for bad, msg in ((-1, neg), (-(2 ** 70), neg), (2592000001, over),
+                             (2 ** 64 + 1000, over)):  # 2**64 + 1000 would wrap to 1000
+                self.assertRaisesAgt(agt.InvalidArgumentError, agt.AGT_EINVAL, msg,
+                                     a.set_subagent_timeout, bad)
+            for good in (0, 1, 2592000000, 1800000):
+                self.assertIsNone(a.set_subagent_timeout(good))
+            a.close()
+            for fn in (a.enable_subagents, lambda: a.set_parallel_tools(4),
+                       lambda: a.set_subagent_approver(None)):
+                self.assertRaisesAgt(agt.InvalidArgumentError, agt.AGT_EINVAL,
+                                     "Agent is closed", fn)
+
+    def test_enable_subagents_frozen(self):
+        self.reg.freeze()
+        with self.replay({"content": "x"}) as m, agt.Agent(self.s, m) as a:
+            self.assertRaisesAgt(agt.FrozenError, agt.AGT_EFROZEN,
+                                 "agt_registry_set_provider: the registry is frozen and "
+                                 "cannot change", a.enable_subagents)
+            self.assertFalse(self.reg.is_offered("Agent"))
+
+    def run_writer(self, approver, path):
+        """Root: one Agent call; agent-1: Write <path> (asks: manual mode), then
+        its final text; root: its final text."""
+        m = self.replay(_agent_call("p1", "write it", "writer"),
+                        _write_call("call_0", path, "from agent-1"),
+                        {"content": "wrote it"}, {"content": "parent done"})
+        a = agt.Agent(self.s, m, "You are a test.")
+        a.enable_subagents()
+        self.s.mode = agt.AGT_MODE_MANUAL
+        self.s.allow("Agent")
+        a.set_subagent_approver(approver)
+        a.add_user_message("Do it.")
+        return m, a
+
+    def test_subagent_approver_approves(self):
+        seen = []
+
+        def approver(agent_id, request):
+            seen.append((agent_id, request))
+            return agt.AGT_DECISION_APPROVE
+
+        m, a = self.run_writer(approver, "sub.txt")
+        with m, a:
+            self.assertEqual(a.run(), agt.AGT_AGENT_STOP_DONE)
+            self.assertEqual(len(seen), 1)
+            agent_id, req = seen[0]
+            self.assertEqual(agent_id, "agent-1")
+            self.assertEqual(req["call_id"], "call_0")  # the sub-agent's own id
+            self.assertEqual(req["tool"], "Write")
+            self.assertEqual(req["arguments"], {"path": "sub.txt", "content": "from agent-1"})
+            self.assertNotIn("agent_id", req)
+            with open(os.path.join(self.root, "sub.txt")) as f:
+                self.assertEqual(f.read(), "from agent-1")
+            self.assertEqual(a.text, "parent done")
+            self.assertEqual(a.turns, 2)  # the root's own model calls
+            self.assertEqual(self.s.pending(), [])
+            tool = [x for x in a.messages() if x["role"] == "tool"]
+            self.assertEqual(len(tool), 1)
+            self.assertEqual(tool[0]["tool_call_id"], "p1")
+            self.assertTrue(tool[0]["content"].startswith(
+                'Sub-agent agent-1 (writer) finished after 2 model calls. '
+                'Resume it with resume: "agent-1".'), tool[0]["content"])
+            self.assertTrue(tool[0]["content"].endswith("wrote it"), tool[0]["content"])
+
+    def test_subagent_approver_rejects_with_reason(self):
+        calls = []
+
+        def approver(agent_id, request):
+            calls.append(agent_id)
+            return agt.AGT_DECISION_REJECT, "not in this test"
+
+        m, a = self.run_writer(approver, "rejected.txt")
+        with m, a:
+            self.assertEqual(a.run(), agt.AGT_AGENT_STOP_DONE)
+            self.assertEqual(calls, ["agent-1"])
+            self.assertFalse(os.path.exists(os.path.join(self.root, "rejected.txt")))
+            self.assertEqual(a.text, "parent done")
+            subs = a.save()["subs"]
+            self.assertEqual([x["id"] for x in subs], ["agent-1"])
+            sub_tool = [x for x in subs[0]["agent"]["messages"] if x["role"] == "tool"]
+            self.assertEqual(len(sub_tool), 1)
+            self.assertEqual(sub_tool[0]["tool_call_id"], "call_0")
+            self.assertIn("not in this test", sub_tool[0]["content"])
+
+    def test_subagent_approver_exception_rejects_and_is_reraised(self):
+        def approver(agent_id, request):
+            raise KeyError("approver broke")
+
+        m, a = self.run_writer(approver, "raised.txt")
+        with m, a:
+            with self.assertRaises(KeyError):
+                a.run()
+            self.assertFalse(os.path.exists(os.path.join(self.root, "raised.txt")))
+            self.assertEqual(a.stop_reason, agt.AGT_AGENT_STOP_DONE)  # the run itself ended
+
+    def test_subagent_approver_cleared_pauses(self):
+        m, a = self.run_writer(lambda agent_id, req: agt.AGT_DECISION_APPROVE, "paused.txt")
+        with m, a:
+            a.set_subagent_approver(None)  # back to the pause model
+            self.assertEqual(a.run(), agt.AGT_AGENT_STOP_APPROVAL)
+            p = self.s.pending()
+            self.assertEqual([(x["call_id"], x["agent_id"]) for x in p],
+                             [("agent-1/call_0", "agent-1")])
+            a.answer("agent-1/call_0", agt.AGT_DECISION_APPROVE)
+            self.assertEqual(a.resume(), agt.AGT_AGENT_STOP_DONE)
+            with open(os.path.join(self.root, "paused.txt")) as f:
+                self.assertEqual(f.read(), "from agent-1")
 
 
 class TestPackaging(unittest.TestCase):
