@@ -957,6 +957,7 @@ function Model.new(protocol, opts)
   local pp = ffi.new("agt_model *[1]")
   check(C.agt_model_new(pp, protocol or 0))
   local m = model_wrap(pp[0])
+  m._http = true -- may run sub-agents on other threads (see Agent:set_subagent_approver)
   opts = opts or {}
   if opts.base_url then check(C.agt_model_set_base_url(m._h, opts.base_url)) end
   if opts.api_key then check(C.agt_model_set_api_key(m._h, opts.api_key)) end
@@ -1089,6 +1090,100 @@ function Agent:set_max_turns(n) check(C.agt_agent_set_max_turns(handle(self), n)
 function Agent:set_token_budget(n) check(C.agt_agent_set_token_budget(handle(self), n)) end
 function Agent:set_context_window(n, pct) check(C.agt_agent_set_context_window(handle(self), n, pct or 80)) end
 function Agent:cancel() C.agt_agent_cancel(handle(self)) end
+
+-- An integer argument for a C int / int64_t: refuses a non-integer (the FFI
+-- would truncate it) and moves a value past the C type's range to its
+-- nearest end (the FFI would wrap it), so the library's own range check
+-- refuses it with its message. int64 cdata passes as is.
+local INT_MAX, INT64_MAX = 2147483647, 0x7fffffffffffffffLL
+local function int_arg(what, v, wide)
+  if type(v) == "cdata" and wide then return v end
+  if type(v) ~= "number" or v ~= v or v ~= math.floor(v) or v == math.huge or v == -math.huge then
+    error(new_error(M.AGT_EINVAL, what .. " must be an integer, got " .. tostring(v)), 3)
+  end
+  if wide then
+    if v >= 2 ^ 63 then return INT64_MAX end
+    if v < -(2 ^ 63) then return -INT64_MAX - 1 end
+    return v
+  end
+  if v > INT_MAX then return INT_MAX end
+  if v < -INT_MAX - 1 then return -INT_MAX - 1 end
+  return v
+end
+
+-- Offers the Agent and AgentSwarm tools backed by sub-agents of this agent
+-- (sets their providers in the session's registry: call it before
+-- Registry:freeze(); AGT_EFROZEN otherwise).
+function Agent:enable_subagents() check(C.agt_agent_enable_subagents(handle(self))) end
+
+-- How many sub-agents one AgentSwarm call runs at once: 1..64 threads
+-- (default 4); AGT_EINVAL outside.
+function Agent:set_swarm_concurrency(max)
+  check(C.agt_agent_set_swarm_concurrency(handle(self),
+    int_arg("Agent:set_swarm_concurrency: max", max, false)))
+end
+
+-- How many read-only tool calls of one model turn run at once: 1..64
+-- (default 4; 1 = one after the other; sub-agents follow it); AGT_EINVAL outside.
+function Agent:set_parallel_tools(max)
+  check(C.agt_agent_set_parallel_tools(handle(self),
+    int_arg("Agent:set_parallel_tools: max", max, false)))
+end
+
+-- The time limit of one sub-agent run in milliseconds of working time: 0 (no
+-- limit) or 1..2592000000 (30 days); default 1800000 (30 minutes); the root's
+-- value applies at every depth. AGT_EINVAL when negative or over 30 days.
+function Agent:set_subagent_timeout(ms)
+  check(C.agt_agent_set_subagent_timeout(handle(self),
+    int_arg("Agent:set_subagent_timeout: ms", ms, true)))
+end
+
+-- LuaJIT cannot be entered from another thread. The library calls a
+-- sub-agent approver on the sub-agent's thread, which is another thread for a
+-- swarm worker or a background task; both need a frozen registry and an HTTP
+-- model (Model.new). A Lua approver is therefore refused in that setup, here
+-- and again by run()/resume() (the registry may be frozen later).
+local function lua_approver_ok(self, what)
+  if self._cbs.subagent_approver == nil and what ~= "set" then return end
+  if self.model._http and C.agt_registry_is_frozen(C.agt_session_registry(handle(self.session))) ~= 0 then
+    error(new_error(M.AGT_EUNSUPPORTED, "Agent:set_subagent_approver: a Lua approver cannot "
+      .. "be called from other threads, and with a frozen registry and an HTTP model "
+      .. "AgentSwarm workers and background sub-agents run on their own threads; without "
+      .. "a sub-agent approver their calls reach Session:set_approver or Agent:answer() "
+      .. "on this thread"), 3)
+  end
+end
+
+-- fn(agent_id, request_table) -> decision[, reason[, rule]]: decides a
+-- sub-agent's tool call that needs approval ("agent-N"; request is the
+-- Session:pending() item shape with the sub-agent's own call_id).
+-- APPROVE_SESSION stores the rule in that sub-agent's session only; any other
+-- value than APPROVE, APPROVE_SESSION or REJECT rejects. An error rejects the
+-- call and is re-raised by run()/resume(). nil clears it. AGT_ESTATE while a
+-- sub-agent runs in the background; AGT_EUNSUPPORTED with a frozen registry
+-- and an HTTP model (see above).
+function Agent:set_subagent_approver(fn)
+  if fn ~= nil then lua_approver_ok(self, "set") end
+  local g = self._guard
+  set_cb(self, "subagent_approver", "agt_subagent_approver_fn", fn, function(agent_id, req, _)
+    local ok, d = pcall(function()
+      local dec, reason, rule = fn(ffi.string(agent_id),
+                                   json.decode(ffi.string(C.agt_approval_json(req))))
+      if reason ~= nil then C.agt_approval_set_reason(req, tostring(reason)) end
+      if rule ~= nil then C.agt_approval_set_rule(req, tostring(rule)) end
+      if type(dec) ~= "number" then
+        error("sub-agent approver: the decision must be an AGT_DECISION_* number, got "
+              .. tostring(dec), 0)
+      end
+      return dec
+    end)
+    if not ok then
+      g.err = g.err or d
+      return M.AGT_DECISION_REJECT
+    end
+    return d
+  end, function(h, cb) return C.agt_agent_set_subagent_approver(h, cb, nil) end)
+end
 function Agent:stop_reason() return C.agt_agent_stop_reason(handle(self)) end
 function Agent:turns() return C.agt_agent_turns(handle(self)) end
 function Agent:tokens_used() return tonumber(C.agt_agent_tokens_used(handle(self))) end
@@ -1129,8 +1224,14 @@ end
 
 -- Returns the stop reason (AGT_AGENT_STOP_*); approval pauses and used-up
 -- budgets are stop reasons, other failures raise.
-function Agent:run() return agent_after(self, C.agt_agent_run(handle(self))) end
-function Agent:resume() return agent_after(self, C.agt_agent_resume(handle(self))) end
+function Agent:run()
+  lua_approver_ok(self, "run")
+  return agent_after(self, C.agt_agent_run(handle(self)))
+end
+function Agent:resume()
+  lua_approver_ok(self, "run")
+  return agent_after(self, C.agt_agent_resume(handle(self)))
+end
 
 function Agent:answer(call_id, decision, reason)
   check(C.agt_agent_answer(handle(self), call_id, decision, reason))

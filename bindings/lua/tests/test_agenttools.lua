@@ -203,6 +203,183 @@ else
   skip("agent", "agt_agent_new is not exported by this library build")
 end
 
+-- sub-agents: enable_subagents, the concurrency and time-limit setters, the
+-- sub-agent approver; a replay model whose lines the root agent and its
+-- sub-agents take in turn
+local has_sub = pcall(function() return agt.C.agt_agent_set_subagent_approver ~= nil end)
+if has_sub then
+  local nrep = 0
+  local function replay_model(lines)
+    nrep = nrep + 1
+    local path = root .. "/replay-" .. nrep .. ".jsonl"
+    local out = {}
+    for i, l in ipairs(lines) do out[i] = json.encode(l) end
+    write(path, table.concat(out, "\n") .. "\n")
+    return agt.Model.replay(path)
+  end
+  local function raises_msg(fn, code, msg)
+    local ok2, err = pcall(fn)
+    return not ok2 and type(err) == "table" and err.code == code and err.message == msg, err
+  end
+
+  local sreg = agt.Registry("chat")
+  local ss = agt.Session(sreg, root)
+  local m = replay_model({ { content = "x" } })
+  local ag = agt.Agent(ss, m)
+  for _, st in ipairs({ { "set_swarm_concurrency", "agt_agent_set_swarm_concurrency" },
+                        { "set_parallel_tools", "agt_agent_set_parallel_tools" } }) do
+    local meth, cname = st[1], st[2]
+    -- 2^32 + 4 would wrap to 4 in a C int: refused, not taken as 4
+    for _, bad in ipairs({ 0, -1, 65, 2 ^ 32 + 4, -(2 ^ 40) }) do
+      check(raises_msg(function() ag[meth](ag, bad) end, agt.AGT_EINVAL, cname .. ": max not in 1..64"),
+            meth .. "(" .. string.format("%.0f", bad) .. ") raises AGT_EINVAL")
+    end
+    local okg = pcall(function() ag[meth](ag, 1) ag[meth](ag, 64) ag[meth](ag, 4) end)
+    check(okg, meth .. " accepts 1, 64, 4")
+    check(raises_msg(function() ag[meth](ag, 2.5) end, agt.AGT_EINVAL,
+                     "Agent:" .. meth .. ": max must be an integer, got 2.5"), meth .. "(2.5) raises")
+  end
+  local neg = "agt_agent_set_subagent_timeout: negative limit"
+  local over = "agt_agent_set_subagent_timeout: limit over 30 days (2592000000 ms); 0 means no limit"
+  for _, c2 in ipairs({ { -1, neg }, { -(2 ^ 70), neg }, { 2592000001, over }, { 2 ^ 64 + 4096, over },
+                        { 2592000001LL, over }, { -1LL, neg } }) do
+    check(raises_msg(function() ag:set_subagent_timeout(c2[1]) end, agt.AGT_EINVAL, c2[2]),
+          "set_subagent_timeout(" .. tostring(c2[1]) .. ") raises AGT_EINVAL")
+  end
+  check(pcall(function()
+    for _, good in ipairs({ 0, 1, 2592000000, 1800000 }) do ag:set_subagent_timeout(good) end
+    ag:set_subagent_timeout(2592000000LL)
+  end), "set_subagent_timeout accepts 0, 1, 2592000000, 1800000")
+  check(raises_msg(function() ag:set_subagent_timeout(0.5) end, agt.AGT_EINVAL,
+                   "Agent:set_subagent_timeout: ms must be an integer, got 0.5"), "set_subagent_timeout(0.5) raises")
+  ag:close()
+  m:close()
+
+  -- enable_subagents on a frozen registry
+  local freg = agt.Registry("chat")
+  freg:freeze()
+  local fs = agt.Session(freg, root)
+  m = replay_model({ { content = "x" } })
+  ag = agt.Agent(fs, m)
+  check(raises_msg(function() ag:enable_subagents() end, agt.AGT_EFROZEN,
+                   "agt_registry_set_provider: the registry is frozen and cannot change")
+        and not freg:is_offered("Agent"), "enable_subagents on a frozen registry raises AGT_EFROZEN")
+  ag:close()
+  m:close()
+  -- a Lua approver with a frozen registry and an HTTP model (sub-agents on other threads)
+  local hm = agt.Model(agt.AGT_PROTOCOL_OPENAI)
+  ag = agt.Agent(fs, hm)
+  local unsupported = "Agent:set_subagent_approver: a Lua approver cannot be called from other "
+    .. "threads, and with a frozen registry and an HTTP model AgentSwarm workers and background "
+    .. "sub-agents run on their own threads; without a sub-agent approver their calls reach "
+    .. "Session:set_approver or Agent:answer() on this thread"
+  check(raises_msg(function() ag:set_subagent_approver(function() return 0 end) end,
+                   agt.AGT_EUNSUPPORTED, unsupported), "Lua approver refused: frozen registry + HTTP model")
+  ag:close()
+  hm:close()
+  fs:close()
+  freg:close()
+  local ureg = agt.Registry("chat")
+  local us = agt.Session(ureg, root)
+  hm = agt.Model(agt.AGT_PROTOCOL_OPENAI)
+  ag = agt.Agent(us, hm)
+  ag:enable_subagents()
+  ag:set_subagent_approver(function() return agt.AGT_DECISION_APPROVE end)
+  ureg:freeze()
+  ag:add_user_message("hi")
+  check(raises_msg(function() ag:run() end, agt.AGT_EUNSUPPORTED, unsupported),
+        "run() refuses a Lua approver once the registry is frozen (HTTP model)")
+  ag:set_subagent_approver(nil)
+  ag:close()
+  hm:close()
+  us:close()
+  ureg:close()
+
+  -- end to end: root calls Agent; agent-1 writes a file (asks: manual mode)
+  local function writer(path)
+    local mm = replay_model({
+      { tool_calls = { { id = "p1", name = "Agent",
+          arguments = json.encode({ prompt = "write it", description = "writer" }) } } },
+      { tool_calls = { { id = "call_0", name = "Write",
+          arguments = json.encode({ path = path, content = "from agent-1" }) } } },
+      { content = "wrote it" }, { content = "parent done" } })
+    local a2 = agt.Agent(ss, mm, "You are a test.")
+    a2:enable_subagents()
+    ss:set_mode(agt.AGT_MODE_MANUAL)
+    ss:allow("Agent")
+    a2:add_user_message("Do it.")
+    return mm, a2
+  end
+
+  local seen = {}
+  m, ag = writer("sub.txt")
+  ag:set_subagent_approver(function(agent_id, req)
+    seen[#seen + 1] = { agent_id, req }
+    return agt.AGT_DECISION_APPROVE
+  end)
+  local stop = ag:run()
+  check(stop == agt.AGT_AGENT_STOP_DONE and ag:text() == "parent done", "sub-agent run with a Lua approver", ag:text())
+  check(#seen == 1 and seen[1][1] == "agent-1" and seen[1][2].call_id == "call_0" and seen[1][2].tool == "Write"
+        and seen[1][2].arguments.path == "sub.txt" and seen[1][2].agent_id == nil,
+        "the approver is called with agent-1 and the sub-agent's request")
+  check(read(root .. "/sub.txt") == "from agent-1", "approved: agent-1 wrote the file")
+  local tmsg
+  for _, msg in ipairs(ag:messages()) do if msg.role == "tool" then tmsg = msg end end
+  local head = 'Sub-agent agent-1 (writer) finished after 2 model calls. Resume it with resume: "agent-1".'
+  check(tmsg and tmsg.tool_call_id == "p1" and tmsg.content:sub(1, #head) == head
+        and tmsg.content:sub(-8) == "wrote it", "the Agent call's report", tmsg and tmsg.content)
+  ag:close()
+  m:close()
+
+  local calls = {}
+  m, ag = writer("rejected.txt")
+  ag:set_subagent_approver(function(agent_id)
+    calls[#calls + 1] = agent_id
+    return agt.AGT_DECISION_REJECT, "not in this test"
+  end)
+  check(ag:run() == agt.AGT_AGENT_STOP_DONE and #calls == 1 and calls[1] == "agent-1"
+        and read(root .. "/rejected.txt") == nil, "rejected: nothing written")
+  local subs = ag:save().subs
+  local stool
+  for _, msg in ipairs(subs[1].agent.messages) do if msg.role == "tool" then stool = msg end end
+  check(subs[1].id == "agent-1" and stool and stool.tool_call_id == "call_0"
+        and stool.content:find("not in this test", 1, true) ~= nil, "the rejection reason reached agent-1",
+        stool and stool.content)
+  ag:close()
+  m:close()
+
+  m, ag = writer("raised.txt")
+  ag:set_subagent_approver(function() error("approver broke") end)
+  local okr2, rerr2 = pcall(function() return ag:run() end)
+  check(not okr2 and tostring(rerr2):find("approver broke", 1, true) ~= nil and read(root .. "/raised.txt") == nil,
+        "an approver error rejects and is re-raised by run()", rerr2)
+  ag:close()
+  m:close()
+
+  m, ag = writer("nil.txt")
+  ag:set_subagent_approver(function() return nil end)
+  local okn, nerr = pcall(function() return ag:run() end)
+  check(not okn and tostring(nerr):find("the decision must be an AGT_DECISION_* number, got nil", 1, true) ~= nil
+        and read(root .. "/nil.txt") == nil, "a nil decision rejects and is re-raised", nerr)
+  ag:close()
+  m:close()
+
+  m, ag = writer("paused.txt")
+  ag:set_subagent_approver(function() return agt.AGT_DECISION_APPROVE end)
+  ag:set_subagent_approver(nil)
+  check(ag:run() == agt.AGT_AGENT_STOP_APPROVAL, "approver cleared: the pause model")
+  local pend = ss:pending()
+  check(#pend == 1 and pend[1].call_id == "agent-1/call_0" and pend[1].agent_id == "agent-1", "pending sub-agent call")
+  ag:answer("agent-1/call_0", agt.AGT_DECISION_APPROVE)
+  check(ag:resume() == agt.AGT_AGENT_STOP_DONE and read(root .. "/paused.txt") == "from agent-1", "answered and resumed")
+  ag:close()
+  m:close()
+  ss:close()
+  sreg:close()
+else
+  skip("sub-agents", "agt_agent_set_subagent_approver is not exported by this library build")
+end
+
 -- finalisers: handles dropped without close() free their callbacks
 -- (LuaJIT has a fixed number of callback slots, far fewer than 3000)
 local okgc, gcerr = pcall(function()
