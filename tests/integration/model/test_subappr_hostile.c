@@ -645,8 +645,8 @@ static void test_mixed_pause(void)
     char *r =
         call(&fx, "Agent",
              "{\"prompt\":\"write m1.txt\",\"description\":\"bgm\",\"run_in_background\":true}");
-    T_CHECK(strncmp(r, "Started sub-agent agent-4 in the background", 43) == 0,
-            "mixed: bg started: %s", r);
+    T_CHECK(r && strncmp(r, "Started sub-agent agent-4 in the background", 43) == 0,
+            "mixed: bg started: %.43s", r ? r : "(null)");
     free(r);
     wait_poll(&fx);
     char *pj = NULL;
