@@ -363,6 +363,59 @@ local function result_from(p)
 end
 M.Result = result_from
 
+-- ---- Lua callbacks and library threads ----------------------------------------
+--
+-- LuaJIT cannot be entered from another thread. The library calls host
+-- callbacks on threads of its own only for sub-agents: AgentSwarm workers
+-- (Agent:set_swarm_concurrency > 1) and background sub-agents, which both
+-- need a frozen registry and an HTTP model (Model.new) behind the agent that
+-- called Agent:enable_subagents. There a sub-agent calls the registry's
+-- providers and the agent's sub-agent approver on its own thread; every
+-- other callback stays on the host's thread (see docs/bindings.md "Threads
+-- and Lua callbacks"). Those two are refused in that setup with
+-- AGT_EUNSUPPORTED, where it is set up and again where it would run.
+
+-- Raises when the registry has Lua providers and its sub-agents may run on
+-- other threads. frozen: the registry counts as frozen (Registry:freeze
+-- checks before freezing).
+local function lua_providers_ok(reg, frozen)
+  local st = reg._state
+  if not st.sub_http or reg._h == nil then return end
+  if not frozen and C.agt_registry_is_frozen(reg._h) == 0 then return end
+  local names = {}
+  for name in pairs(reg._providers) do names[#names + 1] = name end
+  if #names == 0 then return end
+  table.sort(names)
+  error(new_error(M.AGT_EUNSUPPORTED, "Registry:set_provider: a Lua provider cannot be called "
+    .. "from other threads, and with a frozen registry and sub-agents of an HTTP model "
+    .. "(Agent:enable_subagents with Model(...)) AgentSwarm workers and background sub-agents "
+    .. "call providers on their own threads; Lua providers: " .. table.concat(names, ", ")
+    .. "; leave the registry unfrozen (sub-agents then run on this thread, one at a time) "
+    .. "or remove these providers before Registry:freeze()"), 3)
+end
+
+-- Raises when the agent has a Lua sub-agent approver and its sub-agents may
+-- run on other threads (a frozen registry and an HTTP model). what: "set"
+-- checks even before the approver is stored.
+local function lua_approver_ok(self, what)
+  if self._cbs.subagent_approver == nil and what ~= "set" then return end
+  if self.model._http and C.agt_registry_is_frozen(C.agt_session_registry(handle(self.session))) ~= 0 then
+    error(new_error(M.AGT_EUNSUPPORTED, "Agent:set_subagent_approver: a Lua approver cannot "
+      .. "be called from other threads, and with a frozen registry and an HTTP model "
+      .. "AgentSwarm workers and background sub-agents run on their own threads; without "
+      .. "a sub-agent approver their calls reach Session:set_approver or Agent:answer() "
+      .. "on this thread"), 3)
+  end
+end
+
+-- Both checks for a call that may start sub-agents through reg (the host
+-- dispatching or answering Agent / AgentSwarm itself, Agent:run/resume).
+local function lua_threads_ok(reg)
+  lua_providers_ok(reg, false)
+  local a = reg._state.sub_agent[1]
+  if a ~= nil and a._h ~= nil and a.session._h ~= nil then lua_approver_ok(a, "run") end
+end
+
 -- ---- Registry -----------------------------------------------------------------
 
 local Registry = class("Registry")
@@ -371,7 +424,10 @@ M.Registry = Registry
 function Registry.new(...)
   local pp = ffi.new("agt_registry *[1]")
   check(C.agt_registry_new(pp))
-  local provs, state = {}, {}
+  -- state.sub_http: the Agent/AgentSwarm providers in this registry belong
+  -- to an agent with an HTTP model; state.sub_agent[1]: that agent (weak:
+  -- the provider closures hold state, the finaliser holds them)
+  local provs, state = {}, { sub_agent = setmetatable({}, { __mode = "v" }) }
   local self = setmetatable({ _h = gc_handle(pp[0], C.agt_registry_free, provs), _providers = provs,
                               _state = state }, Registry)
   for _, set in ipairs({ ... }) do
@@ -446,7 +502,13 @@ end
 
 function Registry:remove(name) check(C.agt_registry_remove(handle(self), name)) end
 function Registry:set_description(name, d) check(C.agt_registry_set_description(handle(self), name, d)) end
-function Registry:freeze() check(C.agt_registry_freeze(handle(self))) end
+-- AGT_EUNSUPPORTED when the registry has Lua providers and an agent with an
+-- HTTP model enabled sub-agents on it (see lua_providers_ok).
+function Registry:freeze()
+  local h = handle(self)
+  lua_providers_ok(self, true)
+  check(C.agt_registry_freeze(h))
+end
 function Registry:is_frozen() return C.agt_registry_is_frozen(handle(self)) ~= 0 end
 function Registry:is_offered(name, phase) return C.agt_registry_is_offered(handle(self), name, phase or 0) ~= 0 end
 function Registry:access(name) return check(C.agt_registry_access(handle(self), name)) end
@@ -512,6 +574,7 @@ end
 -- Returns a Result; raises an error with code AGT_EPENDING (and .call_id)
 -- when the call waits for approval.
 function Session:dispatch(tool, args, call_id)
+  if tool == "Agent" or tool == "AgentSwarm" then lua_threads_ok(self.registry) end
   local rp = ffi.new("agt_result *[1]")
   self.registry._state.provider_err = nil
   local rc = C.agt_session_dispatch(handle(self), call_id, tool, jtext(args), rp)
@@ -527,12 +590,14 @@ end
 function Session:pending() return out_json(C.agt_session_pending, handle(self)) end
 
 function Session:answer(call_id, decision, reason)
+  lua_threads_ok(self.registry)
   local rp = ffi.new("agt_result *[1]")
   local rc = C.agt_session_answer(handle(self), call_id, decision, reason, rp)
   return finish(self, rc, rp)
 end
 
 function Session:answer_rule(call_id, rule, reason)
+  lua_threads_ok(self.registry)
   local rp = ffi.new("agt_result *[1]")
   local rc = C.agt_session_answer_rule(handle(self), call_id, rule, reason, rp)
   return finish(self, rc, rp)
@@ -1114,7 +1179,12 @@ end
 -- Offers the Agent and AgentSwarm tools backed by sub-agents of this agent
 -- (sets their providers in the session's registry: call it before
 -- Registry:freeze(); AGT_EFROZEN otherwise).
-function Agent:enable_subagents() check(C.agt_agent_enable_subagents(handle(self))) end
+function Agent:enable_subagents()
+  check(C.agt_agent_enable_subagents(handle(self)))
+  local st = self.session.registry._state
+  st.sub_http = self.model._http == true
+  st.sub_agent[1] = self
+end
 
 -- How many sub-agents one AgentSwarm call runs at once: 1..64 threads
 -- (default 4); AGT_EINVAL outside.
@@ -1138,22 +1208,6 @@ function Agent:set_subagent_timeout(ms)
     int_arg("Agent:set_subagent_timeout: ms", ms, true)))
 end
 
--- LuaJIT cannot be entered from another thread. The library calls a
--- sub-agent approver on the sub-agent's thread, which is another thread for a
--- swarm worker or a background task; both need a frozen registry and an HTTP
--- model (Model.new). A Lua approver is therefore refused in that setup, here
--- and again by run()/resume() (the registry may be frozen later).
-local function lua_approver_ok(self, what)
-  if self._cbs.subagent_approver == nil and what ~= "set" then return end
-  if self.model._http and C.agt_registry_is_frozen(C.agt_session_registry(handle(self.session))) ~= 0 then
-    error(new_error(M.AGT_EUNSUPPORTED, "Agent:set_subagent_approver: a Lua approver cannot "
-      .. "be called from other threads, and with a frozen registry and an HTTP model "
-      .. "AgentSwarm workers and background sub-agents run on their own threads; without "
-      .. "a sub-agent approver their calls reach Session:set_approver or Agent:answer() "
-      .. "on this thread"), 3)
-  end
-end
-
 -- fn(agent_id, request_table) -> decision[, reason[, rule]]: decides a
 -- sub-agent's tool call that needs approval ("agent-N"; request is the
 -- Session:pending() item shape with the sub-agent's own call_id).
@@ -1161,7 +1215,7 @@ end
 -- value than APPROVE, APPROVE_SESSION or REJECT rejects. An error rejects the
 -- call and is re-raised by run()/resume(). nil clears it. AGT_ESTATE while a
 -- sub-agent runs in the background; AGT_EUNSUPPORTED with a frozen registry
--- and an HTTP model (see above).
+-- and an HTTP model (see lua_approver_ok).
 function Agent:set_subagent_approver(fn)
   if fn ~= nil then lua_approver_ok(self, "set") end
   local g = self._guard
@@ -1226,10 +1280,12 @@ end
 -- budgets are stop reasons, other failures raise.
 function Agent:run()
   lua_approver_ok(self, "run")
+  lua_threads_ok(self.session.registry)
   return agent_after(self, C.agt_agent_run(handle(self)))
 end
 function Agent:resume()
   lua_approver_ok(self, "run")
+  lua_threads_ok(self.session.registry)
   return agent_after(self, C.agt_agent_resume(handle(self)))
 end
 

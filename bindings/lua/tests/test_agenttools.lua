@@ -295,6 +295,134 @@ if has_sub then
   us:close()
   ureg:close()
 
+  -- Lua providers and library threads (docs/bindings.md "Threads and Lua
+  -- callbacks"): refused where sub-agents of an HTTP model may call them on
+  -- their own threads (frozen registry), allowed everywhere else
+  local function prov_msg(names)
+    return "Registry:set_provider: a Lua provider cannot be called from other threads, and with a "
+      .. "frozen registry and sub-agents of an HTTP model (Agent:enable_subagents with Model(...)) "
+      .. "AgentSwarm workers and background sub-agents call providers on their own threads; "
+      .. "Lua providers: " .. names .. "; leave the registry unfrozen (sub-agents then run on this "
+      .. "thread, one at a time) or remove these providers before Registry:freeze()"
+  end
+  local function dead_model()
+    -- nothing listens on port 9: a guard that lets a run through fails fast
+    return agt.Model(agt.AGT_PROTOCOL_OPENAI, { base_url = "http://127.0.0.1:9/v1" })
+  end
+  local preg = agt.Registry("chat")
+  preg:set_provider("Shout", function(call) return call.args.text:upper() end)
+  preg:add(entry)
+  preg:set_provider("WebSearch", function() return "no results" end)
+  local ps = agt.Session(preg, root)
+  hm = dead_model()
+  ag = agt.Agent(ps, hm)
+  ag:enable_subagents()
+  check(raises_msg(function() preg:freeze() end, agt.AGT_EUNSUPPORTED, prov_msg("Shout, WebSearch"))
+        and not preg:is_frozen(), "Registry:freeze refuses Lua providers with sub-agents of an HTTP model")
+  r = ps:dispatch("Shout", { text = "ab" })
+  check(not r.is_error and r.text == "AB", "the refused registry stays unfrozen and its Lua provider works", r.text)
+  preg:set_provider("WebSearch", nil)
+  check(raises_msg(function() preg:freeze() end, agt.AGT_EUNSUPPORTED, prov_msg("Shout")),
+        "the refusal names the Lua providers left")
+  preg:set_provider("Shout", nil)
+  check(pcall(function() preg:freeze() end) and preg:is_frozen(), "without Lua providers the registry freezes")
+  ag:close()
+  hm:close()
+  ps:close()
+  preg:close()
+
+  -- frozen behind the binding's back (raw C): refused where sub-agents would start
+  local rreg = agt.Registry("chat")
+  rreg:set_provider("Shout", function(call) return call.args.text:upper() end)
+  rreg:add(entry)
+  local rs = agt.Session(rreg, root)
+  hm = dead_model()
+  ag = agt.Agent(rs, hm)
+  ag:enable_subagents()
+  check(agt.C.agt_registry_freeze(rreg._h) == 0, "raw agt_registry_freeze")
+  ag:add_user_message("hi")
+  check(raises_msg(function() ag:run() end, agt.AGT_EUNSUPPORTED, prov_msg("Shout")),
+        "run() refuses Lua providers in a frozen registry with sub-agents of an HTTP model")
+  check(raises_msg(function() ag:resume() end, agt.AGT_EUNSUPPORTED, prov_msg("Shout")), "resume() refuses them")
+  check(raises_msg(function() rs:dispatch("AgentSwarm", { items = { "a", "b" }, prompt = "do {{item}}" }) end,
+                   agt.AGT_EUNSUPPORTED, prov_msg("Shout")), "Session:dispatch of AgentSwarm refuses them")
+  check(raises_msg(function() rs:dispatch("Agent", { prompt = "x", description = "d" }) end,
+                   agt.AGT_EUNSUPPORTED, prov_msg("Shout")), "Session:dispatch of Agent refuses them")
+  check(raises_msg(function() rs:answer("c1", agt.AGT_DECISION_APPROVE) end, agt.AGT_EUNSUPPORTED,
+                   prov_msg("Shout")), "Session:answer refuses them")
+  check(raises_msg(function() rs:answer_rule("c1", "Agent") end, agt.AGT_EUNSUPPORTED, prov_msg("Shout")),
+        "Session:answer_rule refuses them")
+  r = rs:dispatch("Shout", { text = "q" })
+  check(not r.is_error and r.text == "Q", "the host's own dispatch of a Lua provider still runs", r.text)
+  ag:close()
+  hm:close()
+  rs:close()
+  rreg:close()
+
+  -- a Lua sub-agent approver and the host dispatching AgentSwarm itself
+  local areg = agt.Registry("chat")
+  local as = agt.Session(areg, root)
+  hm = dead_model()
+  ag = agt.Agent(as, hm)
+  ag:enable_subagents()
+  ag:set_subagent_approver(function() return agt.AGT_DECISION_APPROVE end)
+  areg:freeze()
+  check(raises_msg(function() as:dispatch("AgentSwarm", { items = { "a", "b" }, prompt = "do {{item}}" }) end,
+                   agt.AGT_EUNSUPPORTED, unsupported), "Session:dispatch of AgentSwarm refuses a Lua sub-agent approver")
+  ag:set_subagent_approver(nil)
+  ag:close()
+  hm:close()
+  as:close()
+  areg:close()
+
+  -- not refused: no sub-agents, or sub-agents on this thread (a replay model)
+  local nreg = agt.Registry("chat")
+  nreg:set_provider("Shout", function(call) return call.args.text:upper() end)
+  nreg:add(entry)
+  local ns = agt.Session(nreg, root)
+  hm = dead_model()
+  ag = agt.Agent(ns, hm)
+  check(pcall(function() nreg:freeze() end) and nreg:is_frozen(),
+        "a Lua provider, a frozen registry and an HTTP model without sub-agents: freeze accepted")
+  r = ns:dispatch("Shout", { text = "z" })
+  check(not r.is_error and r.text == "Z", "... and the provider runs", r.text)
+  ag:close()
+  hm:close()
+  ns:close()
+  nreg:close()
+
+  local shouted = {}
+  local lreg = agt.Registry("chat")
+  lreg:set_provider("Shout", function(call)
+    shouted[#shouted + 1] = call.args.text
+    return call.args.text:upper()
+  end)
+  lreg:add(entry)
+  local ls = agt.Session(lreg, root)
+  m = replay_model({
+    { tool_calls = { { id = "p1", name = "Agent",
+        arguments = json.encode({ prompt = "shout it", description = "shouter" }) } } },
+    { tool_calls = { { id = "call_0", name = "Shout", arguments = json.encode({ text = "from agent-1" }) } } },
+    { content = "shouted" }, { content = "root done" } })
+  ag = agt.Agent(ls, m, "You are a test.")
+  ag:enable_subagents()
+  ls:allow("Agent")
+  ls:allow("Shout")
+  check(pcall(function() lreg:freeze() end), "sub-agents of a replay model: freeze accepted with a Lua provider")
+  ag:add_user_message("Do it.")
+  local okl, lstop = pcall(function() return ag:run() end)
+  local stool
+  for _, msg in ipairs(okl and ag:save().subs[1].agent.messages or {}) do
+    if msg.role == "tool" then stool = msg end
+  end
+  check(okl and lstop == agt.AGT_AGENT_STOP_DONE and ag:text() == "root done" and #shouted == 1
+        and shouted[1] == "from agent-1" and stool and stool.content == "FROM AGENT-1",
+        "agent-1 calls the Lua provider on this thread", okl and ag:text() or lstop)
+  ag:close()
+  m:close()
+  ls:close()
+  lreg:close()
+
   -- end to end: root calls Agent; agent-1 writes a file (asks: manual mode)
   local function writer(path)
     local mm = replay_model({
