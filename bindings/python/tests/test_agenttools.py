@@ -558,6 +558,100 @@ class TestSubagents(Base):
                 self.assertEqual(f.read(), "from agent-1")
 
 
+class TestThreads(unittest.TestCase):
+    """A Python provider called by AgentSwarm workers on the library's own
+    threads (frozen registry, HTTP model): ctypes takes the GIL, so it just
+    works (the Lua binding refuses this setup). The model is a small OpenAI
+    chat-completions server in this process."""
+
+    ENTRY = TestProviders.ENTRY
+
+    def setUp(self):
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                msgs = body["messages"]
+                user = [m["content"] for m in msgs if m["role"] == "user"][-1]
+                if msgs[-1]["role"] == "tool":
+                    msg = {"role": "assistant",
+                           "content": "root done" if user == "Do it." else "done " + user}
+                elif user == "Do it.":
+                    args = {"items": ["a", "b"], "prompt_template": "shout {{item}}"}
+                    msg = {"role": "assistant", "content": None, "tool_calls": [
+                        {"id": "s1", "type": "function",
+                         "function": {"name": "AgentSwarm", "arguments": json.dumps(args)}}]}
+                else:
+                    args = {"text": user.split(" ", 1)[1]}
+                    msg = {"role": "assistant", "content": None, "tool_calls": [
+                        {"id": "c1", "type": "function",
+                         "function": {"name": "Shout", "arguments": json.dumps(args)}}]}
+                out = json.dumps({"id": "x", "object": "chat.completion", "model": "m",
+                                  "choices": [{"index": 0, "message": msg,
+                                               "finish_reason": "stop"}],
+                                  "usage": {"prompt_tokens": 1, "completion_tokens": 1,
+                                            "total_tokens": 2}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.srv.daemon_threads = True
+        self.th = threading.Thread(target=self.srv.serve_forever, daemon=True)
+        self.th.start()
+        self.root = tempfile.mkdtemp(prefix="agt-py-")
+
+    def tearDown(self):
+        self.srv.shutdown()
+        self.srv.server_close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def test_python_provider_on_swarm_worker_threads(self):
+        import threading
+        calls = []
+        # both calls must be in the provider at once: two threads at work
+        both = threading.Barrier(2, timeout=20)
+
+        def shout(call):
+            calls.append((call.args["text"], threading.get_ident()))
+            both.wait()
+            return call.args["text"].upper()
+
+        with agt.Registry("chat") as reg:
+            reg.set_provider("Shout", shout)
+            reg.add(self.ENTRY)
+            with agt.Session(reg, self.root) as s, agt.Model(
+                    agt.AGT_PROTOCOL_OPENAI, base_url="http://127.0.0.1:%d/v1"
+                    % self.srv.server_address[1], api_key="k", name="m") as m:
+                m.set_stream(False)
+                with agt.Agent(s, m, "You are a test.") as a:
+                    a.enable_subagents()
+                    a.set_swarm_concurrency(2)
+                    s.allow("AgentSwarm")
+                    s.allow("Shout")
+                    reg.freeze()
+                    a.add_user_message("Do it.")
+                    self.assertEqual(a.run(), agt.AGT_AGENT_STOP_DONE)
+                    self.assertEqual(a.text, "root done")
+                    self.assertEqual(sorted(t for t, _ in calls), ["a", "b"])
+                    self.assertEqual(len({i for _, i in calls}), 2)
+                    self.assertIn(True, [i != threading.main_thread().ident for _, i in calls])
+                    self.assertFalse(both.broken)
+                    subs = a.save()["subs"]
+                    got = {}
+                    for sub in subs:
+                        tools = [x for x in sub["agent"]["messages"] if x["role"] == "tool"]
+                        got[sub["id"]] = [x["content"] for x in tools]
+                    self.assertEqual(sorted(sum(got.values(), [])), ["A", "B"])
+
+
 class TestPackaging(unittest.TestCase):
     def test_pip_install_offline(self):
         import subprocess
