@@ -371,6 +371,23 @@ class Registry(_Handle):
 # ---- session ----------------------------------------------------------------
 
 
+def _apply_decision(req, out):
+    """An approver's answer, decision | (decision, reason) | (decision,
+    reason, rule): sets the reason and rule on req, returns the decision."""
+    reason = rule = None
+    if isinstance(out, tuple):
+        decision = out[0]
+        reason = out[1] if len(out) > 1 else None
+        rule = out[2] if len(out) > 2 else None
+    else:
+        decision = out
+    if reason is not None:
+        lib.agt_approval_set_reason(req, _b(reason))
+    if rule is not None:
+        lib.agt_approval_set_rule(req, _b(rule))
+    return int(decision)
+
+
 class Session(_Handle):
     """A session over a registry and a workspace root."""
 
@@ -488,19 +505,7 @@ class Session(_Handle):
 
         def trampoline(req, _payload):
             try:
-                out = fn(_json.loads(_s(lib.agt_approval_json(req))))
-                reason = rule = None
-                if isinstance(out, tuple):
-                    decision = out[0]
-                    reason = out[1] if len(out) > 1 else None
-                    rule = out[2] if len(out) > 2 else None
-                else:
-                    decision = out
-                if reason is not None:
-                    lib.agt_approval_set_reason(req, _b(reason))
-                if rule is not None:
-                    lib.agt_approval_set_rule(req, _b(rule))
-                return int(decision)
+                return _apply_decision(req, fn(_json.loads(_s(lib.agt_approval_json(req)))))
             except BaseException as e:
                 guard.keep(e)
                 return 2  # AGT_DECISION_REJECT
@@ -1166,19 +1171,8 @@ class Agent(_Handle):
 
         def trampoline(agent_id, req, _payload):
             try:
-                out = fn(_s(agent_id), _json.loads(_s(lib.agt_approval_json(req))))
-                reason = rule = None
-                if isinstance(out, tuple):
-                    decision = out[0]
-                    reason = out[1] if len(out) > 1 else None
-                    rule = out[2] if len(out) > 2 else None
-                else:
-                    decision = out
-                if reason is not None:
-                    lib.agt_approval_set_reason(req, _b(reason))
-                if rule is not None:
-                    lib.agt_approval_set_rule(req, _b(rule))
-                return int(decision)
+                return _apply_decision(
+                    req, fn(_s(agent_id), _json.loads(_s(lib.agt_approval_json(req)))))
             except BaseException as e:
                 guard.keep(e)
                 return 2  # AGT_DECISION_REJECT
