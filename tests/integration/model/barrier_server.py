@@ -16,10 +16,14 @@ requests is kept.
 Python standard library only.
 """
 import http.server
+import os
 import socketserver
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_server as fs  # noqa: E402
 
 COND = threading.Condition()
 STATE = {"open": 0, "peak": 0}
@@ -71,11 +75,7 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 
 def main():
-    srv = Server(("127.0.0.1", 0), Handler)
-    print(srv.server_address[1], flush=True)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    sys.stdin.read()
-    srv.shutdown()
+    fs.serve(Handler, Server)
 
 
 if __name__ == "__main__":

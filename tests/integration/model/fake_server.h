@@ -88,11 +88,12 @@ static size_t fake_collect(char *p, size_t size, size_t n, void *ud)
     return fwrite(p, size, n, f);
 }
 
-/* GET /<scenario>/last: the last request the server saw, as JSON text (malloc'd). */
-__attribute__((unused)) static char *fake_server_last(const fake_server *fs, const char *scenario)
+/* GET <path> (from "/") on the server: the body as text (malloc'd), NULL when
+ * the request fails. */
+__attribute__((unused)) static char *fake_server_get(const fake_server *fs, const char *path)
 {
     char url[256];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/%s/last", fs->port, scenario);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d%s", fs->port, path);
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
@@ -109,6 +110,14 @@ __attribute__((unused)) static char *fake_server_last(const fake_server *fs, con
         return NULL;
     }
     return buf;
+}
+
+/* GET /<scenario>/last: the last request the server saw, as JSON text (malloc'd). */
+__attribute__((unused)) static char *fake_server_last(const fake_server *fs, const char *scenario)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/%s/last", scenario);
+    return fake_server_get(fs, path);
 }
 
 #endif

@@ -155,6 +155,19 @@ OPENAI_BODY = {
 }
 
 
+def text_turn(t):
+    """An OpenAI stream answering text t (finish "stop")."""
+    return [oa({"role": "assistant", "content": t}), oa({}, finish="stop"), "data: [DONE]\n\n"]
+
+
+def tool_call_turn(name, args, call_id="call_0"):
+    """An OpenAI stream calling tool name with args (a dict) as call_id."""
+    return [oa({"role": "assistant", "content": None, "tool_calls": [
+        {"index": 0, "id": call_id, "type": "function",
+         "function": {"name": name, "arguments": json.dumps(args)}}]}),
+        oa({}, finish="tool_calls"), "data: [DONE]\n\n"]
+
+
 def an(event, obj):
     return "event: " + event + "\ndata: " + json.dumps(obj) + "\n\n"
 
@@ -406,15 +419,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
             last = dict(last, count=COUNTS.get(scen, 0), max_inflight=MAX_INFLIGHT.get(scen, 0))
         self.send_json(200, last)
 
-    def do_POST(self):
-        parts = self.path.strip("/").split("/")
-        scen = parts[0]
+    # Scenarios a server script built on this one adds: kind (the scenario's
+    # name up to its first "-") -> name of a method taking the parsed body.
+    # Their requests are neither counted nor kept for GET /<scenario>/last.
+    EXTRA = {}
+
+    def read_json_body(self):
+        """The request's JSON body, or None when it does not parse."""
         length = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(length)
         try:
-            body = json.loads(raw)
+            return json.loads(raw)
         except ValueError:
-            body = None
+            return None
+
+    def do_POST(self):
+        parts = self.path.strip("/").split("/")
+        scen = parts[0]
+        extra = self.EXTRA.get(scen.split("-")[0])
+        if extra:
+            getattr(self, extra)(self.read_json_body())
+            return
+        body = self.read_json_body()
         with LOCK:
             COUNTS[scen] = COUNTS.get(scen, 0) + 1
             n = COUNTS[scen]
@@ -514,17 +540,22 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
         super().handle_error(request, client_address)
 
 
-def main():
-    srv = Server(("127.0.0.1", 0), Handler)
+def serve(handler, server=Server):
+    """Serves handler on 127.0.0.1 with an ephemeral port: prints the port,
+    then stops when the test closes our stdin (or exits)."""
+    srv = server(("127.0.0.1", 0), handler)
     print(srv.server_address[1], flush=True)
     t = threading.Thread(target=srv.serve_forever, daemon=True)
     t.start()
-    # Stop when the test closes our stdin (or exits).
     try:
         sys.stdin.read()
     except (OSError, KeyboardInterrupt):
         pass
     srv.shutdown()
+
+
+def main():
+    serve(Handler)
 
 
 if __name__ == "__main__":

@@ -12,16 +12,16 @@ notifications" (the <system-notification> user messages it got), or
 over x, write y.txt, write z.txt (in the background when the prompt says
 "background").
 """
-import json
 import os
 import sys
-import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fake_server as fs  # noqa: E402
 
 
 class Handler(fs.Handler):
+    EXTRA = {"appr": "appr"}
+
     def appr(self, body):
         msgs = (body or {}).get("messages", [])
         system = " ".join(m.get("content") or "" for m in msgs if m.get("role") == "system")
@@ -29,54 +29,27 @@ class Handler(fs.Handler):
         last = msgs[-1] if msgs else {}
         if "You are a sub-agent" in system:
             if last.get("role") == "user" and last.get("content", "").startswith("write "):
-                args = json.dumps({"path": last["content"][6:], "content": "w"})
-                self.stream([fs.oa({"role": "assistant", "content": None, "tool_calls": [
-                    {"index": 0, "id": "call_0", "type": "function",
-                     "function": {"name": "Write", "arguments": args}}]}),
-                    fs.oa({}, finish="tool_calls"), "data: [DONE]\n\n"])
+                self.stream(fs.tool_call_turn("Write", {"path": last["content"][6:],
+                                                        "content": "w"}))
                 return
             if last.get("role") == "tool":
                 text = "after: " + (last.get("content") or "").split("\n")[0]
             else:
                 text = "answer: " + users[-1]
-            self.stream([fs.oa({"role": "assistant", "content": text}),
-                         fs.oa({}, finish="stop"), "data: [DONE]\n\n"])
+            self.stream(fs.text_turn(text))
             return
         seen = sum(1 for u in users if "<system-notification>" in u)
         if "swarm" in users[0] and last.get("role") == "user" and len(users) == 1:
-            args = json.dumps({"prompt_template": "{{item}}",
-                               "items": ["x", "write y.txt", "write z.txt"],
-                               "run_in_background": "background" in users[0]})
-            self.stream([fs.oa({"role": "assistant", "content": None, "tool_calls": [
-                {"index": 0, "id": "sw", "type": "function",
-                 "function": {"name": "AgentSwarm", "arguments": args}}]}),
-                fs.oa({}, finish="tool_calls"), "data: [DONE]\n\n"])
+            self.stream(fs.tool_call_turn("AgentSwarm", {
+                "prompt_template": "{{item}}", "items": ["x", "write y.txt", "write z.txt"],
+                "run_in_background": "background" in users[0]}, call_id="sw"))
             return
         text = "parent saw %d notifications" % seen if seen else "parent done"
-        self.stream([fs.oa({"role": "assistant", "content": text}),
-                     fs.oa({}, finish="stop"), "data: [DONE]\n\n"])
-
-    def do_POST(self):
-        if self.path.strip("/").split("/")[0].split("-")[0] != "appr":
-            return super().do_POST()
-        length = int(self.headers.get("Content-Length", "0"))
-        try:
-            body = json.loads(self.rfile.read(length))
-        except ValueError:
-            body = None
-        self.appr(body)
+        self.stream(fs.text_turn(text))
 
 
 def main():
-    srv = fs.Server(("127.0.0.1", 0), Handler)
-    print(srv.server_address[1], flush=True)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    try:
-        sys.stdin.read()
-    except (OSError, KeyboardInterrupt):
-        pass
-    srv.shutdown()
+    fs.serve(Handler)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ import os
 import select
 import socket
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -31,19 +30,9 @@ import fake_server as fs  # noqa: E402
 HOLD_MAX = 30.0
 
 
-def tool_call(name, args):
-    return [fs.oa({"role": "assistant", "content": None, "tool_calls": [
-        {"index": 0, "id": "call_0", "type": "function",
-         "function": {"name": name, "arguments": json.dumps(args)}}]}),
-        fs.oa({}, finish="tool_calls"), "data: [DONE]\n\n"]
-
-
-def text(t):
-    return [fs.oa({"role": "assistant", "content": t}), fs.oa({}, finish="stop"),
-            "data: [DONE]\n\n"]
-
-
 class Handler(fs.Handler):
+    EXTRA = {"slow": "slow"}
+
     def hold(self):
         """Waits until the client closes the connection: True, or gives up."""
         end = time.monotonic() + HOLD_MAX
@@ -66,17 +55,17 @@ class Handler(fs.Handler):
         lc = last.get("content") or ""
         if last.get("role") == "tool":
             head = "after: " if "You are a sub-agent" in system else "root saw: "
-            return self.stream(text(head + lc.split("\n")[0]))
+            return self.stream(fs.text_turn(head + lc.split("\n")[0]))
         if "You are a sub-agent" in system:
             if last.get("role") == "user" and lc == "hold":
                 if self.hold():
                     self.close_connection = True
                     return None
-                return self.stream(text("server gave up"))
+                return self.stream(fs.text_turn("server gave up"))
             if last.get("role") == "user" and lc.startswith("write "):
-                return self.stream(tool_call("Write", {"path": lc[6:], "content": "w"}))
+                return self.stream(fs.tool_call_turn("Write", {"path": lc[6:], "content": "w"}))
             if last.get("role") == "user" and lc.startswith("agent "):
-                return self.stream(tool_call("Agent", {"prompt": lc[6:],
+                return self.stream(fs.tool_call_turn("Agent", {"prompt": lc[6:],
                                                        "description": "inner"}))
             if last.get("role") == "user" and lc == "slowtool":
                 calls = [("Bash", {"command": "sleep 1; echo ran > bash.txt",
@@ -89,36 +78,17 @@ class Handler(fs.Handler):
                     fs.oa({}, finish="tool_calls"), "data: [DONE]\n\n"])
             if last.get("role") == "user" and lc == "report":
                 tools = [m.get("content") or "" for m in msgs if m.get("role") == "tool"]
-                return self.stream(text("inner was: " + (tools[-1] if tools else "")))
-            return self.stream(text("answer: " + (users[-1] if users else "")))
+                return self.stream(fs.text_turn("inner was: " + (tools[-1] if tools else "")))
+            return self.stream(fs.text_turn("answer: " + (users[-1] if users else "")))
         if last.get("role") == "user" and lc.startswith("agent "):
-            return self.stream(tool_call("Agent", {"prompt": lc[6:], "description": "d"}))
+            return self.stream(fs.tool_call_turn("Agent", {"prompt": lc[6:], "description": "d"}))
         if last.get("role") == "user" and lc.startswith("swarm "):
-            return self.stream(tool_call("AgentSwarm", {"prompt_template": "{{item}}",
+            return self.stream(fs.tool_call_turn("AgentSwarm", {"prompt_template": "{{item}}",
                                                         "items": lc[6:].split(",")}))
-        return self.stream(text("root done"))
-
-    def do_POST(self):
-        if self.path.strip("/").split("/")[0].split("-")[0] != "slow":
-            return super().do_POST()
-        length = int(self.headers.get("Content-Length", "0"))
-        try:
-            body = json.loads(self.rfile.read(length))
-        except ValueError:
-            body = None
-        self.slow(body)
-
+        return self.stream(fs.text_turn("root done"))
 
 def main():
-    srv = fs.Server(("127.0.0.1", 0), Handler)
-    print(srv.server_address[1], flush=True)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
-    t.start()
-    try:
-        sys.stdin.read()
-    except (OSError, KeyboardInterrupt):
-        pass
-    srv.shutdown()
+    fs.serve(Handler)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@
 #include "agenttools/model.h"
 #include "agenttools/registry.h"
 #include "agenttools/session.h"
-#include "fake_server.h"
+#include "agent_fixture.h"
 #include "harness.h"
 
 static fake_server srv;
@@ -65,18 +65,6 @@ static int on_event(int kind, const char *data, size_t len, void *payload)
     return 0;
 }
 
-static char *write_replay(const char *const *lines)
-{
-    static int n;
-    char *path = malloc(128);
-    snprintf(path, 128, "%s/replay-%d.jsonl", root, n++);
-    FILE *f = fopen(path, "w");
-    for (size_t i = 0; lines[i]; i++)
-        fprintf(f, "%s\n", lines[i]);
-    fclose(f);
-    return path;
-}
-
 static int big_provider(agt_call *call, void *payload)
 {
     (void)payload;
@@ -116,7 +104,8 @@ static int setup(fixture *fx, const char *const *lines)
     if (agt_session_new(&fx->s, fx->reg, root) != AGT_OK)
         return -1;
     if (lines) {
-        fx->replay = write_replay(lines);
+        fx->replay = malloc(128);
+        fx_write_replay(fx->replay, 128, root, "replay-", lines);
         if (agt_model_new_replay(&fx->m, fx->replay) != AGT_OK)
             return -1;
     }
@@ -132,22 +121,10 @@ static int setup(fixture *fx, const char *const *lines)
 
 static void teardown(fixture *fx)
 {
-    agt_agent_free(fx->a);
-    agt_model_free(fx->m);
-    agt_session_free(fx->s);
-    agt_registry_free(fx->reg);
+    fx_free(fx->a, fx->m, fx->s, fx->reg);
     if (fx->replay)
         unlink(fx->replay);
     free(fx->replay);
-}
-
-static json_t *messages(agt_agent *a)
-{
-    char *s = NULL;
-    agt_agent_messages(a, &s);
-    json_t *v = json_loads(s, 0, NULL);
-    agt_free(s);
-    return v;
 }
 
 static const char *msg_field(json_t *msgs, size_t i, const char *key)
@@ -178,7 +155,7 @@ static void test_two_turns(void)
     T_EQ_STR(todos, "[{\"title\":\"write tests\",\"status\":\"in_progress\"}]",
              "two turns: TodoList ran in the session");
     agt_free(todos);
-    json_t *msgs = messages(fx.a);
+    json_t *msgs = fx_messages(fx.a);
     T_EQ_INT(json_array_size(msgs), 5, "two turns: system, user, assistant, tool, assistant");
     T_EQ_STR(msg_field(msgs, 0, "role"), "system", "message 0 system");
     T_EQ_STR(msg_field(msgs, 2, "role"), "assistant", "message 2 assistant");
@@ -253,7 +230,7 @@ static void test_approval(void)
         fclose(f);
     }
     T_EQ_STR(buf, "hello\n", "approval: the approved Write wrote the file");
-    json_t *msgs = messages(b);
+    json_t *msgs = fx_messages(b);
     T_EQ_STR(msg_field(msgs, 3, "tool_call_id"), "w1", "approval: results in call order (w1)");
     T_EQ_STR(msg_field(msgs, 4, "tool_call_id"), "t1", "approval: results in call order (t1)");
     T_EQ_INT(json_array_size(msgs), 6, "approval: 6 messages");
@@ -269,7 +246,7 @@ static void test_approval(void)
     T_EQ_INT(agt_agent_answer(fx.a, "w1", AGT_DECISION_REJECT, "not now"), AGT_OK,
              "reject: answered");
     T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "reject: resumed");
-    msgs = messages(fx.a);
+    msgs = fx_messages(fx.a);
     T_CHECK(json_is_true(json_object_get(json_array_get(msgs, 3), "is_error")),
             "reject: tool result is an error");
     T_CHECK(strstr(msg_field(msgs, 3, "content"), "not now") != NULL,
@@ -315,7 +292,7 @@ static void test_budgets_and_cancel(void)
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "task_done: ok");
     T_EQ_INT(agt_agent_stop_reason(fx.a), AGT_AGENT_STOP_TASK_DONE, "task_done: TASK_DONE");
     T_EQ_INT(agt_agent_turns(fx.a), 1, "task_done: one model call");
-    json_t *msgs = messages(fx.a);
+    json_t *msgs = fx_messages(fx.a);
     T_EQ_STR(msg_field(msgs, 3, "content"), "review finished",
              "task_done: its result is in the conversation");
     json_decref(msgs);
@@ -334,7 +311,7 @@ static void test_compaction(void)
     setup(&fx, lines);
     agt_agent_set_context_window(fx.a, 1000, 80);
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "compaction: run ok");
-    json_t *msgs = messages(fx.a);
+    json_t *msgs = fx_messages(fx.a);
     /* system, user, a(b1), tool(b1), a(b2), tool(b2), a */
     T_EQ_STR(msg_field(msgs, 3, "content"), "[output of Big compacted: 4000 bytes]",
              "compaction: old output replaced");
@@ -346,7 +323,7 @@ static void test_compaction(void)
 
     setup(&fx, lines);
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "no window: run ok");
-    msgs = messages(fx.a);
+    msgs = fx_messages(fx.a);
     T_EQ_INT(strlen(msg_field(msgs, 3, "content")), 4000, "no window: nothing compacted");
     json_decref(msgs);
     teardown(&fx);
@@ -366,7 +343,7 @@ static void test_notifications(void)
     usleep(800000);
     agt_agent_add_user_message(fx.a, "status?");
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "notifications: second run ok");
-    json_t *msgs = messages(fx.a);
+    json_t *msgs = fx_messages(fx.a);
     int found = 0;
     size_t i;
     json_t *m;
@@ -399,11 +376,7 @@ static void test_http(void)
 {
     fixture fx;
     setup(&fx, NULL);
-    char url[256];
-    fake_server_url(&srv, "agent-1", url, sizeof url);
-    agt_model_new(&fx.m, AGT_PROTOCOL_OPENAI);
-    agt_model_set_base_url(fx.m, url);
-    agt_model_set_name(fx.m, "m");
+    fx_http_model(&fx.m, &srv, "agent-1");
     agt_agent_new(&fx.a, fx.s, fx.m);
     agt_agent_set_event_callback(fx.a, on_event, &fx.ev);
     agt_agent_add_user_message(fx.a, "plan");
@@ -427,10 +400,7 @@ static void test_http(void)
     teardown(&fx);
 
     setup(&fx, NULL);
-    fake_server_url(&srv, "slow-agent", url, sizeof url);
-    agt_model_new(&fx.m, AGT_PROTOCOL_OPENAI);
-    agt_model_set_base_url(fx.m, url);
-    agt_model_set_name(fx.m, "m");
+    fx_http_model(&fx.m, &srv, "slow-agent");
     agt_agent_new(&fx.a, fx.s, fx.m);
     agt_agent_add_user_message(fx.a, "hi");
     pthread_t th;
@@ -462,7 +432,7 @@ static void test_subagents(void)
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "sub-agents: parent run ok");
     T_EQ_STR(agt_agent_text(fx.a), "parent done", "sub-agents: parent's final text");
     T_EQ_INT(agt_agent_turns(fx.a), 2, "sub-agents: the parent made 2 model calls");
-    json_t *msgs = messages(fx.a);
+    json_t *msgs = fx_messages(fx.a);
     T_EQ_STR(msg_field(msgs, 3, "content"),
              "Sub-agent agent-1 (plan it) finished after 2 model calls. Resume it with resume: "
              "\"agent-1\".\n\nsub result",
@@ -474,7 +444,7 @@ static void test_subagents(void)
     agt_free(todos);
     agt_agent_add_user_message(fx.a, "again");
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "sub-agents: second run with resume ok");
-    msgs = messages(fx.a);
+    msgs = fx_messages(fx.a);
     T_EQ_STR(msg_field(msgs, 7, "content"),
              "Sub-agent agent-1 (again) finished after 1 model call. Resume it with resume: "
              "\"agent-1\".\n\nsub again",
@@ -502,7 +472,7 @@ static void test_subagents(void)
     T_EQ_INT(agt_agent_answer(fx.a, "agent-1/s1", AGT_DECISION_REJECT, "not now"), AGT_OK,
              "sub-agents (manual): the sub-agent's Write rejected");
     T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "sub-agents (manual): resumed to the end");
-    msgs = messages(fx.a);
+    msgs = fx_messages(fx.a);
     T_EQ_STR(msg_field(msgs, 3, "content"),
              "Sub-agent agent-1 (writer) finished after 2 model calls. Resume it with resume: "
              "\"agent-1\".\n\ncould not write",
@@ -518,11 +488,7 @@ static void test_swarm(void)
 {
     fixture fx;
     setup(&fx, NULL);
-    char url[256];
-    fake_server_url(&srv, "swarm-1", url, sizeof url);
-    agt_model_new(&fx.m, AGT_PROTOCOL_OPENAI);
-    agt_model_set_base_url(fx.m, url);
-    agt_model_set_name(fx.m, "m");
+    fx_http_model(&fx.m, &srv, "swarm-1");
     agt_agent_new(&fx.a, fx.s, fx.m);
     agt_agent_add_user_message(fx.a, "check all");
     T_EQ_INT(agt_agent_enable_subagents(fx.a), AGT_OK, "swarm: enabled");
@@ -532,7 +498,7 @@ static void test_swarm(void)
     agt_session_set_mode(fx.s, AGT_MODE_AUTO);
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "swarm (HTTP, frozen registry): ok");
     T_EQ_STR(agt_agent_text(fx.a), "parent done", "swarm: parent's final text");
-    json_t *msgs = messages(fx.a);
+    json_t *msgs = fx_messages(fx.a);
     T_EQ_STR(msg_field(msgs, 2, "content"),
              "AgentSwarm: 3 sub-agents, 3 finished, 0 did not.\n\n"
              "## agent-1 \xe2\x80\x94 a: finished after 1 model call\ndone: check a\n\n"
@@ -556,7 +522,7 @@ static void test_swarm(void)
     agt_agent_enable_subagents(fx.a);
     agt_session_set_mode(fx.s, AGT_MODE_AUTO);
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "swarm (replay model): ok");
-    msgs = messages(fx.a);
+    msgs = fx_messages(fx.a);
     T_EQ_STR(msg_field(msgs, 3, "content"),
              "AgentSwarm: 2 sub-agents, 2 finished, 0 did not (run one after the other).\n\n"
              "## agent-1 \xe2\x80\x94 x: finished after 1 model call\nrx\n\n"
@@ -600,17 +566,10 @@ static void test_bad_input(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        printf("1..0 # SKIP usage: test-agent PYTHON SERVER_SCRIPT\n");
-        return 0;
-    }
-    setenv("no_proxy", "127.0.0.1", 1);
-    setenv("NO_PROXY", "127.0.0.1", 1);
-    snprintf(root, sizeof root, "/tmp/agt-agent-XXXXXX");
-    if (!mkdtemp(root) || fake_server_start(&srv, argv[1], argv[2]) != 0) {
-        T_CHECK(0, "setup: temp dir and fake server");
-        return t_done();
-    }
+    int status;
+    if (!fx_begin(argc, argv, "test-agent", root, sizeof root, "/tmp/agt-agent-XXXXXX", &srv,
+                  "setup: temp dir and fake server", &status))
+        return status;
     test_two_turns();
     test_approval();
     test_budgets_and_cancel();
@@ -620,10 +579,5 @@ int main(int argc, char **argv)
     test_subagents();
     test_swarm();
     test_bad_input();
-    fake_server_stop(&srv);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    if (system(cmd) != 0)
-        t_diag("could not remove %s", root);
-    return t_done();
+    return fx_end(&srv, root);
 }

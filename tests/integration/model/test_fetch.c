@@ -10,7 +10,7 @@
 
 #include "agenttools/registry.h"
 #include "agenttools/session.h"
-#include "fake_server.h"
+#include "agent_fixture.h"
 #include "harness.h"
 #include "net/net.h"
 
@@ -54,16 +54,9 @@ static const char *body_of(const agt_result *r)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        printf("1..0 # SKIP usage: test-fetch PYTHON SERVER_SCRIPT\n");
-        return 0;
-    }
-    setenv("no_proxy", "127.0.0.1", 1);
-    setenv("NO_PROXY", "127.0.0.1", 1);
-    if (fake_server_start(&srv, argv[1], argv[2]) != 0) {
-        T_CHECK(0, "fake server started");
-        return t_done();
-    }
+    int status;
+    if (!fx_begin(argc, argv, "test-fetch", NULL, 0, NULL, &srv, "fake server started", &status))
+        return status;
     agt_registry *reg = NULL;
     agt_registry_new(&reg);
     agt_registry_load_builtin(reg, "chat");
@@ -177,6 +170,5 @@ int main(int argc, char **argv)
 
     agt_session_free(sess);
     agt_registry_free(reg);
-    fake_server_stop(&srv);
-    return t_done();
+    return fx_end(&srv, NULL);
 }

@@ -38,7 +38,7 @@
 #include <unistd.h>
 
 #include "agenttools/model.h"
-#include "fake_server.h"
+#include "agent_fixture.h"
 #include "harness.h"
 
 static fake_server srv;
@@ -586,16 +586,9 @@ static void test_bad_input(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        printf("1..0 # SKIP usage: test-model PYTHON SERVER_SCRIPT\n");
-        return 0;
-    }
-    setenv("no_proxy", "127.0.0.1", 1);
-    setenv("NO_PROXY", "127.0.0.1", 1);
-    if (fake_server_start(&srv, argv[1], argv[2]) != 0) {
-        T_CHECK(0, "fake server started");
-        return t_done();
-    }
+    int status;
+    if (!fx_begin(argc, argv, "test-model", NULL, 0, NULL, &srv, "fake server started", &status))
+        return status;
     test_openai_text();
     test_openai_tools();
     test_vendor_shapes();
@@ -604,6 +597,5 @@ int main(int argc, char **argv)
     test_anthropic();
     test_local_models();
     test_bad_input();
-    fake_server_stop(&srv);
-    return t_done();
+    return fx_end(&srv, NULL);
 }

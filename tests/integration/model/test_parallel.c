@@ -25,7 +25,7 @@
 #include "agenttools/model.h"
 #include "agenttools/registry.h"
 #include "agenttools/session.h"
-#include "fake_server.h"
+#include "agent_fixture.h"
 #include "harness.h"
 
 static fake_server srv;
@@ -136,8 +136,7 @@ static char *read_file(const char *root, const char *name)
 static int fixture_open(fixture *fx, int mode, int max, const char *t0, const char *t1)
 {
     memset(fx, 0, sizeof *fx);
-    snprintf(fx->root, sizeof fx->root, "/tmp/agt-par-XXXXXX");
-    if (!mkdtemp(fx->root))
+    if (fx_workspace_make(fx->root, sizeof fx->root, "/tmp/agt-par-XXXXXX") != 0)
         return -1;
     write_file(fx->root, "a.txt", "old\n");
     write_file(fx->root, "b.txt", "bee\n");
@@ -170,14 +169,8 @@ static int fixture_open(fixture *fx, int mode, int max, const char *t0, const ch
 
 static void fixture_close(fixture *fx)
 {
-    agt_agent_free(fx->a);
-    agt_model_free(fx->m);
-    agt_session_free(fx->s);
-    agt_registry_free(fx->reg);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->root);
-    if (system(cmd) != 0)
-        t_diag("could not remove %s", fx->root);
+    fx_free(fx->a, fx->m, fx->s, fx->reg);
+    fx_workspace_remove(fx->root);
 }
 
 /* The tool messages of the conversation: [[id, content, is_error], ...]
@@ -247,19 +240,8 @@ static int starts_with(const char *s, const char *prefix)
 
 static int peak(void)
 {
-    char url[128];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/peak", srv.port);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    CURL *h = curl_easy_init();
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, fake_collect);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, mem);
-    CURLcode cc = curl_easy_perform(h);
-    curl_easy_cleanup(h);
-    fclose(mem);
-    int v = cc == CURLE_OK && buf ? atoi(buf) : -1;
+    char *buf = fake_server_get(&srv, "/peak");
+    int v = buf ? atoi(buf) : -1;
     free(buf);
     return v;
 }
@@ -571,16 +553,10 @@ static void test_setter(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        printf("1..0 # SKIP usage: test-parallel PYTHON SERVER_SCRIPT\n");
-        return 0;
-    }
-    setenv("no_proxy", "127.0.0.1", 1);
-    setenv("NO_PROXY", "127.0.0.1", 1);
-    if (fake_server_start(&srv, argv[1], argv[2]) != 0) {
-        T_CHECK(0, "barrier server started");
-        return t_done();
-    }
+    int status;
+    if (!fx_begin(argc, argv, "test-parallel", NULL, 0, NULL, &srv, "barrier server started",
+                  &status))
+        return status;
     test_fetch(3, 4, "wait", 3, 3, "S:f1 S:f2 S:f3 F:f1 F:f2 F:f3");
     test_fetch(3, 1, "hold", 150, 1, "S:f1 F:f1 S:f2 F:f2 S:f3 F:f3");
     test_fetch(4, 2, "wait", 2, 2, "S:f1 S:f2 S:f3 S:f4 F:f1 F:f2 F:f3 F:f4");
@@ -590,6 +566,5 @@ int main(int argc, char **argv)
     test_kinds();
     test_read_then_edit();
     test_setter();
-    fake_server_stop(&srv);
-    return t_done();
+    return fx_end(&srv, NULL);
 }

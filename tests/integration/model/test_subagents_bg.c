@@ -24,19 +24,11 @@
 #include "agenttools/model.h"
 #include "agenttools/registry.h"
 #include "agenttools/session.h"
-#include "fake_server.h"
+#include "agent_fixture.h"
 #include "harness.h"
 
 static fake_server srv;
 static char root[64];
-
-/* AgentSwarm as in chat.json plus run_in_background. */
-static const char *SWARM_BG =
-    "{\"name\":\"AgentSwarm\",\"access\":\"host\",\"definition\":{\"name\":\"AgentSwarm\","
-    "\"description\":\"swarm\",\"parameters\":{\"type\":\"object\",\"properties\":{"
-    "\"prompt_template\":{\"type\":\"string\"},\"items\":{\"type\":\"array\",\"items\":{"
-    "\"type\":\"string\"}},\"resume_agent_ids\":{\"type\":\"array\",\"items\":{\"type\":"
-    "\"string\"}},\"run_in_background\":{\"type\":\"boolean\"}},\"additionalProperties\":false}}}";
 
 typedef struct fixture {
     agt_registry *reg;
@@ -62,29 +54,16 @@ static int on_event(int kind, const char *data, size_t len, void *payload)
 static void setup(fixture *fx, const char *scenario, const char *const *lines, bool freeze)
 {
     memset(fx, 0, sizeof *fx);
-    agt_registry_new(&fx->reg);
-    agt_registry_load_builtin(fx->reg, "chat");
-    agt_registry_remove(fx->reg, "AgentSwarm");
-    agt_registry_add_json(fx->reg, SWARM_BG, strlen(SWARM_BG));
+    fx_registry_swarm_bg(&fx->reg);
     agt_session_new(&fx->s, fx->reg, root);
     if (scenario) {
-        char url[256];
-        fake_server_url(&srv, scenario, url, sizeof url);
-        agt_model_new(&fx->m, AGT_PROTOCOL_OPENAI);
-        agt_model_set_base_url(fx->m, url);
-        agt_model_set_name(fx->m, "m");
+        fx_http_model(&fx->m, &srv, scenario);
     } else {
-        static int n;
         fx->replay = malloc(128);
-        snprintf(fx->replay, 128, "%s/replay-%d.jsonl", root, n++);
-        FILE *f = fopen(fx->replay, "w");
-        for (size_t i = 0; lines[i]; i++)
-            fprintf(f, "%s\n", lines[i]);
-        fclose(f);
+        fx_write_replay(fx->replay, 128, root, "replay-", lines);
         agt_model_new_replay(&fx->m, fx->replay);
     }
-    agt_agent_new(&fx->a, fx->s, fx->m);
-    agt_agent_set_system_prompt(fx->a, "You are a test.");
+    fx_agent_new(&fx->a, fx->s, fx->m);
     agt_agent_set_event_callback(fx->a, on_event, NULL);
     agt_agent_enable_subagents(fx->a);
     if (freeze)
@@ -94,10 +73,7 @@ static void setup(fixture *fx, const char *scenario, const char *const *lines, b
 
 static void teardown(fixture *fx)
 {
-    agt_agent_free(fx->a);
-    agt_model_free(fx->m);
-    agt_session_free(fx->s);
-    agt_registry_free(fx->reg);
+    fx_free(fx->a, fx->m, fx->s, fx->reg);
     if (fx->replay)
         unlink(fx->replay);
     free(fx->replay);
@@ -127,21 +103,6 @@ static int call(fixture *fx, const char *tool, const char *args, res *r)
     return rc;
 }
 
-static const char *jstr(json_t *o, const char *key)
-{
-    const char *v = json_string_value(json_object_get(o, key));
-    return v ? v : "(none)";
-}
-
-static json_t *tick(fixture *fx)
-{
-    char *ev = NULL;
-    agt_session_tick(fx->s, -1, &ev);
-    json_t *v = ev ? json_loads(ev, 0, NULL) : NULL;
-    agt_free(ev);
-    return v;
-}
-
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -164,15 +125,15 @@ static void test_background_agent(void)
              "a notification with its report when it finishes; TaskOutput shows its progress, "
              "TaskStop stops it, resume: \"agent-1\" continues it afterwards.",
              "bg agent: returns at once with the task id");
-    T_EQ_STR(jstr(r.json, "task_id"), "agent-1", "bg agent: JSON task_id");
-    T_EQ_STR(jstr(r.json, "status"), "running", "bg agent: JSON status running");
+    T_EQ_STR(fx_jstr(r.json, "task_id"), "agent-1", "bg agent: JSON task_id");
+    T_EQ_STR(fx_jstr(r.json, "status"), "running", "bg agent: JSON status running");
     json_decref(r.json);
 
     call(&fx, "TaskList", "{}", &r);
     T_EQ_STR(r.text, "Running background tasks: 1\nagent-1 [running] sub-agent - finder",
              "bg agent: TaskList shows it running");
     json_decref(r.json);
-    json_t *none = tick(&fx);
+    json_t *none = fx_tick(fx.s);
     T_EQ_INT((int)json_array_size(none), 0, "bg agent: no event while it runs");
     json_decref(none);
 
@@ -185,21 +146,21 @@ static void test_background_agent(void)
              "bg agent: TaskOutput block gives the transcript and the report");
     json_decref(r.json);
 
-    json_t *ev = tick(&fx);
+    json_t *ev = fx_tick(fx.s);
     json_t *e = json_array_get(ev, 0);
     T_EQ_INT((int)json_array_size(ev), 1, "bg agent: one event after it finished");
-    T_EQ_STR(jstr(e, "type"), "task_finished", "bg agent: event type");
-    T_EQ_STR(jstr(e, "kind"), "agent", "bg agent: event kind");
-    T_EQ_STR(jstr(e, "task_id"), "agent-1", "bg agent: event task id");
-    T_EQ_STR(jstr(e, "status"), "completed", "bg agent: event status");
-    T_EQ_STR(jstr(e, "preview"), "answer 1: find todo things", "bg agent: event preview");
-    T_EQ_STR(jstr(e, "message"),
+    T_EQ_STR(fx_jstr(e, "type"), "task_finished", "bg agent: event type");
+    T_EQ_STR(fx_jstr(e, "kind"), "agent", "bg agent: event kind");
+    T_EQ_STR(fx_jstr(e, "task_id"), "agent-1", "bg agent: event task id");
+    T_EQ_STR(fx_jstr(e, "status"), "completed", "bg agent: event status");
+    T_EQ_STR(fx_jstr(e, "preview"), "answer 1: find todo things", "bg agent: event preview");
+    T_EQ_STR(fx_jstr(e, "message"),
              "Background sub-agent agent-1 (finder) finished.\n\nSub-agent agent-1 (finder) "
              "finished after 2 model calls. Resume it with resume: \"agent-1\".\n\nanswer 1: "
              "find todo things",
              "bg agent: event message for the model");
     json_decref(ev);
-    ev = tick(&fx);
+    ev = fx_tick(fx.s);
     T_EQ_INT((int)json_array_size(ev), 0, "bg agent: the event is handed out once");
     json_decref(ev);
 
@@ -233,8 +194,8 @@ static void test_background_agent(void)
     T_EQ_INT((int)nfd, 1, "bg agent: one descriptor for the running sub-agent");
     struct pollfd p = {fds[0], POLLIN, 0};
     T_EQ_INT(poll(&p, 1, 20000), 1, "bg agent: the descriptor becomes readable at its end");
-    ev = tick(&fx);
-    T_EQ_STR(jstr(json_array_get(ev, 0), "preview"), "answer 3: third",
+    ev = fx_tick(fx.s);
+    T_EQ_STR(fx_jstr(json_array_get(ev, 0), "preview"), "answer 3: third",
              "bg agent: second run's event");
     json_decref(ev);
     agt_session_poll_fds(fx.s, fds, 8, &nfd);
@@ -284,10 +245,10 @@ static void test_stop(void)
     T_CHECK(json_is_true(json_object_get(r.json, "stopped")), "stop: JSON stopped true");
     json_decref(r.json);
     T_CHECK(took < 3000, "stop: it ended within 3 s (took %lld ms)", (long long)took);
-    json_t *ev = tick(&fx);
+    json_t *ev = fx_tick(fx.s);
     json_t *e = json_array_get(ev, 0);
-    T_EQ_STR(jstr(e, "status"), "killed", "stop: event status killed");
-    T_EQ_STR(jstr(e, "message"),
+    T_EQ_STR(fx_jstr(e, "status"), "killed", "stop: event status killed");
+    T_EQ_STR(fx_jstr(e, "message"),
              "Background sub-agent agent-1 (sleeper) was stopped: Stopped by TaskStop.\n\n"
              "Sub-agent agent-1 (sleeper) failed after 0 model calls: agent run cancelled by the "
              "host. Resume it with resume: \"agent-1\".",
@@ -357,7 +318,7 @@ static void test_swarm_background(void)
              "Status: running\nYou will get a notification with the combined report when all "
              "have finished; TaskOutput shows progress, TaskStop stops them all.",
              "swarm bg: returns at once");
-    T_EQ_STR(jstr(r.json, "task_id"), "swarm-1", "swarm bg: JSON task id");
+    T_EQ_STR(fx_jstr(r.json, "task_id"), "swarm-1", "swarm bg: JSON task id");
     json_decref(r.json);
     call(&fx, "TaskList", "{}", &r);
     T_EQ_STR(r.text,
@@ -373,12 +334,12 @@ static void test_swarm_background(void)
                          "## agent-2 \xe2\x80\x94 b: finished after 1 model call\n"
                          "answer 1: check b";
     T_CHECK(strstr(r.text, report) != NULL, "swarm bg: TaskOutput has the aggregated report");
-    json_t *ev = tick(&fx);
+    json_t *ev = fx_tick(fx.s);
     json_t *e = json_array_get(ev, 0);
-    T_EQ_STR(jstr(e, "kind"), "swarm", "swarm bg: event kind swarm");
+    T_EQ_STR(fx_jstr(e, "kind"), "swarm", "swarm bg: event kind swarm");
     char want[1024];
     snprintf(want, sizeof want, "Background swarm swarm-1 (2 sub-agents) finished.\n\n%s", report);
-    T_EQ_STR(jstr(e, "message"), want, "swarm bg: one aggregated report in the event");
+    T_EQ_STR(fx_jstr(e, "message"), want, "swarm bg: one aggregated report in the event");
     json_decref(ev);
     /* its sub-agents can be resumed afterwards */
     call(&fx, "Agent", "{\"prompt\":\"go on\",\"description\":\"b2\",\"resume\":\"agent-2\"}", &r);
@@ -425,7 +386,7 @@ static int approver(const char *agent_id, agt_approval *req, void *payload)
     ap->asked++;
     snprintf(ap->agent, sizeof ap->agent, "%s", agent_id);
     json_t *j = json_loads(agt_approval_json(req), 0, NULL);
-    snprintf(ap->tool, sizeof ap->tool, "%s", jstr(j, "tool"));
+    snprintf(ap->tool, sizeof ap->tool, "%s", fx_jstr(j, "tool"));
     json_decref(j);
     if (ap->decision == AGT_DECISION_REJECT)
         agt_approval_set_reason(req, "not now");
@@ -472,27 +433,15 @@ static void test_approval_policy(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        printf("1..0 # SKIP usage: test-subagents-bg PYTHON SERVER_SCRIPT\n");
-        return 0;
-    }
-    setenv("no_proxy", "127.0.0.1", 1);
-    setenv("NO_PROXY", "127.0.0.1", 1);
-    snprintf(root, sizeof root, "/tmp/agt-subbg-XXXXXX");
-    if (!mkdtemp(root) || fake_server_start(&srv, argv[1], argv[2]) != 0) {
-        T_CHECK(0, "setup: temp dir and fake server");
-        return t_done();
-    }
+    int status;
+    if (!fx_begin(argc, argv, "test-subagents-bg", root, sizeof root, "/tmp/agt-subbg-XXXXXX", &srv,
+                  "setup: temp dir and fake server", &status))
+        return status;
     test_background_agent();
     test_stop();
     test_nested();
     test_swarm_background();
     test_foreground_fallback();
     test_approval_policy();
-    fake_server_stop(&srv);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    if (system(cmd) != 0)
-        t_diag("could not remove %s", root);
-    return t_done();
+    return fx_end(&srv, root);
 }

@@ -30,7 +30,7 @@
 #include "agenttools/model.h"
 #include "agenttools/registry.h"
 #include "agenttools/session.h"
-#include "fake_server.h"
+#include "agent_fixture.h"
 #include "harness.h"
 
 static char root[64];
@@ -46,24 +46,16 @@ typedef struct fixture {
 
 static void setup_in(fixture *fx, const char *const *lines, const char *dir, bool subagents)
 {
-    static int n;
     memset(fx, 0, sizeof *fx);
     agt_registry_new(&fx->reg);
     agt_registry_load_builtin(fx->reg, "chat");
     agt_session_new(&fx->s, fx->reg, dir);
-    snprintf(fx->replay, sizeof fx->replay, "%s/replay-h%d.jsonl", root, n++);
-    FILE *f = fopen(fx->replay, "w");
-    for (size_t i = 0; lines[i]; i++)
-        fprintf(f, "%s\n", lines[i]);
-    fclose(f);
+    fx_write_replay(fx->replay, sizeof fx->replay, root, "replay-h", lines);
     agt_model_new_replay(&fx->m, fx->replay);
-    agt_agent_new(&fx->a, fx->s, fx->m);
-    agt_agent_set_system_prompt(fx->a, "You are a test.");
+    fx_agent_new(&fx->a, fx->s, fx->m);
     if (subagents)
         agt_agent_enable_subagents(fx->a);
-    agt_session_set_mode(fx->s, AGT_MODE_MANUAL);
-    agt_session_add_rule(fx->s, AGT_RULE_ALLOW, "Agent");
-    agt_session_add_rule(fx->s, AGT_RULE_ALLOW, "AgentSwarm");
+    fx_manual_subagents(fx->s);
     agt_agent_add_user_message(fx->a, "Do it.");
 }
 
@@ -74,56 +66,9 @@ static void setup(fixture *fx, const char *const *lines)
 
 static void teardown(fixture *fx)
 {
-    agt_agent_free(fx->a);
-    agt_model_free(fx->m);
-    agt_session_free(fx->s);
-    agt_registry_free(fx->reg);
+    fx_free(fx->a, fx->m, fx->s, fx->reg);
     unlink(fx->replay);
 }
-
-static json_t *pending(fixture *fx)
-{
-    char *p = NULL;
-    agt_session_pending(fx->s, &p);
-    json_t *v = p ? json_loads(p, 0, NULL) : NULL;
-    agt_free(p);
-    return v;
-}
-
-static const char *jstr(const json_t *o, const char *key)
-{
-    const char *v = json_string_value(json_object_get(o, key));
-    return v ? v : "(none)";
-}
-
-static char *file_text(const char *name)
-{
-    char path[160];
-    snprintf(path, sizeof path, "%s/%s", root, name);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    static char buf[256];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
-static void rm(const char *name)
-{
-    char path[160];
-    snprintf(path, sizeof path, "%s/%s", root, name);
-    unlink(path);
-}
-
-#define AGENT_CALL(id, prompt, desc)                                                               \
-    "{\"tool_calls\":[{\"id\":\"" id "\",\"name\":\"Agent\",\"arguments\":"                        \
-    "\"{\\\"prompt\\\":\\\"" prompt "\\\",\\\"description\\\":\\\"" desc "\\\"}\"}]}"
-#define WRITE_CALL(id, file, text)                                                                 \
-    "{\"tool_calls\":[{\"id\":\"" id "\",\"name\":\"Write\",\"arguments\":"                        \
-    "\"{\\\"path\\\":\\\"" file "\\\",\\\"content\\\":\\\"" text "\\\"}\"}]}"
-#define TEXT(t) "{\"content\":\"" t "\"}"
 
 /* Malformed and unknown ids change nothing; the real one still works. */
 static void test_bad_ids(void)
@@ -163,10 +108,10 @@ static void test_bad_ids(void)
              "ids: decision 99 is EINVAL");
     T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_0", -1, NULL), AGT_EINVAL,
              "ids: decision -1 is EINVAL");
-    T_CHECK(file_text("h1.txt") == NULL, "ids: nothing ran");
-    json_t *p = pending(&fx);
+    T_CHECK(fx_file_text(root, "h1.txt") == NULL, "ids: nothing ran");
+    json_t *p = fx_pending(fx.s);
     T_EQ_INT((int)json_array_size(p), 1, "ids: still one pending call");
-    T_EQ_STR(jstr(json_array_get(p, 0), "call_id"), "agent-1/call_0", "ids: the same call");
+    T_EQ_STR(fx_jstr(json_array_get(p, 0), "call_id"), "agent-1/call_0", "ids: the same call");
     json_decref(p);
     T_EQ_INT(agt_agent_run(fx.a), AGT_ESTATE, "ids: run while paused is ESTATE");
     T_EQ_INT(agt_agent_add_user_message(fx.a, "more"), AGT_ESTATE, "ids: no message while paused");
@@ -177,13 +122,13 @@ static void test_bad_ids(void)
              "ids: the real id");
     T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_0", AGT_DECISION_REJECT, NULL), AGT_ENOTFOUND,
              "ids: answering twice");
-    T_EQ_STR(file_text("h1.txt"), "x", "ids: approved Write ran once");
+    T_EQ_STR(fx_file_text(root, "h1.txt"), "x", "ids: approved Write ran once");
     int rc = agt_agent_resume(fx.a);
     T_EQ_INT(rc, AGT_OK, "ids: resume after cancel-while-paused goes on (%s)",
              rc ? agt_error_message() : "");
     T_EQ_STR(agt_agent_text(fx.a), "parent done", "ids: root final text");
     T_EQ_INT(agt_agent_resume(fx.a), AGT_ESTATE, "ids: resume when not paused");
-    rm("h1.txt");
+    fx_rm(root, "h1.txt");
     teardown(&fx);
 }
 
@@ -195,16 +140,16 @@ static void test_slash_in_id(void)
                            TEXT("wrote it"), TEXT("parent done"), NULL};
     setup(&fx, lines);
     T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "slash: paused");
-    json_t *p = pending(&fx);
-    T_EQ_STR(jstr(json_array_get(p, 0), "call_id"), "agent-1/a/b", "slash: qualified id");
+    json_t *p = fx_pending(fx.s);
+    T_EQ_STR(fx_jstr(json_array_get(p, 0), "call_id"), "agent-1/a/b", "slash: qualified id");
     json_decref(p);
     T_EQ_INT(agt_agent_answer(fx.a, "agent-1/a", AGT_DECISION_APPROVE, NULL), AGT_ENOTFOUND,
              "slash: a prefix is not the call");
     T_EQ_INT(agt_agent_answer(fx.a, "agent-1/a/b", AGT_DECISION_APPROVE, NULL), AGT_OK,
              "slash: answered (%s)", agt_error_message());
     T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "slash: resumed");
-    T_EQ_STR(file_text("h2.txt"), "y", "slash: written");
-    rm("h2.txt");
+    T_EQ_STR(fx_file_text(root, "h2.txt"), "y", "slash: written");
+    fx_rm(root, "h2.txt");
     teardown(&fx);
 }
 
@@ -220,9 +165,9 @@ static void test_root_call(void)
              AGT_ENOTFOUND, "root: a sub id for the root's call");
     T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_0", AGT_DECISION_APPROVE, NULL), AGT_OK,
              "root: its own id, though it looks qualified (%s)", agt_error_message());
-    T_EQ_STR(file_text("h3.txt"), "r", "root: written");
+    T_EQ_STR(fx_file_text(root, "h3.txt"), "r", "root: written");
     T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "root: resumed");
-    rm("h3.txt");
+    fx_rm(root, "h3.txt");
     teardown(&fx);
 }
 
@@ -259,15 +204,15 @@ static void test_garbage_approver(void)
                  rc ? agt_error_message() : "");
         T_EQ_INT(g.n, 1, "approver %d: asked once", values[k]);
         if (k < 2)
-            T_CHECK(file_text("h4.txt") == NULL, "approver %d: rejected, nothing written",
+            T_CHECK(fx_file_text(root, "h4.txt") == NULL, "approver %d: rejected, nothing written",
                     values[k]);
         else {
             T_CHECK(g.reentered_rc == AGT_ENOTFOUND || g.reentered_rc == AGT_ESTATE,
                     "approver: re-entered agt_agent_answer refused (rc %d)", g.reentered_rc);
-            T_EQ_STR(file_text("h4.txt"), "z", "approver: approved once, written");
+            T_EQ_STR(fx_file_text(root, "h4.txt"), "z", "approver: approved once, written");
         }
         T_EQ_STR(agt_agent_text(fx.a), "parent done", "approver %d: root final text", values[k]);
-        rm("h4.txt");
+        fx_rm(root, "h4.txt");
         teardown(&fx);
     }
 }
@@ -292,9 +237,9 @@ static void test_session_rule_new_sub(void)
     int rc = agt_agent_resume(fx.a);
     T_EQ_INT(rc, AGT_OK, "rule: the second sub-agent did not ask (%s)",
              rc ? agt_error_message() : "");
-    T_EQ_STR(file_text("h5.txt"), "2", "rule: the second sub-agent wrote");
+    T_EQ_STR(fx_file_text(root, "h5.txt"), "2", "rule: the second sub-agent wrote");
     T_EQ_STR(agt_agent_text(fx.a), "parent done", "rule: final text");
-    rm("h5.txt");
+    fx_rm(root, "h5.txt");
     teardown(&fx);
 }
 
@@ -324,8 +269,8 @@ static void test_restore_elsewhere(void)
              "elsewhere: no Agent tool: answered");
     T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "elsewhere: no Agent tool: resumed");
     T_EQ_STR(agt_agent_text(fx.a), "parent done", "elsewhere: no Agent tool: final text");
-    T_EQ_STR(file_text("h6.txt"), "d", "elsewhere: no Agent tool: written");
-    rm("h6.txt");
+    T_EQ_STR(fx_file_text(root, "h6.txt"), "d", "elsewhere: no Agent tool: written");
+    fx_rm(root, "h6.txt");
     teardown(&fx);
 
     char other[96];
@@ -335,8 +280,8 @@ static void test_restore_elsewhere(void)
     agt_session_restore(fx.s, sess, strlen(sess));
     rc = agt_agent_restore(fx.a, state, strlen(state));
     T_EQ_INT(rc, AGT_OK, "elsewhere: other root: restored (%s)", rc ? agt_error_message() : "");
-    json_t *p = pending(&fx);
-    T_EQ_STR(jstr(json_array_get(p, 0), "call_id"), "agent-2/w1", "elsewhere: still waits");
+    json_t *p = fx_pending(fx.s);
+    T_EQ_STR(fx_jstr(json_array_get(p, 0), "call_id"), "agent-2/w1", "elsewhere: still waits");
     json_decref(p);
     T_EQ_INT(agt_agent_answer(fx.a, "agent-2/w1", AGT_DECISION_APPROVE, NULL), AGT_OK,
              "elsewhere: answered");
@@ -488,67 +433,30 @@ static void test_restore_fuzz(void)
     T_EQ_INT(agt_agent_answer(fx.a, "agent-2/w1", AGT_DECISION_APPROVE, NULL), AGT_OK,
              "fuzz: the pause still answers");
     agt_free(before);
-    rm("h7.txt");
+    fx_rm(root, "h7.txt");
     teardown(&fx);
 }
 
 /* ---- background (HTTP model) ------------------------------------------ */
 
-static const char *SWARM_BG =
-    "{\"name\":\"AgentSwarm\",\"access\":\"host\",\"definition\":{\"name\":\"AgentSwarm\","
-    "\"description\":\"swarm\",\"parameters\":{\"type\":\"object\",\"properties\":{"
-    "\"prompt_template\":{\"type\":\"string\"},\"items\":{\"type\":\"array\",\"items\":{"
-    "\"type\":\"string\"}},\"resume_agent_ids\":{\"type\":\"array\",\"items\":{\"type\":"
-    "\"string\"}},\"run_in_background\":{\"type\":\"boolean\"}},\"additionalProperties\":false}}}";
-
 static void setup_http(fixture *fx, const char *scenario)
 {
     memset(fx, 0, sizeof *fx);
-    agt_registry_new(&fx->reg);
-    agt_registry_load_builtin(fx->reg, "chat");
-    agt_registry_remove(fx->reg, "AgentSwarm");
-    agt_registry_add_json(fx->reg, SWARM_BG, strlen(SWARM_BG));
+    fx_registry_swarm_bg(&fx->reg);
     agt_session_new(&fx->s, fx->reg, root);
-    char url[256];
-    fake_server_url(&srv, scenario, url, sizeof url);
-    agt_model_new(&fx->m, AGT_PROTOCOL_OPENAI);
-    agt_model_set_base_url(fx->m, url);
-    agt_model_set_name(fx->m, "m");
-    agt_agent_new(&fx->a, fx->s, fx->m);
-    agt_agent_set_system_prompt(fx->a, "You are a test.");
+    fx_http_model(&fx->m, &srv, scenario);
+    fx_agent_new(&fx->a, fx->s, fx->m);
     agt_agent_enable_subagents(fx->a);
     agt_agent_set_swarm_concurrency(fx->a, 3);
     agt_registry_freeze(fx->reg);
-    agt_session_set_mode(fx->s, AGT_MODE_MANUAL);
-    agt_session_add_rule(fx->s, AGT_RULE_ALLOW, "Agent");
-    agt_session_add_rule(fx->s, AGT_RULE_ALLOW, "AgentSwarm");
+    fx_manual_subagents(fx->s);
     agt_session_add_rule(fx->s, AGT_RULE_ALLOW, "TaskOutput");
     snprintf(fx->replay, sizeof fx->replay, "%s/none", root);
 }
 
-static int wait_poll(fixture *fx)
-{
-    int fds[8];
-    size_t n = 0;
-    agt_session_poll_fds(fx->s, fds, 8, &n);
-    if (n == 0)
-        return 0;
-    struct pollfd p[8];
-    for (size_t i = 0; i < n && i < 8; i++)
-        p[i] = (struct pollfd){fds[i], POLLIN, 0};
-    return poll(p, n, 20000);
-}
-
 static char *call(fixture *fx, const char *tool, const char *args)
 {
-    static int n;
-    char id[32];
-    snprintf(id, sizeof id, "h%d", ++n);
-    agt_result *out = NULL;
-    agt_session_dispatch(fx->s, id, tool, args, &out);
-    char *t = strdup(out ? agt_result_text(out) : "(no result)");
-    agt_result_free(out);
-    return t;
+    return fx_call_text(fx->s, tool, args, NULL);
 }
 
 typedef struct answerer {
@@ -578,7 +486,7 @@ static void test_concurrent_answers(void)
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "conc: the root goes on");
     bool waiting = false;
     for (int k = 0; k < 5 && !waiting; k++) {
-        wait_poll(&fx);
+        fx_wait_poll(fx.s);
         char *ev = NULL;
         agt_session_tick(fx.s, -1, &ev);
         waiting = ev != NULL && strstr(ev, "approval_needed") != NULL;
@@ -619,7 +527,7 @@ static void test_concurrent_answers(void)
     char *r = call(&fx, "TaskOutput", "{\"task_id\":\"swarm-1\",\"block\":true,\"timeout\":20}");
     T_CHECK(strstr(r, "Status: completed") != NULL, "conc: the swarm completed");
     free(r);
-    T_EQ_STR(file_text("z.txt"), "w", "conc: agent-3 wrote");
+    T_EQ_STR(fx_file_text(root, "z.txt"), "w", "conc: agent-3 wrote");
     /* APPROVE_SESSION from a background sub-agent: stored in the root
      * session (agent.h: the root and the sub-agents not in the background) */
     char *rules = NULL;
@@ -627,8 +535,8 @@ static void test_concurrent_answers(void)
     T_CHECK(rules != NULL && strstr(rules, "Write(./z.txt)") != NULL,
             "conc: the session rule is in the root session: %s", rules ? rules : "(null)");
     agt_free(rules);
-    rm("y.txt");
-    rm("z.txt");
+    fx_rm(root, "y.txt");
+    fx_rm(root, "z.txt");
     teardown(&fx);
 }
 
@@ -648,7 +556,7 @@ static void test_mixed_pause(void)
     T_CHECK(r && strncmp(r, "Started sub-agent agent-4 in the background", 43) == 0,
             "mixed: bg started: %.43s", r ? r : "(null)");
     free(r);
-    wait_poll(&fx);
+    fx_wait_poll(fx.s);
     char *pj = NULL;
     agt_session_pending(fx.s, &pj);
     T_CHECK(pj && strstr(pj, "agent-2/call_0") && strstr(pj, "agent-3/call_0") &&
@@ -660,7 +568,7 @@ static void test_mixed_pause(void)
     r = call(&fx, "TaskOutput", "{\"task_id\":\"agent-4\",\"block\":true,\"timeout\":20}");
     T_CHECK(strstr(r, "Status: completed") != NULL, "mixed: the background task completed");
     free(r);
-    T_EQ_STR(file_text("m1.txt"), "w", "mixed: bg wrote");
+    T_EQ_STR(fx_file_text(root, "m1.txt"), "w", "mixed: bg wrote");
     T_EQ_INT(agt_agent_resume(fx.a), AGT_ESTATE, "mixed: the swarm's calls still wait");
     T_EQ_INT(agt_agent_answer(fx.a, "agent-2/call_0", AGT_DECISION_APPROVE, NULL), AGT_OK,
              "mixed: agent-2");
@@ -668,18 +576,17 @@ static void test_mixed_pause(void)
              "mixed: agent-3");
     int rc = agt_agent_resume(fx.a);
     T_EQ_INT(rc, AGT_OK, "mixed: resumed to the end (%s)", rc ? agt_error_message() : "");
-    T_EQ_STR(file_text("y.txt"), "w", "mixed: y written");
-    T_EQ_STR(file_text("z.txt"), "w", "mixed: z written");
-    rm("m1.txt");
-    rm("y.txt");
-    rm("z.txt");
+    T_EQ_STR(fx_file_text(root, "y.txt"), "w", "mixed: y written");
+    T_EQ_STR(fx_file_text(root, "z.txt"), "w", "mixed: z written");
+    fx_rm(root, "m1.txt");
+    fx_rm(root, "y.txt");
+    fx_rm(root, "z.txt");
     teardown(&fx);
 }
 
 int main(int argc, char **argv)
 {
-    snprintf(root, sizeof root, "/tmp/agt-subh-XXXXXX");
-    if (!mkdtemp(root)) {
+    if (fx_workspace_make(root, sizeof root, "/tmp/agt-subh-XXXXXX") != 0) {
         T_CHECK(0, "setup: temp dir");
         return t_done();
     }
@@ -692,8 +599,7 @@ int main(int argc, char **argv)
     test_many_subs();
     test_restore_fuzz();
     if (argc >= 3) {
-        setenv("no_proxy", "127.0.0.1", 1);
-        setenv("NO_PROXY", "127.0.0.1", 1);
+        fx_no_proxy();
         if (fake_server_start(&srv, argv[1], argv[2]) != 0)
             T_CHECK(0, "setup: server");
         else {
@@ -702,9 +608,6 @@ int main(int argc, char **argv)
             fake_server_stop(&srv);
         }
     }
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    if (system(cmd) != 0)
-        t_diag("could not remove %s", root);
+    fx_workspace_remove(root);
     return t_done();
 }

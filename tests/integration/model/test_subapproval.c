@@ -25,6 +25,7 @@
 #include "agenttools/model.h"
 #include "agenttools/registry.h"
 #include "agenttools/session.h"
+#include "agent_fixture.h"
 #include "harness.h"
 
 static char root[64];
@@ -70,96 +71,32 @@ static int post_hook(agt_hook *h, void *payload)
  * ask), a post-tool-use hook on the root session. */
 static void setup(fixture *fx, const char *const *lines)
 {
-    static int n;
     memset(fx, 0, sizeof *fx);
     fx->ev.approvals = json_array();
     agt_registry_new(&fx->reg);
     agt_registry_load_builtin(fx->reg, "chat");
     agt_session_new(&fx->s, fx->reg, root);
-    snprintf(fx->replay, sizeof fx->replay, "%s/replay-%d.jsonl", root, n++);
-    FILE *f = fopen(fx->replay, "w");
-    for (size_t i = 0; lines[i]; i++)
-        fprintf(f, "%s\n", lines[i]);
-    fclose(f);
+    fx_write_replay(fx->replay, sizeof fx->replay, root, "replay-", lines);
     agt_model_new_replay(&fx->m, fx->replay);
-    agt_agent_new(&fx->a, fx->s, fx->m);
-    agt_agent_set_system_prompt(fx->a, "You are a test.");
+    fx_agent_new(&fx->a, fx->s, fx->m);
     agt_agent_set_event_callback(fx->a, on_event, &fx->ev);
     agt_agent_enable_subagents(fx->a);
-    agt_session_set_mode(fx->s, AGT_MODE_MANUAL);
-    agt_session_add_rule(fx->s, AGT_RULE_ALLOW, "Agent");
-    agt_session_add_rule(fx->s, AGT_RULE_ALLOW, "AgentSwarm");
+    fx_manual_subagents(fx->s);
     agt_session_set_post_hook(fx->s, post_hook, NULL);
     agt_agent_add_user_message(fx->a, "Do it.");
 }
 
 static void teardown(fixture *fx)
 {
-    agt_agent_free(fx->a);
-    agt_model_free(fx->m);
-    agt_session_free(fx->s);
-    agt_registry_free(fx->reg);
+    fx_free(fx->a, fx->m, fx->s, fx->reg);
     unlink(fx->replay);
     json_decref(fx->ev.approvals);
 }
 
-static json_t *pending(fixture *fx)
-{
-    char *p = NULL;
-    agt_session_pending(fx->s, &p);
-    json_t *v = p ? json_loads(p, 0, NULL) : NULL;
-    agt_free(p);
-    return v;
-}
-
-static json_t *messages(agt_agent *a)
-{
-    char *s = NULL;
-    agt_agent_messages(a, &s);
-    json_t *v = json_loads(s, 0, NULL);
-    agt_free(s);
-    return v;
-}
-
-static const char *jstr(const json_t *o, const char *key)
-{
-    const char *v = json_string_value(json_object_get(o, key));
-    return v ? v : "(none)";
-}
-
 static const char *msg_content(json_t *msgs, size_t i)
 {
-    return jstr(json_array_get(msgs, i), "content");
+    return fx_jstr(json_array_get(msgs, i), "content");
 }
-
-static char *file_text(const char *name)
-{
-    char path[160];
-    snprintf(path, sizeof path, "%s/%s", root, name);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    static char buf[256];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
-static void rm(const char *name)
-{
-    char path[160];
-    snprintf(path, sizeof path, "%s/%s", root, name);
-    unlink(path);
-}
-
-#define AGENT_CALL(id, prompt, desc)                                                               \
-    "{\"tool_calls\":[{\"id\":\"" id "\",\"name\":\"Agent\",\"arguments\":"                        \
-    "\"{\\\"prompt\\\":\\\"" prompt "\\\",\\\"description\\\":\\\"" desc "\\\"}\"}]}"
-#define WRITE_CALL(id, file, text)                                                                 \
-    "{\"tool_calls\":[{\"id\":\"" id "\",\"name\":\"Write\",\"arguments\":"                        \
-    "\"{\\\"path\\\":\\\"" file "\\\",\\\"content\\\":\\\"" text "\\\"}\"}]}"
-#define TEXT(t) "{\"content\":\"" t "\"}"
 
 static void test_pause_approve(void)
 {
@@ -170,27 +107,28 @@ static void test_pause_approve(void)
     setup(&fx, lines);
     T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "pause: the root run pauses");
     T_EQ_INT(agt_agent_stop_reason(fx.a), AGT_AGENT_STOP_APPROVAL, "pause: stop reason APPROVAL");
-    json_t *p = pending(&fx);
+    json_t *p = fx_pending(fx.s);
     T_EQ_INT((int)json_array_size(p), 1, "pause: one pending call in the root session");
     json_t *q = json_array_get(p, 0);
-    T_EQ_STR(jstr(q, "call_id"), "agent-1/call_0", "pause: qualified call id");
-    T_EQ_STR(jstr(q, "agent_id"), "agent-1", "pause: agent_id");
-    T_EQ_STR(jstr(q, "tool"), "Write", "pause: tool");
-    T_EQ_STR(jstr(json_object_get(q, "arguments"), "path"), "sub.txt", "pause: arguments object");
-    T_EQ_STR(jstr(q, "reason"),
+    T_EQ_STR(fx_jstr(q, "call_id"), "agent-1/call_0", "pause: qualified call id");
+    T_EQ_STR(fx_jstr(q, "agent_id"), "agent-1", "pause: agent_id");
+    T_EQ_STR(fx_jstr(q, "tool"), "Write", "pause: tool");
+    T_EQ_STR(fx_jstr(json_object_get(q, "arguments"), "path"), "sub.txt",
+             "pause: arguments object");
+    T_EQ_STR(fx_jstr(q, "reason"),
              "Write changes files (access: write) and the session is in manual mode",
              "pause: the sub-agent session's reason");
-    T_EQ_STR(jstr(q, "suggested_rule"), "Write(./sub.txt)", "pause: suggested rule");
+    T_EQ_STR(fx_jstr(q, "suggested_rule"), "Write(./sub.txt)", "pause: suggested rule");
     json_decref(p);
     T_EQ_INT(fx.ev.approval, 1, "pause: one AGT_AGENT_APPROVAL event");
     json_t *e = json_array_get(fx.ev.approvals, 0);
-    T_EQ_STR(jstr(e, "id"), "agent-1/call_0", "pause: event id qualified");
-    T_EQ_STR(jstr(e, "agent_id"), "agent-1", "pause: event agent_id");
-    T_EQ_STR(jstr(e, "name"), "Write", "pause: event name");
-    T_EQ_STR(jstr(e, "arguments"), "{\"path\":\"sub.txt\",\"content\":\"x\"}",
+    T_EQ_STR(fx_jstr(e, "id"), "agent-1/call_0", "pause: event id qualified");
+    T_EQ_STR(fx_jstr(e, "agent_id"), "agent-1", "pause: event agent_id");
+    T_EQ_STR(fx_jstr(e, "name"), "Write", "pause: event name");
+    T_EQ_STR(fx_jstr(e, "arguments"), "{\"path\":\"sub.txt\",\"content\":\"x\"}",
              "pause: event arguments as the model sent them");
     T_EQ_INT(fx.ev.finished, 0, "pause: the Agent call has no result yet");
-    T_CHECK(file_text("sub.txt") == NULL, "pause: nothing written yet");
+    T_CHECK(fx_file_text(root, "sub.txt") == NULL, "pause: nothing written yet");
     T_EQ_INT(agt_agent_add_user_message(fx.a, "x"), AGT_ESTATE, "pause: no new message");
     T_EQ_INT(agt_agent_resume(fx.a), AGT_ESTATE, "pause: resume before the answer");
     T_EQ_STR(agt_error_message(), "tool call 'agent-1/call_0' (Write) still waits for approval",
@@ -201,7 +139,7 @@ static void test_pause_approve(void)
              "pause: no agent-2");
     T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_0", AGT_DECISION_APPROVE_SESSION, NULL), AGT_OK,
              "pause: answered");
-    T_EQ_STR(file_text("sub.txt"), "x", "pause: the approved Write ran");
+    T_EQ_STR(fx_file_text(root, "sub.txt"), "x", "pause: the approved Write ran");
     char *rules = NULL;
     agt_session_rules(fx.s, &rules);
     json_t *rj = json_loads(rules, 0, NULL);
@@ -211,7 +149,7 @@ static void test_pause_approve(void)
     T_EQ_STR(json_string_value(json_array_get(sess, 0)), "Write(./sub.txt)",
              "pause: APPROVE_SESSION stored the suggested rule in the root session");
     json_decref(rj);
-    p = pending(&fx);
+    p = fx_pending(fx.s);
     T_EQ_INT((int)json_array_size(p), 0, "pause: nothing pending after the answer");
     json_decref(p);
     T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_0", AGT_DECISION_APPROVE, NULL), AGT_ENOTFOUND,
@@ -220,9 +158,9 @@ static void test_pause_approve(void)
     T_EQ_INT(agt_agent_stop_reason(fx.a), AGT_AGENT_STOP_DONE, "pause: stop reason DONE");
     T_EQ_STR(agt_agent_text(fx.a), "parent done", "pause: the root's final answer");
     T_EQ_INT(agt_agent_turns(fx.a), 2, "pause: the root made 2 model calls");
-    json_t *msgs = messages(fx.a);
+    json_t *msgs = fx_messages(fx.a);
     T_EQ_INT((int)json_array_size(msgs), 5, "pause: system, user, assistant, tool, assistant");
-    T_EQ_STR(jstr(json_array_get(msgs, 3), "tool_call_id"), "p1",
+    T_EQ_STR(fx_jstr(json_array_get(msgs, 3), "tool_call_id"), "p1",
              "pause: the tool message is p1's");
     T_EQ_STR(msg_content(msgs, 3),
              "Sub-agent agent-1 (writer) finished after 2 model calls. Resume it with resume: "
@@ -230,7 +168,7 @@ static void test_pause_approve(void)
              "pause: the Agent result is the report, through the post-hook");
     json_decref(msgs);
     T_EQ_INT(fx.ev.finished, 1, "pause: one TOOL_FINISHED (p1)");
-    rm("sub.txt");
+    fx_rm(root, "sub.txt");
     teardown(&fx);
 }
 
@@ -246,10 +184,10 @@ static void test_pause_reject_two(void)
                            TEXT("parent done"), NULL};
     setup(&fx, lines);
     T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "two: paused");
-    json_t *p = pending(&fx);
+    json_t *p = fx_pending(fx.s);
     T_EQ_INT((int)json_array_size(p), 2, "two: both calls pending");
-    T_EQ_STR(jstr(json_array_get(p, 0), "call_id"), "agent-1/call_0", "two: first");
-    T_EQ_STR(jstr(json_array_get(p, 1), "call_id"), "agent-1/call_1", "two: second");
+    T_EQ_STR(fx_jstr(json_array_get(p, 0), "call_id"), "agent-1/call_0", "two: first");
+    T_EQ_STR(fx_jstr(json_array_get(p, 1), "call_id"), "agent-1/call_1", "two: second");
     json_decref(p);
     T_EQ_INT(fx.ev.approval, 2, "two: two events");
     /* the root's own call is call_0 too: the qualified ids keep them apart */
@@ -261,15 +199,15 @@ static void test_pause_reject_two(void)
     T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_1", AGT_DECISION_REJECT, "not b"), AGT_OK,
              "two: second rejected");
     T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "two: resumed");
-    T_EQ_STR(file_text("a.txt"), "A", "two: a written");
-    T_CHECK(file_text("b.txt") == NULL, "two: b not written");
-    json_t *msgs = messages(fx.a);
+    T_EQ_STR(fx_file_text(root, "a.txt"), "A", "two: a written");
+    T_CHECK(fx_file_text(root, "b.txt") == NULL, "two: b not written");
+    json_t *msgs = fx_messages(fx.a);
     T_EQ_STR(msg_content(msgs, 3),
              "Sub-agent agent-1 (two) finished after 2 model calls. Resume it with resume: "
              "\"agent-1\".\n\nwrote a only\n\n[post-hook saw Agent call_0]",
              "two: report");
     json_decref(msgs);
-    rm("a.txt");
+    fx_rm(root, "a.txt");
     teardown(&fx);
 }
 
@@ -285,24 +223,24 @@ static void test_nested(void)
                            NULL};
     setup(&fx, lines);
     T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "nested: paused");
-    json_t *p = pending(&fx);
+    json_t *p = fx_pending(fx.s);
     T_EQ_INT((int)json_array_size(p), 1, "nested: one pending");
-    T_EQ_STR(jstr(json_array_get(p, 0), "call_id"), "agent-2/w1", "nested: level 2 id");
-    T_EQ_STR(jstr(json_array_get(p, 0), "agent_id"), "agent-2", "nested: level 2 agent");
+    T_EQ_STR(fx_jstr(json_array_get(p, 0), "call_id"), "agent-2/w1", "nested: level 2 id");
+    T_EQ_STR(fx_jstr(json_array_get(p, 0), "agent_id"), "agent-2", "nested: level 2 agent");
     json_decref(p);
-    T_EQ_STR(jstr(json_array_get(fx.ev.approvals, 0), "id"), "agent-2/w1", "nested: event");
+    T_EQ_STR(fx_jstr(json_array_get(fx.ev.approvals, 0), "id"), "agent-2/w1", "nested: event");
     T_EQ_INT(agt_agent_answer(fx.a, "agent-2/w1", AGT_DECISION_APPROVE, NULL), AGT_OK,
              "nested: answered");
     T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "nested: resumed through both levels");
-    T_EQ_STR(file_text("deep.txt"), "d", "nested: written");
+    T_EQ_STR(fx_file_text(root, "deep.txt"), "d", "nested: written");
     T_EQ_STR(agt_agent_text(fx.a), "parent done", "nested: root's final text");
-    json_t *msgs = messages(fx.a);
+    json_t *msgs = fx_messages(fx.a);
     T_EQ_STR(msg_content(msgs, 3),
              "Sub-agent agent-1 (outer) finished after 2 model calls. Resume it with resume: "
              "\"agent-1\".\n\nouter done\n\n[post-hook saw Agent p1]",
              "nested: the root's Agent result");
     json_decref(msgs);
-    rm("deep.txt");
+    fx_rm(root, "deep.txt");
     teardown(&fx);
 
     /* nested, the level-2 pause then freed (ASan checks the cleanup) */
@@ -349,12 +287,12 @@ static void test_sync_approver(void)
     T_EQ_INT(ask.off_thread, 0, "sync: always on the host's thread");
     json_t *r0 = json_array_get(ask.reqs, 0), *r1 = json_array_get(ask.reqs, 1);
     T_CHECK(json_object_get(r0, "agent_id") == NULL, "sync: the root's request has no agent_id");
-    T_EQ_STR(jstr(r0, "call_id"), "r1", "sync: root request id");
-    T_EQ_STR(jstr(r1, "agent_id"), "agent-1", "sync: the sub-agent's request names it");
-    T_EQ_STR(jstr(r1, "call_id"), "s1", "sync: the sub-agent's call id");
-    T_EQ_STR(jstr(r1, "tool"), "Write", "sync: tool");
-    T_EQ_STR(jstr(r1, "suggested_rule"), "Write(./a.txt)", "sync: suggested rule");
-    T_EQ_STR(file_text("a.txt"), "2", "sync: both sub-agents wrote");
+    T_EQ_STR(fx_jstr(r0, "call_id"), "r1", "sync: root request id");
+    T_EQ_STR(fx_jstr(r1, "agent_id"), "agent-1", "sync: the sub-agent's request names it");
+    T_EQ_STR(fx_jstr(r1, "call_id"), "s1", "sync: the sub-agent's call id");
+    T_EQ_STR(fx_jstr(r1, "tool"), "Write", "sync: tool");
+    T_EQ_STR(fx_jstr(r1, "suggested_rule"), "Write(./a.txt)", "sync: suggested rule");
+    T_EQ_STR(fx_file_text(root, "a.txt"), "2", "sync: both sub-agents wrote");
     T_EQ_INT(fx.ev.approval, 0, "sync: no approval events");
     char *rules = NULL;
     agt_session_rules(fx.s, &rules);
@@ -368,8 +306,8 @@ static void test_sync_approver(void)
              "sync: the sub-agent's APPROVE_SESSION rule is the root's");
     json_decref(rj);
     json_decref(ask.reqs);
-    rm("a.txt");
-    rm("root.txt");
+    fx_rm(root, "a.txt");
+    fx_rm(root, "root.txt");
     teardown(&fx);
 }
 
@@ -394,22 +332,22 @@ static void test_swarm(void)
     fixture fx;
     setup(&fx, lines);
     T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "swarm pause: paused after the round");
-    json_t *p = pending(&fx);
+    json_t *p = fx_pending(fx.s);
     T_EQ_INT((int)json_array_size(p), 2, "swarm pause: two waiting calls");
-    T_EQ_STR(jstr(json_array_get(p, 0), "call_id"), "agent-1/c", "swarm pause: agent-1's");
-    T_EQ_STR(jstr(json_array_get(p, 1), "call_id"), "agent-3/c", "swarm pause: agent-3's");
+    T_EQ_STR(fx_jstr(json_array_get(p, 0), "call_id"), "agent-1/c", "swarm pause: agent-1's");
+    T_EQ_STR(fx_jstr(json_array_get(p, 1), "call_id"), "agent-3/c", "swarm pause: agent-3's");
     json_decref(p);
     T_EQ_INT(fx.ev.approval, 2, "swarm pause: two events");
     agt_agent_answer(fx.a, "agent-1/c", AGT_DECISION_APPROVE, NULL);
     agt_agent_answer(fx.a, "agent-3/c", AGT_DECISION_APPROVE, NULL);
     T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "swarm pause: resumed");
-    json_t *msgs = messages(fx.a);
+    json_t *msgs = fx_messages(fx.a);
     T_EQ_STR(msg_content(msgs, 3), SWARM_REPORT, "swarm pause: the report");
     json_decref(msgs);
-    T_EQ_STR(file_text("x.txt"), "x", "swarm pause: x written");
-    T_EQ_STR(file_text("z.txt"), "z", "swarm pause: z written");
-    rm("x.txt");
-    rm("z.txt");
+    T_EQ_STR(fx_file_text(root, "x.txt"), "x", "swarm pause: x written");
+    T_EQ_STR(fx_file_text(root, "z.txt"), "z", "swarm pause: z written");
+    fx_rm(root, "x.txt");
+    fx_rm(root, "z.txt");
     teardown(&fx);
 
     setup(&fx, lines);
@@ -418,14 +356,14 @@ static void test_swarm(void)
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "swarm sync: no pause");
     T_EQ_INT(ask.n, 2, "swarm sync: asked twice");
     T_EQ_INT(ask.off_thread, 0, "swarm sync: on the host's thread");
-    T_EQ_STR(jstr(json_array_get(ask.reqs, 0), "agent_id"), "agent-1", "swarm sync: agent-1");
-    T_EQ_STR(jstr(json_array_get(ask.reqs, 1), "agent_id"), "agent-3", "swarm sync: agent-3");
-    msgs = messages(fx.a);
+    T_EQ_STR(fx_jstr(json_array_get(ask.reqs, 0), "agent_id"), "agent-1", "swarm sync: agent-1");
+    T_EQ_STR(fx_jstr(json_array_get(ask.reqs, 1), "agent_id"), "agent-3", "swarm sync: agent-3");
+    msgs = fx_messages(fx.a);
     T_EQ_STR(msg_content(msgs, 3), SWARM_REPORT, "swarm sync: the same report");
     json_decref(msgs);
     json_decref(ask.reqs);
-    rm("x.txt");
-    rm("z.txt");
+    fx_rm(root, "x.txt");
+    fx_rm(root, "z.txt");
     teardown(&fx);
 }
 
@@ -479,12 +417,12 @@ static void test_save_restore(void)
     setup(&fx, lines1);
     T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "save: paused on the sub-agent");
     reincarnate(&fx, lines2, "save");
-    json_t *p = pending(&fx);
+    json_t *p = fx_pending(fx.s);
     T_EQ_INT((int)json_array_size(p), 1, "restore: one pending call");
     json_t *q = json_array_get(p, 0);
-    T_EQ_STR(jstr(q, "call_id"), "agent-1/call_0", "restore: qualified id");
-    T_EQ_STR(jstr(q, "agent_id"), "agent-1", "restore: agent_id");
-    T_EQ_STR(jstr(q, "reason"),
+    T_EQ_STR(fx_jstr(q, "call_id"), "agent-1/call_0", "restore: qualified id");
+    T_EQ_STR(fx_jstr(q, "agent_id"), "agent-1", "restore: agent_id");
+    T_EQ_STR(fx_jstr(q, "reason"),
              "Write changes files (access: write) and the session is in manual mode",
              "restore: the reason, parked again in the sub-agent's session");
     json_decref(p);
@@ -492,16 +430,16 @@ static void test_save_restore(void)
     T_EQ_INT(agt_agent_resume(fx.a), AGT_ESTATE, "restore: the call still waits");
     T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_0", AGT_DECISION_APPROVE, NULL), AGT_OK,
              "restore: answered");
-    T_EQ_STR(file_text("saved.txt"), "s", "restore: written");
+    T_EQ_STR(fx_file_text(root, "saved.txt"), "s", "restore: written");
     T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "restore: resumed");
     T_EQ_STR(agt_agent_text(fx.a), "parent done", "restore: the same final answer");
-    json_t *msgs = messages(fx.a);
+    json_t *msgs = fx_messages(fx.a);
     T_EQ_STR(msg_content(msgs, 3),
              "Sub-agent agent-1 (writer) finished after 2 model calls. Resume it with resume: "
              "\"agent-1\".\n\nwrote it\n\n[post-hook saw Agent p1]",
              "restore: the suspended Agent call got its report");
     json_decref(msgs);
-    rm("saved.txt");
+    fx_rm(root, "saved.txt");
     teardown(&fx);
 
     /* paused two levels down */
@@ -514,14 +452,14 @@ static void test_save_restore(void)
     T_EQ_INT(agt_agent_answer(fx.a, "agent-2/w1", AGT_DECISION_APPROVE, NULL), AGT_OK,
              "restore nested: answered");
     T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "restore nested: resumed through both levels");
-    msgs = messages(fx.a);
+    msgs = fx_messages(fx.a);
     T_EQ_STR(msg_content(msgs, 3),
              "Sub-agent agent-1 (outer) finished after 2 model calls. Resume it with resume: "
              "\"agent-1\".\n\nouter done\n\n[post-hook saw Agent p1]",
              "restore nested: the root's Agent result");
     json_decref(msgs);
-    T_EQ_STR(file_text("deep2.txt"), "d", "restore nested: written");
-    rm("deep2.txt");
+    T_EQ_STR(fx_file_text(root, "deep2.txt"), "d", "restore nested: written");
+    fx_rm(root, "deep2.txt");
     teardown(&fx);
 
     /* a finished sub-agent resumes after a restore, with its conversation */
@@ -534,7 +472,7 @@ static void test_save_restore(void)
     reincarnate(&fx, fin2, "resume after restore");
     agt_agent_add_user_message(fx.a, "again");
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "resume after restore: second run");
-    msgs = messages(fx.a);
+    msgs = fx_messages(fx.a);
     T_EQ_STR(msg_content(msgs, 7),
              "Sub-agent agent-1 (again) finished after 1 model call. Resume it with resume: "
              "\"agent-1\".\n\nsub again\n\n[post-hook saw Agent p2]",
@@ -616,8 +554,8 @@ static void test_hostile_restore(void)
     T_EQ_STR(after, before, "hostile restore: the agent is unchanged");
     agt_free(before);
     agt_free(after);
-    json_t *p = pending(&fx);
-    T_EQ_STR(jstr(json_array_get(p, 0), "call_id"), "agent-1/s1",
+    json_t *p = fx_pending(fx.s);
+    T_EQ_STR(fx_jstr(json_array_get(p, 0), "call_id"), "agent-1/s1",
              "hostile restore: still paused on agent-1/s1");
     json_decref(p);
     teardown(&fx);
@@ -625,8 +563,7 @@ static void test_hostile_restore(void)
 
 int main(void)
 {
-    snprintf(root, sizeof root, "/tmp/agt-subappr-XXXXXX");
-    if (!mkdtemp(root)) {
+    if (fx_workspace_make(root, sizeof root, "/tmp/agt-subappr-XXXXXX") != 0) {
         T_CHECK(0, "setup: temp dir");
         return t_done();
     }
@@ -638,9 +575,6 @@ int main(void)
     test_cancel_free();
     test_save_restore();
     test_hostile_restore();
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    if (system(cmd) != 0)
-        t_diag("could not remove %s", root);
+    fx_workspace_remove(root);
     return t_done();
 }

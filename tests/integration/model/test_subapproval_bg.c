@@ -22,18 +22,11 @@
 #include "agenttools/model.h"
 #include "agenttools/registry.h"
 #include "agenttools/session.h"
-#include "fake_server.h"
+#include "agent_fixture.h"
 #include "harness.h"
 
 static fake_server srv;
 static char root[64];
-
-static const char *SWARM_BG =
-    "{\"name\":\"AgentSwarm\",\"access\":\"host\",\"definition\":{\"name\":\"AgentSwarm\","
-    "\"description\":\"swarm\",\"parameters\":{\"type\":\"object\",\"properties\":{"
-    "\"prompt_template\":{\"type\":\"string\"},\"items\":{\"type\":\"array\",\"items\":{"
-    "\"type\":\"string\"}},\"resume_agent_ids\":{\"type\":\"array\",\"items\":{\"type\":"
-    "\"string\"}},\"run_in_background\":{\"type\":\"boolean\"}},\"additionalProperties\":false}}}";
 
 typedef struct fixture {
     agt_registry *reg;
@@ -58,105 +51,26 @@ static void setup(fixture *fx, const char *scenario)
 {
     memset(fx, 0, sizeof *fx);
     fx->notes = json_array();
-    agt_registry_new(&fx->reg);
-    agt_registry_load_builtin(fx->reg, "chat");
-    agt_registry_remove(fx->reg, "AgentSwarm");
-    agt_registry_add_json(fx->reg, SWARM_BG, strlen(SWARM_BG));
+    fx_registry_swarm_bg(&fx->reg);
     agt_session_new(&fx->s, fx->reg, root);
-    char url[256];
-    fake_server_url(&srv, scenario, url, sizeof url);
-    agt_model_new(&fx->m, AGT_PROTOCOL_OPENAI);
-    agt_model_set_base_url(fx->m, url);
-    agt_model_set_name(fx->m, "m");
-    agt_agent_new(&fx->a, fx->s, fx->m);
-    agt_agent_set_system_prompt(fx->a, "You are a test.");
+    fx_http_model(&fx->m, &srv, scenario);
+    fx_agent_new(&fx->a, fx->s, fx->m);
     agt_agent_set_event_callback(fx->a, on_event, fx);
     agt_agent_enable_subagents(fx->a);
     agt_agent_set_swarm_concurrency(fx->a, 3);
     agt_registry_freeze(fx->reg);
-    agt_session_set_mode(fx->s, AGT_MODE_MANUAL);
-    agt_session_add_rule(fx->s, AGT_RULE_ALLOW, "Agent");
-    agt_session_add_rule(fx->s, AGT_RULE_ALLOW, "AgentSwarm");
+    fx_manual_subagents(fx->s);
 }
 
 static void teardown(fixture *fx)
 {
-    agt_agent_free(fx->a);
-    agt_model_free(fx->m);
-    agt_session_free(fx->s);
-    agt_registry_free(fx->reg);
+    fx_free(fx->a, fx->m, fx->s, fx->reg);
     json_decref(fx->notes);
-}
-
-static const char *jstr(const json_t *o, const char *key)
-{
-    const char *v = json_string_value(json_object_get(o, key));
-    return v ? v : "(none)";
-}
-
-static json_t *tick(fixture *fx)
-{
-    char *ev = NULL;
-    agt_session_tick(fx->s, -1, &ev);
-    json_t *v = ev ? json_loads(ev, 0, NULL) : NULL;
-    agt_free(ev);
-    return v;
-}
-
-static json_t *pending(fixture *fx)
-{
-    char *p = NULL;
-    agt_session_pending(fx->s, &p);
-    json_t *v = p ? json_loads(p, 0, NULL) : NULL;
-    agt_free(p);
-    return v;
 }
 
 static char *call(fixture *fx, const char *tool, const char *args)
 {
-    static int n;
-    char id[32];
-    snprintf(id, sizeof id, "h%d", ++n);
-    agt_result *out = NULL;
-    agt_session_dispatch(fx->s, id, tool, args, &out);
-    char *t = strdup(out ? agt_result_text(out) : "(no result)");
-    agt_result_free(out);
-    return t;
-}
-
-/* Waits until the session's descriptors say something happened. */
-static int wait_poll(fixture *fx)
-{
-    int fds[8];
-    size_t n = 0;
-    agt_session_poll_fds(fx->s, fds, 8, &n);
-    if (n == 0)
-        return 0;
-    struct pollfd p[8];
-    for (size_t i = 0; i < n && i < 8; i++)
-        p[i] = (struct pollfd){fds[i], POLLIN, 0};
-    return poll(p, n, 20000);
-}
-
-static char *file_text(const char *name)
-{
-    char path[160];
-    snprintf(path, sizeof path, "%s/%s", root, name);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    static char buf[256];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
-static void rm(const char *name)
-{
-    char path[160];
-    snprintf(path, sizeof path, "%s/%s", root, name);
-    unlink(path);
+    return fx_call_text(fx->s, tool, args, NULL);
 }
 
 typedef struct asked {
@@ -189,10 +103,10 @@ static void test_swarm_threads(void)
     setup(&fx, "appr-1");
     agt_agent_add_user_message(fx.a, "swarm");
     T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "swarm: the round ends with two waiting");
-    json_t *p = pending(&fx);
+    json_t *p = fx_pending(fx.s);
     T_EQ_INT((int)json_array_size(p), 2, "swarm: two pending");
-    T_EQ_STR(jstr(json_array_get(p, 0), "call_id"), "agent-2/call_0", "swarm: agent-2's call");
-    T_EQ_STR(jstr(json_array_get(p, 1), "call_id"), "agent-3/call_0", "swarm: agent-3's call");
+    T_EQ_STR(fx_jstr(json_array_get(p, 0), "call_id"), "agent-2/call_0", "swarm: agent-2's call");
+    T_EQ_STR(fx_jstr(json_array_get(p, 1), "call_id"), "agent-3/call_0", "swarm: agent-3's call");
     json_decref(p);
     T_EQ_INT(agt_agent_answer(fx.a, "agent-3/call_0", AGT_DECISION_APPROVE, NULL), AGT_OK,
              "swarm: agent-3 approved");
@@ -203,11 +117,11 @@ static void test_swarm_threads(void)
     agt_agent_messages(fx.a, &msgs);
     json_t *mj = json_loads(msgs, 0, NULL);
     agt_free(msgs);
-    T_EQ_STR(jstr(json_array_get(mj, 3), "content"), SWARM_REPORT, "swarm: the report");
+    T_EQ_STR(fx_jstr(json_array_get(mj, 3), "content"), SWARM_REPORT, "swarm: the report");
     json_decref(mj);
     T_EQ_STR(agt_agent_text(fx.a), "parent done", "swarm: the root's final text");
-    rm("y.txt");
-    rm("z.txt");
+    fx_rm(root, "y.txt");
+    fx_rm(root, "z.txt");
     teardown(&fx);
 
     setup(&fx, "appr-2");
@@ -217,14 +131,14 @@ static void test_swarm_threads(void)
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "swarm sync: no pause");
     T_EQ_INT(ask.n, 2, "swarm sync: asked twice");
     T_EQ_INT(ask.off_thread, 0, "swarm sync: never from a worker thread");
-    T_EQ_STR(jstr(json_array_get(ask.reqs, 0), "agent_id"), "agent-2", "swarm sync: agent-2");
-    T_EQ_STR(jstr(json_array_get(ask.reqs, 0), "call_id"), "call_0", "swarm sync: its own id");
-    T_EQ_STR(jstr(json_array_get(ask.reqs, 1), "agent_id"), "agent-3", "swarm sync: agent-3");
-    T_EQ_STR(file_text("y.txt"), "w", "swarm sync: y written");
-    T_EQ_STR(file_text("z.txt"), "w", "swarm sync: z written");
+    T_EQ_STR(fx_jstr(json_array_get(ask.reqs, 0), "agent_id"), "agent-2", "swarm sync: agent-2");
+    T_EQ_STR(fx_jstr(json_array_get(ask.reqs, 0), "call_id"), "call_0", "swarm sync: its own id");
+    T_EQ_STR(fx_jstr(json_array_get(ask.reqs, 1), "agent_id"), "agent-3", "swarm sync: agent-3");
+    T_EQ_STR(fx_file_text(root, "y.txt"), "w", "swarm sync: y written");
+    T_EQ_STR(fx_file_text(root, "z.txt"), "w", "swarm sync: z written");
     json_decref(ask.reqs);
-    rm("y.txt");
-    rm("z.txt");
+    fx_rm(root, "y.txt");
+    fx_rm(root, "z.txt");
     teardown(&fx);
 }
 
@@ -237,23 +151,23 @@ static void test_background_agent(void)
              "{\"prompt\":\"write bg.txt\",\"description\":\"bgw\",\"run_in_background\":true}");
     T_CHECK(strncmp(r, "Started sub-agent agent-1 in the background: bgw", 48) == 0, "bg: started");
     free(r);
-    T_EQ_INT(wait_poll(&fx), 1, "bg: the poll descriptor wakes the host");
-    json_t *ev = tick(&fx);
+    T_EQ_INT(fx_wait_poll(fx.s), 1, "bg: the poll descriptor wakes the host");
+    json_t *ev = fx_tick(fx.s);
     T_EQ_INT((int)json_array_size(ev), 1, "bg: one event");
     json_t *e = json_array_get(ev, 0);
-    T_EQ_STR(jstr(e, "type"), "approval_needed", "bg: approval_needed");
-    T_EQ_STR(jstr(e, "task_id"), "agent-1", "bg: task id");
+    T_EQ_STR(fx_jstr(e, "type"), "approval_needed", "bg: approval_needed");
+    T_EQ_STR(fx_jstr(e, "task_id"), "agent-1", "bg: task id");
     json_t *c = json_array_get(json_object_get(e, "calls"), 0);
-    T_EQ_STR(jstr(c, "call_id"), "agent-1/call_0", "bg: the call's qualified id");
-    T_EQ_STR(jstr(c, "agent_id"), "agent-1", "bg: agent_id");
-    T_EQ_STR(jstr(c, "tool"), "Write", "bg: tool");
-    T_EQ_STR(jstr(e, "message"),
+    T_EQ_STR(fx_jstr(c, "call_id"), "agent-1/call_0", "bg: the call's qualified id");
+    T_EQ_STR(fx_jstr(c, "agent_id"), "agent-1", "bg: agent_id");
+    T_EQ_STR(fx_jstr(c, "tool"), "Write", "bg: tool");
+    T_EQ_STR(fx_jstr(e, "message"),
              "Background sub-agent agent-1 (bgw) waits for the user's approval of 1 tool call:\n"
              "- Write {\"path\":\"bg.txt\",\"content\":\"w\"} (agent-1/call_0)\n"
              "It goes on by itself once the user has answered.",
              "bg: the message for the model");
     json_decref(ev);
-    ev = tick(&fx);
+    ev = fx_tick(fx.s);
     T_EQ_INT((int)json_array_size(ev), 0, "bg: the event is handed out once");
     json_decref(ev);
     r = call(&fx, "TaskList", "{}");
@@ -264,8 +178,8 @@ static void test_background_agent(void)
     T_CHECK(strstr(r, "Status: waiting for approval") != NULL && strstr(r, "Still running") == NULL,
             "bg: TaskOutput block returns at once with the waiting status");
     free(r);
-    json_t *p = pending(&fx);
-    T_EQ_STR(jstr(json_array_get(p, 0), "call_id"), "agent-1/call_0",
+    json_t *p = fx_pending(fx.s);
+    T_EQ_STR(fx_jstr(json_array_get(p, 0), "call_id"), "agent-1/call_0",
              "bg: agt_session_pending lists it");
     json_decref(p);
     T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_0", AGT_DECISION_APPROVE, NULL), AGT_OK,
@@ -276,13 +190,14 @@ static void test_background_agent(void)
                       "resume: \"agent-1\".\n\nafter: Created bg.txt: 1 byte written.") != NULL,
             "bg: the report");
     free(r);
-    T_EQ_STR(file_text("bg.txt"), "w", "bg: written");
-    rm("bg.txt");
+    T_EQ_STR(fx_file_text(root, "bg.txt"), "w", "bg: written");
+    fx_rm(root, "bg.txt");
     /* the root's loop gets the task_finished notification */
     agt_agent_add_user_message(fx.a, "hello");
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "bg: root run");
     T_EQ_STR(agt_agent_text(fx.a), "parent saw 1 notifications", "bg: one notification");
-    T_EQ_STR(jstr(json_array_get(fx.notes, 0), "type"), "task_finished", "bg: it is task_finished");
+    T_EQ_STR(fx_jstr(json_array_get(fx.notes, 0), "type"), "task_finished",
+             "bg: it is task_finished");
     teardown(&fx);
 
     /* the loop turns approval_needed into a notification too */
@@ -290,11 +205,11 @@ static void test_background_agent(void)
     r = call(&fx, "Agent",
              "{\"prompt\":\"write bg2.txt\",\"description\":\"bg2\",\"run_in_background\":true}");
     free(r);
-    wait_poll(&fx);
+    fx_wait_poll(fx.s);
     agt_agent_add_user_message(fx.a, "hello");
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "bg loop: root run");
     T_EQ_STR(agt_agent_text(fx.a), "parent saw 1 notifications", "bg loop: the model knows");
-    T_EQ_STR(jstr(json_array_get(fx.notes, 0), "type"), "approval_needed",
+    T_EQ_STR(fx_jstr(json_array_get(fx.notes, 0), "type"), "approval_needed",
              "bg loop: AGT_AGENT_NOTIFICATION approval_needed");
     T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_0", AGT_DECISION_REJECT, "no"), AGT_OK,
              "bg loop: rejected");
@@ -303,7 +218,7 @@ static void test_background_agent(void)
                       "unchanged; ask the user or take another approach.") != NULL,
             "bg loop: the sub-agent got the declined text and finished");
     free(r);
-    T_CHECK(file_text("bg2.txt") == NULL, "bg loop: nothing written");
+    T_CHECK(fx_file_text(root, "bg2.txt") == NULL, "bg loop: nothing written");
     teardown(&fx);
 
     /* with an approver on the root session, the loop asks it */
@@ -313,21 +228,21 @@ static void test_background_agent(void)
     r = call(&fx, "Agent",
              "{\"prompt\":\"write bg3.txt\",\"description\":\"bg3\",\"run_in_background\":true}");
     free(r);
-    wait_poll(&fx);
+    fx_wait_poll(fx.s);
     agt_agent_add_user_message(fx.a, "hello");
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "bg sync: root run");
     T_EQ_INT(ask.n, 1, "bg sync: the approver was asked");
     T_EQ_INT(ask.off_thread, 0, "bg sync: on the host's thread");
-    T_EQ_STR(jstr(json_array_get(ask.reqs, 0), "agent_id"), "agent-1", "bg sync: agent_id");
-    T_EQ_STR(jstr(json_array_get(fx.notes, 0), "message"),
+    T_EQ_STR(fx_jstr(json_array_get(ask.reqs, 0), "agent_id"), "agent-1", "bg sync: agent_id");
+    T_EQ_STR(fx_jstr(json_array_get(fx.notes, 0), "message"),
              "Background sub-agent agent-1 (bg3) asked for the user's approval of 1 tool call: 1 "
              "approved, 0 declined. It goes on by itself.",
              "bg sync: the notification says what happened");
     r = call(&fx, "TaskOutput", "{\"task_id\":\"agent-1\",\"block\":true,\"timeout\":20}");
     T_CHECK(strstr(r, "Status: completed") != NULL, "bg sync: completed");
     free(r);
-    T_EQ_STR(file_text("bg3.txt"), "w", "bg sync: written");
-    rm("bg3.txt");
+    T_EQ_STR(fx_file_text(root, "bg3.txt"), "w", "bg sync: written");
+    fx_rm(root, "bg3.txt");
     json_decref(ask.reqs);
     teardown(&fx);
 }
@@ -341,23 +256,23 @@ static void test_stop_waiting(void)
         call(&fx, "Agent",
              "{\"prompt\":\"write st.txt\",\"description\":\"st\",\"run_in_background\":true}");
     free(r);
-    wait_poll(&fx);
+    fx_wait_poll(fx.s);
     r = call(&fx, "TaskStop", "{\"task_id\":\"agent-1\"}");
     T_EQ_STR(r, "Task agent-1 was stopped; final state: killed (Stopped by TaskStop).",
              "stop: TaskStop on a waiting task");
     free(r);
-    json_t *ev = tick(&fx);
+    json_t *ev = fx_tick(fx.s);
     T_EQ_INT((int)json_array_size(ev), 1, "stop: one event");
-    T_EQ_STR(jstr(json_array_get(ev, 0), "message"),
+    T_EQ_STR(fx_jstr(json_array_get(ev, 0), "message"),
              "Background sub-agent agent-1 (st) was stopped: Stopped by TaskStop.\n\n"
              "Sub-agent agent-1 (st) failed after 1 model call: stopped while waiting for "
              "approval: Stopped by TaskStop. Resume it with resume: \"agent-1\".",
              "stop: task_finished says it was stopped while waiting");
     json_decref(ev);
-    json_t *p = pending(&fx);
+    json_t *p = fx_pending(fx.s);
     T_EQ_INT((int)json_array_size(p), 0, "stop: nothing pending");
     json_decref(p);
-    T_CHECK(file_text("st.txt") == NULL, "stop: nothing written");
+    T_CHECK(fx_file_text(root, "st.txt") == NULL, "stop: nothing written");
     r = call(&fx, "Agent", "{\"prompt\":\"hi\",\"description\":\"again\",\"resume\":\"agent-1\"}");
     T_EQ_STR(r,
              "Sub-agent agent-1 (again) finished after 1 model call. Resume it with resume: "
@@ -368,9 +283,9 @@ static void test_stop_waiting(void)
     r = call(&fx, "Agent",
              "{\"prompt\":\"write f.txt\",\"description\":\"f\",\"run_in_background\":true}");
     free(r);
-    wait_poll(&fx);
+    fx_wait_poll(fx.s);
     teardown(&fx);
-    T_CHECK(file_text("f.txt") == NULL, "free: nothing written");
+    T_CHECK(fx_file_text(root, "f.txt") == NULL, "free: nothing written");
 }
 
 static void test_swarm_background(void)
@@ -383,18 +298,18 @@ static void test_swarm_background(void)
     int woke = 0;
     json_t *ev = NULL;
     for (int k = 0; k < 3 && !woke; k++) {
-        wait_poll(&fx);
+        fx_wait_poll(fx.s);
         json_decref(ev);
-        ev = tick(&fx);
+        ev = fx_tick(fx.s);
         woke = json_array_size(ev) > 0;
     }
     json_t *e = json_array_get(ev, 0);
-    T_EQ_STR(jstr(e, "type"), "approval_needed", "bg swarm: approval_needed");
-    T_EQ_STR(jstr(e, "task_id"), "swarm-1", "bg swarm: the swarm's id");
+    T_EQ_STR(fx_jstr(e, "type"), "approval_needed", "bg swarm: approval_needed");
+    T_EQ_STR(fx_jstr(e, "task_id"), "swarm-1", "bg swarm: the swarm's id");
     json_t *calls = json_object_get(e, "calls");
     T_EQ_INT((int)json_array_size(calls), 2, "bg swarm: both waiting calls");
-    T_EQ_STR(jstr(json_array_get(calls, 0), "call_id"), "agent-2/call_0", "bg swarm: agent-2");
-    T_EQ_STR(jstr(json_array_get(calls, 1), "call_id"), "agent-3/call_0", "bg swarm: agent-3");
+    T_EQ_STR(fx_jstr(json_array_get(calls, 0), "call_id"), "agent-2/call_0", "bg swarm: agent-2");
+    T_EQ_STR(fx_jstr(json_array_get(calls, 1), "call_id"), "agent-3/call_0", "bg swarm: agent-3");
     json_decref(ev);
     agt_agent_answer(fx.a, "agent-2/call_0", AGT_DECISION_APPROVE, NULL);
     char *r = call(&fx, "TaskList", "{}");
@@ -408,8 +323,8 @@ static void test_swarm_background(void)
     T_CHECK(strstr(r, "Status: completed") != NULL, "bg swarm: completed");
     T_CHECK(strstr(r, SWARM_REPORT) != NULL, "bg swarm: the report");
     free(r);
-    rm("y.txt");
-    rm("z.txt");
+    fx_rm(root, "y.txt");
+    fx_rm(root, "z.txt");
     teardown(&fx);
 }
 
@@ -421,7 +336,7 @@ static void test_save_lost(void)
                    "{\"prompt\":\"write lost.txt\",\"description\":\"lostw\","
                    "\"run_in_background\":true}");
     free(r);
-    wait_poll(&fx);
+    fx_wait_poll(fx.s);
     char *state = NULL, *sess = NULL;
     T_EQ_INT(agt_agent_save(fx.a, &state), AGT_OK, "lost: saved while the task waits");
     agt_session_save(fx.s, &sess);
@@ -435,9 +350,9 @@ static void test_save_lost(void)
     T_EQ_STR(r, "Background tasks: 1\nagent-1 [lost] sub-agent - lostw",
              "lost: TaskList shows the task lost");
     free(r);
-    json_t *ev = tick(&fx);
-    T_EQ_STR(jstr(json_array_get(ev, 0), "status"), "lost", "lost: one event with status lost");
-    T_EQ_STR(jstr(json_array_get(ev, 0), "message"),
+    json_t *ev = fx_tick(fx.s);
+    T_EQ_STR(fx_jstr(json_array_get(ev, 0), "status"), "lost", "lost: one event with status lost");
+    T_EQ_STR(fx_jstr(json_array_get(ev, 0), "message"),
              "Background sub-agent agent-1 (lostw) was running when the session was saved; its "
              "work was lost. Start it again if the task still matters.",
              "lost: the message says so");
@@ -454,32 +369,20 @@ static void test_save_lost(void)
              "\"agent-2\".\n\nanswer: hi",
              "lost: a new sub-agent is agent-2");
     free(r);
-    T_CHECK(file_text("lost.txt") == NULL, "lost: nothing written");
+    T_CHECK(fx_file_text(root, "lost.txt") == NULL, "lost: nothing written");
     teardown(&fx);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        printf("1..0 # SKIP usage: test-subapproval-bg PYTHON SERVER_SCRIPT\n");
-        return 0;
-    }
-    setenv("no_proxy", "127.0.0.1", 1);
-    setenv("NO_PROXY", "127.0.0.1", 1);
-    snprintf(root, sizeof root, "/tmp/agt-subapprbg-XXXXXX");
-    if (!mkdtemp(root) || fake_server_start(&srv, argv[1], argv[2]) != 0) {
-        T_CHECK(0, "setup: temp dir and server");
-        return t_done();
-    }
+    int status;
+    if (!fx_begin(argc, argv, "test-subapproval-bg", root, sizeof root, "/tmp/agt-subapprbg-XXXXXX",
+                  &srv, "setup: temp dir and server", &status))
+        return status;
     test_swarm_threads();
     test_background_agent();
     test_stop_waiting();
     test_swarm_background();
     test_save_lost();
-    fake_server_stop(&srv);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    if (system(cmd) != 0)
-        t_diag("could not remove %s", root);
-    return t_done();
+    return fx_end(&srv, root);
 }

@@ -27,7 +27,7 @@
 #include "agenttools/model.h"
 #include "agenttools/registry.h"
 #include "agenttools/session.h"
-#include "fake_server.h"
+#include "agent_fixture.h"
 #include "harness.h"
 
 static fake_server srv;
@@ -46,33 +46,17 @@ static void setup(fixture *fx, const char *scenario, int64_t limit_ms)
     agt_registry_new(&fx->reg);
     agt_registry_load_builtin(fx->reg, "chat");
     agt_session_new(&fx->s, fx->reg, root);
-    char url[256];
-    fake_server_url(&srv, scenario, url, sizeof url);
-    agt_model_new(&fx->m, AGT_PROTOCOL_OPENAI);
-    agt_model_set_base_url(fx->m, url);
-    agt_model_set_name(fx->m, "m");
-    agt_agent_new(&fx->a, fx->s, fx->m);
-    agt_agent_set_system_prompt(fx->a, "You are a test.");
+    fx_http_model(&fx->m, &srv, scenario);
+    fx_agent_new(&fx->a, fx->s, fx->m);
     agt_agent_enable_subagents(fx->a);
     agt_registry_freeze(fx->reg);
-    agt_session_set_mode(fx->s, AGT_MODE_MANUAL);
-    agt_session_add_rule(fx->s, AGT_RULE_ALLOW, "Agent");
-    agt_session_add_rule(fx->s, AGT_RULE_ALLOW, "AgentSwarm");
+    fx_manual_subagents(fx->s);
     agt_agent_set_subagent_timeout(fx->a, limit_ms);
 }
 
 static void teardown(fixture *fx)
 {
-    agt_agent_free(fx->a);
-    agt_model_free(fx->m);
-    agt_session_free(fx->s);
-    agt_registry_free(fx->reg);
-}
-
-static const char *jstr(const json_t *o, const char *key)
-{
-    const char *v = json_string_value(json_object_get(o, key));
-    return v ? v : "(none)";
+    fx_free(fx->a, fx->m, fx->s, fx->reg);
 }
 
 /* The conversation's message i (its "content", and is_error). */
@@ -83,24 +67,10 @@ static char *message(fixture *fx, size_t i, int *is_error)
     json_t *mj = json_loads(msgs ? msgs : "[]", 0, NULL);
     agt_free(msgs);
     json_t *m = json_array_get(mj, i);
-    char *t = strdup(jstr(m, "content"));
+    char *t = strdup(fx_jstr(m, "content"));
     if (is_error)
         *is_error = json_is_true(json_object_get(m, "is_error"));
     json_decref(mj);
-    return t;
-}
-
-static char *call(fixture *fx, const char *tool, const char *args, int *is_error)
-{
-    static int n;
-    char id[32];
-    snprintf(id, sizeof id, "h%d", ++n);
-    agt_result *out = NULL;
-    agt_session_dispatch(fx->s, id, tool, args, &out);
-    char *t = strdup(out ? agt_result_text(out) : "(no result)");
-    if (is_error)
-        *is_error = out ? agt_result_is_error(out) : -1;
-    agt_result_free(out);
     return t;
 }
 
@@ -124,8 +94,8 @@ static void test_foreground(void)
              "fg: the root went on to its next model call");
     /* a fresh limit: the old one is used up, so a kept clock would stop it at once */
     agt_agent_set_subagent_timeout(fx.a, 20000);
-    t = call(&fx, "Agent", "{\"prompt\":\"again\",\"description\":\"d2\",\"resume\":\"agent-1\"}",
-             &err);
+    t = fx_call_text(fx.s, "Agent",
+                     "{\"prompt\":\"again\",\"description\":\"d2\",\"resume\":\"agent-1\"}", &err);
     T_EQ_STR(t,
              "Sub-agent agent-1 (d2) finished after 1 model call. Resume it with resume: "
              "\"agent-1\".\n\nanswer: again",
@@ -134,7 +104,7 @@ static void test_foreground(void)
     free(t);
     /* host-dispatched, on the root's own model (the poll is swapped in and out) */
     agt_agent_set_subagent_timeout(fx.a, 300);
-    t = call(&fx, "Agent", "{\"prompt\":\"hold\",\"description\":\"h\"}", &err);
+    t = fx_call_text(fx.s, "Agent", "{\"prompt\":\"hold\",\"description\":\"h\"}", &err);
     T_EQ_STR(t,
              "Sub-agent agent-2 (h) stopped at its 300 ms time limit after 0 model calls. "
              "Resume it with resume: \"agent-2\".",
@@ -151,7 +121,8 @@ static void test_nested(void)
     fixture fx;
     setup(&fx, "slow-2", 300);
     int err = -1;
-    char *t = call(&fx, "Agent", "{\"prompt\":\"agent hold\",\"description\":\"outer\"}", &err);
+    char *t =
+        fx_call_text(fx.s, "Agent", "{\"prompt\":\"agent hold\",\"description\":\"outer\"}", &err);
     T_EQ_STR(t,
              "Sub-agent agent-1 (outer) stopped at its 300 ms time limit after 1 model call. "
              "Resume it with resume: \"agent-1\".",
@@ -160,8 +131,8 @@ static void test_nested(void)
     free(t);
     /* its conversation holds the inner one's report (the server quotes it) */
     agt_agent_set_subagent_timeout(fx.a, 20000);
-    t = call(&fx, "Agent", "{\"prompt\":\"report\",\"description\":\"o2\",\"resume\":\"agent-1\"}",
-             NULL);
+    t = fx_call_text(fx.s, "Agent",
+                     "{\"prompt\":\"report\",\"description\":\"o2\",\"resume\":\"agent-1\"}", NULL);
     T_EQ_STR(t,
              "Sub-agent agent-1 (o2) finished after 1 model call. Resume it with resume: "
              "\"agent-1\".\n\ninner was: Sub-agent agent-2 (inner) stopped at the time limit of "
@@ -180,7 +151,7 @@ static void test_tool_call(void)
     setup(&fx, "slow-8", 300);
     agt_session_add_rule(fx.s, AGT_RULE_ALLOW, "Bash");
     agt_session_add_rule(fx.s, AGT_RULE_ALLOW, "Write");
-    char *t = call(&fx, "Agent", "{\"prompt\":\"slowtool\",\"description\":\"st\"}", NULL);
+    char *t = fx_call_text(fx.s, "Agent", "{\"prompt\":\"slowtool\",\"description\":\"st\"}", NULL);
     T_EQ_STR(t,
              "Sub-agent agent-1 (st) stopped at its 300 ms time limit after 1 model call. "
              "Resume it with resume: \"agent-1\".",
@@ -193,8 +164,8 @@ static void test_tool_call(void)
     snprintf(path, sizeof path, "%s/late.txt", root);
     T_CHECK(access(path, F_OK) != 0, "tool: the Write after it did not start");
     agt_agent_set_subagent_timeout(fx.a, 20000);
-    t = call(&fx, "Agent", "{\"prompt\":\"report\",\"description\":\"r\",\"resume\":\"agent-1\"}",
-             NULL);
+    t = fx_call_text(fx.s, "Agent",
+                     "{\"prompt\":\"report\",\"description\":\"r\",\"resume\":\"agent-1\"}", NULL);
     T_EQ_STR(t,
              "Sub-agent agent-1 (r) finished after 1 model call. Resume it with resume: "
              "\"agent-1\".\n\ninner was: Not run: the sub-agent's time limit ran out before this "
@@ -227,12 +198,13 @@ static void test_background(void)
 {
     fixture fx;
     setup(&fx, "slow-4", 300);
-    char *t =
-        call(&fx, "Agent",
-             "{\"prompt\":\"hold\",\"description\":\"bgh\",\"run_in_background\":true}", NULL);
+    char *t = fx_call_text(
+        fx.s, "Agent", "{\"prompt\":\"hold\",\"description\":\"bgh\",\"run_in_background\":true}",
+        NULL);
     T_CHECK(strncmp(t, "Started sub-agent agent-1 in the background: bgh", 48) == 0, "bg: started");
     free(t);
-    t = call(&fx, "TaskOutput", "{\"task_id\":\"agent-1\",\"block\":true,\"timeout\":40}", NULL);
+    t = fx_call_text(fx.s, "TaskOutput", "{\"task_id\":\"agent-1\",\"block\":true,\"timeout\":40}",
+                     NULL);
     T_CHECK(strstr(t, "Status: timed_out") != NULL, "bg: TaskOutput status timed_out");
     T_CHECK(strstr(t, "Sub-agent agent-1 (bgh) stopped at its 300 ms time limit after 0 model "
                       "calls. Resume it with resume: \"agent-1\".") != NULL,
@@ -240,7 +212,7 @@ static void test_background(void)
     if (!strstr(t, "Status: timed_out"))
         t_diag("%s", t);
     free(t);
-    t = call(&fx, "TaskList", "{\"active_only\":false}", NULL);
+    t = fx_call_text(fx.s, "TaskList", "{\"active_only\":false}", NULL);
     T_EQ_STR(t, "Background tasks: 1\nagent-1 [timed_out] sub-agent - bgh", "bg: TaskList");
     free(t);
     char *ev = NULL;
@@ -249,17 +221,17 @@ static void test_background(void)
     agt_free(ev);
     json_t *e = json_array_get(evj, 0);
     T_EQ_INT((int)json_array_size(evj), 1, "bg: one event");
-    T_EQ_STR(jstr(e, "type"), "task_finished", "bg: task_finished");
-    T_EQ_STR(jstr(e, "status"), "timed_out", "bg: its status");
-    T_EQ_STR(jstr(e, "message"),
+    T_EQ_STR(fx_jstr(e, "type"), "task_finished", "bg: task_finished");
+    T_EQ_STR(fx_jstr(e, "status"), "timed_out", "bg: its status");
+    T_EQ_STR(fx_jstr(e, "message"),
              "Background sub-agent agent-1 (bgh) timed out: it stopped at its time limit and can "
              "be resumed.\n\nSub-agent agent-1 (bgh) stopped at its 300 ms time limit after 0 "
              "model calls. Resume it with resume: \"agent-1\".",
              "bg: the notification says so");
     json_decref(evj);
     agt_agent_set_subagent_timeout(fx.a, 20000);
-    t = call(&fx, "Agent", "{\"prompt\":\"more\",\"description\":\"r\",\"resume\":\"agent-1\"}",
-             NULL);
+    t = fx_call_text(fx.s, "Agent",
+                     "{\"prompt\":\"more\",\"description\":\"r\",\"resume\":\"agent-1\"}", NULL);
     T_EQ_STR(t,
              "Sub-agent agent-1 (r) finished after 1 model call. Resume it with resume: "
              "\"agent-1\".\n\nanswer: more",
@@ -298,17 +270,19 @@ static void test_paused(void)
 
     /* a background task waiting for answers */
     setup(&fx, "slow-9", 1500);
-    char *r = call(&fx, "Agent",
-                   "{\"prompt\":\"write b.txt\",\"description\":\"bw\",\"run_in_background\":true}",
-                   NULL);
+    char *r = fx_call_text(
+        fx.s, "Agent",
+        "{\"prompt\":\"write b.txt\",\"description\":\"bw\",\"run_in_background\":true}", NULL);
     free(r);
-    r = call(&fx, "TaskOutput", "{\"task_id\":\"agent-1\",\"block\":true,\"timeout\":40}", NULL);
+    r = fx_call_text(fx.s, "TaskOutput", "{\"task_id\":\"agent-1\",\"block\":true,\"timeout\":40}",
+                     NULL);
     T_CHECK(strstr(r, "Status: waiting for approval") != NULL, "bg pause: it waits");
     free(r);
     usleep(2500 * 1000); /* waiting longer than the limit */
     T_EQ_INT(agt_agent_answer(fx.a, "agent-1/call_0", AGT_DECISION_APPROVE, NULL), AGT_OK,
              "bg pause: answered");
-    r = call(&fx, "TaskOutput", "{\"task_id\":\"agent-1\",\"block\":true,\"timeout\":40}", NULL);
+    r = fx_call_text(fx.s, "TaskOutput", "{\"task_id\":\"agent-1\",\"block\":true,\"timeout\":40}",
+                     NULL);
     T_CHECK(strstr(r, "Status: completed") != NULL &&
                 strstr(r, "Sub-agent agent-1 (bw) finished after 2 model calls. Resume it with "
                           "resume: \"agent-1\".\n\nafter: Created b.txt: 1 byte written.") != NULL,
@@ -321,7 +295,8 @@ static void test_paused(void)
     setup(&fx, "slow-6", 1500);
     agt_session_set_approver(fx.s, slow_approver, NULL);
     int err = -1;
-    char *t = call(&fx, "Agent", "{\"prompt\":\"write q.txt\",\"description\":\"q\"}", &err);
+    char *t =
+        fx_call_text(fx.s, "Agent", "{\"prompt\":\"write q.txt\",\"description\":\"q\"}", &err);
     T_EQ_STR(t,
              "Sub-agent agent-1 (q) finished after 2 model calls. Resume it with resume: "
              "\"agent-1\".\n\nafter: Created q.txt: 1 byte written.",
@@ -343,7 +318,7 @@ static void test_setter(void)
     T_EQ_INT(agt_agent_set_subagent_timeout(fx.a, 2592000000LL), AGT_OK, "setter: 30 days");
     T_EQ_INT(agt_agent_set_subagent_timeout(fx.a, 1), AGT_OK, "setter: 1 ms");
     T_EQ_INT(agt_agent_set_subagent_timeout(fx.a, 0), AGT_OK, "setter: 0 (no limit)");
-    char *t = call(&fx, "Agent", "{\"prompt\":\"hi\",\"description\":\"n\"}", NULL);
+    char *t = fx_call_text(fx.s, "Agent", "{\"prompt\":\"hi\",\"description\":\"n\"}", NULL);
     T_EQ_STR(t,
              "Sub-agent agent-1 (n) finished after 1 model call. Resume it with resume: "
              "\"agent-1\".\n\nanswer: hi",
@@ -354,17 +329,10 @@ static void test_setter(void)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        printf("1..0 # SKIP usage: test-subtimeout PYTHON SERVER_SCRIPT\n");
-        return 0;
-    }
-    setenv("no_proxy", "127.0.0.1", 1);
-    setenv("NO_PROXY", "127.0.0.1", 1);
-    snprintf(root, sizeof root, "/tmp/agt-subtimeout-XXXXXX");
-    if (!mkdtemp(root) || fake_server_start(&srv, argv[1], argv[2]) != 0) {
-        T_CHECK(0, "setup: temp dir and server");
-        return t_done();
-    }
+    int status;
+    if (!fx_begin(argc, argv, "test-subtimeout", root, sizeof root, "/tmp/agt-subtimeout-XXXXXX",
+                  &srv, "setup: temp dir and server", &status))
+        return status;
     test_setter();
     test_foreground();
     test_nested();
@@ -372,10 +340,5 @@ int main(int argc, char **argv)
     test_swarm();
     test_background();
     test_paused();
-    fake_server_stop(&srv);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    if (system(cmd) != 0)
-        t_diag("could not remove %s", root);
-    return t_done();
+    return fx_end(&srv, root);
 }
