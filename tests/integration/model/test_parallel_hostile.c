@@ -1,0 +1,509 @@
+/*
+ * Concurrent read-only tool calls of one agent turn, attacked as a host and
+ * as a model would (a host model answering from a script; every
+ * conversation is compared with the same run at bound 1, byte for byte):
+ * - a host provider set for Read: never parallel, runs on the host's thread
+ *   only (pthread_self in the provider), one at a time;
+ * - a host tools.json entry named Grep (no built-in provider): not grouped;
+ * - a pre-hook that rewrites one member's arguments and denies another, a
+ *   post-hook that appends to one member's result;
+ * - invalid arguments for one member (schema error, the others run);
+ * - 64 Read calls in one turn at bounds 64 and 2;
+ * - agt_agent_cancel from another thread while a group runs: the group
+ *   finishes, the run returns AGT_ECANCELLED with every call answered;
+ * - agt_agent_free right after a run paused inside a group.
+ */
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agenttools/agent.h"
+#include "agenttools/model.h"
+#include "agenttools/registry.h"
+#include "agenttools/session.h"
+#include "agent_fixture.h"
+#include "harness.h"
+
+/* ---- scripted host model ------------------------------------------------ */
+
+typedef struct script {
+    char *turn0; /* the first answer (owned); then "done" */
+    int next;
+} script;
+
+static int model_fn(agt_model_reply *reply, const char *request_json, void *payload)
+{
+    (void)request_json;
+    script *sc = payload;
+    const char *r = sc->next == 0 ? sc->turn0 : "{\"content\":\"done\",\"finish_reason\":\"stop\"}";
+    sc->next++;
+    return agt_model_reply_set(reply, r, strlen(r));
+}
+
+/* A turn of calls: names[i] with args[i] (JSON object text), ids c0, c1, ... */
+static char *turn_of(size_t n, const char *const *names, const char *const *args)
+{
+    json_t *calls = json_array();
+    for (size_t i = 0; i < n; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "c%zu", i);
+        json_array_append_new(
+            calls, json_pack("{s:s,s:s,s:s}", "id", id, "name", names[i], "arguments", args[i]));
+    }
+    json_t *t = json_pack("{s:o}", "tool_calls", calls);
+    char *s = json_dumps(t, JSON_COMPACT);
+    json_decref(t);
+    return s;
+}
+
+/* ---- hooks, providers, events ---------------------------------------------- */
+
+typedef struct hooks {
+    const char *rewrite_id; /* pre-hook: rewrites this call's path to b.txt */
+    const char *deny_id;    /* pre-hook: denies this call */
+    const char *append_id;  /* post-hook: appends to this call's result */
+    const char *root;
+} hooks;
+
+static int pre_hook(agt_hook *h, void *payload)
+{
+    hooks *k = payload;
+    if (k->deny_id && strcmp(agt_hook_call_id(h), k->deny_id) == 0)
+        return agt_hook_deny(h, "no");
+    if (k->rewrite_id && strcmp(agt_hook_call_id(h), k->rewrite_id) == 0) {
+        char j[256];
+        snprintf(j, sizeof j, "{\"path\":\"%s/b.txt\"}", k->root);
+        return agt_hook_rewrite(h, j);
+    }
+    return AGT_OK;
+}
+
+static int post_hook(agt_hook *h, void *payload)
+{
+    hooks *k = payload;
+    if (k->append_id && strcmp(agt_hook_call_id(h), k->append_id) == 0)
+        return agt_hook_append(h, "POST");
+    return AGT_OK;
+}
+
+static pthread_t host_thread;
+static atomic_int in_flight, peak, off_thread, host_calls;
+
+static int host_read(agt_call *call, void *payload)
+{
+    (void)payload;
+    int now = atomic_fetch_add(&in_flight, 1) + 1;
+    if (now > atomic_load(&peak))
+        atomic_store(&peak, now);
+    if (!pthread_equal(pthread_self(), host_thread))
+        atomic_fetch_add(&off_thread, 1);
+    atomic_fetch_add(&host_calls, 1);
+    usleep(2000); /* a window for an overlapping call to show */
+    char t[256];
+    snprintf(t, sizeof t, "host read %s", agt_call_args(call));
+    atomic_fetch_sub(&in_flight, 1);
+    return agt_call_set_text(call, t);
+}
+
+typedef struct events {
+    agt_agent *a;
+    int cancel_at_started; /* cancel (from a new thread) at this many started events */
+    int started;
+} events;
+
+static void *cancel_main(void *arg)
+{
+    agt_agent_cancel(arg);
+    return NULL;
+}
+
+static int on_event(int kind, const char *data, size_t len, void *payload)
+{
+    (void)data;
+    (void)len;
+    events *e = payload;
+    if (kind == AGT_AGENT_TOOL_STARTED && ++e->started == e->cancel_at_started) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, cancel_main, e->a) == 0)
+            pthread_join(th, NULL);
+    }
+    return 0;
+}
+
+/* ---- fixture ------------------------------------------------------------- */
+
+typedef struct fixture {
+    char root[64];
+    agt_registry *reg;
+    agt_session *s;
+    agt_model *m;
+    agt_agent *a;
+    script sc;
+    hooks hk;
+    events ev;
+} fixture;
+
+static void write_file(const char *root, const char *name, const char *text)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/%s", root, name);
+    FILE *f = fopen(p, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+enum { HOST_READ = 1, HOST_GREP = 2 };
+
+static const char *GREP_ENTRY =
+    "{\"name\":\"Grep\",\"access\":\"host\",\"definition\":{\"name\":\"Grep\",\"description\":"
+    "\"host grep\",\"parameters\":{\"type\":\"object\",\"properties\":{\"pattern\":{\"type\":"
+    "\"string\"}},\"required\":[\"pattern\"]}}}";
+
+static int host_grep(agt_call *call, void *payload)
+{
+    (void)payload;
+    if (!pthread_equal(pthread_self(), host_thread))
+        atomic_fetch_add(&off_thread, 1);
+    char t[256];
+    snprintf(t, sizeof t, "host grep %s", agt_call_args(call));
+    return agt_call_set_text(call, t);
+}
+
+/* A workspace with a.txt "alpha", b.txt "bee" and f0..f63.txt, and an agent
+ * whose model first answers turn0 (taken). */
+static int fixture_open(fixture *fx, int mode, int max, int flags, char *turn0)
+{
+    memset(fx, 0, sizeof *fx);
+    fx->sc.turn0 = turn0;
+    if (fx_workspace_make(fx->root, sizeof fx->root, "/tmp/agt-parh-XXXXXX") != 0)
+        return -1;
+    write_file(fx->root, "a.txt", "alpha\n");
+    write_file(fx->root, "b.txt", "bee\n");
+    for (int i = 0; i < 64; i++) {
+        char n[32], t[32];
+        snprintf(n, sizeof n, "f%d.txt", i);
+        snprintf(t, sizeof t, "file %d\nline two\n", i);
+        write_file(fx->root, n, t);
+    }
+    fx->hk.root = fx->root;
+    int rc = agt_registry_new(&fx->reg);
+    if (rc == AGT_OK)
+        rc = agt_registry_load_builtin(fx->reg, "chat");
+    if (rc == AGT_OK && (flags & HOST_READ))
+        rc = agt_registry_set_provider(fx->reg, "Read", host_read, NULL);
+    if (rc == AGT_OK && (flags & HOST_GREP)) {
+        agt_registry_remove(fx->reg, "Grep");
+        rc = agt_registry_add_json(fx->reg, GREP_ENTRY, strlen(GREP_ENTRY));
+        if (rc == AGT_OK)
+            rc = agt_registry_set_provider(fx->reg, "Grep", host_grep, NULL);
+    }
+    if (rc == AGT_OK)
+        rc = agt_session_new(&fx->s, fx->reg, fx->root);
+    if (rc == AGT_OK)
+        rc = agt_session_set_mode(fx->s, mode);
+    if (rc == AGT_OK)
+        rc = agt_session_set_pre_hook(fx->s, pre_hook, &fx->hk);
+    if (rc == AGT_OK)
+        rc = agt_session_set_post_hook(fx->s, post_hook, &fx->hk);
+    if (rc == AGT_OK)
+        rc = agt_model_new_host(&fx->m, model_fn, &fx->sc);
+    if (rc == AGT_OK)
+        rc = agt_agent_new(&fx->a, fx->s, fx->m);
+    fx->ev.a = fx->a;
+    if (rc == AGT_OK)
+        rc = agt_agent_set_event_callback(fx->a, on_event, &fx->ev);
+    if (rc == AGT_OK)
+        rc = agt_agent_set_parallel_tools(fx->a, max);
+    if (rc == AGT_OK)
+        rc = agt_agent_add_user_message(fx->a, "go");
+    return rc;
+}
+
+static void fixture_close(fixture *fx)
+{
+    fx_free(fx->a, fx->m, fx->s, fx->reg);
+    fx_workspace_remove(fx->root);
+    free(fx->sc.turn0);
+}
+
+/* The whole conversation with the workspace path replaced by ROOT. */
+static char *conversation(const fixture *fx)
+{
+    char *all = NULL;
+    if (agt_agent_messages(fx->a, &all) != AGT_OK)
+        return NULL;
+    size_t rl = strlen(fx->root);
+    char *out = malloc(strlen(all) + 1);
+    char *o = out;
+    for (const char *p = all; *p;) {
+        if (strncmp(p, fx->root, rl) == 0) {
+            memcpy(o, "ROOT", 4);
+            o += 4;
+            p += rl;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = '\0';
+    agt_free(all);
+    return out;
+}
+
+/* The content of tool message `id` (workspace path as ROOT); caller frees. */
+static char *tool_text(const char *conv, const char *id, int *is_error)
+{
+    json_t *msgs = json_loads(conv, 0, NULL);
+    char *r = NULL;
+    size_t i;
+    json_t *m;
+    json_array_foreach(msgs, i, m)
+    {
+        const char *tid = json_string_value(json_object_get(m, "tool_call_id"));
+        if (tid && strcmp(tid, id) == 0) {
+            r = strdup(json_string_value(json_object_get(m, "content")));
+            if (is_error)
+                *is_error = json_is_true(json_object_get(m, "is_error"));
+        }
+    }
+    json_decref(msgs);
+    return r;
+}
+
+/* Runs the same turn at bound `max` and at bound 1; returns the conversation
+ * at `max` (caller frees) and checks the two are byte-identical. */
+static char *run_both(const char *what, int mode, int max, int flags, size_t n,
+                      const char *const *names, const char *const *args, int *rc_out)
+{
+    char *conv[2] = {NULL, NULL};
+    int bounds[2] = {max, 1};
+    for (int k = 0; k < 2; k++) {
+        fixture fx;
+        /* each fixture has its own root: args naming ROOT are rewritten */
+        if (fixture_open(&fx, mode, bounds[k], flags, NULL) != AGT_OK) {
+            T_CHECK(0, "%s: fixture", what);
+            fixture_close(&fx);
+            return NULL;
+        }
+        const char *real[128];
+        char *owned[128];
+        for (size_t i = 0; i < n; i++) {
+            const char *p = strstr(args[i], "ROOT");
+            owned[i] = NULL;
+            if (p) {
+                size_t need = strlen(args[i]) + strlen(fx.root) + 1;
+                owned[i] = malloc(need);
+                snprintf(owned[i], need, "%.*s%s%s", (int)(p - args[i]), args[i], fx.root, p + 4);
+            }
+            real[i] = owned[i] ? owned[i] : args[i];
+        }
+        fx.sc.turn0 = turn_of(n, names, real);
+        for (size_t i = 0; i < n; i++)
+            free(owned[i]);
+        int rc = agt_agent_run(fx.a);
+        if (k == 0 && rc_out)
+            *rc_out = rc;
+        conv[k] = conversation(&fx);
+        fixture_close(&fx);
+    }
+    T_CHECK(conv[0] && conv[1] && strcmp(conv[0], conv[1]) == 0,
+            "%s: the conversation at bound %d is byte-identical to bound 1", what, max);
+    free(conv[1]);
+    return conv[0];
+}
+
+/* ---- the attacks ---------------------------------------------------------- */
+
+static void test_host_read_provider(void)
+{
+    const char *names[] = {"Read", "Read", "Read", "Read"};
+    const char *args[] = {"{\"path\":\"ROOT/a.txt\"}", "{\"path\":\"ROOT/b.txt\"}",
+                          "{\"path\":\"ROOT/f1.txt\"}", "{\"path\":\"ROOT/f2.txt\"}"};
+    atomic_store(&peak, 0);
+    atomic_store(&off_thread, 0);
+    atomic_store(&host_calls, 0);
+    int rc = -1;
+    char *c = run_both("host Read provider", AGT_MODE_AUTO, 4, HOST_READ, 4, names, args, &rc);
+    T_EQ_INT(rc, AGT_OK, "rc, AGT_OK");
+    T_EQ_INT(atomic_load(&host_calls), 8, "atomic_load(&host_calls), 8"); /* 4 calls, two runs */
+    T_EQ_INT(atomic_load(&peak), 1, "atomic_load(&peak), 1");
+    T_EQ_INT(atomic_load(&off_thread), 0, "atomic_load(&off_thread), 0");
+    char *t = c ? tool_text(c, "c1", NULL) : NULL;
+    T_EQ_STR(t, "host read {\"path\":\"ROOT/b.txt\"}", "the tool result text");
+    free(t);
+    free(c);
+}
+
+static void test_host_grep_entry(void)
+{
+    const char *names[] = {"Read", "Grep", "Grep", "Read"};
+    const char *args[] = {"{\"path\":\"ROOT/a.txt\"}", "{\"pattern\":\"x\"}", "{\"pattern\":\"y\"}",
+                          "{\"path\":\"ROOT/b.txt\"}"};
+    atomic_store(&off_thread, 0);
+    char *c = run_both("host tools.json Grep", AGT_MODE_AUTO, 4, HOST_GREP, 4, names, args, NULL);
+    T_EQ_INT(atomic_load(&off_thread), 0, "atomic_load(&off_thread), 0");
+    char *t = c ? tool_text(c, "c2", NULL) : NULL;
+    T_EQ_STR(t, "host grep {\"pattern\":\"y\"}", "the tool result text");
+    free(t);
+    t = c ? tool_text(c, "c3", NULL) : NULL;
+    T_EQ_STR(t, "1\tbee\n\nRead 1 line (1-1) of 1; reached the end of the file.",
+             "the tool result text");
+    free(t);
+    free(c);
+}
+
+static void test_hooks_in_group(void)
+{
+    const char *names[] = {"Read", "Read", "Read", "Read"};
+    const char *files[] = {"a.txt", "a.txt", "a.txt", "f3.txt"};
+    char *conv[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        fixture fx;
+        int rc = fixture_open(&fx, AGT_MODE_AUTO, k == 0 ? 4 : 1, 0, NULL);
+        const char *real[4];
+        char buf[4][128];
+        for (int i = 0; i < 4; i++) {
+            snprintf(buf[i], sizeof buf[i], "{\"path\":\"%s/%s\"}", fx.root, files[i]);
+            real[i] = buf[i];
+        }
+        fx.sc.turn0 = turn_of(4, names, real);
+        fx.hk.rewrite_id = "c1";
+        fx.hk.deny_id = "c2";
+        fx.hk.append_id = "c0";
+        if (rc == AGT_OK)
+            rc = agt_agent_run(fx.a);
+        T_EQ_INT(rc, AGT_OK, "rc, AGT_OK");
+        conv[k] = conversation(&fx);
+        fixture_close(&fx);
+    }
+    T_CHECK(conv[0] && conv[1] && strcmp(conv[0], conv[1]) == 0,
+            "hooks: the conversation at bound 4 is byte-identical to bound 1");
+    int err = -1;
+    char *t = conv[0] ? tool_text(conv[0], "c0", &err) : NULL;
+    T_EQ_STR(t, "1\talpha\n\nRead 1 line (1-1) of 1; reached the end of the file.\n\nPOST",
+             "the tool result text");
+    free(t);
+    t = conv[0] ? tool_text(conv[0], "c1", &err) : NULL;
+    T_EQ_STR(t, "1\tbee\n\nRead 1 line (1-1) of 1; reached the end of the file.",
+             "the tool result text"); /* rewritten to b.txt */
+    T_EQ_INT(err, 0, "err, 0");
+    free(t);
+    t = conv[0] ? tool_text(conv[0], "c2", &err) : NULL;
+    T_EQ_STR(t, "A pre-tool-use hook blocked this Read call: no", "the tool result text");
+    T_EQ_INT(err, 1, "err, 1");
+    free(t);
+    t = conv[0] ? tool_text(conv[0], "c3", &err) : NULL;
+    T_EQ_STR(t, "1\tfile 3\n2\tline two\n\nRead 2 lines (1-2) of 2; reached the end of the file.",
+             "the tool result text");
+    free(t);
+    free(conv[0]);
+    free(conv[1]);
+}
+
+static void test_invalid_member(void)
+{
+    const char *names[] = {"Read", "Read", "Glob", "Read"};
+    const char *args[] = {"{\"path\":\"ROOT/a.txt\"}", "{\"nope\":1}", "{\"pattern\":\"b*\"}",
+                          "{\"path\":\"ROOT/missing.txt\"}"};
+    char *c = run_both("invalid member", AGT_MODE_AUTO, 4, 0, 4, names, args, NULL);
+    int err = -1;
+    char *t = c ? tool_text(c, "c1", &err) : NULL;
+    T_CHECK(t && strstr(t, "missing required property 'path'") != NULL,
+            "the schema error names the missing path");
+    T_EQ_INT(err, 1, "err, 1");
+    free(t);
+    t = c ? tool_text(c, "c2", &err) : NULL;
+    T_EQ_STR(t, "b.txt", "the tool result text");
+    free(t);
+    t = c ? tool_text(c, "c3", &err) : NULL;
+    T_EQ_INT(err, 1, "err, 1");
+    free(t);
+    free(c);
+}
+
+static void test_64_reads(void)
+{
+    const char *names[64];
+    const char *args[64];
+    char buf[64][64];
+    for (int i = 0; i < 64; i++) {
+        names[i] = "Read";
+        snprintf(buf[i], sizeof buf[i], "{\"path\":\"ROOT/f%d.txt\"}", i);
+        args[i] = buf[i];
+    }
+    int bounds[] = {64, 2};
+    for (int b = 0; b < 2; b++) {
+        char what[32];
+        snprintf(what, sizeof what, "64 reads, bound %d", bounds[b]);
+        int rc = -1;
+        char *c = run_both(what, AGT_MODE_AUTO, bounds[b], 0, 64, names, args, &rc);
+        T_EQ_INT(rc, AGT_OK, "rc, AGT_OK");
+        char *t = c ? tool_text(c, "c63", NULL) : NULL;
+        T_EQ_STR(t,
+                 "1\tfile 63\n2\tline two\n\nRead 2 lines (1-2) of 2; reached the end of the file.",
+                 "the tool result text");
+        free(t);
+        free(c);
+    }
+}
+
+static void test_cancel_during_group(void)
+{
+    const char *names[8];
+    const char *args[8];
+    char buf[8][128];
+    fixture fx;
+    int rc = fixture_open(&fx, AGT_MODE_AUTO, 4, 0, NULL);
+    for (int i = 0; i < 8; i++) {
+        names[i] = "Read";
+        snprintf(buf[i], sizeof buf[i], "{\"path\":\"%s/f%d.txt\"}", fx.root, i);
+        args[i] = buf[i];
+    }
+    fx.sc.turn0 = turn_of(8, names, args);
+    fx.ev.cancel_at_started = 3; /* during the group's prepare */
+    if (rc == AGT_OK)
+        rc = agt_agent_run(fx.a);
+    T_EQ_INT(rc, AGT_ECANCELLED, "rc, AGT_ECANCELLED");
+    T_EQ_INT(fx.sc.next, 1, "fx.sc.next, 1"); /* no second model call */
+    char *c = conversation(&fx);
+    char *t = c ? tool_text(c, "c7", NULL) : NULL;
+    T_EQ_STR(t, "1\tfile 7\n2\tline two\n\nRead 2 lines (1-2) of 2; reached the end of the file.",
+             "the tool result text");
+    free(t);
+    free(c);
+    fixture_close(&fx);
+}
+
+static void test_free_paused_group(void)
+{
+    fixture fx;
+    int rc = fixture_open(&fx, AGT_MODE_MANUAL, 4, 0, NULL);
+    agt_session_add_rule(fx.s, AGT_RULE_ASK, "Read(b.txt)");
+    char a0[128], a2[128];
+    snprintf(a0, sizeof a0, "{\"path\":\"%s/a.txt\"}", fx.root);
+    snprintf(a2, sizeof a2, "{\"path\":\"%s/b.txt\"}", fx.root);
+    const char *names[] = {"Read", "Read", "Read"};
+    const char *args[] = {a0, a2, a0};
+    fx.sc.turn0 = turn_of(3, names, args);
+    if (rc == AGT_OK)
+        rc = agt_agent_run(fx.a);
+    T_EQ_INT(rc, AGT_EPENDING, "rc, AGT_EPENDING");
+    fixture_close(&fx); /* ASan: nothing leaks, nothing is used after free */
+}
+
+int main(void)
+{
+    host_thread = pthread_self();
+    test_host_read_provider();
+    test_host_grep_entry();
+    test_hooks_in_group();
+    test_invalid_member();
+    test_64_reads();
+    test_cancel_during_group();
+    test_free_paused_group();
+    return t_done();
+}
