@@ -13,11 +13,15 @@
  *   finishes, the run returns AGT_ECANCELLED with every call answered;
  * - agt_agent_free right after a run paused inside a group.
  */
+#include <arpa/inet.h>
 #include <jansson.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agenttools/agent.h"
@@ -65,14 +69,20 @@ typedef struct hooks {
     const char *rewrite_id; /* pre-hook: rewrites this call's path to b.txt */
     const char *deny_id;    /* pre-hook: denies this call */
     const char *append_id;  /* post-hook: appends to this call's result */
+    const char *swap_id;    /* pre-hook: sets the host Read provider at this call */
+    agt_registry *reg;
     const char *root;
 } hooks;
+
+static int host_read(agt_call *call, void *payload);
 
 static int pre_hook(agt_hook *h, void *payload)
 {
     hooks *k = payload;
     if (k->deny_id && strcmp(agt_hook_call_id(h), k->deny_id) == 0)
         return agt_hook_deny(h, "no");
+    if (k->swap_id && strcmp(agt_hook_call_id(h), k->swap_id) == 0)
+        return agt_registry_set_provider(k->reg, "Read", host_read, NULL);
     if (k->rewrite_id && strcmp(agt_hook_call_id(h), k->rewrite_id) == 0) {
         char j[256];
         snprintf(j, sizeof j, "{\"path\":\"%s/b.txt\"}", k->root);
@@ -202,6 +212,7 @@ static int fixture_open(fixture *fx, int mode, int max, int flags, char *turn0)
         if (rc == AGT_OK)
             rc = agt_registry_set_provider(fx->reg, "Grep", host_grep, NULL);
     }
+    fx->hk.reg = fx->reg;
     if (rc == AGT_OK)
         rc = agt_session_new(&fx->s, fx->reg, fx->root);
     if (rc == AGT_OK)
@@ -478,6 +489,198 @@ static void test_cancel_during_group(void)
     fixture_close(&fx);
 }
 
+/* A pre-hook that sets a host provider for Read while a group is being
+ * prepared: the calls prepared after it run the host's function, on the
+ * host's thread, one at a time (the group was formed before). */
+static void test_swap_provider_in_hook(void)
+{
+    char *conv[2] = {NULL, NULL};
+    atomic_store(&peak, 0);
+    atomic_store(&off_thread, 0);
+    atomic_store(&host_calls, 0);
+    for (int k = 0; k < 2; k++) {
+        fixture fx;
+        int rc = fixture_open(&fx, AGT_MODE_AUTO, k == 0 ? 4 : 1, 0, NULL);
+        const char *names[] = {"Read", "Read", "Read", "Read"};
+        char buf[4][128];
+        const char *args[4];
+        for (int i = 0; i < 4; i++) {
+            snprintf(buf[i], sizeof buf[i], "{\"path\":\"%s/f%d.txt\"}", fx.root, i);
+            args[i] = buf[i];
+        }
+        fx.sc.turn0 = turn_of(4, names, args);
+        fx.hk.swap_id = "c1";
+        if (rc == AGT_OK)
+            rc = agt_agent_run(fx.a);
+        T_EQ_INT(rc, AGT_OK, "provider swapped by a pre-hook: run");
+        conv[k] = conversation(&fx);
+        fixture_close(&fx);
+    }
+    T_CHECK(conv[0] && conv[1] && strcmp(conv[0], conv[1]) == 0,
+            "provider swapped by a pre-hook: conversation at bound 4 = bound 1");
+    T_EQ_INT(atomic_load(&host_calls), 4, "the host provider ran for c2 and c3 in both runs");
+    T_EQ_INT(atomic_load(&peak), 1, "the host provider never ran twice at once");
+    T_EQ_INT(atomic_load(&off_thread), 0, "the host provider ran on the host's thread only");
+    char *t = conv[0] ? tool_text(conv[0], "c1", NULL) : NULL;
+    T_EQ_STR(t, "1\tfile 1\n2\tline two\n\nRead 2 lines (1-2) of 2; reached the end of the file.",
+             "c1 was prepared with the built-in provider");
+    free(t);
+    t = conv[0] ? tool_text(conv[0], "c3", NULL) : NULL;
+    T_EQ_STR(t, "host read {\"path\":\"ROOT/f3.txt\"}", "c3 ran the host provider");
+    free(t);
+    free(conv[0]);
+    free(conv[1]);
+}
+
+/* ---- a small HTTP server for FetchURL ------------------------------------- */
+
+static int http_port;
+
+static void *http_conn(void *arg)
+{
+    int fd = (int)(intptr_t)arg;
+    char req[2048];
+    size_t n = 0;
+    while (n < sizeof req - 1) {
+        ssize_t r = recv(fd, req + n, sizeof req - 1 - n, 0);
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+        req[n] = '\0';
+        if (strstr(req, "\r\n\r\n"))
+            break;
+    }
+    req[n] = '\0';
+    char path[256] = "";
+    sscanf(req, "GET %255s", path);
+    char resp[512];
+    if (strncmp(path, "/loop/", 6) == 0) {
+        snprintf(resp, sizeof resp,
+                 "HTTP/1.1 302 Found\r\nLocation: /loop/%s\r\nContent-Length: 0\r\n"
+                 "Connection: close\r\n\r\n",
+                 strcmp(path + 6, "a") == 0 ? "b" : "a");
+    } else if (strncmp(path, "/slow/", 6) == 0) {
+        struct timespec ts = {0, atoi(path + 6) * 1000000L};
+        nanosleep(&ts, NULL);
+        snprintf(resp, sizeof resp,
+                 "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n"
+                 "Connection: close\r\n\r\nslow page");
+    } else {
+        snprintf(resp, sizeof resp,
+                 "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    }
+    size_t len = strlen(resp), off = 0;
+    while (off < len) {
+        ssize_t w = send(fd, resp + off, len - off, MSG_NOSIGNAL);
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    close(fd);
+    return NULL;
+}
+
+static void *http_main(void *arg)
+{
+    int lfd = (int)(intptr_t)arg;
+    for (;;) {
+        int fd = accept(lfd, NULL, NULL);
+        if (fd < 0)
+            continue;
+        pthread_t th;
+        if (pthread_create(&th, NULL, http_conn, (void *)(intptr_t)fd) == 0)
+            pthread_detach(th);
+        else
+            close(fd);
+    }
+    return NULL;
+}
+
+/* A listening socket on 127.0.0.1; returns its port (0 on failure). With
+ * serve false the socket is closed again: a port nobody listens on. */
+static int local_port(bool serve)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return 0;
+    struct sockaddr_in sa = {0};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t sl = sizeof sa;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &sl) != 0 || (serve && listen(fd, 64) != 0)) {
+        close(fd);
+        return 0;
+    }
+    int port = ntohs(sa.sin_port);
+    if (!serve) {
+        close(fd);
+        return port;
+    }
+    pthread_t th;
+    if (pthread_create(&th, NULL, http_main, (void *)(intptr_t)fd) != 0)
+        return 0;
+    pthread_detach(th);
+    return port;
+}
+
+/* FetchURL members hitting a closed port, a redirect loop and a slow server
+ * at once (twice each), between two Reads: every member gets its own
+ * error/result, the same as in a sequential run. */
+static void test_fetch_hostile(void)
+{
+    int closed = local_port(false);
+    if (http_port == 0)
+        http_port = local_port(true);
+    T_CHECK(closed > 0 && http_port > 0, "FetchURL: local ports");
+    char u[6][128];
+    snprintf(u[0], sizeof u[0], "{\"url\":\"http://127.0.0.1:%d/x\"}", closed);
+    snprintf(u[1], sizeof u[1], "{\"url\":\"http://127.0.0.1:%d/loop/a\"}", http_port);
+    snprintf(u[2], sizeof u[2], "{\"url\":\"http://127.0.0.1:%d/slow/300\"}", http_port);
+    memcpy(u[3], u[0], sizeof u[0]);
+    memcpy(u[4], u[1], sizeof u[1]);
+    memcpy(u[5], u[2], sizeof u[2]);
+    const char *names[] = {"FetchURL", "FetchURL", "FetchURL", "FetchURL", "FetchURL", "FetchURL"};
+    const char *args[] = {u[0], u[1], u[2], u[3], u[4], u[5]};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = -1;
+    char *c = run_both("FetchURL closed/loop/slow", AGT_MODE_YOLO, 6, 0, 6, names, args, &rc);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    T_EQ_INT(rc, AGT_OK, "FetchURL hostile: run");
+    int err = -1;
+    char want[512];
+    snprintf(want, sizeof want,
+             "Could not fetch the URL: fetching http://127.0.0.1:%d/x failed: Couldn't connect to "
+             "server",
+             closed);
+    char *t = c ? tool_text(c, "c3", &err) : NULL;
+    T_EQ_STR(t, want, "closed port: the connection error");
+    T_EQ_INT(err, 1, "closed port: an error result");
+    free(t);
+    snprintf(want, sizeof want,
+             "Could not fetch the URL: too many redirects (more than 10) fetching "
+             "http://127.0.0.1:%d/loop/a; the redirects go round in a loop: "
+             "http://127.0.0.1:%d/loop/a -> http://127.0.0.1:%d/loop/b -> "
+             "http://127.0.0.1:%d/loop/a",
+             http_port, http_port, http_port, http_port);
+    t = c ? tool_text(c, "c4", &err) : NULL;
+    T_EQ_STR(t, want, "redirect loop: the loop is named");
+    T_EQ_INT(err, 1, "redirect loop: an error result");
+    free(t);
+    snprintf(want, sizeof want,
+             "Fetched http://127.0.0.1:%d/slow/300 (HTTP 200, text/plain, 9 bytes): text passed "
+             "through.\n\nslow page",
+             http_port);
+    t = c ? tool_text(c, "c5", &err) : NULL;
+    T_EQ_STR(t, want, "slow server: the page");
+    T_EQ_INT(err, 0, "slow server: not an error");
+    free(t);
+    free(c);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1000.0 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    t_diag("FetchURL closed/loop/slow x2: bound 6 + bound 1 runs took %.0f ms", ms);
+}
+
 static void test_free_paused_group(void)
 {
     fixture fx;
@@ -504,6 +707,8 @@ int main(void)
     test_invalid_member();
     test_64_reads();
     test_cancel_during_group();
+    test_swap_provider_in_hook();
+    test_fetch_hostile();
     test_free_paused_group();
     return t_done();
 }
