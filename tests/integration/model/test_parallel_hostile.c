@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -681,6 +682,118 @@ static void test_fetch_hostile(void)
     t_diag("FetchURL closed/loop/slow x2: bound 6 + bound 1 runs took %.0f ms", ms);
 }
 
+/* ---- sub-agents and swarm workers (HTTP model) ---------------------------- */
+
+static fake_server msrv;
+static atomic_int sampling, peak_threads;
+
+static int thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+static void *sampler(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&sampling)) {
+        int n = thread_count();
+        if (n > atomic_load(&peak_threads))
+            atomic_store(&peak_threads, n);
+        struct timespec ts = {0, 2000000L};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+/* The root's conversation after an Agent ("solo") or AgentSwarm (a, b, c;
+ * 3 workers) call whose sub-agents each make 4 FetchURL calls of 300 ms in
+ * one turn, at parallel bound max; *extra: the peak number of threads
+ * beyond those before the run (the sampler's own included there). */
+static char *sub_run(const char *prompt, int max, int *extra, double *ms)
+{
+    char root[64];
+    agt_registry *reg = NULL;
+    agt_session *s = NULL;
+    agt_model *m = NULL;
+    agt_agent *a = NULL;
+    if (fx_workspace_make(root, sizeof root, "/tmp/agt-parh-XXXXXX") != 0)
+        return NULL;
+    agt_registry_new(&reg);
+    agt_registry_load_builtin(reg, "chat");
+    agt_session_new(&s, reg, root);
+    agt_session_set_mode(s, AGT_MODE_YOLO);
+    fx_http_model(&m, &msrv, "par");
+    fx_agent_new(&a, s, m);
+    agt_agent_enable_subagents(a);
+    agt_agent_set_swarm_concurrency(a, 3);
+    agt_agent_set_parallel_tools(a, max);
+    agt_registry_freeze(reg);
+    agt_agent_add_user_message(a, prompt);
+    int base = thread_count();
+    atomic_store(&peak_threads, base);
+    atomic_store(&sampling, 1);
+    pthread_t th;
+    bool sampled = pthread_create(&th, NULL, sampler, NULL) == 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = agt_agent_run(a);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    atomic_store(&sampling, 0);
+    if (sampled)
+        pthread_join(th, NULL);
+    *ms = (double)(t1.tv_sec - t0.tv_sec) * 1000.0 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    *extra = atomic_load(&peak_threads) - base - 1; /* minus the sampler */
+    T_EQ_INT(rc, AGT_OK, "%s at bound %d: run", prompt, max);
+    char *all = NULL;
+    agt_agent_messages(a, &all);
+    char *conv = all ? strdup(all) : NULL;
+    agt_free(all);
+    fx_free(a, m, s, reg);
+    fx_workspace_remove(root);
+    return conv;
+}
+
+static void test_subagents(void)
+{
+    /* one sub-agent (on the host's thread): its group uses the root's bound */
+    int extra1 = 0, extra4 = 0;
+    double ms1 = 0, ms4 = 0;
+    char *c1 = sub_run("agent", 1, &extra1, &ms1);
+    char *c4 = sub_run("agent", 4, &extra4, &ms4);
+    T_CHECK(c1 && c4 && strcmp(c1, c4) == 0, "sub-agent: conversation at bound 4 = bound 1");
+    T_CHECK(c4 && strstr(c4, "after: 4 results"), "sub-agent: its 4 FetchURL results came back");
+    T_CHECK(extra4 <= 3, "sub-agent at bound 4: at most 3 threads beside the host's (%d)", extra4);
+    T_CHECK(ms4 < ms1, "sub-agent: bound 4 (%.0f ms) is faster than bound 1 (%.0f ms)", ms4, ms1);
+    t_diag("sub-agent, 4 FetchURL of 300 ms: bound 1 %.0f ms (%d extra threads), bound 4 %.0f "
+           "ms (%d)",
+           ms1, extra1, ms4, extra4);
+    free(c1);
+    free(c4);
+    /* a swarm of 3 workers, each a group of 4 at bound 2 */
+    c1 = sub_run("swarm", 1, &extra1, &ms1);
+    char *c2 = sub_run("swarm", 2, &extra4, &ms4);
+    T_CHECK(c1 && c2 && strcmp(c1, c2) == 0, "swarm: conversation at bound 2 = bound 1");
+    T_CHECK(c2 && strstr(c2, "AgentSwarm: 3 sub-agents, 3 finished, 0 did not.") != NULL,
+            "swarm: 3 workers at once, all 3 finished");
+    T_CHECK(c2 && strstr(c2, "after: 4 results") != NULL, "swarm: the sub-agents' results");
+    /* workers x bound threads in all, the host's thread being one of them */
+    T_CHECK(extra4 <= 3 * 2 - 1,
+            "swarm, 3 workers x bound 2: at most 5 threads beside the host's (%d)", extra4);
+    t_diag("swarm 3 x 4 FetchURL of 300 ms: bound 1 %.0f ms (%d extra threads), bound 2 %.0f ms "
+           "(%d)",
+           ms1, extra1, ms4, extra4);
+    free(c1);
+    free(c2);
+}
+
 static void test_free_paused_group(void)
 {
     fixture fx;
@@ -698,7 +811,7 @@ static void test_free_paused_group(void)
     fixture_close(&fx); /* ASan: nothing leaks, nothing is used after free */
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     host_thread = pthread_self();
     test_host_read_provider();
@@ -710,5 +823,14 @@ int main(void)
     test_swap_provider_in_hook();
     test_fetch_hostile();
     test_free_paused_group();
+    if (argc >= 3) {
+        fx_no_proxy();
+        if (fake_server_start(&msrv, argv[1], argv[2]) == 0) {
+            test_subagents();
+            fake_server_stop(&msrv);
+        } else {
+            T_CHECK(0, "model server start");
+        }
+    }
     return t_done();
 }
