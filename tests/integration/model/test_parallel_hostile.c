@@ -22,6 +22,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -794,6 +795,231 @@ static void test_subagents(void)
     free(c2);
 }
 
+/* ---- approval inside a group ------------------------------------------------ */
+
+static const char *const FIVE[] = {"a.txt", "b.txt", "f1.txt", "f2.txt", "f3.txt"};
+
+static char *five_reads(const fixture *fx)
+{
+    const char *names[5] = {"Read", "Read", "Read", "Read", "Read"};
+    char buf[5][128];
+    const char *args[5];
+    for (int i = 0; i < 5; i++) {
+        snprintf(buf[i], sizeof buf[i], "{\"path\":\"%s/%s\"}", fx->root, FIVE[i]);
+        args[i] = buf[i];
+    }
+    return turn_of(5, names, args);
+}
+
+/* c1 and c3 wait for approval inside a run of five Reads; the agent is saved
+ * while paused, restored into a new agent on the same session, c1 approved,
+ * c3 rejected, resumed. */
+static char *approval_restore_run(int max)
+{
+    fixture fx;
+    int rc = fixture_open(&fx, AGT_MODE_MANUAL, max, 0, NULL);
+    agt_session_add_rule(fx.s, AGT_RULE_ASK, "Read(b.txt)");
+    agt_session_add_rule(fx.s, AGT_RULE_ASK, "Read(f2.txt)");
+    fx.sc.turn0 = five_reads(&fx);
+    if (rc == AGT_OK)
+        rc = agt_agent_run(fx.a);
+    T_EQ_INT(rc, AGT_EPENDING, "approval + restore, bound %d: paused", max);
+    char *saved = NULL;
+    T_EQ_INT(agt_agent_save(fx.a, &saved), AGT_OK, "approval + restore, bound %d: save", max);
+    agt_agent_free(fx.a);
+    fx.a = NULL;
+    rc = agt_agent_new(&fx.a, fx.s, fx.m);
+    if (rc == AGT_OK)
+        rc = agt_agent_set_parallel_tools(fx.a, max);
+    if (rc == AGT_OK && saved)
+        rc = agt_agent_restore(fx.a, saved, strlen(saved));
+    agt_free(saved);
+    T_EQ_INT(rc, AGT_OK, "approval + restore, bound %d: restore", max);
+    T_EQ_INT(agt_agent_answer(fx.a, "c1", AGT_DECISION_APPROVE, NULL), AGT_OK,
+             "approval + restore, bound %d: approve c1", max);
+    T_EQ_INT(agt_agent_answer(fx.a, "c3", AGT_DECISION_REJECT, "not f2"), AGT_OK,
+             "approval + restore, bound %d: reject c3", max);
+    T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "approval + restore, bound %d: resume", max);
+    char *c = conversation(&fx);
+    fixture_close(&fx);
+    return c;
+}
+
+typedef struct approver_log {
+    char seen[256];
+    int calls;
+} approver_log;
+
+/* b.txt rejected, f2.txt approved for the session (the suggested rule). */
+static int approver(agt_approval *req, void *payload)
+{
+    approver_log *l = payload;
+    l->calls++;
+    const char *j = agt_approval_json(req);
+    size_t n = strlen(l->seen);
+    snprintf(l->seen + n, sizeof l->seen - n, "%s", strstr(j, "b.txt") ? "b " : "f2 ");
+    return strstr(j, "b.txt") ? AGT_DECISION_REJECT : AGT_DECISION_APPROVE_SESSION;
+}
+
+static char *approver_run(int max, approver_log *l)
+{
+    fixture fx;
+    int rc = fixture_open(&fx, AGT_MODE_MANUAL, max, 0, NULL);
+    agt_session_add_rule(fx.s, AGT_RULE_ASK, "Read(b.txt)");
+    agt_session_add_rule(fx.s, AGT_RULE_ASK, "Read(f2.txt)");
+    agt_session_set_approver(fx.s, approver, l);
+    fx.sc.turn0 = five_reads(&fx);
+    if (rc == AGT_OK)
+        rc = agt_agent_run(fx.a);
+    T_EQ_INT(rc, AGT_OK, "synchronous approver, bound %d: run", max);
+    char *c = conversation(&fx);
+    fixture_close(&fx);
+    return c;
+}
+
+static void test_approval_in_group(void)
+{
+    char *p = approval_restore_run(4);
+    char *q = approval_restore_run(1);
+    T_CHECK(p && q && strcmp(p, q) == 0,
+            "approval + save/restore/answer/resume: conversation at bound 4 = bound 1");
+    int err = -1;
+    char *t = p ? tool_text(p, "c1", &err) : NULL;
+    T_EQ_STR(t, "1\tbee\n\nRead 1 line (1-1) of 1; reached the end of the file.",
+             "approved c1 ran after the restore");
+    free(t);
+    t = p ? tool_text(p, "c4", &err) : NULL;
+    T_EQ_STR(t, "1\tfile 3\n2\tline two\n\nRead 2 lines (1-2) of 2; reached the end of the file.",
+             "c4 ran in the first run");
+    free(t);
+    free(p);
+    free(q);
+    approver_log l4 = {"", 0}, l1 = {"", 0};
+    p = approver_run(4, &l4);
+    q = approver_run(1, &l1);
+    T_CHECK(p && q && strcmp(p, q) == 0, "synchronous approver: conversation at bound 4 = bound 1");
+    T_EQ_STR(l4.seen, "b f2 ", "the approver was asked for b.txt, then f2.txt (bound 4)");
+    T_EQ_STR(l1.seen, "b f2 ", "the approver was asked for b.txt, then f2.txt (bound 1)");
+    t = p ? tool_text(p, "c1", &err) : NULL;
+    T_EQ_INT(err, 1, "the rejected c1 is an error result");
+    free(t);
+    t = p ? tool_text(p, "c3", &err) : NULL;
+    T_EQ_STR(t, "1\tfile 2\n2\tline two\n\nRead 2 lines (1-2) of 2; reached the end of the file.",
+             "approved c3 ran in the group");
+    free(t);
+    free(p);
+    free(q);
+}
+
+/* ---- 20 Greps over a large tree: memory ------------------------------------- */
+
+static atomic_long rss_peak_kb;
+static atomic_int rss_sampling;
+
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    long kb = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            kb = atol(line + 6);
+    fclose(f);
+    return kb;
+}
+
+static void *rss_sampler(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&rss_sampling)) {
+        long kb = rss_kb();
+        if (kb > atomic_load(&rss_peak_kb))
+            atomic_store(&rss_peak_kb, kb);
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+/* 300 files of 2000 lines (about 40 KiB each, 12 MB in all) under big/;
+ * 20 Grep calls (content and count modes) over all of it; the growth of
+ * the resident size during the run in *grow_kb. */
+static char *grep_run(int max, long *grow_kb, double *ms)
+{
+    fixture fx;
+    int rc = fixture_open(&fx, AGT_MODE_AUTO, max, 0, NULL);
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/big", fx.root);
+    mkdir(dir, 0755);
+    char *line = malloc(64 * 2000 + 1);
+    for (int f = 0; rc == AGT_OK && line && f < 300; f++) {
+        size_t o = 0;
+        for (int i = 0; i < 2000; i++)
+            o += (size_t)sprintf(line + o, "line %d of file %d: needle%d haystack\n", i, f, i % 7);
+        char name[32];
+        snprintf(name, sizeof name, "big/g%03d.txt", f);
+        write_file(fx.root, name, line);
+    }
+    free(line);
+    const char *names[20];
+    char buf[20][160];
+    const char *args[20];
+    for (int i = 0; i < 20; i++) {
+        names[i] = "Grep";
+        snprintf(buf[i], sizeof buf[i],
+                 "{\"pattern\":\"needle%d\",\"path\":\"big\",\"output_mode\":\"%s\"}", i % 7,
+                 i % 2 ? "count_matches" : "content");
+        args[i] = buf[i];
+    }
+    fx.sc.turn0 = turn_of(20, names, args);
+    long base = rss_kb();
+    atomic_store(&rss_peak_kb, base);
+    atomic_store(&rss_sampling, 1);
+    pthread_t th;
+    bool sampled = pthread_create(&th, NULL, rss_sampler, NULL) == 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (rc == AGT_OK)
+        rc = agt_agent_run(fx.a);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    atomic_store(&rss_sampling, 0);
+    if (sampled)
+        pthread_join(th, NULL);
+    *grow_kb = atomic_load(&rss_peak_kb) - base;
+    *ms = (double)(t1.tv_sec - t0.tv_sec) * 1000.0 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    T_EQ_INT(rc, AGT_OK, "20 Greps, bound %d: run", max);
+    char *c = conversation(&fx);
+    fixture_close(&fx);
+    return c;
+}
+
+static void test_grep_memory(void)
+{
+    long g1 = 0, g20 = 0;
+    double ms1 = 0, ms20 = 0;
+    char *q = grep_run(1, &g1, &ms1);
+    char *p = grep_run(20, &g20, &ms20);
+    T_CHECK(p && q && strcmp(p, q) == 0, "20 Greps: conversation at bound 20 = bound 1");
+    int err = -1;
+    char *t = p ? tool_text(p, "c1", &err) : NULL;
+    /* needle1 is on lines i % 7 == 1 of 2000: 286 lines in each of 300 files */
+    T_CHECK(t && strstr(t, "85800") != NULL, "count mode: 300 x 286 = 85800 matches");
+    free(t);
+    /* each Grep keeps at most its capped output: 20 at once stay well under
+     * 20 x the tree (12 MB) */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    t_diag("sanitizer build: shadow memory inflates the resident size; not checked");
+#else
+    T_CHECK(g20 < 64 * 1024, "20 Greps at once: resident size grew %ld KiB (< 64 MiB)", g20);
+#endif
+    t_diag("20 Greps over 12 MB: bound 1 %.0f ms, +%ld KiB RSS; bound 20 %.0f ms, +%ld KiB RSS",
+           ms1, g1, ms20, g20);
+    free(p);
+    free(q);
+}
+
 static void test_free_paused_group(void)
 {
     fixture fx;
@@ -822,6 +1048,8 @@ int main(int argc, char **argv)
     test_cancel_during_group();
     test_swap_provider_in_hook();
     test_fetch_hostile();
+    test_approval_in_group();
+    test_grep_memory();
     test_free_paused_group();
     if (argc >= 3) {
         fx_no_proxy();
