@@ -254,6 +254,8 @@ static int parse_args(const agti_tool *t, const char *call_id, const char *args_
 static void call_release(agt_call *c)
 {
     json_decref(c->args);
+    free(c->tool_copy);
+    c->tool_copy = NULL;
     free(c->args_dump);
     agti_buf_free(&c->text);
     json_decref(c->json);
@@ -327,13 +329,21 @@ static int prepare(const agti_dispatch_env *env, agt_call *c, const char *call_i
     agt_provider_fn found = *fn;
     *fn = NULL;
     c->id = call_id;
-    c->tool = t->name;
+    /* a copy: an approver or pre-hook (of this call, or of a later call of
+     * a concurrent group prepared before this one runs) may remove the tool
+     * from the registry, which frees its name */
+    c->tool_copy = agti_strdup(t->name);
+    if (c->tool_copy == NULL)
+        return agti_oom();
+    c->tool = c->tool_copy;
     c->entry = t;
     c->session = env->session;
     c->args_text = (args_json == NULL || args_json[0] == '\0') ? "{}" : args_json;
     int rc = parse_args(t, call_id, args_json, &c->args, out);
-    if (rc != AGT_OK)
+    if (rc != AGT_OK) {
+        call_release(c);
         return rc == AGT_EINVALID ? AGT_OK : rc;
+    }
     if ((rc = agti_builtin_check(c)) != AGT_OK) {
         rc = finish_call(c, rc, out);
         call_release(c);
@@ -346,6 +356,7 @@ static int prepare(const agti_dispatch_env *env, agt_call *c, const char *call_i
             return rc == AGT_EDENIED ? AGT_OK : rc;
         }
     }
+    c->entry = NULL; /* host callbacks ran: the registry may have changed */
     *fn = found;
     return AGT_OK;
 }

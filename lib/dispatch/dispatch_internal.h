@@ -13,8 +13,9 @@
 
 struct agt_call {
     const char *id;
-    const char *tool;
-    const agti_tool *entry;
+    const char *tool;       /* tool_copy: the registry entry may go while the call lives */
+    char *tool_copy;        /* owned */
+    const agti_tool *entry; /* valid in prepare up to the gate's return only */
     struct agt_session *session;
     json_t *args;          /* parsed, validated arguments (owned) */
     const char *args_text; /* the arguments as received (borrowed) */

@@ -409,6 +409,27 @@ static int park(agt_session *s, agt_call *call, char *why, char *suggested)
     return AGT_EPENDING;
 }
 
+/* The approver and the pre-hook are host code: they may have removed the
+ * call's tool from the registry (its entry is gone) or changed other entries
+ * (entries move). The entry is looked up again; a removed tool does not run
+ * (its host provider's payload may be gone with it). */
+static int still_registered(agt_session *s, agt_call *call, const char *when, agt_result **out)
+{
+    const agti_tool *t = agti_registry_find(s->reg, agt_call_tool(call));
+    if (t != NULL) {
+        call->entry = t;
+        return AGT_OK;
+    }
+    char *text = agti_aprintf("The %s tool was removed from the tool registry while this call %s; "
+                              "it did not run.",
+                              agt_call_tool(call), when);
+    if (text == NULL)
+        return agti_oom();
+    int rc = agti_refuse(call, AGT_ENOTFOUND, text, out);
+    free(text);
+    return rc;
+}
+
 int agti_session_gate(void *ctx, agt_call *call, agt_result **out)
 {
     gate_ctx *g = ctx;
@@ -437,10 +458,14 @@ int agti_session_gate(void *ctx, agt_call *call, agt_result **out)
         }
     }
     json_decref(parts);
+    if (rc == AGT_OK)
+        rc = still_registered(s, call, "waited for approval", out);
     if (rc != AGT_OK)
         return rc;
     s->policy->exit_reason = g->reason;
     rc = agti_hook_pre(s, call, out, &g->note);
+    if (rc == AGT_OK)
+        rc = still_registered(s, call, "was in the pre-tool-use hook", out);
     if (rc != AGT_OK)
         return rc;
     g->ran = true;

@@ -72,6 +72,7 @@ typedef struct hooks {
     const char *deny_id;    /* pre-hook: denies this call */
     const char *append_id;  /* post-hook: appends to this call's result */
     const char *swap_id;    /* pre-hook: sets the host Read provider at this call */
+    const char *remove_id;  /* pre-hook: removes Read from the registry at this call */
     agt_registry *reg;
     const char *root;
 } hooks;
@@ -83,6 +84,8 @@ static int pre_hook(agt_hook *h, void *payload)
     hooks *k = payload;
     if (k->deny_id && strcmp(agt_hook_call_id(h), k->deny_id) == 0)
         return agt_hook_deny(h, "no");
+    if (k->remove_id && strcmp(agt_hook_call_id(h), k->remove_id) == 0)
+        return agt_registry_remove(k->reg, "Read");
     if (k->swap_id && strcmp(agt_hook_call_id(h), k->swap_id) == 0)
         return agt_registry_set_provider(k->reg, "Read", host_read, NULL);
     if (k->rewrite_id && strcmp(agt_hook_call_id(h), k->rewrite_id) == 0) {
@@ -1020,6 +1023,83 @@ static void test_grep_memory(void)
     free(q);
 }
 
+/* ---- the registry changed by host callbacks during a group ------------------ */
+
+static agt_registry *approver_reg;
+
+/* Removes Read from the registry, then approves. */
+static int removing_approver(agt_approval *req, void *payload)
+{
+    (void)req;
+    (void)payload;
+    agt_registry_remove(approver_reg, "Read");
+    return AGT_DECISION_APPROVE;
+}
+
+/* c0..c3 Read a.txt, b.txt, f1.txt, f2.txt. by_hook: the pre-hook of c1
+ * removes Read; else c1 (b.txt) waits for approval and the approver removes
+ * Read. c0 was prepared before (its tool name was the registry's: freed). */
+static char *removal_run(int max, bool by_hook)
+{
+    fixture fx;
+    int rc = fixture_open(&fx, by_hook ? AGT_MODE_AUTO : AGT_MODE_MANUAL, max, 0, NULL);
+    const char *files[] = {"a.txt", "b.txt", "f1.txt", "f2.txt"};
+    const char *names[] = {"Read", "Read", "Read", "Read"};
+    char buf[4][128];
+    const char *args[4];
+    for (int i = 0; i < 4; i++) {
+        snprintf(buf[i], sizeof buf[i], "{\"path\":\"%s/%s\"}", fx.root, files[i]);
+        args[i] = buf[i];
+    }
+    fx.sc.turn0 = turn_of(4, names, args);
+    if (by_hook) {
+        fx.hk.remove_id = "c1";
+    } else {
+        agt_session_add_rule(fx.s, AGT_RULE_ASK, "Read(b.txt)");
+        approver_reg = fx.reg;
+        agt_session_set_approver(fx.s, removing_approver, NULL);
+    }
+    if (rc == AGT_OK)
+        rc = agt_agent_run(fx.a);
+    T_EQ_INT(rc, AGT_OK, "Read removed by a %s, bound %d: run", by_hook ? "pre-hook" : "approver",
+             max);
+    char *c = conversation(&fx);
+    fixture_close(&fx);
+    return c;
+}
+
+static void test_registry_removal(void)
+{
+    for (int k = 0; k < 2; k++) {
+        bool by_hook = k == 0;
+        const char *who = by_hook ? "pre-hook" : "approver";
+        char *p = removal_run(4, by_hook);
+        char *q = removal_run(1, by_hook);
+        T_CHECK(p && q && strcmp(p, q) == 0,
+                "Read removed by the %s of c1: conversation at bound 4 = bound 1", who);
+        int err = -1;
+        char *t = p ? tool_text(p, "c0", &err) : NULL;
+        T_EQ_STR(t, "1\talpha\n\nRead 1 line (1-1) of 1; reached the end of the file.",
+                 "%s removal: c0, prepared before, ran", who);
+        free(t);
+        t = p ? tool_text(p, "c1", &err) : NULL;
+        T_EQ_STR(t,
+                 by_hook ? "The Read tool was removed from the tool registry while this call was "
+                           "in the pre-tool-use hook; it did not run."
+                         : "The Read tool was removed from the tool registry while this call "
+                           "waited for approval; it did not run.",
+                 "%s removal: c1 did not run", who);
+        T_EQ_INT(err, 1, "%s removal: c1 is an error result", who);
+        free(t);
+        t = p ? tool_text(p, "c2", &err) : NULL;
+        T_CHECK(t && strncmp(t, "Tool 'Read' is not available here.", 34) == 0,
+                "%s removal: c2 finds no Read", who);
+        free(t);
+        free(p);
+        free(q);
+    }
+}
+
 static void test_free_paused_group(void)
 {
     fixture fx;
@@ -1050,6 +1130,7 @@ int main(int argc, char **argv)
     test_fetch_hostile();
     test_approval_in_group();
     test_grep_memory();
+    test_registry_removal();
     test_free_paused_group();
     if (argc >= 3) {
         fx_no_proxy();
