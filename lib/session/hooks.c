@@ -110,7 +110,15 @@ int agti_hook_pre(agt_session *s, agt_call *call, agt_result **out, agti_buf *no
         rc = text ? agti_refuse(call, AGT_EDENIED, text, out) : agti_oom();
         free(text);
     } else if (h.rewrite != NULL) {
-        const agt_schema *schema = call->entry->schema;
+        /* the hook is host code: it may have removed the tool (the caller
+         * then refuses the call) or moved the registry's entries */
+        const agti_tool *t = agti_registry_find(s->reg, agt_call_tool(call));
+        if (t == NULL) {
+            hook_release(&h);
+            return AGT_OK;
+        }
+        call->entry = t;
+        const agt_schema *schema = t->schema;
         json_t *errors = NULL;
         rc = schema ? agti_schema_validate_json(schema, h.rewrite, &errors) : AGT_OK;
         agti_buf where = AGTI_BUF_INIT;
@@ -121,7 +129,7 @@ int agti_hook_pre(agt_session *s, agt_call *call, agt_result **out, agti_buf *no
             rc = text ? agti_refuse(call, AGT_EINVALID, text, out) : agti_oom();
             free(text);
         } else if (rc == AGT_OK) {
-            rc = agti_args_integral(call->entry, h.rewrite);
+            rc = agti_args_integral(t, h.rewrite);
         }
         agti_buf_free(&where);
         if (rc == AGT_EINVALID) {

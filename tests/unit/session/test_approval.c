@@ -322,6 +322,82 @@ static void test_hooks(agt_registry *reg)
     agt_session_free(s);
 }
 
+/* A pre-hook is host code: one that removed its call's tool and then
+ * rewrote the arguments made the rewrite check read the freed registry
+ * entry; one that added tools (the entries move) checked the rewrite
+ * against a stale entry. The entry is looked up again after the hook. */
+static agt_registry *hook_reg;
+
+static int registry_hook(agt_hook *h, void *payload)
+{
+    (void)payload;
+    if (strcmp(hook_mode, "remove-rewrite") == 0) {
+        agt_registry_remove(hook_reg, agt_hook_tool(h));
+        return agt_hook_rewrite(h, "{\"command\":\"echo safe\"}");
+    }
+    if (strcmp(hook_mode, "grow-rewrite") == 0 || strcmp(hook_mode, "grow-rewrite-bad") == 0) {
+        static int added;
+        for (int i = 0; i < 200; i++) {
+            char def[256];
+            snprintf(def, sizeof def,
+                     "{\"name\":\"Extra%d\",\"access\":\"read\",\"definition\":{\"name\":"
+                     "\"Extra%d\",\"description\":\"x\",\"parameters\":{\"type\":\"object\"}}}",
+                     added, added);
+            char name[32];
+            snprintf(name, sizeof name, "Extra%d", added);
+            added++;
+            if (agt_registry_set_provider(hook_reg, name, rec_provider, NULL) != AGT_OK ||
+                agt_registry_add_json(hook_reg, def, strlen(def)) != AGT_OK)
+                return AGT_ERROR;
+        }
+        return agt_hook_rewrite(h, strcmp(hook_mode, "grow-rewrite") == 0
+                                       ? "{\"command\":\"echo safe\"}"
+                                       : "{\"command\":42}");
+    }
+    return AGT_OK;
+}
+
+static void test_hook_changes_registry(void)
+{
+    hook_reg = make_chat_registry();
+    agt_session *s;
+    agt_session_new(&s, hook_reg, ws_root);
+    agt_session_set_mode(s, AGT_MODE_YOLO);
+    agt_session_set_pre_hook(s, registry_hook, NULL);
+    agt_result *r;
+    int before = rec_calls;
+
+    hook_mode = "grow-rewrite";
+    disp(s, "g1", "Bash", "{\"command\":\"curl x\"}", &r);
+    T_EQ_STR(rec_last, "Bash {\"command\":\"echo safe\"}",
+             "hook adding 200 tools: the rewrite reached the provider");
+    T_EQ_STR(agt_result_text(r), "ran", "hook adding tools: the call ran");
+    agt_result_free(r);
+
+    hook_mode = "grow-rewrite-bad";
+    before = rec_calls;
+    disp(s, "g2", "Bash", "{\"command\":\"curl x\"}", &r);
+    T_CHECK(strncmp(agt_result_text(r),
+                    "A pre-tool-use hook rewrote the arguments of Bash, and they do not match "
+                    "its parameters:\n- /command: ",
+                    96) == 0,
+            "hook adding tools: a bad rewrite is checked against Bash's schema");
+    T_EQ_INT(rec_calls, before, "hook adding tools: the bad rewrite did not run");
+    agt_result_free(r);
+
+    hook_mode = "remove-rewrite";
+    disp(s, "g3", "Bash", "{\"command\":\"curl x\"}", &r);
+    T_EQ_STR(agt_result_text(r),
+             "The Bash tool was removed from the tool registry while this call was in the "
+             "pre-tool-use hook; it did not run.",
+             "hook removing its tool, then rewriting: refused");
+    T_EQ_INT(agt_result_status(r), AGT_ENOTFOUND, "hook removing its tool: status");
+    T_EQ_INT(rec_calls, before, "hook removing its tool: the call did not run");
+    agt_result_free(r);
+    agt_session_free(s);
+    agt_registry_free(hook_reg);
+}
+
 int main(void)
 {
     make_workspace();
@@ -331,6 +407,7 @@ int main(void)
     test_pending(reg);
     test_approver(reg);
     test_hooks(reg);
+    test_hook_changes_registry();
     agt_registry_free(reg);
     remove_tree(ws_root);
     return t_done();
