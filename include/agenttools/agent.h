@@ -396,7 +396,12 @@ AGT_EXTERN int agt_agent_set_swarm_concurrency(agt_agent *a, int max);
  * when answered, as without concurrency) takes no thread. Any other call
  * runs alone, after the run before it finished, so e.g. a Read after a Write
  * sees the written file. Results enter the conversation in call order and
- * are the same as those of a sequential run of the same calls.
+ * are the same as those of a sequential run of the same calls, with one
+ * exception: the approver and the pre-tool-use hooks of a group's calls all
+ * run before any of its providers, so a hook or approver with side effects
+ * on the workspace (writing a file an earlier call of the group reads) is
+ * seen by calls it would have followed in a sequential run; set max to 1 if
+ * such hooks matter. A sub-agent's time limit is checked between groups.
  *
  * @param max 1..64 calls at once.
  * @return AGT_OK; AGT_EINVAL (a NULL agent, max out of range).
