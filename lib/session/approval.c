@@ -410,18 +410,25 @@ static int park(agt_session *s, agt_call *call, char *why, char *suggested)
 }
 
 /* The approver and the pre-hook are host code: they may have removed the
- * call's tool from the registry (its entry is gone) or changed other entries
- * (entries move). The entry is looked up again; a removed tool does not run
- * (its host provider's payload may be gone with it). */
+ * call's tool from the registry (its entry is gone), changed other entries
+ * (entries move) or removed its provider. The entry is looked up again; a
+ * removed tool, or one left without any provider, does not run (its host
+ * provider's payload may be gone with it). A call whose provider was
+ * replaced runs the one it was looked up with, as the calls of a group
+ * prepared before the change do. */
 static int still_registered(agt_session *s, agt_call *call, const char *when, agt_result **out)
 {
     const agti_tool *t = agti_registry_find(s->reg, agt_call_tool(call));
-    if (t != NULL) {
+    agt_provider_fn fn = NULL;
+    void *payload = NULL;
+    if (t != NULL && agti_registry_provider(s->reg, t, &fn, &payload)) {
         call->entry = t;
         return AGT_OK;
     }
-    char *text = agti_aprintf("The %s tool was removed from the tool registry while this call %s; "
-                              "it did not run.",
+    char *text = agti_aprintf(t == NULL ? "The %s tool was removed from the tool registry while "
+                                          "this call %s; it did not run."
+                                        : "The %s tool lost its provider while this call %s; it "
+                                          "did not run.",
                               agt_call_tool(call), when);
     if (text == NULL)
         return agti_oom();

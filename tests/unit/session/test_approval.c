@@ -354,6 +354,8 @@ static int registry_hook(agt_hook *h, void *payload)
                                        ? "{\"command\":\"echo safe\"}"
                                        : "{\"command\":42}");
     }
+    if (strcmp(hook_mode, "drop-provider") == 0)
+        return agt_registry_set_provider(hook_reg, agt_hook_tool(h), NULL, NULL);
     return AGT_OK;
 }
 
@@ -393,6 +395,19 @@ static void test_hook_changes_registry(void)
              "hook removing its tool, then rewriting: refused");
     T_EQ_INT(agt_result_status(r), AGT_ENOTFOUND, "hook removing its tool: status");
     T_EQ_INT(rec_calls, before, "hook removing its tool: the call did not run");
+    agt_result_free(r);
+
+    /* Ping has no built-in provider: the host's is the only one, and a
+     * hook that removes it may free its payload with it */
+    before = rec_calls;
+    hook_mode = "drop-provider";
+    disp(s, "g5", "Ping", "{}", &r);
+    T_EQ_STR(agt_result_text(r),
+             "The Ping tool lost its provider while this call was in the pre-tool-use hook; "
+             "it did not run.",
+             "hook removing its tool's only provider: refused");
+    T_EQ_INT(agt_result_status(r), AGT_ENOTFOUND, "hook removing its tool's provider: status");
+    T_EQ_INT(rec_calls, before, "hook removing its tool's provider: no provider ran");
     agt_result_free(r);
     agt_session_free(s);
     agt_registry_free(hook_reg);
