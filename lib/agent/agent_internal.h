@@ -20,6 +20,9 @@
 #include "session/subapproval.h"
 
 #define SUB_MAX_DEPTH 2
+/* AgentSwarm: sub-agents per call, new and resumed together (the catalogue
+ * and the seed reference: "up to 128 total subagents") */
+#define SWARM_MAX_SUBS 128
 #define SUB_PROMPT                                                                                 \
     "You are a sub-agent: another agent gave you the task below. Work on it with your tools, "     \
     "then end with a final answer that reports what you found or did; that answer is all the "     \

@@ -1106,6 +1106,12 @@ static int swarm_tool(agt_call *callp, void *payload)
     else if (n_items + n_resume == 0)
         agti_buf_puts(
             &out, "AgentSwarm needs \"items\" (with \"prompt_template\") or \"resume_agent_ids\".");
+    else if (n_items + n_resume > SWARM_MAX_SUBS)
+        agti_buf_printf(&out,
+                        "AgentSwarm runs at most %d sub-agents per call, counting new and resumed "
+                        "ones; this call asks for %zu (%zu new, %zu resumed). Split the work into "
+                        "several AgentSwarm calls, one after the other.",
+                        SWARM_MAX_SUBS, n_items + n_resume, n_items, n_resume);
     else if (n_items && !tpl)
         agti_buf_puts(&out,
                       "AgentSwarm needs a \"prompt_template\" containing {{item}} with \"items\".");

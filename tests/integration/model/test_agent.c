@@ -564,6 +564,40 @@ static void test_bad_input(void)
     teardown(&fx);
 }
 
+/* The catalogue says at most 128 sub-agents per AgentSwarm call, counting
+ * new and resumed ones; each list alone is capped by the schema, the total
+ * was not checked (128 items + resumed ids all ran). */
+static void test_swarm_total(void)
+{
+    fixture fx;
+    setup(&fx, NULL);
+    fx_http_model(&fx.m, &srv, "swarm-1");
+    agt_agent_new(&fx.a, fx.s, fx.m);
+    T_EQ_INT(agt_agent_enable_subagents(fx.a), AGT_OK, "swarm total: enabled");
+    agt_session_set_mode(fx.s, AGT_MODE_YOLO);
+    char args[4096];
+    size_t k =
+        (size_t)snprintf(args, sizeof args, "{\"prompt_template\":\"check {{item}}\",\"items\":[");
+    for (int i = 0; i < 127; i++)
+        k += (size_t)snprintf(args + k, sizeof args - k, "%s\"m%d\"", i ? "," : "", i);
+    snprintf(args + k, sizeof args - k, "],\"resume_agent_ids\":[\"agent-1\",\"agent-2\"]}");
+    agt_result *r = NULL;
+    T_EQ_INT(agt_session_dispatch(fx.s, "sw", "AgentSwarm", args, &r), AGT_OK,
+             "swarm total: dispatched");
+    T_EQ_STR(r ? agt_result_text(r) : "",
+             "AgentSwarm runs at most 128 sub-agents per call, counting new and resumed ones; "
+             "this call asks for 129 (127 new, 2 resumed). Split the work into several "
+             "AgentSwarm calls, one after the other.",
+             "swarm total: 127 new + 2 resumed refused");
+    T_EQ_INT(r ? agt_result_is_error(r) : 0, 1, "swarm total: an error result");
+    agt_result_free(r);
+    char *pj = NULL;
+    agt_session_pending(fx.s, &pj);
+    T_EQ_STR(pj, "[]", "swarm total: nothing started or waiting");
+    agt_free(pj);
+    teardown(&fx);
+}
+
 int main(int argc, char **argv)
 {
     int status;
@@ -578,6 +612,7 @@ int main(int argc, char **argv)
     test_http();
     test_subagents();
     test_swarm();
+    test_swarm_total();
     test_bad_input();
     return fx_end(&srv, root);
 }
