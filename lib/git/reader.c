@@ -411,9 +411,15 @@ static int make_cache(agt_changes *c)
     k->len = calloc(c->nfiles, sizeof *k->len);
     k->owner = calloc(c->nfiles, sizeof *k->owner);
     atomic_init(&k->used, 0);
+    if (k->data == NULL || k->len == NULL || k->owner == NULL) {
+        /* no half-made cache: its users index all three arrays */
+        free(k->data);
+        free(k->len);
+        free(k->owner);
+        free(k);
+        return agti_oom();
+    }
     c->cache = k;
-    if (k->data == NULL || k->len == NULL || k->owner == NULL)
-        return agti_oom(); /* freed with c */
     return AGT_OK;
 }
 
