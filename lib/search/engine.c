@@ -304,15 +304,21 @@ static bool glob_hits(const agti_searcher *s, const agti_glob *g, const char *re
     const char *base = s->o.glob_base;
     if (base == NULL || base[0] == '\0')
         return false;
-    char full[4096];
+    char stack[4096];
     size_t bl = strlen(base);
-    if (bl + 1 + len >= sizeof full)
+    /* a deep tree can hold paths past PATH_MAX (the walk opens each folder
+     * relative to its parent): those go through the heap */
+    char *full = bl + 1 + len < sizeof stack ? stack : malloc(bl + 2 + len);
+    if (full == NULL)
         return false;
     memcpy(full, base, bl);
     full[bl] = '/';
     memcpy(full + bl + 1, relpath, len);
     full[bl + 1 + len] = '\0';
-    return agti_glob_match(g, full, bl + 1 + len, false);
+    bool hit = agti_glob_match(g, full, bl + 1 + len, false);
+    if (full != stack)
+        free(full);
+    return hit;
 }
 
 bool agti_searcher_selects(const agti_searcher *s, const char *relpath, size_t len)

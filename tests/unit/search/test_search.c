@@ -754,6 +754,35 @@ static void test_literal(void)
     agti_lit_fini(&l);
 }
 
+/* A glob naming the searched folder (glob_base) stopped applying once
+ * glob_base/relpath passed 4096 bytes (a fixed buffer): such a file was
+ * silently not selected by an include glob, and not excluded by "!...". */
+static void test_glob_base_long_path(void)
+{
+    char *rel = malloc(5001);
+    for (int i = 0; i < 5000; i++)
+        rel[i] = i % 100 == 99 ? '/' : 'd';
+    memcpy(rel + 4990, "/file.txt", 10); /* 4999 bytes */
+    size_t len = strlen(rel);
+    const char *inc[] = {"src/**/*.txt"};
+    agti_search_opts o = opts("x");
+    o.glob_base = "src";
+    o.globs = inc;
+    o.nglobs = 1;
+    agti_searcher *s = NULL;
+    T_EQ_INT(agti_searcher_new(&s, &o), AGT_OK, "long glob_base path: searcher");
+    T_CHECK(agti_searcher_selects(s, rel, len),
+            "a 4999-byte path under glob_base is selected by src/**/*.txt");
+    agti_searcher_free(s);
+    const char *exc[] = {"!src/**/*.txt"};
+    o.globs = exc;
+    T_EQ_INT(agti_searcher_new(&s, &o), AGT_OK, "long glob_base path: excluding searcher");
+    T_CHECK(!agti_searcher_selects(s, rel, len),
+            "a 4999-byte path under glob_base is excluded by !src/**/*.txt");
+    agti_searcher_free(s);
+    free(rel);
+}
+
 int main(void)
 {
     test_literal();
@@ -769,5 +798,6 @@ int main(void)
     test_order_and_buffer();
     test_binary_probe();
     test_errors();
+    test_glob_base_long_path();
     return t_done();
 }
