@@ -693,17 +693,19 @@ int agti_session_complete(agt_session *s, const char *call_id, const char *text,
     size_t i = suspended_index(s, call_id);
     if (i == (size_t)-1)
         return agti_error(AGT_ENOTFOUND, "no suspended call with id '%s'", call_id);
-    agti_suspended c = suspended_take(s, i);
+    /* the result first: without memory the call stays suspended, and the
+     * caller can complete it again */
+    const agti_suspended *held = &s->policy->sub->calls[i];
     agt_result *r =
-        agti_result_new(c.call_id, c.tool, text, is_error, is_error ? AGT_ERROR : AGT_OK);
-    int rc = r ? AGT_OK : agti_oom();
-    if (rc == AGT_OK) {
-        agti_buf note = AGTI_BUF_INIT;
-        if (c.note != NULL)
-            agti_buf_puts(&note, c.note);
-        rc = note.oom ? agti_oom() : agti_hook_post(s, r, c.args, &note);
-        agti_buf_free(&note);
-    }
+        agti_result_new(held->call_id, held->tool, text, is_error, is_error ? AGT_ERROR : AGT_OK);
+    if (r == NULL)
+        return agti_oom();
+    agti_suspended c = suspended_take(s, i);
+    agti_buf note = AGTI_BUF_INIT;
+    if (c.note != NULL)
+        agti_buf_puts(&note, c.note);
+    int rc = note.oom ? agti_oom() : agti_hook_post(s, r, c.args, &note);
+    agti_buf_free(&note);
     suspended_clear(&c);
     if (rc != AGT_OK) {
         agt_result_free(r);
