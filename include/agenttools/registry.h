@@ -119,6 +119,14 @@ AGT_EXTERN int agt_registry_add_json(agt_registry *reg, const char *entry_json, 
  * provider takes precedence over the built-in one. The name need not be in
  * the catalogue yet (set providers before agt_registry_load_json()).
  *
+ * Called from inside a dispatch (an approver or a pre-tool-use hook), it
+ * applies to later calls: the call being dispatched runs the provider it was
+ * looked up with (so keep a replaced provider's payload alive until that
+ * call returns); a call whose tool is left with no provider at all is
+ * refused ("lost its provider"), as is one whose tool was removed. Within a
+ * concurrent group of the agent loop (agt_agent_set_parallel_tools()) the
+ * same holds for every call of the group already prepared.
+ *
  * @return AGT_OK, AGT_EFROZEN, AGT_EINVAL (empty name), AGT_ENOMEM.
  */
 AGT_EXTERN int agt_registry_set_provider(agt_registry *reg, const char *name, agt_provider_fn fn,
