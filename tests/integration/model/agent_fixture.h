@@ -264,6 +264,18 @@ FX_UNUSED static char *fx_file_text(const char *root, const char *name)
     return buf;
 }
 
+/* Writes text to <root>/<name> (best effort: a test checks what it reads). */
+FX_UNUSED static void fx_write_file(const char *root, const char *name, const char *text)
+{
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", root, name);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
 /* Removes <root>/<name>. */
 FX_UNUSED static void fx_rm(const char *root, const char *name)
 {

@@ -106,17 +106,6 @@ typedef struct fixture {
     trace tr;
 } fixture;
 
-static void write_file(const char *root, const char *name, const char *text)
-{
-    char p[128];
-    snprintf(p, sizeof p, "%s/%s", root, name);
-    FILE *f = fopen(p, "w");
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
-
 static char *read_file(const char *root, const char *name)
 {
     char p[128];
@@ -138,9 +127,9 @@ static int fixture_open(fixture *fx, int mode, int max, const char *t0, const ch
     memset(fx, 0, sizeof *fx);
     if (fx_workspace_make(fx->root, sizeof fx->root, "/tmp/agt-par-XXXXXX") != 0)
         return -1;
-    write_file(fx->root, "a.txt", "old\n");
-    write_file(fx->root, "b.txt", "bee\n");
-    write_file(fx->root, "c.txt", "sea\n");
+    fx_write_file(fx->root, "a.txt", "old\n");
+    fx_write_file(fx->root, "b.txt", "bee\n");
+    fx_write_file(fx->root, "c.txt", "sea\n");
     fx->sc.turns[0] = t0;
     fx->sc.turns[1] = t1;
     int rc = agt_registry_new(&fx->reg);

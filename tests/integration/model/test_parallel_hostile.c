@@ -161,17 +161,6 @@ typedef struct fixture {
     events ev;
 } fixture;
 
-static void write_file(const char *root, const char *name, const char *text)
-{
-    char p[128];
-    snprintf(p, sizeof p, "%s/%s", root, name);
-    FILE *f = fopen(p, "w");
-    if (f) {
-        fputs(text, f);
-        fclose(f);
-    }
-}
-
 enum { HOST_READ = 1, HOST_GREP = 2 };
 
 static const char *GREP_ENTRY =
@@ -197,13 +186,13 @@ static int fixture_open(fixture *fx, int mode, int max, int flags, char *turn0)
     fx->sc.turn0 = turn0;
     if (fx_workspace_make(fx->root, sizeof fx->root, "/tmp/agt-parh-XXXXXX") != 0)
         return -1;
-    write_file(fx->root, "a.txt", "alpha\n");
-    write_file(fx->root, "b.txt", "bee\n");
+    fx_write_file(fx->root, "a.txt", "alpha\n");
+    fx_write_file(fx->root, "b.txt", "bee\n");
     for (int i = 0; i < 64; i++) {
         char n[32], t[32];
         snprintf(n, sizeof n, "f%d.txt", i);
         snprintf(t, sizeof t, "file %d\nline two\n", i);
-        write_file(fx->root, n, t);
+        fx_write_file(fx->root, n, t);
     }
     fx->hk.root = fx->root;
     int rc = agt_registry_new(&fx->reg);
@@ -963,7 +952,7 @@ static char *grep_run(int max, long *grow_kb, double *ms)
             o += (size_t)sprintf(line + o, "line %d of file %d: needle%d haystack\n", i, f, i % 7);
         char name[32];
         snprintf(name, sizeof name, "big/g%03d.txt", f);
-        write_file(fx.root, name, line);
+        fx_write_file(fx.root, name, line);
     }
     free(line);
     const char *names[20];
