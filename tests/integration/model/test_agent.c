@@ -591,6 +591,15 @@ static void test_swarm_total(void)
              "swarm total: 127 new + 2 resumed refused");
     T_EQ_INT(r ? agt_result_is_error(r) : 0, 1, "swarm total: an error result");
     agt_result_free(r);
+    /* 127 + 1 = 128 is within the limit: the next check (the resumed id
+     * must exist) answers instead */
+    snprintf(args + k, sizeof args - k, "],\"resume_agent_ids\":[\"agent-1\"]}");
+    T_EQ_INT(agt_session_dispatch(fx.s, "sw2", "AgentSwarm", args, &r), AGT_OK,
+             "swarm total 128: dispatched");
+    T_EQ_STR(r ? agt_result_text(r) : "",
+             "No sub-agent 'agent-1' to resume; the ids are agent-1 to agent-0.",
+             "swarm total: 127 new + 1 resumed passes the limit");
+    agt_result_free(r);
     char *pj = NULL;
     agt_session_pending(fx.s, &pj);
     T_EQ_STR(pj, "[]", "swarm total: nothing started or waiting");
