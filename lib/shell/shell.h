@@ -1,0 +1,217 @@
+/*
+ * Internal shell engine of libagenttools: a parser for the POSIX shell
+ * command language (XCU chapter 2) plus the bash forms models write, and the
+ * analysis that turns a script into the list of every simple command that
+ * can run. Knows nothing of tools, rules or sessions: lib/session builds its
+ * Bash approval decisions on top of it. Depends on lib/core only.
+ *
+ * Two layers:
+ *  - parse.c and friends: text -> tree (agti_sh_node) and, walking the tree,
+ *    the flat list of simple commands as written (agti_sh_cmd), including
+ *    those inside command/process substitutions, here-strings, function
+ *    bodies, conditions and loop bodies;
+ *  - analyze.c: the same commands as they would run (agti_sh_exec): wrappers
+ *    seen through (env, nohup, timeout, sudo, xargs, find -exec, ...),
+ *    `sh -c STRING` and `eval STRING` with static strings parsed again,
+ *    functions defined in the script expanded where they are called, the
+ *    command word's basename, and the reasons a command cannot be decided
+ *    statically (AGTI_SHX_* flags), so that a caller can fail closed.
+ */
+#ifndef AGT_LIB_SHELL_H
+#define AGT_LIB_SHELL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* ---- limits: input over them is refused (never truncated) ---------- */
+#define AGTI_SH_MAX_INPUT (1u << 20)  /* bytes of script text */
+#define AGTI_SH_MAX_DEPTH 256         /* nesting of constructs and re-parses */
+#define AGTI_SH_MAX_COMMANDS 10000    /* simple commands, after analysis */
+
+/* ---- status ---------------------------------------------------------- */
+enum agti_sh_status {
+    AGTI_SH_OK = 0,
+    AGTI_SH_ESYNTAX = 1,   /* not valid shell: unterminated quote, `fi` without `if`, ... */
+    AGTI_SH_ETOOLONG = 2,  /* input over AGTI_SH_MAX_INPUT */
+    AGTI_SH_ETOODEEP = 3,  /* nesting over AGTI_SH_MAX_DEPTH */
+    AGTI_SH_ETOOMANY = 4,  /* over AGTI_SH_MAX_COMMANDS */
+    AGTI_SH_ENOMEM = 5
+};
+
+/* Where and why parsing stopped; message is a static or owned-by-script
+ * English sentence ("unterminated single quote", "`then` expected after
+ * the `if` condition"). offset: byte offset in the input. */
+typedef struct agti_sh_error {
+    int status;         /* enum agti_sh_status */
+    size_t offset;
+    char message[160];
+} agti_sh_error;
+
+/* ---- words ----------------------------------------------------------- */
+/* A word after quote removal. value holds the static text with every quote
+ * and escaping backslash removed (`\r\m` -> "rm", `'rm'` -> "rm",
+ * `$'a\nb'` -> "a<LF>b", `"a"'b'c` -> "abc"); an expansion whose value is
+ * not known statically stays in value as its source text ("$X", "$(cmd)")
+ * and sets AGTI_SHW_DYNAMIC. */
+#define AGTI_SHW_DYNAMIC 0x01u /* holds a parameter/command/arithmetic/process expansion */
+#define AGTI_SHW_UNQUOTED_EXP 0x02u /* ... of which one is unquoted: field splitting and
+                                    * pathname expansion may make 0 or several words */
+#define AGTI_SHW_GLOB 0x04u    /* unquoted *, ?, [ : pathname expansion may change it */
+#define AGTI_SHW_BRACE 0x08u   /* unquoted brace expansion {a,b} / {1..3} */
+#define AGTI_SHW_TILDE 0x10u   /* leading unquoted ~ (value keeps the ~) */
+#define AGTI_SHW_QUOTED 0x20u  /* some part was quoted or escaped */
+
+typedef struct agti_sh_word {
+    char *value;   /* NUL-terminated; see above */
+    size_t vlen;   /* bytes in value ($'\0'... can hold NUL: vlen is authoritative) */
+    size_t offset; /* of the word's first byte in the text it was parsed from */
+    size_t length; /* bytes of source */
+    unsigned flags;
+} agti_sh_word;
+
+/* ---- redirections ------------------------------------------------------ */
+enum agti_sh_redir_op {
+    AGTI_SHR_IN = 0,          /* <      */
+    AGTI_SHR_OUT = 1,         /* >      */
+    AGTI_SHR_APPEND = 2,      /* >>     */
+    AGTI_SHR_CLOBBER = 3,     /* >|     */
+    AGTI_SHR_RDWR = 4,        /* <>     */
+    AGTI_SHR_HEREDOC = 5,     /* <<     */
+    AGTI_SHR_HEREDOC_TAB = 6, /* <<-    */
+    AGTI_SHR_HERESTRING = 7,  /* <<<    */
+    AGTI_SHR_OUT_ERR = 8,     /* &>     */
+    AGTI_SHR_APPEND_ERR = 9,  /* &>>    */
+    AGTI_SHR_DUP_OUT = 10,    /* >&word, n>&m, n>&- ; >&file when word is not a number or - */
+    AGTI_SHR_DUP_IN = 11      /* <&word */
+};
+
+typedef struct agti_sh_redir {
+    int op;             /* enum agti_sh_redir_op */
+    int fd;             /* explicit fd number before the operator, -1 when none */
+    bool fd_var;        /* {name}>file: the fd is allocated into a variable */
+    agti_sh_word target; /* file name, fd number, "-", here-doc delimiter, here-string */
+    char *heredoc;      /* body of << / <<- (leading tabs stripped for <<-), else NULL */
+    size_t heredoc_len;
+    bool heredoc_expands; /* delimiter unquoted: the body undergoes expansion */
+    /* Opens a file for writing: >, >>, >|, <>, &>, &>>, and >&word / n>&word
+     * where word is not a number and not "-". False for /dev/null,
+     * /dev/stdout, /dev/stderr, /dev/fd/N and for fd duplications/closes. A
+     * dynamic target that may write counts as writing. */
+    bool writes;
+} agti_sh_redir;
+
+/* ---- simple commands as written ------------------------------------- */
+#define AGTI_SHC_IN_SUBST 0x001u    /* inside $(...), `...`, <(...), >(...) */
+#define AGTI_SHC_PIPED_IN 0x002u    /* its stdin is a pipe (not the first of a pipeline) */
+#define AGTI_SHC_BACKGROUND 0x004u  /* in an and-or list ended by & */
+#define AGTI_SHC_IN_FUNCTION 0x008u /* inside a function definition's body */
+#define AGTI_SHC_KEYWORD 0x010u     /* a [[ ]] or (( )) test / arithmetic command:
+                                     * argv[0] is "[[" or "((" */
+#define AGTI_SHC_ASSIGN_ONLY 0x020u /* no command word: assignments and/or redirections */
+#define AGTI_SHC_STDIN_REDIR 0x040u /* stdin comes from <, <<, <<<, <& */
+
+typedef struct agti_sh_cmd {
+    agti_sh_word *assigns; /* NAME=value words before the command word */
+    size_t nassigns;
+    agti_sh_word *argv; /* command word and arguments (argc may be 0) */
+    size_t argc;
+    agti_sh_redir *redirs;
+    size_t nredirs;
+    unsigned flags;  /* AGTI_SHC_* */
+    size_t offset;   /* source span of the whole simple command */
+    size_t length;
+    int function;    /* index into agti_sh_script's functions when IN_FUNCTION, else -1 */
+} agti_sh_cmd;
+
+/* A function defined in the script (`f() { ...; }`, `function f { ...; }`):
+ * its body's commands are the list entries flagged IN_FUNCTION with this
+ * index. */
+typedef struct agti_sh_func {
+    char *name;
+    size_t first_cmd, ncmds; /* range in the command list */
+} agti_sh_func;
+
+/* ---- the tree ---------------------------------------------------------- */
+enum agti_sh_node_kind {
+    AGTI_SHN_LIST = 0,     /* children run in order; sep[i] is ';' '&' or '\n' after child i */
+    AGTI_SHN_AND = 1,      /* a && b */
+    AGTI_SHN_OR = 2,       /* a || b */
+    AGTI_SHN_PIPELINE = 3, /* a | b |& c; bang for ! */
+    AGTI_SHN_SIMPLE = 4,   /* cmd: index in the command list */
+    AGTI_SHN_SUBSHELL = 5, /* ( list ) */
+    AGTI_SHN_GROUP = 6,    /* { list; } */
+    AGTI_SHN_IF = 7,       /* children: cond, then, [elif cond, then]..., [else] */
+    AGTI_SHN_WHILE = 8,
+    AGTI_SHN_UNTIL = 9,
+    AGTI_SHN_FOR = 10,     /* word: variable; words: the list (also arithmetic for) */
+    AGTI_SHN_CASE = 11,    /* word: subject; children: one LIST per item */
+    AGTI_SHN_SELECT = 12,
+    AGTI_SHN_FUNCTION = 13, /* func: index; children[0]: body */
+    AGTI_SHN_COND = 14,    /* [[ ]] : cmd index */
+    AGTI_SHN_ARITH = 15    /* (( )) : cmd index */
+};
+
+typedef struct agti_sh_node {
+    int kind; /* enum agti_sh_node_kind */
+    struct agti_sh_node **children;
+    size_t nchildren;
+    char *sep;      /* LIST: separators, one per child */
+    bool bang;      /* PIPELINE: leading ! */
+    int cmd;        /* SIMPLE/COND/ARITH: index in the command list, else -1 */
+    int func;       /* FUNCTION: index in the function list, else -1 */
+    agti_sh_redir *redirs; /* redirections on a compound command (`{ ...; } > f`) */
+    size_t nredirs;
+    size_t offset, length;
+} agti_sh_node;
+
+typedef struct agti_sh_script agti_sh_script; /* opaque; owns everything above */
+
+/* Parses text[0..len) (need not be NUL-terminated; a NUL byte is a syntax
+ * error). On success *out owns the tree and the lists and AGTI_SH_OK is
+ * returned; else *out is NULL, err (may be NULL) says where and why, and the
+ * status is returned. Never reads past len, never recurses past
+ * AGTI_SH_MAX_DEPTH, memory bounded by a small multiple of len. */
+int agti_sh_parse(const char *text, size_t len, agti_sh_script **out, agti_sh_error *err);
+void agti_sh_free(agti_sh_script *s);
+
+const agti_sh_node *agti_sh_root(const agti_sh_script *s);
+size_t agti_sh_ncmds(const agti_sh_script *s);
+const agti_sh_cmd *agti_sh_cmd_at(const agti_sh_script *s, size_t i);
+size_t agti_sh_nfuncs(const agti_sh_script *s);
+const agti_sh_func *agti_sh_func_at(const agti_sh_script *s, size_t i);
+
+/* ---- analysis: the commands as they would run ------------------------ */
+/* Reasons a command cannot be decided statically; a caller must not let an
+ * allow rule cover it, nor assume a deny rule does not apply. */
+#define AGTI_SHX_DYNAMIC_NAME 0x001u /* command word (after wrappers) not a literal */
+#define AGTI_SHX_EVAL_DYNAMIC 0x002u /* eval / sh -c with a non-static string */
+#define AGTI_SHX_SOURCE 0x004u       /* source / . : runs a file's commands */
+#define AGTI_SHX_SHELL_STDIN 0x008u  /* a shell reading its script from stdin
+                                      * (`| sh`, `sh < f`, `bash <<EOF`, `sh -s`) */
+#define AGTI_SHX_DYNAMIC_ARGS 0x010u /* some argument is dynamic (informational) */
+#define AGTI_SHX_WRAPPER_UNKNOWN 0x020u /* a wrapper's options could not be read */
+#define AGTI_SHX_WRITES 0x040u       /* has a redirection that writes a file */
+#define AGTI_SHX_SHELL_FILE 0x080u   /* a shell/interpreter running a script file */
+
+typedef struct agti_sh_exec {
+    char **argv;      /* the command as it runs: wrappers removed, argv[0] the
+                       * command word's basename when it was a path */
+    size_t argc;
+    const char *path; /* the command word as written when it held a '/', else NULL */
+    const agti_sh_cmd *cmd; /* where it came from (the outermost written command) */
+    char *wrappers;   /* the wrappers seen through, space-separated ("sudo timeout"), or NULL */
+    unsigned flags;   /* AGTI_SHX_* */
+    int depth;        /* re-parse depth: 0 written, 1 inside sh -c / eval, ... */
+} agti_sh_exec;
+
+typedef struct agti_sh_analysis agti_sh_analysis; /* opaque; owns the execs */
+
+/* Analyses a parsed script (parses sh -c / eval strings again, under the same
+ * limits). AGTI_SH_OK with the list, or an error status (a re-parse that
+ * failed is not an error: that command gets AGTI_SHX_EVAL_DYNAMIC). */
+int agti_sh_analyze(const agti_sh_script *s, agti_sh_analysis **out, agti_sh_error *err);
+size_t agti_sh_nexecs(const agti_sh_analysis *a);
+const agti_sh_exec *agti_sh_exec_at(const agti_sh_analysis *a, size_t i);
+void agti_sh_analysis_free(agti_sh_analysis *a);
+
+#endif
