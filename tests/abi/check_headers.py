@@ -11,7 +11,9 @@ import tempfile
 
 
 def main():
-    src, cc, cxx = sys.argv[1], sys.argv[2], sys.argv[3]
+    # The C compiler comes last as a whole command (meson's cc.cmd_array():
+    # ["ccache", "cc"] when ccache is in use, which must stay together).
+    src, cxx, cc = sys.argv[1], sys.argv[2], sys.argv[3:]
     inc = os.path.join(src, "include")
     headers = sorted(f for f in os.listdir(os.path.join(inc, "agenttools")) if f.endswith(".h"))
     n = failed = 0
@@ -19,11 +21,11 @@ def main():
         for h in headers:
             for lang, compiler, flags, ext in (
                     ("C11", cc, ["-std=c11", "-pedantic", "-Wall", "-Wextra", "-Werror"], "c"),
-                    ("C++", cxx, ["-std=c++11", "-pedantic", "-Wall", "-Wextra", "-Werror"], "cpp")):
+                    ("C++", [cxx], ["-std=c++11", "-pedantic", "-Wall", "-Wextra", "-Werror"], "cpp")):
                 path = os.path.join(tmp, "t_%s.%s" % (h.replace(".", "_"), ext))
                 with open(path, "w") as f:
                     f.write("#include <agenttools/%s>\nint agt_header_test_dummy;\n" % h)
-                r = subprocess.run([compiler] + flags + ["-I", inc, "-fsyntax-only", path],
+                r = subprocess.run(compiler + flags + ["-I", inc, "-fsyntax-only", path],
                                    capture_output=True, text=True)
                 n += 1
                 ok = r.returncode == 0
