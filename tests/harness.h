@@ -18,6 +18,38 @@
 static int t_count;
 static int t_failed;
 
+/* Prints a formatted check name on one line: a name that holds a tool's
+ * multi-line result would otherwise break the TAP stream (meson reports
+ * "Unknown TAP output lines" and the summary cannot count the lines after
+ * it), so CR and LF are printed as the two characters \r and \n. */
+static void t_print_line(const char *fmt, va_list ap)
+{
+    char small[512];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return;
+    char *text = small;
+    if ((size_t)n >= sizeof small) {
+        text = malloc((size_t)n + 1);
+        if (text == NULL)
+            return;
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+    }
+    for (const char *c = text; *c; c++) {
+        if (*c == '\n')
+            fputs("\\n", stdout);
+        else if (*c == '\r')
+            fputs("\\r", stdout);
+        else
+            putchar(*c);
+    }
+    if (text != small)
+        free(text);
+}
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3), unused))
 #endif
@@ -30,7 +62,7 @@ t_check(int ok, const char *fmt, ...)
         t_failed++;
     printf("%s %d - ", ok ? "ok" : "not ok", t_count);
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    t_print_line(fmt, ap);
     va_end(ap);
     printf("\n");
     fflush(stdout);
@@ -46,7 +78,7 @@ t_diag(const char *fmt, ...)
     va_list ap;
     printf("# ");
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    t_print_line(fmt, ap);
     va_end(ap);
     printf("\n");
 }
