@@ -108,8 +108,9 @@ int agti_resp_finish(agt_model_response *r)
         r->n_calls = kept;
         json_object_set_new(root, "tool_calls", calls);
         calls = NULL;
-        const char *finish = r->finish ? r->finish : (kept ? "tool_calls" : "stop");
-        json_object_set_new(root, "finish_reason", json_string(finish));
+        /* "" when the provider sent none (self-hosted servers such as TGI):
+         * a made-up "stop" would hide a cut-off stream from the host */
+        json_object_set_new(root, "finish_reason", json_string(r->finish ? r->finish : ""));
         json_t *u = json_object();
         const char *names[3] = {"prompt_tokens", "completion_tokens", "total_tokens"};
         if (r->usage[2] < 0 && r->usage[0] >= 0 && r->usage[1] >= 0)
@@ -274,7 +275,7 @@ const char *agt_model_response_thinking(const agt_model_response *r)
 
 const char *agt_model_response_finish_reason(const agt_model_response *r)
 {
-    return r && r->finish ? r->finish : (r && r->n_calls ? "tool_calls" : (r ? "stop" : ""));
+    return r && r->finish ? r->finish : "";
 }
 
 size_t agt_model_response_tool_count(const agt_model_response *r)

@@ -494,6 +494,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.connection.shutdown(2)
         elif kind == "eof":
             self.stream(OPENAI_TEXT[1:4])  # no finish_reason, no [DONE]
+        elif kind == "nofinish":
+            # text-generation-inference: finish_reason stays null, then [DONE]
+            self.stream(OPENAI_TEXT[1:6] + ["data: [DONE]\n\n"])
         elif kind == "crlf":
             self.stream(CRLF)
         elif kind == "malformed":

@@ -351,6 +351,15 @@ static void test_failures(void)
             "eof: message: %s", agt_error_message());
     agt_model_free(m);
 
+    m = http_model(AGT_PROTOCOL_OPENAI, "nofinish-1");
+    T_EQ_INT(run(m, NULL, &r), AGT_OK, "stream ended by [DONE] without a finish_reason: ok");
+    T_EQ_STR(agt_model_response_text(r), "Hello, world", "no finish_reason: text kept");
+    T_EQ_STR(agt_model_response_finish_reason(r), "", "no finish_reason: \"\", not a made-up stop");
+    T_CHECK(strstr(agt_model_response_json(r), "\"finish_reason\":\"\"") != NULL,
+            "no finish_reason: the canonical JSON says \"\" too");
+    agt_model_response_free(r);
+    agt_model_free(m);
+
     m = http_model(AGT_PROTOCOL_OPENAI, "malformed-1");
     T_EQ_INT(run(m, NULL, &r), AGT_EPARSE, "malformed JSON chunk: AGT_EPARSE");
     T_CHECK(strstr(agt_error_message(), "malformed JSON in stream event 2") != NULL,
@@ -522,8 +531,8 @@ static void test_local_models(void)
     agt_model_response_free(r);
     T_EQ_INT(run(m, &e, &r), AGT_OK, "replay 2: ok (blank line skipped)");
     T_EQ_STR(agt_model_response_tool_name(r, 0), "TodoList", "replay 2: tool call");
-    T_EQ_STR(agt_model_response_finish_reason(r), "tool_calls",
-             "replay 2: finish defaults to tool_calls");
+    T_EQ_STR(agt_model_response_finish_reason(r), "",
+             "replay 2: no finish_reason given: \"\" (model.h), not a guess");
     agt_model_response_free(r);
     T_EQ_INT(run(m, &e, &r), AGT_ELIMIT, "replay exhausted: AGT_ELIMIT");
     agt_model_free(m);
