@@ -8,10 +8,16 @@ A real repository: main has C1; the pull request (branch feature) adds P1
 (src/calc.c) and P2 (lib/util.py); P3 is pushed later for --incremental.
 Line numbers below were worked out by hand from the file texts.
 
-usage: test_review_post.py AGT_REVIEW SCRIPTED_SERVER AGT_TOOLS
+The SARIF output is validated against the SARIF 2.1.0 schema of the npm
+package @microsoft/jest-sarif (lib/schemas/sarif-2.1.0-rtm.5.json), installed
+once into NODE_DIR (the build tree); that check is skipped with the reason
+when npm is missing or the install fails.
+
+usage: test_review_post.py AGT_REVIEW SCRIPTED_SERVER AGT_TOOLS [NODE_DIR]
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -167,9 +173,31 @@ def run(cmd, env_extra=None, cwd=None):
     return p.returncode, p.stdout, p.stderr
 
 
+def sarif_schema(node_dir):
+    """The SARIF 2.1.0 schema file, or (None, why not)."""
+    if not node_dir:
+        return None, "no NODE_DIR given"
+    path = os.path.join(node_dir, "node_modules", "@microsoft", "jest-sarif", "lib", "schemas",
+                        "sarif-2.1.0-rtm.5.json")
+    if os.path.exists(path):
+        return path, None
+    npm = shutil.which("npm")
+    if not npm:
+        return None, "npm is needed to fetch the SARIF 2.1.0 schema (@microsoft/jest-sarif)"
+    os.makedirs(node_dir, exist_ok=True)
+    p = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", node_dir,
+                        "@microsoft/jest-sarif"], capture_output=True, text=True, timeout=280)
+    if p.returncode != 0 or not os.path.exists(path):
+        return None, "npm install @microsoft/jest-sarif failed: " + \
+            (p.stderr.strip().splitlines() or ["?"])[-1]
+    return path, None
+
+
 def main():
     exe, server, tools = sys.argv[1], sys.argv[2], sys.argv[3]
-    corpus = os.path.join(HERE, "..", "..", "..", "..", "shared", "corpus", "rdjson")
+    node_dir = sys.argv[4] if len(sys.argv) > 4 else None
+    shared = os.environ.get("AGT_SHARED_DIR") or os.path.join(HERE, "..", "..", "..", "..", "shared")
+    corpus = os.path.join(shared, "corpus", "rdjson")
     t = Tap()
     with tempfile.TemporaryDirectory() as tmp:
         repo = os.path.join(tmp, "repo")
@@ -241,6 +269,41 @@ def main():
         d = by_msg.get("legacy_mode was exported; callers may still use it.", {})
         t.ok("removed lines 22-22" in d.get("message", "") and "suggestions" not in d,
              "rdjson: old-side comment says so")
+
+        model.reset()
+        rc, out, err = run(common + ["--from", base, "--format", "sarif"])
+        sarif_file = os.path.join(tmp, "out.sarif")
+        with open(sarif_file, "w") as f:
+            f.write(out)
+        schema, why = sarif_schema(node_dir)
+        if schema is None:
+            t.skip("SARIF output valid against the SARIF 2.1.0 schema", why)
+        else:
+            p = subprocess.run([tools, "validate", schema, sarif_file], capture_output=True,
+                               text=True)
+            t.ok(rc == 0 and p.returncode == 0, "SARIF output valid against the SARIF 2.1.0 "
+                 "schema (%s)" % (p.stdout + p.stderr).strip()[:300])
+        sarif = json.loads(out) if rc == 0 else {"runs": [{"results": [], "tool": {"driver": {}}}]}
+        run0 = sarif["runs"][0]
+        rules = {r["id"]: r for r in run0["tool"]["driver"].get("rules", [])}
+        sec = rules.get("security", {})
+        t.ok(sec.get("properties", {}).get("tags") == ["agt-review", "security"] and
+             sec["properties"].get("security-severity") == "8.0" and
+             sec.get("fullDescription", {}).get("text") and sec.get("help", {}).get("markdown"),
+             "SARIF rule: tags, security-severity, fullDescription, help")
+        res = {r["message"]["text"].split("\n")[0]: r for r in run0["results"]}
+        amb = res.get("Returning 0 hides the error.", {"locations": []})
+        t.eq([loc["physicalLocation"]["region"]["startLine"] for loc in amb["locations"]],
+             [26, 30], "SARIF: an ambiguous comment at every candidate")
+        una = res.get("Overflow is possible in the sum.", {"locations": [{}]})
+        t.eq((una["locations"][0].get("physicalLocation"),
+              una.get("properties", {}).get("security-severity")),
+             ({"artifactLocation": {"uri": "src/calc.c", "uriBaseId": "%SRCROOT%"}}, "9.5"),
+             "SARIF: an unanchored comment at file level (no region); critical security 9.5")
+        fps = [r.get("partialFingerprints", {}).get("agtReviewAnchor/v1", "")
+               for r in run0["results"]]
+        t.ok(len(fps) == 8 and len(set(fps)) == 8 and all(
+            fp.startswith("anchor=") for fp in fps), "SARIF: 8 distinct partialFingerprints")
 
         # ---- GitHub ----
         forge = fake_forge.Forge(repo, "ghs_secret")
