@@ -161,7 +161,7 @@ static const char *sarif_level(const char *sev)
  * removed lines were, by their hunk (new_start plus the offset into the hunk,
  * kept inside the hunk's new lines).
  */
-static json_int_t new_line_for_old(const rv_set *set, const char *path, json_int_t old_line)
+json_int_t rv_new_line_for_old(const rv_set *set, const char *path, json_int_t old_line)
 {
     for (size_t i = 0; i < set->n_files; i++) {
         const rv_file *f = &set->files[i];
@@ -185,11 +185,39 @@ static json_int_t new_line_for_old(const rv_set *set, const char *path, json_int
     return 1;
 }
 
+/* GitHub reads security-severity (a CVSS-like score) of rules tagged
+ * "security": 9.0+ critical, 7.0-8.9 high, 4.0-6.9 medium, below low. */
+static const char *security_score(const char *sev)
+{
+    if (strcmp(sev, "critical") == 0)
+        return "9.5";
+    if (strcmp(sev, "high") == 0)
+        return "8.0";
+    if (strcmp(sev, "low") == 0)
+        return "3.0";
+    return "5.5";
+}
+
+static json_t *region(json_int_t a, json_int_t b)
+{
+    return json_pack("{s:I, s:I}", "startLine", a, "endLine", b >= a ? b : a);
+}
+
+static json_t *location(const char *path, json_t *reg)
+{
+    json_t *phys =
+        json_pack("{s:{s:s, s:s}}", "artifactLocation", "uri", path, "uriBaseId", "%SRCROOT%");
+    if (reg != NULL)
+        json_object_set_new(phys, "region", reg);
+    return json_pack("{s:o}", "physicalLocation", phys);
+}
+
 static json_t *sarif_result(const rv_set *set, json_t *c)
 {
     const char *cat = jstr(c, "category");
     size_t ci = category_index(cat);
     const char *content = jstr(c, "content"), *sug = jstr(c, "suggestion_code");
+    const char *path = jstr(c, "path");
     json_int_t a = jint(c, "start_line"), b = jint(c, "end_line");
     int old = strcmp(jstr(c, "side"), "old") == 0;
     json_t *cands = json_object_get(c, "candidates");
@@ -198,58 +226,85 @@ static json_t *sarif_result(const rv_set *set, json_t *c)
     if (msg == NULL)
         return NULL;
     int n = snprintf(msg, len, "%s", content);
-    json_int_t start = a, end = b >= a ? b : a;
-    if (a <= 0) {
-        /* GitHub needs a region: unanchored and ambiguous comments go on line 1 */
-        start = end = 1;
-        if (json_is_true(json_object_get(c, "ambiguous")) && json_array_size(cands) > 0) {
-            n += snprintf(msg + n, len - (size_t)n, "\n\n(The quoted code matches lines");
-            for (size_t k = 0; k < json_array_size(cands); k++) {
-                json_t *p = json_array_get(cands, k);
-                n += snprintf(msg + n, len - (size_t)n, "%s %lld-%lld", k > 0 ? "," : "",
-                              (long long)json_integer_value(json_array_get(p, 0)),
-                              (long long)json_integer_value(json_array_get(p, 1)));
-            }
-            n += snprintf(msg + n, len - (size_t)n, ".)");
-        } else {
-            n += snprintf(msg + n, len - (size_t)n, "\n\n(Not placed on a line of the diff.)");
+    json_t *locs = json_array();
+    if (a <= 0 && json_is_true(json_object_get(c, "ambiguous")) && json_array_size(cands) > 0) {
+        /* every place the quoted code matches is a location */
+        n += snprintf(msg + n, len - (size_t)n, "\n\n(The quoted code matches lines");
+        for (size_t k = 0; k < json_array_size(cands); k++) {
+            json_t *p = json_array_get(cands, k);
+            json_int_t ca = json_integer_value(json_array_get(p, 0));
+            json_int_t cb = json_integer_value(json_array_get(p, 1));
+            n += snprintf(msg + n, len - (size_t)n, "%s %lld-%lld", k > 0 ? "," : "", (long long)ca,
+                          (long long)cb);
+            json_array_append_new(locs, location(path, region(ca, cb)));
         }
+        n += snprintf(msg + n, len - (size_t)n, ".)");
+    } else if (a <= 0) {
+        /* a file-level result: no region */
+        n += snprintf(msg + n, len - (size_t)n, "\n\n(Not placed on a line of the diff.)");
+        json_array_append_new(locs, location(path, NULL));
     } else if (old) {
         n += snprintf(msg + n, len - (size_t)n, "\n\n(On removed lines %lld-%lld of the old file.)",
                       (long long)a, (long long)b);
-        start = end = new_line_for_old(set, jstr(c, "path"), a);
+        json_int_t at = rv_new_line_for_old(set, path, a);
+        json_array_append_new(locs, location(path, region(at, at)));
+    } else {
+        json_array_append_new(locs, location(path, region(a, b)));
     }
     if (sug[0] != '\0')
         snprintf(msg + n, len - (size_t)n, "\n\nSuggestion:\n%s", sug);
-    json_t *phys =
-        json_pack("{s:{s:s, s:s}, s:{s:I, s:I}}", "artifactLocation", "uri", jstr(c, "path"),
-                  "uriBaseId", "%SRCROOT%", "region", "startLine", start, "endLine", end);
-    json_t *r = json_pack("{s:s, s:i, s:s, s:{s:s}, s:[{s:o}]}", "ruleId", categories[ci],
-                          "ruleIndex", (json_int_t)ci, "level", sarif_level(jstr(c, "severity")),
-                          "message", "text", msg, "locations", "physicalLocation", phys);
+    char key[128];
+    rv_comment_key(c, path, key, sizeof key);
+    json_t *r =
+        json_pack("{s:s, s:i, s:s, s:{s:s}, s:o, s:{s:s}}", "ruleId", categories[ci], "ruleIndex",
+                  (json_int_t)ci, "level", sarif_level(jstr(c, "severity")), "message", "text", msg,
+                  "locations", locs, "partialFingerprints", "agtReviewAnchor/v1", key);
     free(msg);
     json_t *props = json_pack("{s:s}", "side", old ? "old" : "new");
     const char *sev = jstr(c, "severity");
     if (sev[0] != '\0')
         json_object_set_new(props, "severity", json_string(sev));
     json_object_set_new(props, "anchoring", json_string(jstr(c, "method")));
+    json_object_set_new(props, "anchored", json_boolean(a > 0));
     json_object_set_new(r, "properties", props);
     return r;
+}
+
+static json_t *sarif_rule(size_t k)
+{
+    char help[512];
+    snprintf(help, sizeof help,
+             "%s Comments of this kind come from agt-review, an LLM code reviewer: check the "
+             "reasoning in the message before acting on it.",
+             category_text[k]);
+    /* GitHub shows a security-severity only for rules tagged "security" */
+    json_t *tags = json_pack("[s, s]", "agt-review", categories[k]);
+    json_t *props = json_pack("{s:o, s:s}", "tags", tags, "precision", "medium");
+    if (strcmp(categories[k], "security") == 0)
+        json_object_set_new(props, "security-severity", json_string(security_score("high")));
+    return json_pack("{s:s, s:s, s:{s:s}, s:{s:s}, s:{s:s, s:s}, s:{s:s}, s:o}", "id",
+                     categories[k], "name", categories[k], "shortDescription", "text",
+                     category_text[k], "fullDescription", "text", help, "help", "text", help,
+                     "markdown", help, "defaultConfiguration", "level", "warning", "properties",
+                     props);
 }
 
 static json_t *sarif_json(const rv_set *set)
 {
     json_t *rules = json_array(), *results = json_array();
     for (size_t k = 0; k < sizeof categories / sizeof categories[0]; k++)
-        json_array_append_new(rules, json_pack("{s:s, s:s, s:{s:s}}", "id", categories[k], "name",
-                                               categories[k], "shortDescription", "text",
-                                               category_text[k]));
+        json_array_append_new(rules, sarif_rule(k));
     for (size_t i = 0; i < set->n_files; i++) {
         const rv_file *f = &set->files[i];
         for (size_t k = 0; f->skip == NULL && k < json_array_size(f->comments); k++) {
-            json_t *r = sarif_result(set, json_array_get(f->comments, k));
-            if (r != NULL)
-                json_array_append_new(results, r);
+            json_t *c = json_array_get(f->comments, k);
+            json_t *r = sarif_result(set, c);
+            if (r == NULL)
+                continue;
+            if (strcmp(jstr(c, "category"), "security") == 0)
+                json_object_set_new(json_object_get(r, "properties"), "security-severity",
+                                    json_string(security_score(jstr(c, "severity"))));
+            json_array_append_new(results, r);
         }
     }
     json_t *driver = json_pack("{s:s, s:s, s:s, s:o}", "name", "agt-review", "version",
@@ -266,8 +321,9 @@ int rv_print_results(const rv_set *set, const rv_opts *o, int64_t elapsed_ms)
         print_text(set, elapsed_ms);
         return 0;
     }
-    json_t *j =
-        strcmp(o->format, "sarif") == 0 ? sarif_json(set) : results_json(set, o, elapsed_ms);
+    json_t *j = strcmp(o->format, "sarif") == 0    ? sarif_json(set)
+                : strcmp(o->format, "rdjson") == 0 ? rv_rdjson(set)
+                                                   : results_json(set, o, elapsed_ms);
     char *s = json_dumps(j, JSON_INDENT(2));
     printf("%s\n", s);
     free(s);

@@ -42,8 +42,18 @@ typedef struct rv_opts {
     const char *language;
     int preview;
     int max_turns;
-    long plan_threshold; /* changed lines above which a plan phase runs */
-    long group_lines;    /* small files share a session up to this many changed lines */
+    long plan_threshold;       /* changed lines above which a plan phase runs */
+    long group_lines;          /* small files share a session up to this many changed lines */
+    const char *fail_on;       /* --fail-on: critical|high|medium|low, or NULL */
+    const char *min_severity;  /* comments below it are dropped (config "min_severity") */
+    long max_files, max_lines; /* guards; 0 = none */
+    /* --post */
+    const char *post; /* "github" | "gitlab" | NULL */
+    const char *post_repo, *head_sha, *base_sha, *api_url, *token_env;
+    long pr;
+    int incremental;
+    char *from_owned, *to_owned; /* set by --post when no change was named */
+    char *instructions;          /* extra review instructions (config, REVIEW.md) */
     cli_config cfg;
 } rv_opts;
 
@@ -62,7 +72,15 @@ int rv_print_preview(const rv_set *set, const rv_opts *o);
 
 /* Reviews every file that is not skipped; returns 0 or -1 (err filled). */
 int rv_review(rv_set *set, const rv_opts *o, int64_t *elapsed_ms, char *err, size_t errlen);
-/* Prints the results in o->format (text, json or sarif). */
+/* Prints the results in o->format (text, json, sarif or rdjson). */
 int rv_print_results(const rv_set *set, const rv_opts *o, int64_t elapsed_ms);
+
+/* The new-file line where removed lines of the old file were (by hunk). */
+json_int_t rv_new_line_for_old(const rv_set *set, const char *path, json_int_t old_line);
+/* A comment's stable key, "anchor=<16 hex> rule=<category>": a hash of its
+ * path, side and quoted code (not its line numbers), and its category. */
+void rv_comment_key(json_t *c, const char *path, char *buf, size_t len);
+/* The review as reviewdog's rdjson (DiagnosticResult). */
+json_t *rv_rdjson(const rv_set *set);
 
 #endif

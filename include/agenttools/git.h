@@ -79,7 +79,13 @@ typedef struct agt_changes agt_changes;
  *         revisions do not fit the mode (the message says which);
  *         AGT_ENOTFOUND when repo_path is not inside a git repository, a
  *         revision does not resolve to a commit, or a range has no merge base
- *         (the message names the path or the revision);
+ *         (the message names the path or the revision); also when the
+ *         repository is a shallow clone that lacks the history the change
+ *         needs (the first parent of the commit, or the merge base of the
+ *         range): the message then names the missing commit and how to fetch
+ *         it (`git fetch --deepen=1`, `git fetch --unshallow`, `fetch-depth: 0`
+ *         in GitHub Actions' checkout). Nothing is fetched: the libgit2 this
+ *         library supports (1.5) cannot deepen a shallow clone;
  *         AGT_EGIT when a libgit2 operation failed, or workspace mode is asked
  *         of a bare repository (the message has libgit2's text and names the
  *         path or revision); AGT_ELIMIT when the diff text exceeds 4 GiB;

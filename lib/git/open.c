@@ -57,6 +57,20 @@ static int resolve_commit(git_repository *repo, const char *spec, git_commit **o
     return AGT_OK;
 }
 
+/* What to do when a shallow clone lacks the history a change needs.
+ * libgit2 before 1.7 cannot fetch with a depth (git_fetch_options has no
+ * depth), so the fix is left to git itself. */
+#define SHALLOW_FIX                                                                                \
+    "fetch more history and run again: `git fetch --deepen=1` for one commit (the parent), "       \
+    "or `git fetch --unshallow` for all of it; in GitHub Actions set `fetch-depth: 0` on "         \
+    "actions/checkout, in GitLab CI set the variable GIT_DEPTH: 0"
+
+/* 1 when the repository is a shallow clone (.git/shallow lists cut commits). */
+static int is_shallow(git_repository *repo)
+{
+    return git_repository_is_shallow(repo) == 1;
+}
+
 static int commit_tree(git_commit *commit, git_tree **out, const char *spec)
 {
     if (git_commit_tree(out, commit) < 0)
@@ -151,7 +165,16 @@ static int diff_range(agt_changes *c, const char *from, const char *to, git_diff
     git_oid base;
     if (rc == AGT_OK) {
         int grc = git_merge_base(&base, c->repo, git_commit_id(a), git_commit_id(b));
-        if (grc == GIT_ENOTFOUND)
+        if (grc < 0 && is_shallow(c->repo))
+            /* the walk stops at the cut commits: no merge base in what was
+             * fetched does not mean the branches share no history */
+            rc = agti_error(AGT_ENOTFOUND,
+                            "no merge base of '%s' and '%s' in the fetched history: the "
+                            "repository is a shallow clone; " SHALLOW_FIX
+                            " (or `git fetch --shallow-exclude`/`--deepen=N` until both "
+                            "branches meet)",
+                            from, to);
+        else if (grc == GIT_ENOTFOUND)
             rc = agti_git_error(AGT_ENOTFOUND, "'%s' and '%s' have no merge base", from, to);
         else if (grc < 0)
             rc = agti_git_error(AGT_EGIT, "cannot find the merge base of '%s' and '%s'", from, to);
@@ -189,9 +212,18 @@ static int diff_commit(agt_changes *c, const char *spec, git_diff **out)
     c->has_target = true;
     rc = commit_tree(commit, &c->target_tree, spec);
     if (rc == AGT_OK && git_commit_parentcount(commit) > 0) {
-        if (git_commit_parent(&parent, commit, 0) < 0)
-            rc = agti_git_error(AGT_EGIT, "cannot read the first parent of '%s'", spec);
-        else {
+        if (git_commit_parent(&parent, commit, 0) < 0) {
+            char hex[GIT_OID_HEXSZ + 1];
+            git_oid_tostr(hex, sizeof(hex), git_commit_parent_id(commit, 0));
+            if (is_shallow(c->repo))
+                rc = agti_error(AGT_ENOTFOUND,
+                                "cannot read the first parent of '%s': the repository is a "
+                                "shallow clone and the parent %s was not fetched; " SHALLOW_FIX,
+                                spec, hex);
+            else
+                rc = agti_git_error(AGT_EGIT, "cannot read the first parent of '%s' (%s)", spec,
+                                    hex);
+        } else {
             c->base_oid = *git_commit_id(parent);
             c->has_base = true;
             rc = commit_tree(parent, &c->base_tree, spec);

@@ -21,6 +21,11 @@ class Tap:
             print("#   got:  %r\n#   want: %r" % (got, want))
         return good
 
+    def skip(self, name, reason):
+        self.n += 1
+        print("ok %d - %s # SKIP %s" % (self.n, name, reason))
+        sys.stdout.flush()
+
     def done(self):
         print("1..%d" % self.n)
         return 1 if self.failed else 0

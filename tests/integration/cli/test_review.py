@@ -286,18 +286,21 @@ def main():
         rule_ids = [r["id"] for r in run0["tool"].get("driver", {}).get("rules", [])]
         regions = []
         for r in run0["results"]:
-            loc = r["locations"][0]["physicalLocation"]
-            reg = loc.get("region")
             t.ok(r["ruleId"] in rule_ids and rule_ids[r["ruleIndex"]] == r["ruleId"],
                  "ruleId %s is a declared rule" % r["ruleId"])
-            regions.append((loc["artifactLocation"]["uri"], r["ruleId"], r["level"],
-                            (reg["startLine"], reg["endLine"]) if reg else None))
+            regs = []
+            for loc in r["locations"]:
+                reg = loc["physicalLocation"].get("region")
+                regs.append((reg["startLine"], reg["endLine"]) if reg else None)
+            regions.append((r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                            r["ruleId"], r["level"], regs[0] if len(regs) == 1 else regs))
         t.eq(sorted(regions, key=repr), sorted([
             ("src/calc.c", "bug", "error", (13, 13)),
             ("src/calc.c", "style", "note", (10, 11)),
             # old line 3 (removed) in hunk @@ -1,7 +1,5 @@: shown at new line 1 + (3 - 1)
             ("src/calc.c", "maintainability", "warning", (3, 3)),
-            ("src/calc.c", "bug", "warning", (1, 1)),             # ambiguous: line 1
+            # ambiguous: one location per candidate
+            ("src/calc.c", "bug", "warning", [(12, 12), (16, 16)]),
             ("src/calc.c", "bug", "error", (14, 14)),             # critical -> error
             ("new_name.py", "other", "note", (2, 2)),
         ], key=repr), "SARIF results: rule, level and region per comment")

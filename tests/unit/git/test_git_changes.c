@@ -451,6 +451,49 @@ static void test_workspace(void)
     free(d2);
 }
 
+/*
+ * A `git clone --depth 1` (file:// so that git really makes it shallow) has
+ * HEAD without its parent: commit mode cannot diff, and must say how to
+ * fetch the parent instead of libgit2's bare "object not found"; the same
+ * after `git fetch --deepen=1` works and agrees with git show.
+ */
+static void test_shallow(void)
+{
+    char shallow[700];
+    snprintf(shallow, sizeof(shallow), "%s/shallow", gf_root);
+    T_EQ_INT(gf_sh(gf_root, GIT "clone -q --depth 1 'file://%s' shallow", repo), 0,
+             "shallow: git clone --depth 1");
+    agt_changes *c = NULL;
+    int rc = agt_changes_open(&c, shallow, AGT_CHANGES_COMMIT, "HEAD", NULL);
+    T_EQ_INT(rc, AGT_ENOTFOUND, "shallow: commit mode on a shallow HEAD is AGT_ENOTFOUND");
+    const char *msg = agt_error_message();
+    char *parent = git_out(GIT "rev-parse %s", "HEAD^");
+    chomp(parent);
+    T_CHECK(strstr(msg, "cannot read the first parent of 'HEAD'") != NULL &&
+                strstr(msg, "shallow clone") != NULL && strstr(msg, parent) != NULL &&
+                strstr(msg, "git fetch --deepen=1") != NULL &&
+                strstr(msg, "fetch-depth: 0") != NULL,
+            "shallow: the message names the parent %s and the fixes (got: %s)", parent, msg);
+    agt_changes_free(c);
+    c = NULL;
+    rc = agt_changes_open(&c, shallow, AGT_CHANGES_RANGE, "HEAD~1", "HEAD");
+    T_EQ_INT(rc, AGT_ENOTFOUND, "shallow: HEAD~1 does not resolve either");
+    agt_changes_free(c);
+    c = NULL;
+    T_EQ_INT(gf_sh(shallow, GIT "fetch -q --deepen=1"), 0, "shallow: git fetch --deepen=1");
+    rc = agt_changes_open(&c, shallow, AGT_CHANGES_COMMIT, "HEAD", NULL);
+    T_EQ_INT(rc, AGT_OK, "shallow: after --deepen=1 commit mode opens");
+    if (rc == AGT_OK) {
+        size_t len = 0;
+        char *want = gf_out(&len, repo, GIT "diff --name-only HEAD^ HEAD | wc -l");
+        T_EQ_INT((long)agt_diff_file_count(agt_changes_diff(c)), strtol(want, NULL, 10),
+                 "shallow: after --deepen=1 as many files as git diff HEAD^ HEAD");
+        free(want);
+    }
+    agt_changes_free(c);
+    free(parent);
+}
+
 int main(void)
 {
     if (gf_setup() != 0) {
@@ -460,6 +503,7 @@ int main(void)
     build_history();
     test_ranges_and_commits();
     test_workspace();
+    test_shallow();
     gf_teardown();
     return t_done();
 }
