@@ -36,14 +36,66 @@ void agti_line_trim(const char **s, size_t *len)
     *len = n;
 }
 
+/* Lines are compared as the model was shown them: the tools pass every
+ * text through agti_utf8_sanitize(), which makes each invalid byte (and a
+ * NUL) one U+FFFD. A deleted line holding a Latin-1 byte ("L\xf8vset") was
+ * shown as "L\uFFFDvset", the model quoted that, and a byte comparison could
+ * never match it. A cursor walks a line's bytes in that decoded form. */
+typedef struct shown {
+    const unsigned char *p;
+    size_t len, i;
+    const unsigned char *unit; /* the current character's bytes */
+    size_t ulen, upos;
+} shown;
+
+static const unsigned char replacement[3] = {0xEF, 0xBF, 0xBD};
+
+static void shown_init(shown *c, const char *s, size_t len)
+{
+    c->p = (const unsigned char *)s;
+    c->len = len;
+    c->i = 0;
+    c->unit = NULL;
+    c->ulen = c->upos = 0;
+}
+
+/* Next byte of the decoded form, or -1 at the end. */
+static int shown_next(shown *c)
+{
+    if (c->upos < c->ulen)
+        return c->unit[c->upos++];
+    if (c->i >= c->len)
+        return -1;
+    unsigned char b = c->p[c->i];
+    if (b != 0 && b < 0x80) {
+        c->i++;
+        return b;
+    }
+    uint32_t cp;
+    size_t n = b == 0 ? 0 : agti_utf8_decode(c->p + c->i, c->len - c->i, &cp);
+    if (n == 0) {
+        c->unit = replacement;
+        c->ulen = 3;
+        c->i++;
+    } else {
+        c->unit = c->p + c->i;
+        c->ulen = n;
+        c->i += n;
+    }
+    c->upos = 1;
+    return c->unit[0];
+}
+
 uint64_t agti_line_hash(const char *s, size_t len)
 {
     agti_line_trim(&s, &len);
     if (len == 0)
         return 0;
     uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
+    shown c;
+    shown_init(&c, s, len);
+    for (int b; (b = shown_next(&c)) >= 0;) {
+        h ^= (unsigned char)b;
         h *= 0x100000001b3ull;
     }
     h ^= h >> 29;
@@ -203,7 +255,19 @@ static int snippet_prepare(snippet *sn, const char *text, bool strip_marker, boo
 static bool same(const sline *a, const char *s, size_t len)
 {
     agti_line_trim(&s, &len);
-    return a->len == len && memcmp(a->s, s, len) == 0;
+    if (a->len == len && memcmp(a->s, s, len) == 0)
+        return true;
+    /* equal as shown (see struct shown), e.g. U+FFFD quoted for a Latin-1 byte */
+    shown x, y;
+    shown_init(&x, a->s, a->len);
+    shown_init(&y, s, len);
+    for (;;) {
+        int bx = shown_next(&x), by = shown_next(&y);
+        if (bx != by)
+            return false;
+        if (bx < 0)
+            return true;
+    }
 }
 
 /* ---- matching ---------------------------------------------------------- */

@@ -179,11 +179,61 @@ static int relocate(const char *path, const char *file_diff, const char *snippet
     return 0;
 }
 
+/* zlib's ChangeLog has "Tyge L\xf8vset" in Latin-1. The review tools show the
+ * model every invalid byte as U+FFFD (agti_utf8_sanitize), so that is what
+ * the model quotes back; each stage must match it, and only it. */
+static void test_latin1(void)
+{
+    static const char LATIN1[] = "diff --git a/ChangeLog b/ChangeLog\n"
+                                 "index 1111111..2222222 100644\n"
+                                 "--- a/ChangeLog\n"
+                                 "+++ b/ChangeLog\n"
+                                 "@@ -10,3 +10,3 @@ Changes in 1.2.3\n"
+                                 " - Fix typo\n"
+                                 "-  by Tyge L\xf8vset\n"
+                                 "+  by Tyge L\xc3\xb8vset (UTF-8 now)\n"
+                                 " - Add zlib.3.pdf\n"
+                                 "diff --git a/names.txt b/names.txt\n"
+                                 "index 3333333..4444444 100644\n"
+                                 "--- a/names.txt\n"
+                                 "+++ b/names.txt\n"
+                                 "@@ -1,2 +1,3 @@\n"
+                                 " J\xfcrgen\n"
+                                 "+Ren\xe9\n"
+                                 " end\n";
+    agt_diff *d = NULL;
+    T_EQ_INT(agt_diff_parse(&d, LATIN1, strlen(LATIN1)), AGT_OK, "Latin-1 diff parses");
+    expect("deleted Latin-1 line quoted as shown (U+FFFD): old side, line 11",
+           anchor(d, "ChangeLog", "  by Tyge L\xef\xbf\xbdvset"), "ChangeLog", 11, 11, "old",
+           "hunk_old");
+    expect("the raw byte itself still matches", anchor(d, "ChangeLog", "by Tyge L\xf8vset"),
+           "ChangeLog", 11, 11, "old", "hunk_old");
+    expect("the real UTF-8 line is the new one",
+           anchor(d, "ChangeLog", "by Tyge L\xc3\xb8vset (UTF-8 now)"), "ChangeLog", 11, 11, "new",
+           "hunk_new");
+    expect("added Latin-1 line quoted as shown: new side, line 2",
+           anchor(d, "names.txt", "Ren\xef\xbf\xbd"), "names.txt", 2, 2, "new", "hunk_new");
+    expect("context + added Latin-1 lines as shown",
+           anchor(d, "names.txt", "J\xef\xbf\xbdrgen\nRen\xef\xbf\xbd"), "names.txt", 1, 2, "new",
+           "hunk_new");
+    /* one U+FFFD per invalid byte: two replacement characters do not stand for one byte */
+    json_t *j = anchor(d, "names.txt", "Ren\xef\xbf\xbd\xef\xbf\xbd");
+    const char *m = json_string_value(json_object_get(j, "method"));
+    T_EQ_STR(m, "unanchored", "two U+FFFD for one byte: not found");
+    json_decref(j);
+    T_EQ_INT(agt_diff_set_content(d, "names.txt", "J\xfcrgen\nRen\xe9\nend\nZo\xeb\n", 19), AGT_OK,
+             "Latin-1 post-change file given");
+    expect("file scan: a line outside the hunk quoted as shown",
+           anchor(d, "names.txt", "Zo\xef\xbf\xbd"), "names.txt", 4, 4, "new", "file");
+    agt_diff_free(d);
+}
+
 int main(void)
 {
     agt_diff *d = NULL;
     T_EQ_INT(agt_diff_parse(&d, DIFF, strlen(DIFF)), AGT_OK, "test diff parses");
     T_EQ_INT(agt_diff_file_count(d), 8, "8 files");
+    test_latin1();
 
     expect("deleted line: old side, old-file line", anchor(d, "src/calc.c", "counter++;"),
            "src/calc.c", 7, 7, "old", "hunk_old");
