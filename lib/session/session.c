@@ -114,7 +114,14 @@ int agt_session_dispatch(agt_session *s, const char *call_id, const char *tool,
                           s == NULL      ? "the session is NULL"
                           : tool == NULL ? "tool is NULL (pass the tool name the model called)"
                                          : "out is NULL");
-    return agti_session_dispatch(s, call_id, tool, args_json, out);
+    int rc = agti_session_dispatch(s, call_id, tool, args_json, out);
+    if (rc == AGT_EPENDING)
+        /* common.h: the last error describes the last failure; a host that
+         * logs it after this return would otherwise print a stale one */
+        agti_error(AGT_EPENDING,
+                   "the %s call %s waits for the user's approval (agt_session_pending)", tool,
+                   call_id ? call_id : "(no id)");
+    return rc;
 }
 
 int agt_session_todos(const agt_session *s, char **out_json)

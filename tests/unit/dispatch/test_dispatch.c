@@ -409,6 +409,32 @@ static void test_threads_export(void)
     agt_registry_free(reg);
 }
 
+/* common.h: agt_error_code()/agt_error_message() describe the last failure.
+ * A dispatch that parks a call returned AGT_EPENDING while the last error
+ * still named an earlier, unrelated failure. */
+static void test_pending_error_state(void)
+{
+    agt_registry *reg = NULL;
+    agt_session *s = NULL;
+    agt_result *r = NULL;
+    agt_registry_new(&reg);
+    agt_registry_load_builtin(reg, "chat");
+    agt_session_new(&s, reg, ".");
+    T_EQ_INT(agt_session_dispatch(NULL, "x", "Read", "{}", &r), AGT_EINVAL,
+             "an earlier failure (NULL session)");
+    T_EQ_INT(agt_error_code(), AGT_EINVAL, "... is the last error");
+    T_EQ_INT(agt_session_dispatch(s, "w1", "Write", "{\"path\":\"x.txt\",\"content\":\"x\"}", &r),
+             AGT_EPENDING, "a Write in manual mode waits for approval");
+    T_CHECK(r == NULL, "no result while it waits");
+    T_EQ_INT(agt_error_code(), AGT_EPENDING,
+             "the last error is now the wait, not the stale EINVAL");
+    T_EQ_STR(agt_error_message(),
+             "the Write call w1 waits for the user's approval (agt_session_pending)",
+             "and its message names the call");
+    agt_session_free(s);
+    agt_registry_free(reg);
+}
+
 int main(void)
 {
     test_success();
@@ -420,5 +446,6 @@ int main(void)
     test_garbage();
     test_threads();
     test_threads_export();
+    test_pending_error_state();
     return t_done();
 }
