@@ -324,6 +324,46 @@ static void run_tool_command(chat *c, const char *tool, const char *args)
     }
 }
 
+/* /cron [list] | delete ID | pause ID | resume ID: the user's own actions on
+ * the scheduled prompts, through the host API (no model call, no approval). */
+static void cron_command(chat *c, const char *arg)
+{
+    char verb[16] = "";
+    size_t n = 0;
+    while (*arg && *arg != ' ' && n + 1 < sizeof verb)
+        verb[n++] = *arg++;
+    verb[n] = '\0';
+    while (*arg == ' ')
+        arg++;
+    if (verb[0] == '\0' || strcmp(verb, "list") == 0) {
+        run_tool_command(c, "CronList", "{}");
+        return;
+    }
+    int rc;
+    const char *done;
+    if (*arg == '\0') {
+        printf("usage: /cron [list] | /cron delete ID | /cron pause ID | /cron resume ID\n");
+        return;
+    }
+    if (strcmp(verb, "delete") == 0) {
+        rc = agt_session_cron_delete(c->session, arg);
+        done = "deleted";
+    } else if (strcmp(verb, "pause") == 0) {
+        rc = agt_session_cron_set_paused(c->session, arg, 1);
+        done = "paused";
+    } else if (strcmp(verb, "resume") == 0) {
+        rc = agt_session_cron_set_paused(c->session, arg, 0);
+        done = "resumed";
+    } else {
+        printf("/cron: unknown action '%s' (list, delete, pause, resume)\n", verb);
+        return;
+    }
+    if (rc == AGT_OK)
+        printf("cron job %s %s\n", arg, done);
+    else
+        printf("/cron %s: %s\n", verb, agt_error_message());
+}
+
 static int save_chat(chat *c, const char *path)
 {
     char *state = NULL;
@@ -401,7 +441,7 @@ static int slash(chat *c, const char *line)
     if (strcmp(cmd, "tasks") == 0) {
         run_tool_command(c, "TaskList", "{\"active_only\":false}");
     } else if (strcmp(cmd, "cron") == 0) {
-        run_tool_command(c, "CronList", "{}");
+        cron_command(c, arg);
     } else if (strcmp(cmd, "todo") == 0) {
         char *t = NULL;
         if (agt_session_todos(c->session, &t) == AGT_OK) {
@@ -437,7 +477,8 @@ static int slash(chat *c, const char *line)
         else
             save_chat(c, arg);
     } else if (strcmp(cmd, "help") == 0) {
-        printf("/tasks  background tasks\n/cron   scheduled prompts\n/todo   the todo list\n"
+        printf("/tasks  background tasks\n/cron   scheduled prompts (/cron delete|pause|resume "
+               "ID)\n/todo   the todo list\n"
                "/mode [manual|plan|yolo|auto]\n/save FILE  save the conversation and session\n"
                "/quit\n");
     } else {

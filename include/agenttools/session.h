@@ -449,6 +449,44 @@ AGT_EXTERN int agt_session_set_idle(agt_session *s, int idle);
 AGT_EXTERN int agt_session_tick(agt_session *s, int64_t now_ms, char **events_json);
 
 /**
+ * The session's scheduled prompts (cron jobs, made by the model's CronCreate
+ * calls or restored), for a host's own view: a UI list, a `/cron` command.
+ * A JSON array in creation order:
+ *   [{"id":"0a1b2c3d","cron":"0 9 * * 1-5","prompt":"...","recurring":true,
+ *     "paused":false,"created":1764579600,"last_fire":null,"next_fire":1764579900}]
+ * Times are unix seconds; next_fire is the next delivery time (jitter
+ * included) and null while the job is paused; last_fire is null before the
+ * first fire. No approval is involved: these calls are the host's, not the
+ * model's.
+ *
+ * @param out_json receives the array; free with agt_free().
+ * @return AGT_OK, AGT_EINVAL (s or out_json is NULL), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_cron_list(agt_session *s, char **out_json);
+
+/**
+ * Deletes a cron job, as CronDelete does but without a model call and
+ * without approval (the host acts for the user).
+ *
+ * @param id the job's id as agt_session_cron_list() gives it (case ignored).
+ * @return AGT_OK, AGT_EINVAL (s or id is NULL), AGT_ENOTFOUND (no such job).
+ */
+AGT_EXTERN int agt_session_cron_delete(agt_session *s, const char *id);
+
+/**
+ * Pauses (paused != 0) or resumes (0) a cron job. A paused job never fires;
+ * CronList shows it as paused to the model; the pause is kept by
+ * agt_session_save(). On resume the fires that fell due while it was paused
+ * are dropped, not delivered at once: the next fire is the first one after
+ * the session clock's now. Pausing a paused job, or resuming a running one,
+ * changes nothing.
+ *
+ * @return AGT_OK, AGT_EINVAL (s or id is NULL), AGT_ENOTFOUND (no such job,
+ *         or on resume a job whose expression never fires again).
+ */
+AGT_EXTERN int agt_session_cron_set_paused(agt_session *s, const char *id, int paused);
+
+/**
  * For a host event loop: the file descriptors to poll for readability
  * (POLLIN) so that agt_session_tick() is called when a background task has
  * output or has ended.

@@ -187,6 +187,8 @@ int64_t agti_crontab_next_fire(const agti_crontab *t)
 {
     int64_t best = -1;
     for (size_t i = 0; i < t->n; i++) {
+        if (t->jobs[i].paused)
+            continue;
         int64_t f = agti_cron_job_fire_time(&t->jobs[i], t->jobs[i].next_s);
         if (best < 0 || f < best)
             best = f;
@@ -226,7 +228,7 @@ int agti_crontab_collect(agti_crontab *t, int64_t now_s, json_t *events)
 {
     for (size_t i = 0; i < t->n;) {
         agti_cron_job *j = &t->jobs[i];
-        if (agti_cron_job_fire_time(j, j->next_s) > now_s) {
+        if (j->paused || agti_cron_job_fire_time(j, j->next_s) > now_s) {
             i++;
             continue;
         }
@@ -281,6 +283,10 @@ int agti_cron_section_save(const agt_session *s, json_t **value)
                               j->recurring, "created", (json_int_t)j->created_s, "last_fire",
                               j->last_fire_s >= 0 ? json_integer(j->last_fire_s) : json_null(),
                               "next", (json_int_t)j->next_s);
+        if (o != NULL && j->paused && json_object_set_new(o, "paused", json_true()) != 0) {
+            json_decref(o);
+            o = NULL;
+        }
         if (o == NULL || json_array_append_new(arr, o) != 0) {
             json_decref(arr);
             return agti_oom();
@@ -308,12 +314,14 @@ static int load_job(agti_crontab *t, size_t i, json_t *o)
     const char *prompt = json_string_value(json_object_get(o, "prompt"));
     json_t *rec = json_object_get(o, "recurring"), *created = json_object_get(o, "created");
     json_t *last = json_object_get(o, "last_fire"), *next = json_object_get(o, "next");
+    json_t *paused = json_object_get(o, "paused");
     if (!hex8(id) || expr == NULL || prompt == NULL || !json_is_boolean(rec) ||
         !json_is_integer(created) || (last && !json_is_null(last) && !json_is_integer(last)) ||
-        (next && !json_is_integer(next)))
+        (next && !json_is_integer(next)) || (paused && !json_is_boolean(paused)))
         return agti_error(AGT_EINVALID,
                           "saved session: cron[%zu] needs an 8-hex-digit id, cron, prompt, "
-                          "recurring (boolean), created (integer), last_fire (integer or null)",
+                          "recurring (boolean), created (integer), last_fire (integer or null), "
+                          "and paused, when given, a boolean",
                           i);
     if (agti_crontab_find(t, id) != NULL)
         return agti_error(AGT_EINVALID, "saved session: cron[%zu]: id %s appears twice", i, id);
@@ -330,6 +338,7 @@ static int load_job(agti_crontab *t, size_t i, json_t *o)
         if (*p >= 'A' && *p <= 'F')
             *p = (char)(*p - 'A' + 'a');
     mj->last_fire_s = json_is_integer(last) ? (int64_t)json_integer_value(last) : -1;
+    mj->paused = json_is_true(paused);
     if (json_is_integer(next))
         mj->next_s = (int64_t)json_integer_value(next);
     else if (mj->last_fire_s >= 0 &&
@@ -379,4 +388,82 @@ void agti_cron_section_discard(void *tmp)
     if (t != NULL)
         agti_crontab_clear(t);
     free(t);
+}
+
+/* ---- the host's view (agt_session_cron_*) ----------------------------- */
+
+static agti_cron_job *find_job(agt_session *s, const char *id, const char *fn)
+{
+    if (s == NULL || id == NULL) {
+        agti_error(AGT_EINVAL, "%s: %s is NULL", fn, s == NULL ? "the session" : "id");
+        return NULL;
+    }
+    agti_crontab *t = s->bg ? &s->bg->cron : NULL;
+    for (size_t i = 0; t && i < t->n; i++)
+        if (strcasecmp(t->jobs[i].id, id) == 0)
+            return &t->jobs[i];
+    agti_error(AGT_ENOTFOUND, "%s: no cron job with id '%s' (agt_session_cron_list shows them)", fn,
+               id);
+    return NULL;
+}
+
+int agt_session_cron_list(agt_session *s, char **out_json)
+{
+    if (out_json != NULL)
+        *out_json = NULL;
+    if (s == NULL || out_json == NULL)
+        return agti_error(AGT_EINVAL, "agt_session_cron_list: %s is NULL",
+                          s == NULL ? "the session" : "out_json");
+    json_t *arr = json_array();
+    if (arr == NULL)
+        return agti_oom();
+    const agti_crontab *t = s->bg ? &s->bg->cron : NULL;
+    for (size_t i = 0; t && i < t->n; i++) {
+        const agti_cron_job *j = &t->jobs[i];
+        json_t *o = json_pack(
+            "{s:s, s:s, s:s, s:b, s:b, s:I, s:o, s:o}", "id", j->id, "cron",
+            agt_cron_expression(j->cron), "prompt", j->prompt, "recurring", j->recurring, "paused",
+            j->paused, "created", (json_int_t)j->created_s, "last_fire",
+            j->last_fire_s >= 0 ? json_integer(j->last_fire_s) : json_null(), "next_fire",
+            j->paused ? json_null() : json_integer(agti_cron_job_fire_time(j, j->next_s)));
+        if (o == NULL || json_array_append_new(arr, o) != 0) {
+            json_decref(arr);
+            return agti_oom();
+        }
+    }
+    *out_json = agti_json_dump(arr);
+    json_decref(arr);
+    return *out_json ? AGT_OK : agti_oom();
+}
+
+int agt_session_cron_delete(agt_session *s, const char *id)
+{
+    agti_cron_job *j = find_job(s, id, "agt_session_cron_delete");
+    if (j == NULL)
+        return agt_error_code();
+    remove_at(&s->bg->cron, (size_t)(j - s->bg->cron.jobs));
+    return AGT_OK;
+}
+
+int agt_session_cron_set_paused(agt_session *s, const char *id, int paused)
+{
+    agti_cron_job *j = find_job(s, id, "agt_session_cron_set_paused");
+    if (j == NULL)
+        return agt_error_code();
+    if (!paused && j->paused) {
+        /* the fires that fell due while paused are dropped, not delivered
+         * in a burst: the next one is the first after now */
+        int64_t next = -1;
+        int rc = agt_cron_next(j->cron, agti_session_now_ms(s) / 1000, &next);
+        if (rc == AGT_ENOTFOUND)
+            return agti_error(AGT_ENOTFOUND,
+                              "agt_session_cron_set_paused: cron job %s never fires again; "
+                              "delete it",
+                              j->id);
+        if (rc != AGT_OK)
+            return rc;
+        j->next_s = next;
+    }
+    j->paused = paused != 0;
+    return AGT_OK;
 }

@@ -26,6 +26,7 @@ typedef struct agti_cron_job {
     int64_t created_s;   /* unix seconds */
     int64_t last_fire_s; /* -1 when it never fired */
     int64_t next_s;      /* next scheduled fire (before jitter), unix seconds */
+    bool paused;         /* set by the host: never fires until resumed */
 } agti_cron_job;
 
 typedef struct agti_crontab {

@@ -29,9 +29,14 @@ static json_t *job_json(const agti_cron_job *j, int64_t now_s, int64_t fire_s, c
     agti_cron_format_time(fire_s, when);
     int64_t age = now_s > j->created_s ? (now_s - j->created_s) / 86400 : 0;
     bool stale = j->recurring && now_s - j->created_s > AGTI_CRON_STALE_AFTER_S;
-    return json_pack("{s:s, s:s, s:s, s:s, s:b, s:I, s:b}", "id", j->id, "cron",
-                     agt_cron_expression(j->cron), "humanSchedule", *human, "nextFireAt", when,
-                     "recurring", j->recurring, "ageDays", (json_int_t)age, "stale", stale);
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:b, s:I, s:b}", "id", j->id, "cron",
+                          agt_cron_expression(j->cron), "humanSchedule", *human, "nextFireAt", when,
+                          "recurring", j->recurring, "ageDays", (json_int_t)age, "stale", stale);
+    if (o != NULL && j->paused && json_object_set_new(o, "paused", json_true()) != 0) {
+        json_decref(o);
+        o = NULL;
+    }
+    return o;
 }
 
 int agti_tool_croncreate(agt_call *call, void *payload)
@@ -128,6 +133,8 @@ int agti_tool_cronlist(agt_call *call, void *payload)
                         j->recurring ? "true" : "false",
                         (long long)json_integer_value(json_object_get(o, "ageDays")),
                         json_is_true(json_object_get(o, "stale")) ? "true" : "false");
+        if (j->paused)
+            agti_buf_puts(&b, "\npaused: true (by the user: it does not fire until resumed)");
         agt_free(human);
         json_array_append_new(arr, o);
     }

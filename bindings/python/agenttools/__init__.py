@@ -597,6 +597,20 @@ class Session(_Handle):
         self._guard_after()
         return ev
 
+    # -- scheduled prompts, the host's own view (no model call, no approval)
+    def cron_list(self):
+        """The cron jobs: a list of dicts with id, cron, prompt, recurring,
+        paused, created, last_fire and next_fire (unix seconds or None)."""
+        return _out_json(lib.agt_session_cron_list, self._handle())
+
+    def cron_delete(self, job_id):
+        """Deletes a cron job; raises the AGT_ENOTFOUND error for an unknown id."""
+        _check(lib.agt_session_cron_delete(self._handle(), _b(job_id)))
+
+    def cron_set_paused(self, job_id, paused=True):
+        """Pauses (or with paused=False resumes) a cron job."""
+        _check(lib.agt_session_cron_set_paused(self._handle(), _b(job_id), 1 if paused else 0))
+
     def poll_fds(self):
         n = ctypes.c_size_t()
         _check(lib.agt_session_poll_fds(self._handle(), None, 0, ctypes.byref(n)))

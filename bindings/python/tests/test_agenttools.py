@@ -189,6 +189,36 @@ class TestDispatch(Base):
         self.assertIn("no todos today", r.text)
 
 
+class TestCronHost(Base):
+    def test_list_pause_resume_delete(self):
+        self.need("CronCreate")
+        t0 = 1796022000  # 2026-11-30T07:00:00Z
+        now = [t0 * 1000]
+        self.s.set_clock(lambda: now[0])
+        self.s.mode = agt.AGT_MODE_YOLO
+        r = self.s.dispatch("CronCreate", {"cron": "*/10 * * * *", "prompt": "check"})
+        self.assertFalse(r.is_error, r.text)
+        jobs = self.s.cron_list()
+        self.assertEqual(len(jobs), 1)
+        jid = jobs[0]["id"]
+        h = 2166136261  # FNV-1a 32 of the id: the job's fixed jitter (docs/tasks.md)
+        for ch in jid.encode():
+            h = ((h ^ ch) * 16777619) & 0xFFFFFFFF
+        self.assertEqual(jobs, [{"id": jid, "cron": "*/10 * * * *", "prompt": "check",
+                                 "recurring": True, "paused": False, "created": t0,
+                                 "last_fire": None, "next_fire": t0 + 600 + h % 61}])
+        self.s.cron_set_paused(jid)
+        self.assertEqual(self.s.cron_list()[0]["paused"], True)
+        self.assertIsNone(self.s.cron_list()[0]["next_fire"])
+        now[0] = (t0 + 3605) * 1000
+        self.s.cron_set_paused(jid, False)
+        self.assertEqual(self.s.cron_list()[0]["next_fire"], t0 + 4200 + h % 61)
+        self.s.cron_delete(jid)
+        self.assertEqual(self.s.cron_list(), [])
+        with self.assertRaises(agt.NotFoundError):
+            self.s.cron_delete(jid)
+
+
 class TestProviders(unittest.TestCase):
     ENTRY = {"name": "Shout", "plan_task": True, "main_task": True, "access": "read",
              "definition": {"name": "Shout", "description": "Upper-cases text.",

@@ -201,6 +201,53 @@ def pty_mode(t, exe, server, tmp):
         t.eq(f.read(), "hello\n", "pty: the approved Write created the file")
 
 
+def cron_commands(t, exe, server, tmp):
+    """/cron delete|pause|resume ID act on the session's cron table through the
+    host API (once, /cron delete ID only printed the list again)."""
+    ws = os.path.join(tmp, "ws4")
+    os.makedirs(ws)
+    srv = Server(os.path.join(tmp, "cron.jsonl"), [
+        turn(call("c1", "CronCreate", {"cron": "*/10 * * * *", "prompt": "check the build"})),
+        turn(content="Scheduled."),
+    ], server)
+    save = os.path.join(tmp, "cron.json")
+    p = subprocess.run([exe, "--root", ws, "--model", "m", "--base-url", srv.url, "--no-color",
+                        "--yolo"], input="watch the build\n/save %s\n/quit\n" % save,
+                       capture_output=True, text=True, timeout=60)
+    srv.close()
+    with open(save) as f:
+        doc = json.load(f)
+    jobs = []
+
+    def find(v):
+        if isinstance(v, dict):
+            if isinstance(v.get("cron"), list):
+                jobs.extend(v["cron"])
+            for x in v.values():
+                find(x)
+    find(doc)
+    if not t.eq(len(jobs), 1, "the model's CronCreate made one job, saved with the session"):
+        return
+    jid = jobs[0]["id"]
+    p = subprocess.run([exe, "--root", ws, "--model", "m", "--base-url", srv.url, "--no-color",
+                        "--resume", save],
+                       input="/cron pause %s\n/cron\n/cron resume %s\n/cron delete %s\n/cron\n"
+                             "/cron delete %s\n/cron stop %s\n/quit\n" % ((jid,) * 5),
+                       capture_output=True, text=True, timeout=60)
+    t.eq(p.returncode, 0, "/cron commands: exits 0")
+    out = p.stdout
+    t.ok(("cron job %s paused\n" % jid) in out, "/cron pause ID")
+    t.ok("paused: true (by the user: it does not fire until resumed)" in out,
+         "/cron lists it as paused")
+    t.ok(("cron job %s resumed\n" % jid) in out, "/cron resume ID")
+    t.ok(("cron job %s deleted\nNo scheduled cron jobs.\n" % jid) in out,
+         "/cron delete ID, then the list is empty")
+    t.ok(("/cron delete: agt_session_cron_delete: no cron job with id '%s' "
+          "(agt_session_cron_list shows them)\n" % jid) in out, "deleting it again: not found")
+    t.ok("/cron: unknown action 'stop' (list, delete, pause, resume)\n" in out,
+         "an unknown action is named")
+
+
 def main():
     exe, server = sys.argv[1], sys.argv[2]
     t = Tap()
@@ -208,6 +255,7 @@ def main():
         print_mode(t, exe, server, tmp)
         line_mode(t, exe, server, tmp)
         pty_mode(t, exe, server, tmp)
+        cron_commands(t, exe, server, tmp)
     return t.done()
 
 

@@ -360,6 +360,98 @@ static void test_save_restore(void)
     agt_session_free(a);
 }
 
+/* The host's own calls: list, pause/resume, delete, no model call involved. */
+static void expect_list(agt_session *s, const char *want, const char *name)
+{
+    char *got = NULL;
+    T_EQ_INT(agt_session_cron_list(s, &got), AGT_OK, "%s: listed", name);
+    json_t *g = got ? json_loads(got, 0, NULL) : NULL, *w = json_loads(want, 0, NULL);
+    if (!T_CHECK(g && w && json_equal(g, w), "%s", name)) {
+        t_diag("  got  %s", got ? got : "(null)");
+        t_diag("  want %s", want);
+    }
+    json_decref(g);
+    json_decref(w);
+    agt_free(got);
+}
+
+static void test_host_api(void)
+{
+    now_ms = T0 * 1000;
+    agt_session *s = new_session();
+    json_t *j;
+    char id[16], want[512];
+    snprintf(id, sizeof id, "%s", create(s, "*/10 * * * *", 1, &j, NULL));
+    json_decref(j);
+    int64_t jit = fnv1a(id) % 61;
+    snprintf(want, sizeof want,
+             "[{\"id\":\"%s\",\"cron\":\"*/10 * * * *\",\"prompt\":\"check the build\","
+             "\"recurring\":true,\"paused\":false,\"created\":%lld,\"last_fire\":null,"
+             "\"next_fire\":%lld}]",
+             id, T0, T0 + 600 + jit);
+    expect_list(s, want, "host list: the job with its next fire (08:10 + jitter)");
+
+    T_EQ_INT(agt_session_cron_set_paused(s, id, 1), AGT_OK, "paused");
+    snprintf(want, sizeof want,
+             "[{\"id\":\"%s\",\"cron\":\"*/10 * * * *\",\"prompt\":\"check the build\","
+             "\"recurring\":true,\"paused\":true,\"created\":%lld,\"last_fire\":null,"
+             "\"next_fire\":null}]",
+             id, T0);
+    expect_list(s, want, "host list: paused, no next fire");
+    agt_session_set_idle(s, 1);
+    json_t *ev = tick(s, T0 + 3000);
+    T_EQ_INT(json_array_size(ev), 0, "a paused job does not fire (5 fires due)");
+    json_decref(ev);
+    agt_result *r = call(s, "CronList", "{}");
+    T_CHECK(strstr(agt_result_text(r),
+                   "\npaused: true (by the user: it does not fire until resumed)") != NULL,
+            "CronList tells the model it is paused");
+    agt_result_free(r);
+
+    char *saved = NULL;
+    T_EQ_INT(agt_session_save(s, &saved), AGT_OK, "saved while paused");
+    agt_session *b = new_session();
+    T_EQ_INT(agt_session_restore(b, saved, strlen(saved)), AGT_OK, "restored");
+    agt_free(saved);
+    expect_list(b, want, "the pause survives save and restore");
+
+    now_ms = (T0 + 3600 + 5) * 1000; /* 09:00:05 */
+    T_EQ_INT(agt_session_cron_set_paused(b, id, 0), AGT_OK, "resumed at 09:00:05");
+    snprintf(want, sizeof want,
+             "[{\"id\":\"%s\",\"cron\":\"*/10 * * * *\",\"prompt\":\"check the build\","
+             "\"recurring\":true,\"paused\":false,\"created\":%lld,\"last_fire\":null,"
+             "\"next_fire\":%lld}]",
+             id, T0, T0 + 4200 + jit);
+    expect_list(b, want, "resumed: next fire 09:10 + jitter, the missed ones dropped");
+    agt_session_set_idle(b, 1);
+    ev = tick(b, T0 + 4200 + jit);
+    json_t *e = json_array_get(ev, 0);
+    T_EQ_INT(json_array_size(ev), 1, "fires again after the resume");
+    T_EQ_STR(json_string_value(json_object_get(e, "scheduled_at")), "2026-11-30T09:10:00+01:00",
+             "the first fire after now");
+    T_EQ_INT(json_integer_value(json_object_get(e, "coalesced_count")), 1,
+             "no burst of the fires missed while paused");
+    json_decref(ev);
+
+    T_EQ_INT(agt_session_cron_delete(b, id), AGT_OK, "deleted by the host");
+    expect_list(b, "[]", "host list empty after delete");
+    r = call(b, "CronList", "{}");
+    T_EQ_STR(agt_result_text(r), "No scheduled cron jobs.", "the model's CronList agrees");
+    agt_result_free(r);
+    T_EQ_INT(agt_session_cron_delete(b, id), AGT_ENOTFOUND, "delete twice: not found");
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "agt_session_cron_delete: no cron job with id '%s' (agt_session_cron_list shows them)",
+             id);
+    T_EQ_STR(agt_error_message(), msg, "not found names the id");
+    T_EQ_INT(agt_session_cron_set_paused(b, "0000beef", 1), AGT_ENOTFOUND, "pause unknown id");
+    T_EQ_INT(agt_session_cron_set_paused(NULL, id, 1), AGT_EINVAL, "NULL session");
+    T_EQ_INT(agt_session_cron_delete(b, NULL), AGT_EINVAL, "NULL id");
+    T_EQ_INT(agt_session_cron_list(b, NULL), AGT_EINVAL, "NULL out");
+    agt_session_free(b);
+    agt_session_free(s);
+}
+
 int main(void)
 {
     setenv("TZ", "Europe/Berlin", 1);
@@ -375,6 +467,7 @@ int main(void)
     test_jitter();
     test_fires();
     test_save_restore();
+    test_host_api();
     agt_registry_free(reg);
     rmdir(ws);
     return t_done();
