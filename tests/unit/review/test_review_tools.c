@@ -256,7 +256,9 @@ static void test_file_read(void)
                         strlen("File: big.txt (Total lines: 600)\nIS_TRUNCATED: true\n"
                                "LINE_RANGE: 50-549\n50|line 50\n51|line 51\n")) == 0,
                 "file_read big: header and first lines (got %.80s)", flat(got));
-        T_CHECK(strstr(got, "\n549|line 549\nNote: Results truncated to 500 lines") != NULL &&
+        T_CHECK(strstr(got, "\n549|line 549\nNote: Results truncated to 500 lines. Please narrow "
+                            "your line range. (Lines 50-549 of the 50-600 asked for were shown; "
+                            "the rest starts at line 550.)") != NULL &&
                     strstr(got, "550|") == NULL,
                 "file_read big: 500 lines then the note");
         size_t n = 0;
@@ -340,7 +342,7 @@ static void test_file_read_diff(void)
     expect_error(s, "file_read_diff", "{\"path_array\":[\"a.c\",\"b.c\"]}",
                  "Error: diff not found for: a.c, b.c.", "Diffs exist for: docs/old.txt",
                  "file_read_diff: only missing paths");
-    expect_error(s, "file_read_diff", "{\"path_array\":[]}", "path_array", NULL,
+    expect_error(s, "file_read_diff", "{\"path_array\":[]}", "Error: no files found. ", NULL,
                  "file_read_diff: empty array");
     {
         char *many = malloc(8192);
@@ -371,7 +373,8 @@ static void test_file_read_diff(void)
 
 /* ---- file_find ---------------------------------------------------------- */
 
-#define NOT_FOUND "The file was not found: no file path of the repository contains the query."
+/* the reference's literal answer first, our detail after it */
+#define NOT_FOUND "// The file was not found.\nNo file path of the repository contains the query."
 
 static void test_file_find(void)
 {
@@ -466,8 +469,8 @@ static void test_code_search(void)
         int err = -1;
         char *got = run(s, "code_search", "{\"search_text\":\"line\"}", &err);
         char *want = malloc(8192);
-        strcpy(want, "Note: The results have been truncated: only the first 100 matching lines "
-                     "of a file are shown (1 file reached that cap).\n\n"
+        strcpy(want, "Note: The results have been truncated. Only showing first 100 results. "
+                     "(That is the cap of matching lines per file; 1 file reached it.)\n\n"
                      "File: big.txt\nMatch lines: 100");
         for (int i = 1; i <= 100; i++)
             snprintf(want + strlen(want), 8192 - strlen(want), "\n%d|line %d", i, i);
@@ -476,8 +479,10 @@ static void test_code_search(void)
         free(want);
         free(got);
     }
-    expect_error(s, "code_search", "{\"search_text\":\"   \"}", "search_text", NULL,
-                 "code_search: blank text");
+    expect_error(s, "code_search", "{\"search_text\":\"   \"}", "Error: search_text is blank. ",
+                 NULL, "code_search: blank text");
+    expect_error(s, "code_search", "{\"search_text\":\"\"}", "Error: search_text is blank. ", NULL,
+                 "code_search: empty text reaches the tool (not a schema error)");
     expect_error(s, "code_search", "{\"search_text\":\"(\",\"use_perl_regexp\":true}", "Error",
                  NULL, "code_search: bad regex");
     agt_session_free(s);
