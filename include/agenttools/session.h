@@ -553,6 +553,27 @@ enum agt_file_limit {
  */
 AGT_EXTERN int agt_session_set_file_limit(agt_session *s, int which, int64_t value);
 
+/** What Write and Edit do to a file with more than one name (hard links),
+ * for agt_session_set_hardlink_writes(). */
+enum agt_hardlink_writes {
+    /** Replace it (default): the written name becomes a new file, the other
+     * names, which may lie outside the workspace, keep the old content; the
+     * result says the link was broken. */
+    AGT_HARDLINKS_BREAK = 0,
+    /** Rewrite it in place, so every name shows the new content: a flushed
+     * backup copy first, the old content put back when the rewrite fails;
+     * a process killed midway leaves that backup copy next to the file. */
+    AGT_HARDLINKS_IN_PLACE = 1
+};
+
+/**
+ * Chooses what Write and Edit do to a file with several names (hard links).
+ *
+ * @param mode an AGT_HARDLINKS_* value.
+ * @return AGT_OK, AGT_EINVAL (s NULL, unknown mode), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_set_hardlink_writes(agt_session *s, int mode);
+
 /* ---- code review (the review set's state) ------------------------------ */
 
 /**
