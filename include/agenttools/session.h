@@ -348,12 +348,18 @@ AGT_EXTERN int agt_hook_append(agt_hook *h, const char *text);
 
 /**
  * Sets the plan file that EnterPlanMode hands to the model and that Write and
- * Edit may touch in plan mode. Default: <root>/.agenttools/plans/<id>.md with
- * a random 16-hex-digit id chosen when plan mode is first entered.
+ * Edit may touch in plan mode. Default: $XDG_STATE_HOME/agenttools/plans/<id>.md
+ * (else ~/.local/state/agenttools/plans/<id>.md; <root>/.agenttools/plans/
+ * without a home), outside the workspace so it never shows in git status or
+ * Glob, with a random 16-hex-digit id chosen when plan mode is first entered.
  *
  * @param path absolute, or relative to the workspace root; normalised
- *        lexically and stored absolute.
- * @return AGT_OK, AGT_EINVAL (NULL or empty path), AGT_ENOMEM.
+ *        lexically and stored absolute. Inside the root it is checked the
+ *        way the file tools resolve paths: a path leading outside through a
+ *        symbolic link is refused, and so is a plan file that is itself a
+ *        symbolic link, a folder or a special file (outside the root too).
+ * @return AGT_OK, AGT_EINVAL (NULL or empty path, a folder, a special file),
+ *         AGT_EDENIED (a symbolic link), AGT_ENOMEM.
  */
 AGT_EXTERN int agt_session_set_plan_file(agt_session *s, const char *path);
 
