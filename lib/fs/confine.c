@@ -249,6 +249,13 @@ int agti_fs_open_beneath(int dirfd, const char *rel, int flags)
     }
     if (rel[0] == '\0')
         rel = ".";
+    /* ".." is refused everywhere (openat2 would allow one that stays
+     * below dirfd): both ways give the same answer. */
+    for (const char *c = rel; (c = strstr(c, "..")) != NULL; c += 2)
+        if ((c == rel || c[-1] == '/') && (c[2] == '\0' || c[2] == '/')) {
+            errno = EXDEV;
+            return -1;
+        }
     int fd = open_beneath2(dirfd, rel, flags);
     if (fd != -2)
         return fd;
@@ -280,8 +287,7 @@ int agti_fs_open_beneath(int dirfd, const char *rel, int flags)
             return -1;
         }
         int at = cur >= 0 ? cur : dirfd;
-        int fl =
-            last ? flags | O_NOFOLLOW | O_CLOEXEC : O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+        int fl = last ? flags | O_NOFOLLOW | O_CLOEXEC : O_PATH | O_NOFOLLOW | O_CLOEXEC;
         int nfd = openat(at, n == 0 ? "." : name, fl);
         int e2 = errno;
         if (cur >= 0)
@@ -292,6 +298,13 @@ int agti_fs_open_beneath(int dirfd, const char *rel, int flags)
         }
         if (last)
             return nfd;
+        struct stat st;
+        if (fstat(nfd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            bool link = S_ISLNK(st.st_mode);
+            close(nfd);
+            errno = link ? ELOOP : ENOTDIR;
+            return -1;
+        }
         cur = nfd;
         s = after;
     }
