@@ -186,6 +186,22 @@ int agti_plan_ensure_file(agt_session *s, const char **path)
     }
     int rc = agti_path_is_within(p->plan_file, s->root) ? check_inside(s, p->plan_file, true, NULL)
                                                         : mkdir_parents(p->plan_file);
+    if (rc == AGT_OK && !agti_path_is_within(p->plan_file, s->root)) {
+        /* Stored by its real folder: the plan check compares the path a
+         * Write resolves to (symlinks such as a linked $HOME followed). */
+        char *sl = strrchr(p->plan_file, '/');
+        *sl = '\0';
+        char *real = realpath(p->plan_file[0] ? p->plan_file : "/", NULL);
+        *sl = '/';
+        if (real != NULL && strcmp(real, "/") != 0) {
+            char *np = agti_aprintf("%s%s", real, sl);
+            if (np != NULL) {
+                free(p->plan_file);
+                p->plan_file = np;
+            }
+        }
+        free(real);
+    }
     *path = p->plan_file;
     return rc;
 }
