@@ -67,6 +67,26 @@ static int mkdir_parents(const char *file)
     return AGT_OK;
 }
 
+/* Replaces the folder part of the absolute path *file by its real path
+ * (when the folder exists). */
+static void real_folder(char **file)
+{
+    char *sl = strrchr(*file, '/');
+    if (sl == NULL || sl == *file)
+        return;
+    *sl = '\0';
+    char *real = realpath(*file, NULL);
+    *sl = '/';
+    if (real != NULL && strcmp(real, "/") != 0) {
+        char *np = agti_aprintf("%s%s", real, sl);
+        if (np != NULL) {
+            free(*file);
+            *file = np;
+        }
+    }
+    free(real);
+}
+
 /* Looks at the plan file path abs (absolute, normalised) inside the root
  * the way the file tools do (below the root's descriptor, symlinks followed
  * only inside), creating its missing folders with mkdirs. *real gets the
@@ -143,6 +163,7 @@ int agti_plan_path_check(agt_session *s, const char *path, bool restored, char *
             rc = check_outside(abs);
         free(dir);
         if (rc == AGT_OK) {
+            real_folder(&abs);
             *out = abs;
             abs = NULL;
         }
@@ -189,18 +210,7 @@ int agti_plan_ensure_file(agt_session *s, const char **path)
     if (rc == AGT_OK && !agti_path_is_within(p->plan_file, s->root)) {
         /* Stored by its real folder: the plan check compares the path a
          * Write resolves to (symlinks such as a linked $HOME followed). */
-        char *sl = strrchr(p->plan_file, '/');
-        *sl = '\0';
-        char *real = realpath(p->plan_file[0] ? p->plan_file : "/", NULL);
-        *sl = '/';
-        if (real != NULL && strcmp(real, "/") != 0) {
-            char *np = agti_aprintf("%s%s", real, sl);
-            if (np != NULL) {
-                free(p->plan_file);
-                p->plan_file = np;
-            }
-        }
-        free(real);
+        real_folder(&p->plan_file);
     }
     *path = p->plan_file;
     return rc;

@@ -281,7 +281,8 @@ int agti_tool_edit(agt_call *call, void *payload)
                               "old_string and new_string are identical, so the edit would change "
                               "nothing. Give the new text in new_string.");
     agti_ws_path p;
-    int rc = agti_ws_resolve(call, path, AGTI_WS_OPEN, O_RDONLY | O_NONBLOCK, true, &p);
+    int rc =
+        agti_ws_resolve(call, path, AGTI_WS_OPEN | AGTI_WS_CHANGE, O_RDONLY | O_NONBLOCK, true, &p);
     if (rc != AGT_OK)
         return rc;
     char *text = NULL;

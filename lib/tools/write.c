@@ -89,7 +89,7 @@ int agti_tool_write(agt_call *call, void *payload)
     size_t len = json_string_length(jc);
 
     agti_ws_path p;
-    int rc = agti_ws_resolve(call, path, AGTI_WS_WRITE, 0, true, &p);
+    int rc = agti_ws_resolve(call, path, AGTI_WS_WRITE | AGTI_WS_CHANGE, 0, true, &p);
     if (rc != AGT_OK)
         return rc;
     struct stat st = p.loc.st;

@@ -147,7 +147,8 @@ static int bases(agt_call *call, const char *path, unsigned how, agti_fsroot **o
             break;
         rc = AGT_OK; /* a directory removed since it was added admits nothing */
     }
-    if (rc == AGT_OK && !(how & AGTI_WS_WRITE) && s->bg != NULL && s->bg->log_dir != NULL &&
+    if (rc == AGT_OK && !(how & (AGTI_WS_WRITE | AGTI_WS_CHANGE)) && s->bg != NULL &&
+        s->bg->log_dir != NULL &&
         agti_fsroot_add(*out, s->bg->log_dir, AGTI_BASE_READONLY) == AGT_ENOMEM)
         rc = AGT_ENOMEM;
     if (rc != AGT_OK) {
@@ -250,6 +251,18 @@ int agti_ws_resolve(agt_call *call, const char *user_path, unsigned how, int ofl
     out->rel = escaped(plan ? out->loc.abs : out->loc.rel);
     if (out->abs == NULL || out->rel == NULL) {
         rc = AGT_ENOMEM;
+        goto fail;
+    }
+    agt_session *sess = agt_call_session(call);
+    if ((how & AGTI_WS_CHANGE) && sess->mode == AGT_MODE_PLAN &&
+        (sess->policy->plan_file == NULL || strcmp(out->abs, sess->policy->plan_file) != 0)) {
+        /* The plan gate judged the path by name before the call; what it
+         * leads to now is checked again, so a swap cannot change another
+         * file in plan mode. */
+        rc = agti_tool_fail(call, AGT_EDENIED,
+                            "In plan mode only the plan file may be changed, and '%s' does not "
+                            "lead to it (any more).",
+                            user_path);
         goto fail;
     }
     if (strlen(out->abs) >= PATH_MAX) {

@@ -37,6 +37,9 @@ typedef struct agti_ws_path {
     2u                     /* for writing: create missing folders, refuse read-only                \
                               locations (the task log folder) */
 #define AGTI_WS_MISSING 4u /* a missing file is not an error: loc.exists false */
+#define AGTI_WS_CHANGE                                                                             \
+    8u /* the call changes the file (Write, Edit): read-only                                       \
+          locations refused; in plan mode only the plan file */
 
 /* Resolves and (AGTI_WS_OPEN) opens the path argument of a call below the
  * session's bases in one walk (lib/fs agti_fs_locate): the workspace root,

@@ -189,6 +189,11 @@ static void test_task_log(agt_session *s)
     T_CHECK(has(agt_result_text(rr), "outside the workspace"), "Write refusal: %s",
             flat(agt_result_text(rr)));
     agt_result_free(rr);
+    snprintf(args, sizeof args, "{\"path\":\"%s\",\"old_string\":\"log\",\"new_string\":\"x\"}",
+             path ? path : "/nonexistent");
+    rr = call(s, "Edit", args);
+    T_EQ_INT(agt_result_is_error(rr), 1, "Edit of the task log refused");
+    agt_result_free(rr);
     json_decref(v);
     agt_result_free(r);
 }
