@@ -348,12 +348,18 @@ AGT_EXTERN int agt_hook_append(agt_hook *h, const char *text);
 
 /**
  * Sets the plan file that EnterPlanMode hands to the model and that Write and
- * Edit may touch in plan mode. Default: <root>/.agenttools/plans/<id>.md with
- * a random 16-hex-digit id chosen when plan mode is first entered.
+ * Edit may touch in plan mode. Default: $XDG_STATE_HOME/agenttools/plans/<id>.md
+ * (else ~/.local/state/agenttools/plans/<id>.md; <root>/.agenttools/plans/
+ * without a home), outside the workspace so it never shows in git status or
+ * Glob, with a random 16-hex-digit id chosen when plan mode is first entered.
  *
  * @param path absolute, or relative to the workspace root; normalised
- *        lexically and stored absolute.
- * @return AGT_OK, AGT_EINVAL (NULL or empty path), AGT_ENOMEM.
+ *        lexically and stored absolute. Inside the root it is checked the
+ *        way the file tools resolve paths: a path leading outside through a
+ *        symbolic link is refused, and so is a plan file that is itself a
+ *        symbolic link, a folder or a special file (outside the root too).
+ * @return AGT_OK, AGT_EINVAL (NULL or empty path, a folder, a special file),
+ *         AGT_EDENIED (a symbolic link), AGT_ENOMEM.
  */
 AGT_EXTERN int agt_session_set_plan_file(agt_session *s, const char *path);
 
@@ -590,6 +596,27 @@ enum agt_file_limit {
  *         AGT_ENOMEM.
  */
 AGT_EXTERN int agt_session_set_file_limit(agt_session *s, int which, int64_t value);
+
+/** What Write and Edit do to a file with more than one name (hard links),
+ * for agt_session_set_hardlink_writes(). */
+enum agt_hardlink_writes {
+    /** Replace it (default): the written name becomes a new file, the other
+     * names, which may lie outside the workspace, keep the old content; the
+     * result says the link was broken. */
+    AGT_HARDLINKS_BREAK = 0,
+    /** Rewrite it in place, so every name shows the new content: a flushed
+     * backup copy first, the old content put back when the rewrite fails;
+     * a process killed midway leaves that backup copy next to the file. */
+    AGT_HARDLINKS_IN_PLACE = 1
+};
+
+/**
+ * Chooses what Write and Edit do to a file with several names (hard links).
+ *
+ * @param mode an AGT_HARDLINKS_* value.
+ * @return AGT_OK, AGT_EINVAL (s NULL, unknown mode), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_set_hardlink_writes(agt_session *s, int mode);
 
 /* ---- code review (the review set's state) ------------------------------ */
 

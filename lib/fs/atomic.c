@@ -1,21 +1,30 @@
 /*
- * Atomic file replacement and line-ending helpers. The new content goes to
- * a temporary file next to the target (same file system, so rename() is
- * atomic), is flushed to disk, gets the original's mode bits (and owner when
- * running as root), and is renamed over the target; the directory is then
- * flushed so the rename itself survives a crash. Until the rename, the
- * original is untouched; every failure removes the temporary file.
+ * Atomic file replacement and line-ending helpers. Everything happens in
+ * one folder opened before (a descriptor, never a path looked up again):
+ * the new content goes to an unnamed O_TMPFILE file in that folder (a named
+ * temporary there when the file system has none), is flushed to disk, gets
+ * the original's mode bits (and owner when running as root), and is linked
+ * into the folder: straight at its name for a new file, else at a temporary
+ * name renamed over the old file at once; the folder is then flushed so the
+ * rename itself survives a crash. Until the rename, the original is
+ * untouched; a kill before it leaves nothing behind (the unnamed file goes
+ * with the last descriptor), every failure removes what was made.
  *
- * A file with more than one name (hard links) cannot be replaced that way:
- * the rename would give the written name a new inode and leave the other
- * names on the old content. Such a file is rewritten in place instead, after
- * a backup copy of its content was written and flushed next to it; a failure
- * during the rewrite puts the original content back (from memory) and only
- * when that fails too is the backup left for the user, named in the error.
+ * A file with more than one name (hard links) is replaced the same way by
+ * default: its other names, which may lie outside the workspace, keep the
+ * old content and the caller says the link was broken. With
+ * AGTI_WRITE_LINKS_IN_PLACE it is rewritten in place instead, after a backup
+ * copy of its content was written and flushed next to it under a name; a
+ * failure during the rewrite puts the original content back (from memory),
+ * and only when that fails too, or when the process is killed midway, is the
+ * backup left for the user (named in the error).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <time.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,10 +35,13 @@
 #include "fs.h"
 
 _Thread_local int agti_fs_atomic_fail_step;
+_Thread_local int agti_fs_atomic_kill_step;
 
-/* Test hook: pretend that step fails (with EIO). */
+/* Test hook: pretend that step fails (with EIO), or die there. */
 static bool injected(int step)
 {
+    if (agti_fs_atomic_kill_step == step)
+        raise(SIGKILL);
     if (agti_fs_atomic_fail_step != step)
         return false;
     agti_fs_atomic_fail_step = 0;
@@ -54,6 +66,477 @@ static mode_t current_umask(void)
     }
     fclose(f);
     return m;
+}
+
+/* A random ".NAME.agt-XXXXXX" (long names cut to stay within NAME_MAX). */
+static void temp_name(char *out, size_t outsz, const char *name)
+{
+    static const char abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    unsigned char rnd[6];
+    if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) {
+        uint64_t v = (uint64_t)getpid() * 6364136223846793005u ^ (uint64_t)(uintptr_t)out ^
+                     (uint64_t)time(NULL);
+        for (size_t i = 0; i < sizeof rnd; i++, v >>= 8)
+            rnd[i] = (unsigned char)v;
+    }
+    char suf[7];
+    for (size_t i = 0; i < 6; i++)
+        suf[i] = abc[rnd[i] % (sizeof abc - 1)];
+    suf[6] = '\0';
+    snprintf(out, outsz, ".%.*s.agt-%s", 200, name, suf);
+}
+
+/* A named temporary in dirfd, created exclusively (mode 0600). */
+static int make_named_temp(int dirfd, const char *name, char *tmp, size_t tmpsz)
+{
+    for (int i = 0; i < 100; i++) {
+        temp_name(tmp, tmpsz, name);
+        int fd = openat(dirfd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        if (injected(2))
+            return -1;
+        ssize_t n = write(fd, data, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static int read_fd(int fd, const char *display, agti_buf *b)
+{
+    char chunk[65536];
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return agti_error(AGT_EIO, "cannot read %s: %s", display, strerror(errno));
+        if (n == 0)
+            break;
+        agti_buf_put(b, chunk, (size_t)n);
+    }
+    return b->oom ? agti_oom() : AGT_OK;
+}
+
+static int read_existing_at(int dirfd, const char *name, const char *display, agti_buf *b)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return errno == ENOENT
+                   ? AGT_OK
+                   : agti_error(AGT_EIO, "cannot read %s: %s", display, strerror(errno));
+    int rc = read_fd(fd, display, b);
+    close(fd);
+    return rc;
+}
+
+static void fsync_dirfd(int dirfd)
+{
+    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+/* The folder part of display, for messages ("." when there is none). */
+static char *dir_display(const char *display)
+{
+    const char *sl = strrchr(display, '/');
+    if (sl == NULL)
+        return agti_strdup(".");
+    if (sl == display)
+        return agti_strdup("/");
+    return agti_strndup(display, (size_t)(sl - display));
+}
+
+/* Writes len bytes at off; *done counts the bytes that reached the file. */
+static int pwrite_all(int fd, const char *data, size_t len, off_t off, size_t *done)
+{
+    while (len > 0) {
+        ssize_t n = pwrite(fd, data, len, off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        data += n;
+        len -= (size_t)n;
+        off += (off_t)n;
+        *done += (size_t)n;
+    }
+    return 0;
+}
+
+/* Rewrites fd from offset 0 with a then b. The test hook's steps 6 and 7
+ * stop it with EIO after half of the bytes, a real partial write. */
+static int rewrite(int fd, const char *a, size_t alen, const char *b, size_t blen, size_t *done)
+{
+    *done = 0;
+    size_t stop = alen + blen;
+    bool fail = agti_fs_atomic_fail_step == 6 || agti_fs_atomic_fail_step == 7;
+    bool kill = agti_fs_atomic_kill_step == 6;
+    if (fail || kill)
+        stop /= 2;
+    size_t na = alen < stop ? alen : stop;
+    if (pwrite_all(fd, a, na, 0, done) != 0 || pwrite_all(fd, b, stop - na, (off_t)alen, done) != 0)
+        return -1;
+    if (kill)
+        raise(SIGKILL);
+    if (fail) {
+        errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+/* Puts the original content back after a failed rewrite. */
+static int restore(int fd, const agti_buf *old, bool fail)
+{
+    size_t done = 0;
+    if (fail) {
+        errno = EIO;
+        return -1;
+    }
+    if (pwrite_all(fd, old->ptr ? old->ptr : "", old->len, 0, &done) != 0 ||
+        ftruncate(fd, (off_t)old->len) != 0 || fsync(fd) != 0)
+        return -1;
+    return 0;
+}
+
+/* The backup copy of old in dirfd (named: it must outlive a kill), flushed
+ * to disk, and the folder flushed so its name is there too. */
+static int make_backup(int dirfd, const char *name, const char *display, const char *dir,
+                       nlink_t nlink, const agti_buf *old, char *bak, size_t baksz)
+{
+    int fd;
+    if (injected(1) || (fd = make_named_temp(dirfd, name, bak, baksz)) < 0)
+        return agti_error(AGT_EIO,
+                          "write: %s has %ju names (hard links), so it is rewritten in place "
+                          "to keep them, and the backup copy of its content cannot be created "
+                          "in %s first: %s",
+                          display, (uintmax_t)nlink, dir, strerror(errno));
+    if (write_all(fd, old->ptr ? old->ptr : "", old->len) != 0 || injected(4) || fsync(fd) != 0) {
+        int rc = agti_error(AGT_EIO, "write: writing the backup copy %s/%s of %s failed: %s", dir,
+                            bak, display, strerror(errno));
+        close(fd);
+        unlinkat(dirfd, bak, 0);
+        bak[0] = '\0';
+        return rc;
+    }
+    close(fd);
+    fsync_dirfd(dirfd);
+    return AGT_OK;
+}
+
+/* The path for a file with several names written in place: backup copy,
+ * space reserved, rewrite in place (same inode: every name sees the new
+ * content, mode and owner stay), original put back on failure. */
+static int write_in_place(int dirfd, const char *name, const char *display, const struct stat *st,
+                          const void *data, size_t len, unsigned flags, bool *kept)
+{
+    agti_buf old = AGTI_BUF_INIT;
+    char bak[NAME_MAX + 1] = "";
+    char *dir = dir_display(display);
+    int fd = -1;
+    int rc = dir ? AGT_OK : agti_oom();
+    if (rc != AGT_OK)
+        goto out;
+    fd = openat(dirfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+        rc = agti_error(errno == EACCES || errno == EPERM ? AGT_EDENIED : AGT_EIO,
+                        "write: cannot open %s for writing: %s", display, strerror(errno));
+        goto out;
+    }
+    struct stat fst;
+    if (fstat(fd, &fst) != 0 || fst.st_ino != st->st_ino || fst.st_dev != st->st_dev) {
+        rc = agti_error(AGT_EIO, "write: %s was replaced while it was written; nothing was written",
+                        display);
+        goto out;
+    }
+    if ((rc = read_fd(fd, display, &old)) != AGT_OK)
+        goto out;
+    if ((rc = make_backup(dirfd, name, display, dir, st->st_nlink, &old, bak, sizeof bak)) !=
+        AGT_OK)
+        goto out;
+    const char *lead = (flags & AGTI_WRITE_APPEND) && old.ptr ? old.ptr : "";
+    size_t lead_len = (flags & AGTI_WRITE_APPEND) ? old.len : 0;
+    size_t new_len = lead_len + len;
+    /* Reserve the blocks first, so a full disk fails before the original is
+     * touched (KEEP_SIZE: the file's length and content do not change). File
+     * systems without fallocate go on: a failed rewrite is undone below. */
+    if (new_len > old.len && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)new_len) != 0 &&
+        (errno == ENOSPC || errno == EDQUOT)) {
+        rc = agti_error(AGT_EIO, "write: no room to rewrite %s in place (%zu bytes): %s", display,
+                        new_len, strerror(errno));
+        goto out;
+    }
+    bool fail_restore = agti_fs_atomic_fail_step == 7;
+    size_t done = 0;
+    if (rewrite(fd, lead, lead_len, data ? data : "", len, &done) != 0 ||
+        ftruncate(fd, (off_t)new_len) != 0 || fsync(fd) != 0) {
+        int e = errno;
+        agti_fs_atomic_fail_step = 0;
+        if (restore(fd, &old, fail_restore) == 0) {
+            rc = agti_error(AGT_EIO,
+                            "write: rewriting %s in place failed after %zu of %zu bytes (%s); "
+                            "its original content was put back",
+                            display, done, new_len, strerror(e));
+        } else {
+            *kept = false;
+            rc = agti_error(AGT_EIO,
+                            "write: rewriting %s in place failed after %zu of %zu bytes (%s) "
+                            "and putting its original content back failed too (%s): the file "
+                            "is damaged; its original content is kept in %s/%s",
+                            display, done, new_len, strerror(e), strerror(errno), dir, bak);
+            bak[0] = '\0';
+        }
+        goto out;
+    }
+out:
+    if (fd >= 0)
+        close(fd);
+    if (bak[0] != '\0') {
+        unlinkat(dirfd, bak, 0);
+        fsync_dirfd(dirfd);
+    }
+    free(dir);
+    agti_buf_free(&old);
+    return rc;
+}
+
+/* Refuses a file this process may not write (its mode, a read-only mount):
+ * the rename below would replace it anyway, since only the directory's
+ * permissions matter to rename(). The kernel decides (ACLs, capabilities,
+ * mounts) through a real open for writing, which changes nothing; a
+ * running program's file (ETXTBSY) can still be replaced by rename. */
+static int check_writable(int dirfd, const char *name, const char *display, const struct stat *st)
+{
+    int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+    if (fd >= 0) {
+        close(fd);
+        return AGT_OK;
+    }
+    if (errno == EROFS)
+        return agti_error(AGT_EIO, "write: %s is on a read-only file system", display);
+    if (errno == EACCES || errno == EPERM)
+        return agti_error(AGT_EDENIED,
+                          "write: %s is read-only (mode %04o): this process may not write it",
+                          display, (unsigned)(st->st_mode & 07777));
+    return AGT_OK;
+}
+
+/* Gives the unnamed O_TMPFILE file fd the name newname in dirfd. */
+static int link_tmpfile(int fd, int dirfd, const char *newname)
+{
+    if (linkat(fd, "", dirfd, newname, AT_EMPTY_PATH) == 0)
+        return 0;
+    if (errno == EEXIST)
+        return -1;
+    /* Without CAP_DAC_READ_SEARCH: the way open(2) documents, through the
+     * process's own descriptor. */
+    char p[64];
+    snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, p, dirfd, newname, AT_SYMLINK_FOLLOW);
+}
+
+/* Creates, fills and flushes the new content's file in dirfd: unnamed
+ * (*tmp left empty) or named *tmp. -1 with the message set on failure. */
+static int new_content(int dirfd, const char *name, const char *display, const agti_buf *old,
+                       const void *data, size_t len, mode_t mode, const struct stat *st,
+                       bool exists, bool named, char *tmp, size_t tmpsz, int *rc)
+{
+    int fd = -1;
+    tmp[0] = '\0';
+    char *dir = dir_display(display);
+    if (dir == NULL) {
+        *rc = agti_oom();
+        return -1;
+    }
+    if (injected(1)) {
+        fd = -1;
+    } else {
+        if (!named)
+            fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+        if (fd < 0 &&
+            (named || errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL || errno == ENOENT))
+            fd = make_named_temp(dirfd, name, tmp, tmpsz);
+    }
+    if (fd < 0) {
+        *rc = agti_error(AGT_EIO, "write: cannot create a temporary file in %s: %s", dir,
+                         strerror(errno));
+        tmp[0] = '\0';
+        free(dir);
+        return -1;
+    }
+    const char *what = tmp[0] ? tmp : "the new content";
+    if (write_all(fd, old->ptr ? old->ptr : "", old->len) != 0 ||
+        write_all(fd, data ? data : "", len) != 0) {
+        *rc = agti_error(AGT_EIO, "write: writing %s of %s failed: %s", what, display,
+                         strerror(errno));
+        goto fail;
+    }
+    if (injected(3) || fchmod(fd, mode) != 0) {
+        *rc = agti_error(AGT_EIO, "write: cannot set mode %o on %s of %s: %s", (unsigned)mode, what,
+                         display, strerror(errno));
+        goto fail;
+    }
+    if (exists && geteuid() == 0 && (st->st_uid != 0 || st->st_gid != 0))
+        (void)!fchown(fd, st->st_uid, st->st_gid);
+    if (injected(4) || fsync(fd) != 0) {
+        *rc = agti_error(AGT_EIO, "write: fsync of %s of %s failed: %s", what, display,
+                         strerror(errno));
+        goto fail;
+    }
+    free(dir);
+    return fd;
+fail:
+    close(fd);
+    if (tmp[0])
+        unlinkat(dirfd, tmp, 0);
+    tmp[0] = '\0';
+    free(dir);
+    return -1;
+}
+
+int agti_fs_write_at(int dirfd, const char *name, const char *display, const void *data, size_t len,
+                     unsigned flags, agti_write_info *info)
+{
+    agti_write_info local;
+    if (info == NULL)
+        info = &local;
+    memset(info, 0, sizeof *info);
+    info->kept = true;
+    if (dirfd < 0 || name == NULL || name[0] == '\0' || strchr(name, '/') != NULL ||
+        (data == NULL && len > 0))
+        return agti_error(AGT_EINVAL, "write: the folder, the name and the data must be given");
+    if (display == NULL)
+        display = name;
+    agti_buf old = AGTI_BUF_INIT;
+    char tmp[NAME_MAX + 1] = "";
+    int fd = -1;
+    int rc = AGT_OK;
+    struct stat st;
+    bool exists = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    if (exists && S_ISLNK(st.st_mode)) {
+        rc = agti_error(AGT_EINVAL,
+                        "write: %s was replaced by a symbolic link while it was written; nothing "
+                        "was written",
+                        display);
+        goto out;
+    }
+    if (exists && S_ISDIR(st.st_mode)) {
+        rc = agti_error(AGT_EINVAL, "write: %s is a directory", display);
+        goto out;
+    }
+    if (exists && !S_ISREG(st.st_mode)) {
+        rc = agti_error(AGT_EINVAL, "write: %s is not a regular file", display);
+        goto out;
+    }
+    if (exists && (rc = check_writable(dirfd, name, display, &st)) != AGT_OK)
+        goto out;
+    info->existed = exists;
+    info->nlink = exists ? (unsigned long)st.st_nlink : 0;
+    info->old_size = exists ? (uint64_t)st.st_size : 0;
+    if (exists && st.st_nlink > 1 && (flags & AGTI_WRITE_LINKS_IN_PLACE)) {
+        rc = write_in_place(dirfd, name, display, &st, data, len, flags, &info->kept);
+        info->in_place = rc == AGT_OK;
+        goto out;
+    }
+    if ((flags & AGTI_WRITE_APPEND) && exists &&
+        (rc = read_existing_at(dirfd, name, display, &old)) != AGT_OK)
+        goto out;
+    mode_t mode = exists ? (st.st_mode & 07777) : (0666 & ~current_umask());
+    fd = new_content(dirfd, name, display, &old, data, len, mode, &st, exists, false, tmp,
+                     sizeof tmp, &rc);
+    if (fd < 0)
+        goto out;
+    if (tmp[0] == '\0') {
+        /* Unnamed: a new file gets its name in one step; else a temporary
+         * name for the rename (two calls in a row, nothing in between). */
+        bool linked = false;
+        if (!exists) {
+            if (injected(5)) {
+                rc = agti_error(AGT_EIO, "write: cannot give the new content the name %s: %s",
+                                display, strerror(errno));
+                goto out;
+            }
+            if (link_tmpfile(fd, dirfd, name) == 0)
+                linked = true;
+            else if (errno != EEXIST)
+                goto relink;
+        }
+        if (!linked) {
+            for (int i = 0; i < 100; i++) {
+                temp_name(tmp, sizeof tmp, name);
+                if (link_tmpfile(fd, dirfd, tmp) == 0)
+                    break;
+                if (errno != EEXIST) {
+                    tmp[0] = '\0';
+                    goto relink;
+                }
+                tmp[0] = '\0';
+            }
+            if (tmp[0] == '\0') {
+                rc = agti_error(AGT_EIO, "write: cannot name the new content of %s: %s", display,
+                                strerror(errno));
+                goto out;
+            }
+        }
+        goto named;
+    relink:
+        /* O_TMPFILE works but its file cannot be linked (no /proc): the
+         * content once more, into a named temporary. */
+        close(fd);
+        fd = new_content(dirfd, name, display, &old, data, len, mode, &st, exists, true, tmp,
+                         sizeof tmp, &rc);
+        if (fd < 0)
+            goto out;
+    named:
+        if (linked) {
+            close(fd);
+            fd = -1;
+            fsync_dirfd(dirfd);
+            goto done;
+        }
+    }
+    int cfd = fd;
+    fd = -1;
+    if (close(cfd) != 0) {
+        rc = agti_error(AGT_EIO, "write: closing the new content of %s failed: %s", display,
+                        strerror(errno));
+        goto out;
+    }
+    if (injected(5) || renameat(dirfd, tmp, dirfd, name) != 0) {
+        rc = agti_error(AGT_EIO, "write: cannot rename the new content over %s: %s", display,
+                        strerror(errno));
+        goto out;
+    }
+    tmp[0] = '\0';
+    fsync_dirfd(dirfd);
+done:
+    info->link_broken = exists && st.st_nlink > 1;
+out:
+    if (fd >= 0)
+        close(fd);
+    if (tmp[0] != '\0')
+        unlinkat(dirfd, tmp, 0);
+    agti_buf_free(&old);
+    return rc;
 }
 
 /* mkdir -p of dir; AGT_OK when it exists afterwards. */
@@ -86,251 +569,14 @@ static int make_dirs(const char *dir)
     return rc;
 }
 
-static int write_all(int fd, const char *data, size_t len)
-{
-    while (len > 0) {
-        if (injected(2))
-            return -1;
-        ssize_t n = write(fd, data, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-static int read_existing(const char *path, agti_buf *b)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? AGT_OK
-                               : agti_error(AGT_EIO, "cannot read %s: %s", path, strerror(errno));
-    char chunk[65536];
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int e = errno;
-            close(fd);
-            return agti_error(AGT_EIO, "cannot read %s: %s", path, strerror(e));
-        }
-        if (n == 0)
-            break;
-        agti_buf_put(b, chunk, (size_t)n);
-    }
-    close(fd);
-    return b->oom ? agti_oom() : AGT_OK;
-}
-
-static void fsync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
-
-/* Resolves a symlink at path to the file it designates (written through). */
-static int target_of(const char *path, char **out)
-{
-    struct stat st;
-    *out = NULL;
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-        char *r = realpath(path, NULL);
-        if (r == NULL)
-            return agti_error(AGT_EINVAL,
-                              "%s is a symbolic link whose target cannot be resolved (%s)", path,
-                              strerror(errno));
-        *out = r;
-        return AGT_OK;
-    }
-    *out = agti_strdup(path);
-    return *out ? AGT_OK : agti_oom();
-}
-
-/* Writes len bytes at off; *done counts the bytes that reached the file. */
-static int pwrite_all(int fd, const char *data, size_t len, off_t off, size_t *done)
-{
-    while (len > 0) {
-        ssize_t n = pwrite(fd, data, len, off);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        data += n;
-        len -= (size_t)n;
-        off += (off_t)n;
-        *done += (size_t)n;
-    }
-    return 0;
-}
-
-/* Rewrites fd from offset 0 with a then b. The test hook's steps 6 and 7
- * stop it with EIO after half of the bytes, a real partial write. */
-static int rewrite(int fd, const char *a, size_t alen, const char *b, size_t blen, size_t *done)
-{
-    *done = 0;
-    size_t stop = alen + blen;
-    bool fail = agti_fs_atomic_fail_step == 6 || agti_fs_atomic_fail_step == 7;
-    if (fail)
-        stop /= 2;
-    size_t na = alen < stop ? alen : stop;
-    if (pwrite_all(fd, a, na, 0, done) != 0 || pwrite_all(fd, b, stop - na, (off_t)alen, done) != 0)
-        return -1;
-    if (fail) {
-        errno = EIO;
-        return -1;
-    }
-    return 0;
-}
-
-/* Puts the original content back after a failed rewrite. */
-static int restore(int fd, const agti_buf *old, bool fail)
-{
-    size_t done = 0;
-    if (fail) {
-        errno = EIO;
-        return -1;
-    }
-    if (pwrite_all(fd, old->ptr ? old->ptr : "", old->len, 0, &done) != 0 ||
-        ftruncate(fd, (off_t)old->len) != 0 || fsync(fd) != 0)
-        return -1;
-    return 0;
-}
-
-/* Creates the backup copy of old next to target: a temporary file with the
- * same naming as the replacement path, flushed to disk. */
-static int make_backup(const char *target, const char *dir, nlink_t nlink, const agti_buf *old,
-                       char **out)
-{
-    const char *base = strrchr(target, '/');
-    base = base ? base + 1 : target;
-    char *bak = agti_aprintf("%s/.%.*s.agt-XXXXXX", dir, 200, base);
-    if (bak == NULL)
-        return agti_oom();
-    int fd;
-    if (injected(1) || (fd = mkostemp(bak, O_CLOEXEC)) < 0) {
-        int rc = agti_error(AGT_EIO,
-                            "write: %s has %ju names (hard links), so it is rewritten in place "
-                            "to keep them, and the backup copy of its content cannot be created "
-                            "in %s first: %s",
-                            target, (uintmax_t)nlink, dir, strerror(errno));
-        free(bak);
-        return rc;
-    }
-    if (write_all(fd, old->ptr ? old->ptr : "", old->len) != 0 || injected(4) || fsync(fd) != 0) {
-        int rc = agti_error(AGT_EIO, "write: writing the backup copy %s of %s failed: %s", bak,
-                            target, strerror(errno));
-        close(fd);
-        unlink(bak);
-        free(bak);
-        return rc;
-    }
-    close(fd);
-    *out = bak;
-    return AGT_OK;
-}
-
-/* The path for a file with several names: backup copy, space reserved,
- * rewrite in place (same inode: every name sees the new content, mode and
- * owner stay), original put back on failure. */
-static int write_in_place(const char *target, const char *dir, const struct stat *st,
-                          const void *data, size_t len, unsigned flags, bool *kept)
-{
-    agti_buf old = AGTI_BUF_INIT;
-    char *bak = NULL;
-    int fd = -1;
-    int rc = read_existing(target, &old);
-    if (rc != AGT_OK)
-        goto out;
-    if ((rc = make_backup(target, dir, st->st_nlink, &old, &bak)) != AGT_OK)
-        goto out;
-    fd = open(target, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
-        rc = agti_error(errno == EACCES || errno == EPERM ? AGT_EDENIED : AGT_EIO,
-                        "write: cannot open %s for writing: %s", target, strerror(errno));
-        goto out;
-    }
-    const char *lead = (flags & AGTI_WRITE_APPEND) && old.ptr ? old.ptr : "";
-    size_t lead_len = (flags & AGTI_WRITE_APPEND) ? old.len : 0;
-    size_t new_len = lead_len + len;
-    /* Reserve the blocks first, so a full disk fails before the original is
-     * touched (KEEP_SIZE: the file's length and content do not change). File
-     * systems without fallocate go on: a failed rewrite is undone below. */
-    if (new_len > old.len && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)new_len) != 0 &&
-        (errno == ENOSPC || errno == EDQUOT)) {
-        rc = agti_error(AGT_EIO, "write: no room to rewrite %s in place (%zu bytes): %s", target,
-                        new_len, strerror(errno));
-        goto out;
-    }
-    bool fail_restore = agti_fs_atomic_fail_step == 7;
-    size_t done = 0;
-    if (rewrite(fd, lead, lead_len, data ? data : "", len, &done) != 0 ||
-        ftruncate(fd, (off_t)new_len) != 0 || fsync(fd) != 0) {
-        int e = errno;
-        agti_fs_atomic_fail_step = 0;
-        if (restore(fd, &old, fail_restore) == 0) {
-            rc = agti_error(AGT_EIO,
-                            "write: rewriting %s in place failed after %zu of %zu bytes (%s); "
-                            "its original content was put back",
-                            target, done, new_len, strerror(e));
-        } else {
-            *kept = false;
-            rc = agti_error(AGT_EIO,
-                            "write: rewriting %s in place failed after %zu of %zu bytes (%s) "
-                            "and putting its original content back failed too (%s): the file "
-                            "is damaged; its original content is kept in %s",
-                            target, done, new_len, strerror(e), strerror(errno), bak);
-            free(bak);
-            bak = NULL;
-        }
-        goto out;
-    }
-out:
-    if (fd >= 0)
-        close(fd);
-    if (bak != NULL) {
-        unlink(bak);
-        fsync_dir(dir);
-    }
-    free(bak);
-    agti_buf_free(&old);
-    return rc;
-}
-
-/* Refuses a file this process may not write (its mode, a read-only mount):
- * the rename below would replace it anyway, since only the directory's
- * permissions matter to rename(). The kernel decides (ACLs, capabilities,
- * mounts) through a real open for writing, which changes nothing; a
- * running program's file (ETXTBSY) can still be replaced by rename. */
-static int check_writable(const char *target, const struct stat *st)
-{
-    int fd = open(target, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd >= 0) {
-        close(fd);
-        return AGT_OK;
-    }
-    if (errno == EROFS)
-        return agti_error(AGT_EIO, "write: %s is on a read-only file system", target);
-    if (errno == EACCES || errno == EPERM)
-        return agti_error(AGT_EDENIED,
-                          "write: %s is read-only (mode %04o): this process may not write it",
-                          target, (unsigned)(st->st_mode & 07777));
-    return AGT_OK;
-}
-
 int agti_fs_write_atomic(const char *path, const void *data, size_t len, unsigned flags)
 {
     return agti_fs_write_file(path, data, len, flags, NULL);
 }
 
+/* The path interface (for hosts and tests; the tools use agti_fs_write_at
+ * with a confined folder): a symlink at path is written through, the folder
+ * is opened by name, and a file with several names is rewritten in place. */
 int agti_fs_write_file(const char *path, const void *data, size_t len, unsigned flags, bool *kept)
 {
     bool kept_local;
@@ -339,30 +585,31 @@ int agti_fs_write_file(const char *path, const void *data, size_t len, unsigned 
     *kept = true;
     if (path == NULL || path[0] == '\0' || (data == NULL && len > 0))
         return agti_error(AGT_EINVAL, "write: the path and the data must be given");
-    char *target = NULL, *dirbuf = NULL, *tmp = NULL;
-    agti_buf old = AGTI_BUF_INIT;
-    int fd = -1;
-    int rc = target_of(path, &target);
-    if (rc != AGT_OK)
-        return rc;
-    struct stat st;
-    bool exists = stat(target, &st) == 0;
-    if (exists && S_ISDIR(st.st_mode)) {
-        rc = agti_error(AGT_EINVAL, "write: %s is a directory", target);
-        goto out;
+    char *target = NULL, *dirbuf = NULL, *basebuf = NULL;
+    struct stat lst;
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        target = realpath(path, NULL);
+        if (target == NULL)
+            return agti_error(AGT_EINVAL,
+                              "%s is a symbolic link whose target cannot be resolved (%s)", path,
+                              strerror(errno));
+    } else if ((target = agti_strdup(path)) == NULL) {
+        return agti_oom();
     }
-    if (exists && !S_ISREG(st.st_mode)) {
-        rc = agti_error(AGT_EINVAL, "write: %s is not a regular file", target);
-        goto out;
-    }
-    if (exists && (rc = check_writable(target, &st)) != AGT_OK)
-        goto out;
+    int rc = AGT_OK, dfd = -1;
     dirbuf = agti_strdup(target);
-    if (dirbuf == NULL) {
+    basebuf = agti_strdup(target);
+    if (dirbuf == NULL || basebuf == NULL) {
         rc = agti_oom();
         goto out;
     }
     const char *dir = dirname(dirbuf);
+    const char *name = basename(basebuf);
+    struct stat st;
+    if (stat(target, &st) == 0 && S_ISDIR(st.st_mode)) {
+        rc = agti_error(AGT_EINVAL, "write: %s is a directory", target);
+        goto out;
+    }
     struct stat dst;
     if (stat(dir, &dst) != 0) {
         if (!(flags & AGTI_WRITE_MKDIRS)) {
@@ -375,66 +622,20 @@ int agti_fs_write_file(const char *path, const void *data, size_t len, unsigned 
         rc = agti_error(AGT_EINVAL, "write: %s is not a directory", dir);
         goto out;
     }
-    if (exists && st.st_nlink > 1) {
-        rc = write_in_place(target, dir, &st, data, len, flags, kept);
+    dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        rc = agti_error(AGT_EIO, "write: cannot open the directory %s: %s", dir, strerror(errno));
         goto out;
     }
-    if ((flags & AGTI_WRITE_APPEND) && exists && (rc = read_existing(target, &old)) != AGT_OK)
-        goto out;
-    const char *base = strrchr(target, '/');
-    base = base ? base + 1 : target;
-    /* Long names are cut so ".NAME.agt-XXXXXX" stays within NAME_MAX. */
-    tmp = agti_aprintf("%s/.%.*s.agt-XXXXXX", dir, 200, base);
-    if (tmp == NULL) {
-        rc = agti_oom();
-        goto out;
-    }
-    if (injected(1) || (fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
-        rc = agti_error(AGT_EIO, "write: cannot create a temporary file in %s: %s", dir,
-                        strerror(errno));
-        free(tmp);
-        tmp = NULL;
-        goto out;
-    }
-    if (write_all(fd, old.ptr ? old.ptr : "", old.len) != 0 ||
-        write_all(fd, data ? data : "", len) != 0) {
-        rc = agti_error(AGT_EIO, "write: writing %s failed: %s", tmp, strerror(errno));
-        goto out;
-    }
-    mode_t mode = exists ? (st.st_mode & 07777) : (0666 & ~current_umask());
-    if (injected(3) || fchmod(fd, mode) != 0) {
-        rc = agti_error(AGT_EIO, "write: cannot set mode %o on %s: %s", (unsigned)mode, tmp,
-                        strerror(errno));
-        goto out;
-    }
-    if (exists && geteuid() == 0 && (st.st_uid != 0 || st.st_gid != 0))
-        (void)!fchown(fd, st.st_uid, st.st_gid);
-    if (injected(4) || fsync(fd) != 0) {
-        rc = agti_error(AGT_EIO, "write: fsync of %s failed: %s", tmp, strerror(errno));
-        goto out;
-    }
-    int cfd = fd;
-    fd = -1;
-    if (close(cfd) != 0) {
-        rc = agti_error(AGT_EIO, "write: closing %s failed: %s", tmp, strerror(errno));
-        goto out;
-    }
-    if (injected(5) || rename(tmp, target) != 0) {
-        rc = agti_error(AGT_EIO, "write: cannot rename %s to %s: %s", tmp, target, strerror(errno));
-        goto out;
-    }
-    free(tmp);
-    tmp = NULL;
-    fsync_dir(dir);
+    agti_write_info info;
+    rc = agti_fs_write_at(dfd, name, target, data, len, flags | AGTI_WRITE_LINKS_IN_PLACE, &info);
+    *kept = info.kept;
 out:
-    if (fd >= 0)
-        close(fd);
-    if (tmp != NULL)
-        unlink(tmp);
-    free(tmp);
+    if (dfd >= 0)
+        close(dfd);
     free(dirbuf);
+    free(basebuf);
     free(target);
-    agti_buf_free(&old);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "core/core.h"
@@ -135,6 +136,112 @@ char *agti_path_normalize(const char *path);
 /* True when path equals dir or lies below it (component-wise). */
 bool agti_path_is_within(const char *path, const char *dir);
 
+/* The real path of the absolute path abs (lexically normalised, then every
+ * existing symlink resolved by name, the rest kept literally). Only for
+ * deciding which confinement base a path outside every base lands in: the
+ * opening itself goes through agti_fs_locate. Malloc'd. AGT_EINVAL,
+ * AGT_ELIMIT, AGT_ENOMEM. */
+int agti_path_real(const char *abs, char **out);
+
+/* ---- confined resolution (confine.c) ---------------------------------- */
+
+/* A set of confinement bases: the workspace root first, then the
+ * directories admitted outside it, each opened once (O_PATH | O_DIRECTORY)
+ * at its real path. Every lookup below is relative to one of these
+ * descriptors; nothing is opened by its full name. */
+typedef struct agti_fsroot agti_fsroot;
+
+#define AGTI_BASE_READONLY 1u /* agti_fsroot_add: reads only (the task log folder) */
+
+/* root: absolute path of an existing directory (realpath'd here). home: for
+ * "~" (NULL: $HOME); copied. AGT_EINVAL, AGT_ENOTFOUND, AGT_ENOMEM. */
+int agti_fsroot_new(agti_fsroot **out, const char *root, const char *home);
+/* Adds a base (an absolute path of an existing directory; its symlinks are
+ * resolved now). flags: AGTI_BASE_*. AGT_EINVAL, AGT_ENOTFOUND, AGT_ENOMEM. */
+int agti_fsroot_add(agti_fsroot *r, const char *dir, unsigned flags);
+void agti_fsroot_free(agti_fsroot *r);
+/* The root's real path and descriptor (borrowed). */
+const char *agti_fsroot_path(const agti_fsroot *r);
+int agti_fsroot_fd(const agti_fsroot *r);
+
+/* Where a path leads. Every descriptor is owned (agti_fsloc_clear). */
+typedef struct agti_fsloc {
+    int fd;         /* AGTI_LOC_OPEN: the opened last component; -1 when missing
+                       or not openable (open_errno) */
+    int open_errno; /* why fd is -1 for a file that exists (EACCES, ...) */
+    int dirfd;      /* the folder holding it (O_PATH); -1 when a folder is missing */
+    char *name;     /* the last component in dirfd; "." for a base itself */
+    char *abs;      /* absolute path it was reached at (for messages) */
+    char *rel;      /* display path: root-relative ("." the root), absolute in
+                       another base; for AGT_ENOTFOUND the path as far as resolved
+                       and the rest as given */
+    bool exists;
+    bool via_link;     /* a symbolic link was followed */
+    bool dangling;     /* the last component is a symlink to something missing */
+    char *link_target; /* that link's text (it stays inside a base) */
+    bool readonly;     /* reached in an AGTI_BASE_READONLY base */
+    struct stat st;    /* when exists: of fd when opened, else of the last component */
+    /* Folders AGTI_LOC_MKDIRS created, outermost first. */
+    int *made_dirfd;
+    char **made_name;
+    size_t nmade;
+} agti_fsloc;
+
+#define AGTI_LOC_OPEN 1u     /* open the last component with oflags (O_NOFOLLOW added) */
+#define AGTI_LOC_MKDIRS 2u   /* create the missing folders (0777 & ~umask) */
+#define AGTI_LOC_NOFOLLOW 4u /* a symlink as the last component is not followed */
+
+/* Resolves user_path ("~", "~/x", absolute, or relative to the root;
+ * normalised lexically first) below the bases of r and, with
+ * AGTI_LOC_OPEN, opens it in the same walk. The folders are opened one
+ * after the other relative to the previous one (openat2 with
+ * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS when the
+ * kernel has it; else openat(O_PATH | O_NOFOLLOW) per component); a
+ * symbolic link met on the way is read from the opened link and followed
+ * by the library: a relative target from the folder holding it, an
+ * absolute one only when its text lies in a base. The last component is
+ * opened with O_NOFOLLOW in its opened folder. An absolute path outside
+ * every base is resolved by name once to see which base it lands in.
+ * Returns AGT_OK when the folder holding the last component was reached
+ * (out->exists tells about the last one), AGT_ENOTFOUND when a folder on
+ * the way is missing (or is a file; out->rel and out->abs filled),
+ * AGT_EDENIED (outside every base, or through a symlink leading outside:
+ * the message never says where such a link points), AGT_EINVAL (empty
+ * path, "~user", a file in the way of AGTI_LOC_MKDIRS), AGT_ELIMIT (more
+ * than 40 links), AGT_EIO, AGT_ENOMEM. On failure, folders it created are
+ * removed again and out holds no descriptor. */
+int agti_fs_locate(agti_fsroot *r, const char *user_path, unsigned how, int oflags,
+                   agti_fsloc *out);
+void agti_fsloc_clear(agti_fsloc *loc);
+/* Removes (when empty) the folders AGTI_LOC_MKDIRS created, innermost first:
+ * for a write that failed. */
+void agti_fsloc_undo_dirs(agti_fsloc *loc);
+
+/* Opens rel below dirfd without following any symbolic link and never
+ * above dirfd (".." refused with EXDEV): openat2 with RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, else a walk with
+ * O_NOFOLLOW. flags: open(2) flags for the last component (O_CLOEXEC and
+ * O_NOFOLLOW added). "" opens dirfd itself ("."). -1 with errno. */
+int agti_fs_open_beneath(int dirfd, const char *rel, int flags);
+/* Whether openat2 is used (probed once). */
+bool agti_fs_have_openat2(void);
+/* Test hook: when true, this thread resolves without openat2. */
+extern _Thread_local bool agti_fs_no_openat2;
+
+/* ---- names shown to the model ---------------------------------------- */
+
+/* Appends name (n bytes) to b with control characters, DEL, backslash and
+ * bytes that are not valid UTF-8 escaped: \n \t \r for those, "\\" for a
+ * backslash, \xNN (two lower-case hex digits) for every other such byte.
+ * Valid UTF-8 (including '/') is copied as is. */
+void agti_fs_name_escape(agti_buf *b, const char *name, size_t n);
+/* Whether name needs agti_fs_name_escape (has a byte it would change). */
+bool agti_fs_name_needs_escape(const char *name, size_t n);
+/* Undoes agti_fs_name_escape: malloc'd, NUL-terminated, *out_len its length
+ * (a decoded NUL byte makes the name invalid: NULL with AGT_EINVAL). A
+ * backslash not followed by n, t, r, \\ or xNN is kept as is. NULL on OOM. */
+char *agti_fs_name_unescape(const char *name, size_t *out_len);
+
 /* ---- directory walker ------------------------------------------------ */
 
 enum agti_fs_type {
@@ -153,8 +260,8 @@ typedef struct agti_walk_entry {
     int64_t mtime_ns; /* modification time, ns since the epoch */
     /* For a stat the callback decides on (skip_stat walks): fstatat(dirfd,
      * name) names the entry without resolving relpath from the root again.
-     * dirfd is the open parent directory, AT_FDCWD with name = the full path
-     * in very deep trees; both valid during the callback only. */
+     * dirfd is the open parent directory (also in very deep trees); both
+     * valid during the callback only. */
     int dirfd;
     const char *name;
 } agti_walk_entry;
@@ -201,6 +308,11 @@ typedef int (*agti_walk_cb)(const agti_walk_entry *e, void *payload);
  * AGT_EINVAL, AGT_ENOTFOUND (root), AGT_ECANCELLED, AGT_ENOMEM. */
 int agti_walk(const char *root, const agti_walk_opts *opts, agti_walk_cb cb, void *payload,
               agti_walk_result *res);
+/* agti_walk of the folder open as rootfd (O_PATH is fine; borrowed), with
+ * root its path (for relpath's base, the ignore files and messages): no
+ * name above the entries is looked up again. */
+int agti_walk_at(int rootfd, const char *root, const agti_walk_opts *opts, agti_walk_cb cb,
+                 void *payload, agti_walk_result *res);
 void agti_walk_result_clear(agti_walk_result *res);
 /* Test hook: when true, the walks on this thread ignore d_type as if the
  * file system gave DT_UNKNOWN for every entry (some network and FUSE file
@@ -238,12 +350,46 @@ int agti_fs_write_atomic(const char *path, const void *data, size_t len, unsigne
  * in-place rewrite and the restore after it both failed. */
 int agti_fs_write_file(const char *path, const void *data, size_t len, unsigned flags, bool *kept);
 
+#define AGTI_WRITE_LINKS_IN_PLACE                                                                  \
+    4u /* a file with several names is rewritten in                                                \
+          place (every name sees the new content)                                                  \
+          instead of replaced (the link broken) */
+
+/* What agti_fs_write_at did. */
+typedef struct agti_write_info {
+    bool kept;        /* after a failure: the file still holds its old content */
+    bool link_broken; /* the file had nlink names; this one is a new file now */
+    bool in_place;    /* rewritten in place (AGTI_WRITE_LINKS_IN_PLACE) */
+    unsigned long nlink;
+    bool existed;
+    uint64_t old_size;
+} agti_write_info;
+
+/* Replaces the file name in the open folder dirfd (O_PATH is fine) with
+ * data, without looking up any other name: the new content goes to an
+ * O_TMPFILE file made in dirfd (a named temporary ".NAME.agt-XXXXXX" there
+ * when the file system has no O_TMPFILE), is written, gets the mode bits of
+ * the file it replaces (new files 0666 & ~umask) and its owner when root,
+ * is fsync'ed, linked into dirfd (straight at name for a new file, which a
+ * kill cannot leave half-done; else at a temporary name renamed over name
+ * at once), and dirfd is fsync'ed. name must not be a symlink (the caller
+ * resolved it; one swapped in is refused). A file with several names is
+ * replaced the same way by default (info->link_broken), or with
+ * AGTI_WRITE_LINKS_IN_PLACE rewritten in place after a flushed backup copy
+ * (see agti_fs_write_atomic). display names the file in messages.
+ * Errors as agti_fs_write_atomic. */
+int agti_fs_write_at(int dirfd, const char *name, const char *display, const void *data, size_t len,
+                     unsigned flags, agti_write_info *info);
+
 /* Test hook: when > 0, the n-th step of the next atomic writes on this
  * thread fails with EIO (1 create temp, 2 write, 3 chmod, 4 fsync, 5
  * rename; for a file with several names 1, 2 and 4 are the backup copy's,
  * 6 stops the in-place rewrite after half of the bytes, 7 does that and
  * fails the restore too); reset to 0 after firing. */
 extern _Thread_local int agti_fs_atomic_fail_step;
+/* Test hook: when the n-th step above is reached (same numbers; 6 after
+ * half of an in-place rewrite), the process kills itself with SIGKILL. */
+extern _Thread_local int agti_fs_atomic_kill_step;
 
 enum agti_eol { AGTI_EOL_NONE = 0, AGTI_EOL_LF = 1, AGTI_EOL_CRLF = 2 };
 /* The line ending of text: the majority of its line endings; on a tie the

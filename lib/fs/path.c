@@ -213,6 +213,20 @@ out:
     return rc;
 }
 
+int agti_path_real(const char *abs, char **out)
+{
+    bool via = false;
+    *out = NULL;
+    if (abs == NULL || abs[0] != '/')
+        return agti_error(AGT_EINVAL, "agti_path_real: not an absolute path");
+    char *norm = agti_path_normalize(abs);
+    if (norm == NULL)
+        return AGT_ENOMEM;
+    int rc = real_path(norm, out, &via);
+    free(norm);
+    return rc;
+}
+
 /* Expands "~" / "~/x" and makes user_path absolute against root. */
 static int absolute_path(const char *root, const char *home, const char *user_path, char **out)
 {
@@ -283,11 +297,18 @@ int agti_path_resolve(const char *root, const char *const *allowed, size_t nallo
             free(ar);
         }
         if (display_base == NULL) {
-            rc = agti_error(AGT_EDENIED,
-                            "path '%s' resolves to %s%s, which is outside the workspace %s; "
-                            "ask the user to add it to the allowed paths",
-                            user_path, real, via_link ? " (through a symbolic link)" : "",
-                            root_real);
+            /* Where a link outside leads is not told (it may be anything). */
+            if (via_link)
+                rc = agti_error(AGT_EDENIED,
+                                "path '%s' leads outside the workspace %s through a symbolic "
+                                "link; ask the user to add the folder it leads to to the allowed "
+                                "paths",
+                                user_path, root_real);
+            else
+                rc = agti_error(AGT_EDENIED,
+                                "path '%s' resolves to %s, which is outside the workspace %s; "
+                                "ask the user to add it to the allowed paths",
+                                user_path, real, root_real);
             goto out;
         }
     }

@@ -8,7 +8,9 @@
  * wants size and mtime (no skip_stat). A directory's descriptor stays open
  * while its entries are visited, so open descriptors grow with the depth
  * up to KEEP_FD_DEPTH; deeper directories are closed after reading and
- * their entries reached by full path. Symlinked directories are never
+ * opened again for each entry below the open folder at that depth, with
+ * agti_fs_open_beneath (no symlink followed, never by full path). The root
+ * itself comes as a descriptor (agti_walk_at). Symlinked directories are never
  * followed (like rg without -L); the dev/ino of every directory on the
  * current path (fstat of the opened directory) is still checked so that a
  * bind mount loop cannot recurse forever.
@@ -50,7 +52,9 @@ typedef struct walker {
     size_t nanc, capanc;
     struct timespec start;
     size_t since_clock;
-    char *dents; /* getdents64 buffer */
+    char *dents;       /* getdents64 buffer */
+    int anchor_fd;     /* the open folder at depth KEEP_FD_DEPTH */
+    size_t anchor_len; /* path.len at it */
     bool stop;
     int rc;
 } walker;
@@ -198,12 +202,19 @@ static void report(walker *w, const agti_walk_entry *e)
 
 static void walk_dir(walker *w, int fd, size_t depth);
 
-/* fstatat relative to the parent's descriptor, or by full path without one. */
 static int stat_at(const walker *w, int pfd, const char *name, struct stat *st, int flags)
 {
-    if (pfd >= 0)
-        return fstatat(pfd, name, st, flags);
-    return fstatat(AT_FDCWD, w->path.ptr, st, flags);
+    (void)w;
+    return fstatat(pfd, name, st, flags);
+}
+
+/* In a folder deeper than KEEP_FD_DEPTH: the path below the anchor. */
+static int open_deep(walker *w, int flags)
+{
+    const char *rel = w->path.ptr + w->anchor_len;
+    if (*rel == '/')
+        rel++;
+    return agti_fs_open_beneath(w->anchor_fd, rel, flags);
 }
 
 /* Sets *mode to the entry's S_IFMT type and fills st when it was stat'ed.
@@ -253,7 +264,7 @@ static void descend(walker *w, int pfd, const dent *d, size_t depth)
 {
     const char *rel = cur_rel(w);
     int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
-    int fd = pfd >= 0 ? openat(pfd, d->name, flags) : open(w->path.ptr, flags);
+    int fd = pfd >= 0 ? openat(pfd, d->name, flags) : open_deep(w, O_RDONLY | O_DIRECTORY);
     if (fd < 0) {
         /* Vanished or replaced by a symlink since it was read: nothing there. */
         if (errno != ENOENT && errno != ELOOP && errno != ENOTDIR)
@@ -292,11 +303,20 @@ static void descend(walker *w, int pfd, const dent *d, size_t depth)
 static void visit(walker *w, int pfd, const dent *d, size_t depth)
 {
     size_t saved = w->path.len;
+    int owned = -1;
+    if (pfd < 0) {
+        /* Deep: this folder again, from the anchor. */
+        pfd = owned = open_deep(w, O_PATH | O_DIRECTORY);
+        if (pfd < 0)
+            return;
+    }
     agti_buf_putc(&w->path, '/');
     agti_buf_put(&w->path, d->name, d->len);
     if (w->path.oom) {
         w->rc = agti_oom();
         w->stop = true;
+        if (owned >= 0)
+            close(owned);
         return;
     }
     const char *rel = w->path.ptr + w->rootlen + 1;
@@ -306,21 +326,19 @@ static void visit(walker *w, int pfd, const dent *d, size_t depth)
     if (how < 0) {
         /* Vanished between reading the directory and now: nothing to report. */
         agti_buf_truncate(&w->path, saved);
+        if (owned >= 0)
+            close(owned);
         return;
     }
     bool is_dir = S_ISDIR(mode);
     if (w->ig != NULL && agti_ignore_check_entry(w->ig, w->path.ptr + w->igrootlen + 1, is_dir)) {
         agti_buf_truncate(&w->path, saved);
+        if (owned >= 0)
+            close(owned);
         return;
     }
-    agti_walk_entry e = {rel,
-                         w->path.len - w->rootlen - 1,
-                         AGTI_FS_OTHER,
-                         false,
-                         0,
-                         0,
-                         pfd >= 0 ? pfd : AT_FDCWD,
-                         pfd >= 0 ? d->name : w->path.ptr};
+    agti_walk_entry e = {rel,    w->path.len - w->rootlen - 1, AGTI_FS_OTHER, false, 0, 0, pfd,
+                         d->name};
     if (S_ISLNK(mode)) {
         struct stat tst;
         e.is_symlink = true;
@@ -350,6 +368,10 @@ static void visit(walker *w, int pfd, const dent *d, size_t depth)
     } else if (!is_dir || w->o->include_dirs) {
         report(w, &e);
     }
+    if (owned >= 0) {
+        close(owned);
+        pfd = -1;
+    }
     if (is_dir && !w->stop && (w->o->max_depth == 0 || depth < w->o->max_depth))
         descend(w, pfd, d, depth);
     agti_buf_truncate(&w->path, saved);
@@ -362,6 +384,10 @@ static void walk_dir(walker *w, int fd, size_t depth)
     agti_buf arena = AGTI_BUF_INIT;
     unsigned ign_present;
     dent *names = read_names(w, fd, &arena, &n, &ign_present);
+    if (depth == KEEP_FD_DEPTH) {
+        w->anchor_fd = fd;
+        w->anchor_len = w->path.len;
+    }
     if (depth > KEEP_FD_DEPTH) {
         close(fd);
         fd = -1;
@@ -427,21 +453,37 @@ static int open_ignore(walker *w)
 int agti_walk(const char *root, const agti_walk_opts *opts, agti_walk_cb cb, void *payload,
               agti_walk_result *res)
 {
+    if (res != NULL)
+        memset(res, 0, sizeof *res);
+    if (root == NULL || root[0] == '\0')
+        return agti_error(AGT_EINVAL, "walk: the root directory must be given");
+    int fd = open(root, O_PATH | O_CLOEXEC);
+    if (fd < 0)
+        return agti_error(AGT_ENOTFOUND, "walk: cannot open %s: %s", root, strerror(errno));
+    int rc = agti_walk_at(fd, root, opts, cb, payload, res);
+    close(fd);
+    return rc;
+}
+
+int agti_walk_at(int rootfd, const char *root, const agti_walk_opts *opts, agti_walk_cb cb,
+                 void *payload, agti_walk_result *res)
+{
     agti_walk_opts defaults;
     agti_walk_result local;
     memset(&defaults, 0, sizeof defaults);
     if (res == NULL)
         res = &local;
     memset(res, 0, sizeof *res);
-    if (root == NULL || root[0] == '\0')
+    if (root == NULL || root[0] == '\0' || rootfd < 0)
         return agti_error(AGT_EINVAL, "walk: the root directory must be given");
     struct stat st;
-    if (stat(root, &st) != 0)
+    if (fstat(rootfd, &st) != 0)
         return agti_error(AGT_ENOTFOUND, "walk: cannot open %s: %s", root, strerror(errno));
     if (!S_ISDIR(st.st_mode))
         return agti_error(AGT_EINVAL, "walk: %s is not a directory", root);
     walker w;
     memset(&w, 0, sizeof w);
+    w.anchor_fd = -1;
     w.o = opts ? opts : &defaults;
     w.cb = cb;
     w.payload = payload;
@@ -465,7 +507,7 @@ int agti_walk(const char *root, const agti_walk_opts *opts, agti_walk_cb cb, voi
         } else {
             w.capanc = 32;
             w.anc[w.nanc++] = (dev_ino){st.st_dev, st.st_ino};
-            int fd = open(w.path.ptr, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+            int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
             if (fd < 0) {
                 warn(&w, "cannot read directory '%s': %s", "", errno);
             } else {

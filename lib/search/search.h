@@ -161,6 +161,10 @@ int agti_searcher_search_buffer(agti_searcher *s, const char *path, const char *
  * the search goes on. res is zeroed first.
  * AGT_EINVAL, AGT_ENOTFOUND (root), AGT_ENOMEM. */
 int agti_search_tree(agti_searcher *s, const char *root, agti_search_result *res);
+/* agti_search_tree of the file or folder open as fd (borrowed; a folder may
+ * be O_PATH, a file must be open for reading), root naming it: the walk
+ * and every file opened stay below fd without following a symlink. */
+int agti_search_tree_at(agti_searcher *s, int fd, const char *root, agti_search_result *res);
 
 /* ---- helpers --------------------------------------------------------- */
 

@@ -41,6 +41,7 @@ typedef struct slot {
 typedef struct tree {
     agti_searcher *s;
     const char *root;
+    int rootfd; /* the root folder, borrowed */
     size_t rootlen;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -100,7 +101,8 @@ static int read_file(agti_sworker *w, int dirfd, const char *path, uint64_t max,
     /* In a tree, symlinks are skipped: O_NOFOLLOW keeps one swapped in
      * after the walk from being followed out of the tree. */
     int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | (dirfd != AT_FDCWD ? O_NOFOLLOW : 0);
-    int fd = openat(dirfd, path, flags);
+    /* "": dirfd is the file itself, opened by the caller. */
+    int fd = path[0] ? openat(dirfd, path, flags) : fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) {
         *errmsg = agti_aprintf("cannot open: %s", strerror(errno));
         return AGT_EIO;
@@ -185,7 +187,7 @@ static int read_file(agti_sworker *w, int dirfd, const char *path, uint64_t max,
  * opening them relative to it saves the kernel a walk of the whole path
  * for every file. */
 typedef struct dircache {
-    agti_buf abs; /* root + "/" + dir */
+    agti_buf abs; /* dir, NUL-terminated */
     agti_buf dir;
     int fd;
 } dircache;
@@ -199,12 +201,12 @@ static int dir_fd(tree *t, dircache *dc, const char *path, size_t dirlen)
     agti_buf_truncate(&dc->dir, 0);
     agti_buf_put(&dc->dir, path, dirlen);
     agti_buf_truncate(&dc->abs, 0);
-    agti_buf_put(&dc->abs, t->root, t->rootlen);
-    agti_buf_putc(&dc->abs, '/');
     agti_buf_put(&dc->abs, path, dirlen);
     if (dc->abs.oom || dc->dir.oom)
         return dc->fd = -1;
-    dc->fd = open(dc->abs.ptr, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    /* Below the root's descriptor, no symlink followed: a folder swapped
+     * for a link after the walk listed it leads nowhere. */
+    dc->fd = agti_fs_open_beneath(t->rootfd, agti_buf_cstr(&dc->abs), O_PATH | O_DIRECTORY);
     return dc->fd;
 }
 
@@ -504,7 +506,7 @@ static unsigned thread_count(const agti_searcher *s)
     return n > MAX_THREADS ? MAX_THREADS : n;
 }
 
-static int search_single(agti_searcher *s, const char *root, const struct stat *st,
+static int search_single(agti_searcher *s, int fd, const char *root, const struct stat *st,
                          agti_search_result *res)
 {
     const char *base = strrchr(root, '/');
@@ -528,8 +530,8 @@ static int search_single(agti_searcher *s, const char *root, const struct stat *
     int64_t mtime_ns = 0;
     agti_search_file f;
     memset(&f, 0, sizeof f);
-    rc = read_file(&w, AT_FDCWD, root, s->max_size, !s->o.binary_report, &data, &len, &mapped,
-                   &too_large, &early_binary, &mtime_ns, &msg);
+    rc = read_file(&w, fd, "", s->max_size, !s->o.binary_report, &data, &len, &mapped, &too_large,
+                   &early_binary, &mtime_ns, &msg);
     if (rc == AGT_EIO) {
         agti_error(rc, "%s: %s", root, msg ? msg : "read failed");
         free(msg);
@@ -596,11 +598,24 @@ int agti_search_tree(agti_searcher *s, const char *root, agti_search_result *res
     if (s == NULL || root == NULL || res == NULL)
         return agti_error(AGT_EINVAL, "search: NULL argument");
     memset(res, 0, sizeof *res);
+    int fd = open(root, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return agti_error(AGT_ENOTFOUND, "search root '%s': %s", root, strerror(errno));
+    int rc = agti_search_tree_at(s, fd, root, res);
+    close(fd);
+    return rc;
+}
+
+int agti_search_tree_at(agti_searcher *s, int fd, const char *root, agti_search_result *res)
+{
+    if (s == NULL || root == NULL || res == NULL || fd < 0)
+        return agti_error(AGT_EINVAL, "search: NULL argument");
+    memset(res, 0, sizeof *res);
     struct stat st;
-    if (stat(root, &st) != 0)
+    if (fstat(fd, &st) != 0)
         return agti_error(AGT_ENOTFOUND, "search root '%s': %s", root, strerror(errno));
     if (S_ISREG(st.st_mode))
-        return search_single(s, root, &st, res);
+        return search_single(s, fd, root, &st, res);
     if (!S_ISDIR(st.st_mode))
         return agti_error(AGT_EINVAL, "search root '%s' is neither a file nor a directory", root);
 
@@ -608,6 +623,7 @@ int agti_search_tree(agti_searcher *s, const char *root, agti_search_result *res
     memset(&t, 0, sizeof t);
     t.s = s;
     t.root = root;
+    t.rootfd = fd;
     t.rootlen = strlen(root);
     while (t.rootlen > 1 && root[t.rootlen - 1] == '/')
         t.rootlen--;
@@ -645,7 +661,7 @@ int agti_search_tree(agti_searcher *s, const char *root, agti_search_result *res
     agti_walk_result wr;
     memset(&wr, 0, sizeof wr);
     if (rc == AGT_OK) {
-        rc = agti_walk(root, &wo, walk_cb, &t, &wr);
+        rc = agti_walk_at(fd, root, &wo, walk_cb, &t, &wr);
         if (rc == AGT_ECANCELLED)
             rc = AGT_OK;
     }

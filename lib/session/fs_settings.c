@@ -96,3 +96,21 @@ const char *const *agti_session_allowed_dirs(const agt_session *s, size_t *n)
     *n = s && s->fs ? s->fs->nallowed : 0;
     return *n ? (const char *const *)s->fs->allowed : NULL;
 }
+
+int agt_session_set_hardlink_writes(agt_session *s, int mode)
+{
+    if (s == NULL)
+        return agti_error(AGT_EINVAL, "agt_session_set_hardlink_writes: session is NULL");
+    if (mode != AGT_HARDLINKS_BREAK && mode != AGT_HARDLINKS_IN_PLACE)
+        return agti_error(AGT_EINVAL, "agt_session_set_hardlink_writes: unknown mode %d", mode);
+    agti_fs_settings *fs = settings(s);
+    if (fs == NULL)
+        return agti_oom();
+    fs->links_in_place = mode == AGT_HARDLINKS_IN_PLACE;
+    return AGT_OK;
+}
+
+bool agti_session_hardlinks_in_place(const agt_session *s)
+{
+    return s != NULL && s->fs != NULL && s->fs->links_in_place;
+}

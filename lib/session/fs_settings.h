@@ -3,6 +3,7 @@
 #ifndef AGT_LIB_SESSION_FS_SETTINGS_H
 #define AGT_LIB_SESSION_FS_SETTINGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,11 +15,14 @@ typedef struct agti_fs_settings {
     char **allowed; /* absolute, symlinks resolved */
     size_t nallowed;
     int64_t limits[AGTI_FILE_LIMIT_MAX + 1]; /* 0: the tool's default */
+    bool links_in_place;                     /* agt_session_set_hardlink_writes */
 } agti_fs_settings;
 
 void agti_fs_settings_free(agti_fs_settings *fs);
 /* The session's value of limit which, or dflt when the host set none. */
 int64_t agti_session_file_limit(const agt_session *s, int which, int64_t dflt);
+/* Whether Write and Edit rewrite a file with several names in place. */
+bool agti_session_hardlinks_in_place(const agt_session *s);
 /* The admitted directories (borrowed; *n may be 0). */
 const char *const *agti_session_allowed_dirs(const agt_session *s, size_t *n);
 

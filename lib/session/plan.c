@@ -23,6 +23,21 @@ void agti_plan_mode_changed(agt_session *s, int old_mode, int new_mode)
         s->policy->mode_before_plan = old_mode;
 }
 
+/* The folder for plan files outside every workspace:
+ * $XDG_STATE_HOME/agenttools/plans, else ~/.local/state/agenttools/plans;
+ * NULL when neither is known. */
+static char *plans_dir(void)
+{
+    const char *x = getenv("XDG_STATE_HOME");
+    if (x != NULL && x[0] == '/')
+        return agti_aprintf("%s/agenttools/plans", x);
+    const char *h = getenv("HOME");
+    if (h != NULL && h[0] == '/')
+        return agti_aprintf("%s/.local/state/agenttools/plans", h);
+    return NULL;
+}
+
+/* mkdir -p (mode 0700) of the folder of file, outside the workspace. */
 static int mkdir_parents(const char *file)
 {
     char *dir = agti_strdup(file);
@@ -35,7 +50,7 @@ static int mkdir_parents(const char *file)
             if (*p == '/' || *p == '\0') {
                 char c = *p;
                 *p = '\0';
-                if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+                if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
                     int e = errno;
                     int rc = agti_error(AGT_EIO, "cannot create folder '%s' for the plan file: %s",
                                         dir, strerror(e));
@@ -50,6 +65,111 @@ static int mkdir_parents(const char *file)
     }
     free(dir);
     return AGT_OK;
+}
+
+/* Replaces the folder part of the absolute path *file by its real path
+ * (when the folder exists). */
+static void real_folder(char **file)
+{
+    char *sl = strrchr(*file, '/');
+    if (sl == NULL || sl == *file)
+        return;
+    *sl = '\0';
+    char *real = realpath(*file, NULL);
+    *sl = '/';
+    if (real != NULL && strcmp(real, "/") != 0) {
+        char *np = agti_aprintf("%s%s", real, sl);
+        if (np != NULL) {
+            free(*file);
+            *file = np;
+        }
+    }
+    free(real);
+}
+
+/* Looks at the plan file path abs (absolute, normalised) inside the root
+ * the way the file tools do (below the root's descriptor, symlinks followed
+ * only inside), creating its missing folders with mkdirs. *real gets the
+ * path it leads to. A symlink as the file itself, a folder, or a way out of
+ * the root through a symlink is refused. */
+static int check_inside(agt_session *s, const char *abs, bool mkdirs, char **real)
+{
+    agti_fsroot *r = NULL;
+    int rc = agti_fsroot_new(&r, s->root, NULL);
+    if (rc != AGT_OK)
+        return rc;
+    agti_fsloc loc;
+    rc = agti_fs_locate(r, abs, AGTI_LOC_NOFOLLOW | (mkdirs ? AGTI_LOC_MKDIRS : 0u), 0, &loc);
+    if (rc == AGT_ENOTFOUND && !mkdirs)
+        rc = AGT_OK; /* its folders are made when plan mode starts */
+    else if (rc == AGT_OK && loc.exists && S_ISLNK(loc.st.st_mode))
+        rc = agti_error(AGT_EDENIED,
+                        "the plan file %s is a symbolic link; the plan file must be a regular "
+                        "file (links are not followed for it)",
+                        abs);
+    else if (rc == AGT_OK && loc.exists && S_ISDIR(loc.st.st_mode))
+        rc = agti_error(AGT_EINVAL, "the plan file %s is a folder", abs);
+    else if (rc == AGT_OK && loc.exists && !S_ISREG(loc.st.st_mode))
+        rc = agti_error(AGT_EINVAL, "the plan file %s is not a regular file", abs);
+    if (rc == AGT_OK && real != NULL) {
+        *real = agti_strdup(loc.abs ? loc.abs : abs);
+        if (*real == NULL)
+            rc = agti_oom();
+    }
+    agti_fsloc_clear(&loc);
+    agti_fsroot_free(r);
+    return rc;
+}
+
+/* The same checks for a plan file outside the root (by name: the host's
+ * own or the state folder). */
+static int check_outside(const char *abs)
+{
+    struct stat st;
+    if (lstat(abs, &st) != 0)
+        return AGT_OK;
+    if (S_ISLNK(st.st_mode))
+        return agti_error(AGT_EDENIED,
+                          "the plan file %s is a symbolic link; the plan file must be a regular "
+                          "file (links are not followed for it)",
+                          abs);
+    if (S_ISDIR(st.st_mode))
+        return agti_error(AGT_EINVAL, "the plan file %s is a folder", abs);
+    if (!S_ISREG(st.st_mode))
+        return agti_error(AGT_EINVAL, "the plan file %s is not a regular file", abs);
+    return AGT_OK;
+}
+
+int agti_plan_path_check(agt_session *s, const char *path, bool restored, char **out)
+{
+    *out = NULL;
+    char *joined = path[0] == '/' ? agti_strdup(path) : agti_aprintf("%s/%s", s->root, path);
+    char *abs = joined ? agti_path_normalize(joined) : NULL;
+    free(joined);
+    if (abs == NULL)
+        return agti_oom();
+    int rc;
+    if (agti_path_is_within(abs, s->root)) {
+        rc = check_inside(s, abs, false, out);
+    } else {
+        char *dir = restored ? plans_dir() : NULL;
+        if (restored && (dir == NULL || !agti_path_is_within(abs, dir) || strcmp(abs, dir) == 0))
+            rc = agti_error(AGT_EDENIED,
+                            "the plan file %s lies outside the workspace %s and outside the "
+                            "plan folder %s; a restored session may only name a plan file in one "
+                            "of them",
+                            abs, s->root, dir ? dir : "(no $XDG_STATE_HOME or $HOME)");
+        else
+            rc = check_outside(abs);
+        free(dir);
+        if (rc == AGT_OK) {
+            real_folder(&abs);
+            *out = abs;
+            abs = NULL;
+        }
+    }
+    free(abs);
+    return rc;
 }
 
 static uint64_t random_id(void)
@@ -72,13 +192,26 @@ int agti_plan_ensure_file(agt_session *s, const char **path)
 {
     agti_policy *p = s->policy;
     if (p->plan_file == NULL) {
-        p->plan_file =
-            agti_aprintf("%s%s.agenttools/plans/%016llx.md", s->root,
-                         strcmp(s->root, "/") == 0 ? "" : "/", (unsigned long long)random_id());
+        /* Outside the workspace by default, so that it never shows in git
+         * status or Glob; in the workspace only without a home. */
+        char *dir = plans_dir();
+        if (dir != NULL)
+            p->plan_file = agti_aprintf("%s/%016llx.md", dir, (unsigned long long)random_id());
+        else
+            p->plan_file =
+                agti_aprintf("%s%s.agenttools/plans/%016llx.md", s->root,
+                             strcmp(s->root, "/") == 0 ? "" : "/", (unsigned long long)random_id());
+        free(dir);
         if (p->plan_file == NULL)
             return agti_oom();
     }
-    int rc = mkdir_parents(p->plan_file);
+    int rc = agti_path_is_within(p->plan_file, s->root) ? check_inside(s, p->plan_file, true, NULL)
+                                                        : mkdir_parents(p->plan_file);
+    if (rc == AGT_OK && !agti_path_is_within(p->plan_file, s->root)) {
+        /* Stored by its real folder: the plan check compares the path a
+         * Write resolves to (symlinks such as a linked $HOME followed). */
+        real_folder(&p->plan_file);
+    }
     *path = p->plan_file;
     return rc;
 }
@@ -120,9 +253,13 @@ bool agti_plan_options_ok(json_t *options, agti_buf *msg)
 /* Whether the plan file holds something besides white space. */
 static bool plan_has_content(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (f == NULL) {
+        if (fd >= 0)
+            close(fd);
         return false;
+    }
     int c;
     bool any = false;
     while (!any && (c = fgetc(f)) != EOF)
@@ -205,10 +342,10 @@ int agt_session_set_plan_file(agt_session *s, const char *path)
 {
     if (s == NULL || path == NULL || path[0] == '\0')
         return agti_error(AGT_EINVAL, "agt_session_set_plan_file: session or path is NULL/empty");
-    char *rel, *abs;
-    if (agti_policy_path(s->root, path, &rel, &abs) != AGT_OK)
-        return AGT_ENOMEM;
-    free(rel);
+    char *abs = NULL;
+    int rc = agti_plan_path_check(s, path, false, &abs);
+    if (rc != AGT_OK)
+        return rc;
     free(s->policy->plan_file);
     s->policy->plan_file = abs;
     return AGT_OK;

@@ -67,9 +67,9 @@ typedef struct agti_policy {
     agt_hook_fn pre_hook, post_hook;
     void *pre_payload, *post_payload;
     int64_t hook_budget_ms;
-    char *plan_file;         /* absolute; NULL until set or chosen */
-    int mode_before_plan;    /* restored by an approved ExitPlanMode */
-    const char *exit_reason; /* the user's answer while ExitPlanMode runs (borrowed) */
+    char *plan_file;          /* absolute; NULL until set or chosen */
+    int mode_before_plan;     /* restored by an approved ExitPlanMode */
+    const char *exit_reason;  /* the user's answer while ExitPlanMode runs (borrowed) */
     struct agti_subappr *sub; /* suspended calls, pending lister (subapproval.h); NULL: none */
 } agti_policy;
 
@@ -106,6 +106,15 @@ int agti_policy_evaluate(agt_session *s, const char *tool, json_t *args, int *ki
 /* The root-relative normalised form of a path argument (NULL when it lies
  * outside the root), and the absolute one. Malloc'd. */
 int agti_policy_path(const char *root, const char *path, char **rel, char **abs);
+/* Checks path (absolute, or relative to the root) as the session's plan
+ * file: inside the root it is looked up below the root's descriptor and
+ * must not lead out through a symlink, be a symlink itself, a folder or a
+ * special file; outside the root the same by name, and with restored (a
+ * session document) it must lie in the plan folder
+ * ($XDG_STATE_HOME/agenttools/plans or ~/.local/state/agenttools/plans).
+ * *out: the absolute path to store (malloc'd). AGT_EDENIED, AGT_EINVAL,
+ * AGT_ENOMEM. */
+int agti_plan_path_check(agt_session *s, const char *path, bool restored, char **out);
 
 /* ---- approval.c ---- */
 agti_policy *agti_policy_new(void);

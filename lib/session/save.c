@@ -246,7 +246,6 @@ static void plan_discard(void *tmp)
 
 static int plan_load(agt_session *s, json_t *value, void **tmp)
 {
-    (void)s;
     plan_tmp *t = calloc(1, sizeof *t);
     if (t == NULL)
         return agti_oom();
@@ -259,8 +258,11 @@ static int plan_load(agt_session *s, json_t *value, void **tmp)
         const char *f = json_string_value(file);
         if (f == NULL || f[0] != '/')
             rc = agti_error(AGT_EINVALID, "session file: plan.file must be an absolute path");
-        else if ((t->file = agti_path_normalize(f)) == NULL)
-            rc = agti_oom();
+        else if ((rc = agti_plan_path_check(s, f, true, &t->file)) != AGT_OK && rc != AGT_ENOMEM) {
+            char *m = agti_strdup(agt_error_message());
+            rc = m ? agti_error(AGT_EINVALID, "session file: plan.file: %s", m) : agti_oom();
+            free(m);
+        }
     }
     if (rc == AGT_OK && before != NULL) {
         rc = mode_from(before, "plan.mode_before", &t->mode_before);

@@ -1,6 +1,7 @@
 /* Edit: exact, literal string replacement in an existing file. Nothing is
  * fuzzy: when old_string is not found, places that differ from it only in
  * white space or line endings are reported so the model can retry. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,10 +233,11 @@ static int apply(agt_call *call, const agti_ws_path *p, char *text, size_t len, 
         rc = agti_oom();
         goto out;
     }
-    bool kept = true;
-    rc = agti_fs_write_file(p->abs, out_text, out_len, 0, &kept);
+    agti_write_info info;
+    rc = agti_fs_write_at(p->loc.dirfd, p->loc.name, p->abs, out_text, out_len,
+                          agti_tool_write_flags(call), &info);
     if (rc != AGT_OK && rc != AGT_ENOMEM)
-        rc = agti_tool_write_failed(call, rc, p->rel, kept);
+        rc = agti_tool_write_failed(call, rc, p->rel, info.kept);
     if (rc == AGT_OK) {
         agti_buf b = AGTI_BUF_INIT;
         size_t line = agti_ws_line_of(out_text, first);
@@ -248,6 +250,7 @@ static int apply(agt_call *call, const agti_ws_path *p, char *text, size_t len, 
             agti_buf_puts(&b, " The lines around it now read:");
             snippet(&b, out_text, out_len, first, first + nlen);
         }
+        agti_tool_link_note(&b, p, &info);
         rc = agti_ws_finish(call, &b);
     }
     free(out_text);
@@ -278,7 +281,8 @@ int agti_tool_edit(agt_call *call, void *payload)
                               "old_string and new_string are identical, so the edit would change "
                               "nothing. Give the new text in new_string.");
     agti_ws_path p;
-    int rc = agti_ws_resolve(call, path, true, &p);
+    int rc =
+        agti_ws_resolve(call, path, AGTI_WS_OPEN | AGTI_WS_CHANGE, O_RDONLY | O_NONBLOCK, true, &p);
     if (rc != AGT_OK)
         return rc;
     char *text = NULL;

@@ -45,10 +45,24 @@ typedef struct glob_ctx {
     int dirfd; /* the folder walked, for root-relative fstatat */
 } glob_ctx;
 
+/* The mtime of path below dirfd: its folder opened below dirfd without
+ * following a symlink, the file itself not followed either. */
 static int64_t mtime_at(int dirfd, const char *path)
 {
     struct stat st;
-    if (fstatat(dirfd, path, &st, 0) != 0)
+    const char *sl = strrchr(path, '/');
+    int rc;
+    if (sl == NULL) {
+        rc = fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW);
+    } else {
+        char *dir = agti_strndup(path, (size_t)(sl - path));
+        int pfd = dir ? agti_fs_open_beneath(dirfd, dir, O_PATH | O_DIRECTORY) : -1;
+        free(dir);
+        rc = pfd >= 0 ? fstatat(pfd, sl + 1, &st, AT_SYMLINK_NOFOLLOW) : -1;
+        if (pfd >= 0)
+            close(pfd);
+    }
+    if (rc != 0)
         return 0; /* vanished meanwhile: sorts last */
     return (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 }
@@ -140,9 +154,9 @@ static int on_entry(const agti_walk_entry *e, void *payload)
 }
 
 /* Starts the stat thread when there is a second CPU for it. */
-static void stat_thread_start(glob_ctx *c, pthread_t *th)
+static void stat_thread_start(glob_ctx *c, pthread_t *th, int dirfd)
 {
-    c->dirfd = open(c->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    c->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
     if (c->dirfd < 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
         return;
     pthread_mutex_init(&c->mu, NULL);
@@ -189,7 +203,7 @@ static void render(agti_buf *b, const glob_ctx *c, const agti_ws_path *dir, cons
     for (size_t i = 0; i < shown; i++) {
         if (prefix)
             agti_buf_printf(b, "%s/", dir->rel);
-        agti_buf_puts(b, c->hits[i].path);
+        agti_ws_put_name(b, c->hits[i].path, strlen(c->hits[i].path));
         agti_buf_putc(b, '\n');
     }
     if (c->n == 0)
@@ -239,7 +253,8 @@ int agti_tool_glob(agt_call *call, void *payload)
                               "with a backslash.",
                               pattern, agt_error_message());
     agti_ws_path dir;
-    rc = agti_ws_resolve(call, path ? path : ".", false, &dir);
+    rc = agti_ws_resolve(call, path ? path : ".", AGTI_WS_OPEN | AGTI_WS_MISSING, O_PATH, false,
+                         &dir);
     if (rc != AGT_OK) {
         agti_glob_free(g);
         return rc;
@@ -274,10 +289,11 @@ int agti_tool_glob(agt_call *call, void *payload)
     c.dirfd = -1;
     agti_walk_result wr;
     memset(&wr, 0, sizeof wr);
-    if (stat(dir.abs, &st) != 0) {
-        rc = agti_ws_missing(call, &dir, "");
+    if (!dir.loc.exists || dir.loc.fd < 0) {
+        rc = dir.loc.exists ? agti_ws_open_failed(call, &dir) : agti_ws_missing(call, &dir, "");
         goto out;
     }
+    st = dir.loc.st;
     if (!S_ISDIR(st.st_mode)) {
         rc = agti_tool_fail(call, AGT_EINVAL,
                             "%s is a file, not a folder; give Glob a folder as path (Read reads "
@@ -294,8 +310,8 @@ int agti_tool_glob(agt_call *call, void *payload)
     o.skip_stat = true;
     o.time_budget_ms = GLOB_TIME_BUDGET_MS;
     pthread_t th;
-    stat_thread_start(&c, &th);
-    rc = agti_walk(dir.abs, &o, on_entry, &c, &wr);
+    stat_thread_start(&c, &th, dir.loc.fd);
+    rc = agti_walk_at(dir.loc.fd, dir.abs, &o, on_entry, &c, &wr);
     stat_thread_finish(&c, &th);
     if (c.oom) {
         rc = agti_oom();

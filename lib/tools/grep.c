@@ -1,5 +1,6 @@
 /* Grep: PCRE2 search over the workspace (lib/search), rendered like ripgrep
  * and paged by entries (paths, lines or counts) with offset and head_limit. */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,11 +89,12 @@ static bool page_take(pager *p)
     return true;
 }
 
+/* prefix is a display path (escaped already); path a raw relative one. */
 static void put_path(agti_buf *b, const char *prefix, const char *path)
 {
     if (prefix != NULL)
         agti_buf_printf(b, "%s/", prefix);
-    agti_buf_puts(b, path);
+    agti_ws_put_name(b, path, strlen(path));
 }
 
 static void render_content(agti_buf *b, const agti_search_result *res, const grep_args *a,
@@ -104,6 +106,7 @@ static void render_content(agti_buf *b, const agti_search_result *res, const gre
         const agti_search_file *f = &res->files[i];
         const char *name = single ? single : f->path;
         const char *pre = single ? NULL : prefix;
+        bool raw = single == NULL;
         for (size_t k = 0; k < f->nlines; k++) {
             const agti_search_line *l = &f->lines[k];
             if (context && (k == 0 || l->group_start))
@@ -115,7 +118,10 @@ static void render_content(agti_buf *b, const agti_search_result *res, const gre
             pending_sep = false;
             any = true;
             char sep = l->is_match ? ':' : '-';
-            put_path(b, pre, name);
+            if (raw)
+                put_path(b, pre, name);
+            else
+                agti_buf_puts(b, name);
             agti_buf_putc(b, sep);
             if (a->numbers)
                 agti_buf_printf(b, "%llu%c", (unsigned long long)l->line_no, sep);
@@ -139,7 +145,10 @@ static void render(agti_buf *b, agti_search_result *res, const grep_args *a, con
         for (size_t i = 0; i < res->nfiles; i++) {
             if (!page_take(&pg))
                 continue;
-            put_path(b, single ? NULL : prefix, single ? single : res->files[i].path);
+            if (single)
+                agti_buf_puts(b, single);
+            else
+                put_path(b, prefix, res->files[i].path);
             if (a->mode == AGTI_SEARCH_COUNT)
                 agti_buf_printf(b, ":%zu", res->files[i].nmatch_lines);
             agti_buf_putc(b, '\n');
@@ -198,7 +207,10 @@ static void notes(agti_buf *b, const agti_search_result *res, const grep_args *a
         if (f->binary_from_line == 0)
             continue;
         if (tails++ < 5) {
-            put_path(b, single ? NULL : prefix, single ? single : f->path);
+            if (single)
+                agti_buf_puts(b, single);
+            else
+                put_path(b, prefix, f->path);
             agti_buf_printf(b,
                             " holds binary data (a NUL byte) from line %" PRIu64
                             " on; only the lines before it were searched.\n",
@@ -284,7 +296,7 @@ static int search(agt_call *call, const grep_args *a, const agti_ws_path *p, boo
     }
     agti_search_result res;
     memset(&res, 0, sizeof res);
-    rc = agti_search_tree(s, p->abs, &res);
+    rc = agti_search_tree_at(s, p->loc.fd, p->abs, &res);
     if (rc != AGT_OK && rc != AGT_ENOMEM) {
         char *msg = agti_strdup(agt_error_message());
         rc = agti_tool_fail(call, rc, "Grep could not search %s: %s.", p->rel, msg ? msg : "error");
@@ -316,12 +328,15 @@ int agti_tool_grep(agt_call *call, void *payload)
         return rc;
     const char *path = json_string_value(json_object_get(agti_call_args_json(call), "path"));
     agti_ws_path p;
-    rc = agti_ws_resolve(call, path ? path : ".", false, &p);
+    rc = agti_ws_resolve(call, path ? path : ".", AGTI_WS_OPEN | AGTI_WS_MISSING,
+                         O_RDONLY | O_NONBLOCK, false, &p);
     if (rc != AGT_OK)
         return rc;
-    struct stat st;
-    if (stat(p.abs, &st) != 0) {
+    struct stat st = p.loc.st;
+    if (!p.loc.exists) {
         rc = agti_ws_missing(call, &p, "");
+    } else if (p.loc.fd < 0) {
+        rc = agti_ws_open_failed(call, &p);
     } else if (!S_ISDIR(st.st_mode) && agti_fs_is_sensitive(p.abs, NULL)) {
         agti_buf b = AGTI_BUF_INIT;
         agti_buf_printf(&b,

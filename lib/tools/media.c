@@ -1,6 +1,7 @@
 /* ReadMediaFile: an image or a video as base64 with its MIME type, for
  * hosts whose model takes image or video input. The kind is decided by the
  * file's magic bytes, never by its name. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,7 +50,7 @@ int agti_tool_read_media(agt_call *call, void *payload)
     if (path == NULL)
         return agti_tool_fail(call, AGT_EINVAL, "ReadMediaFile needs a \"path\".");
     agti_ws_path p;
-    int rc = agti_ws_resolve(call, path, true, &p);
+    int rc = agti_ws_resolve(call, path, AGTI_WS_OPEN, O_RDONLY | O_NONBLOCK, true, &p);
     if (rc != AGT_OK)
         return rc;
     char *data = NULL, *b64 = NULL;

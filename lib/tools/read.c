@@ -248,32 +248,18 @@ static int check_kind(agt_call *call, const agti_ws_path *p, reader *r)
 
 static int open_file(agt_call *call, const agti_ws_path *p, int *fd)
 {
-    *fd = open(p->abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    int e = errno;
-    struct stat st;
-    if (*fd >= 0 && fstat(*fd, &st) != 0) {
-        e = errno;
-        close(*fd);
-        *fd = -1;
-    }
-    if (*fd < 0) {
-        if (e == ENOENT || e == ENOTDIR)
-            return agti_ws_missing(call, p, " Check the path (Glob finds files by name).");
-        return agti_tool_fail(call, e == EACCES ? AGT_EDENIED : AGT_EIO, "%s cannot be opened: %s.",
-                              p->rel, strerror(e));
-    }
-    if (S_ISDIR(st.st_mode)) {
-        close(*fd);
+    *fd = p->loc.fd;
+    if (*fd < 0)
+        return agti_ws_open_failed(call, p);
+    const struct stat st = p->loc.st;
+    if (S_ISDIR(st.st_mode))
         return agti_tool_fail(call, AGT_EINVAL,
                               "%s is a directory, not a file. Use Glob to list its files.", p->rel);
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(*fd);
+    if (!S_ISREG(st.st_mode))
         return agti_tool_fail(call, AGT_EINVAL,
                               "%s is not a regular file (a device, socket or pipe); Read reads "
                               "files only.",
                               p->rel);
-    }
     return AGT_OK;
 }
 
@@ -285,10 +271,8 @@ static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t 
     if (rc != AGT_OK)
         return rc;
     reader *r = calloc(1, sizeof *r);
-    if (r == NULL) {
-        close(fd);
+    if (r == NULL)
         return agti_oom();
-    }
     r->fd = fd;
     window w = *limits;
     w.want = want;
@@ -354,7 +338,6 @@ static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t 
     rc = agti_ws_finish(call, &b);
 out:
     agti_buf_free(&b);
-    close(fd);
     free(r);
     return rc;
 }
@@ -387,7 +370,7 @@ int agti_tool_read(agt_call *call, void *payload)
         return agti_tool_fail(call, AGT_EINVAL, "n_lines must be between 1 and %zu, not %lld.",
                               limits.max_lines, (long long)n);
     agti_ws_path p;
-    int rc = agti_ws_resolve(call, path, true, &p);
+    int rc = agti_ws_resolve(call, path, AGTI_WS_OPEN, O_RDONLY | O_NONBLOCK, true, &p);
     if (rc != AGT_OK)
         return rc;
     rc = run(call, &p, offset, (size_t)n, &limits);

@@ -9,40 +9,52 @@
 
 #include "dispatch/dispatch_internal.h"
 #include "fs/fs.h"
+#include "session/fs_settings.h"
 #include "tools_internal.h"
 #include "ws.h"
 
 /* Bytes of an existing file read to decide its line ending. */
 #define EOL_PROBE 65536
 
-/* The line ending of the existing file at abs (AGTI_EOL_NONE when it does
- * not exist or has no line break in its first EOL_PROBE bytes). */
-static int existing_eol(const char *abs)
+/* The line ending of the existing file fd (AGTI_EOL_NONE when it has no
+ * line break in its first EOL_PROBE bytes). */
+static int existing_eol(int fd)
 {
-    int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return AGTI_EOL_NONE;
     char *buf = malloc(EOL_PROBE);
-    ssize_t n = buf ? read(fd, buf, EOL_PROBE) : -1;
-    close(fd);
+    ssize_t n = buf ? pread(fd, buf, EOL_PROBE, 0) : -1;
     int eol = n > 0 ? agti_fs_detect_eol(buf, (size_t)n) : AGTI_EOL_NONE;
     free(buf);
     return eol;
 }
 
-/* Whether the existing file at abs (size bytes) ends with a CR: a LF
- * appended right after it completes that CRLF instead of getting its own CR. */
-static bool ends_with_cr(const char *abs, off_t size)
+/* Whether the existing file fd (size bytes) ends with a CR: a LF appended
+ * right after it completes that CRLF instead of getting its own CR. */
+static bool ends_with_cr(int fd, off_t size)
 {
     if (size <= 0)
         return false;
-    int fd = open(abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return false;
     char c = 0;
     ssize_t n = pread(fd, &c, 1, size - 1);
-    close(fd);
     return n == 1 && c == '\r';
+}
+
+unsigned agti_tool_write_flags(agt_call *call)
+{
+    return agti_session_hardlinks_in_place(agt_call_session(call)) ? AGTI_WRITE_LINKS_IN_PLACE : 0u;
+}
+
+void agti_tool_link_note(agti_buf *b, const agti_ws_path *p, const agti_write_info *info)
+{
+    if (info->link_broken)
+        agti_buf_printf(b,
+                        " %s had %lu names (hard links): the link was broken, %s is a new file "
+                        "now and the other names keep the old content.",
+                        p->rel, info->nlink, p->rel);
+    else if (info->in_place)
+        agti_buf_printf(b,
+                        " %s has %lu names (hard links): it was rewritten in place, so every "
+                        "name shows the new content.",
+                        p->rel, info->nlink);
 }
 
 int agti_tool_write_failed(agt_call *call, int rc, const char *rel, bool kept)
@@ -77,11 +89,13 @@ int agti_tool_write(agt_call *call, void *payload)
     size_t len = json_string_length(jc);
 
     agti_ws_path p;
-    int rc = agti_ws_resolve(call, path, true, &p);
+    int rc = agti_ws_resolve(call, path, AGTI_WS_WRITE | AGTI_WS_CHANGE, 0, true, &p);
     if (rc != AGT_OK)
         return rc;
-    struct stat st;
-    bool exists = stat(p.abs, &st) == 0;
+    struct stat st = p.loc.st;
+    bool exists = p.loc.exists;
+    int rfd = -1;
+    char *conv = NULL;
     if (exists && S_ISDIR(st.st_mode)) {
         rc = agti_tool_fail(call, AGT_EINVAL,
                             "%s is a directory; give the path of a file inside it.", p.rel);
@@ -94,13 +108,14 @@ int agti_tool_write(agt_call *call, void *payload)
                             p.rel);
         goto out;
     }
+    if (exists)
+        rfd = openat(p.loc.dirfd, p.loc.name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
     /* Keep the file's style: LF content written into a CRLF file becomes
      * CRLF (a file mixing both would otherwise drift with every edit). */
-    char *conv = NULL;
     size_t conv_len = len;
     bool converted = false;
-    if (exists && existing_eol(p.abs) == AGTI_EOL_CRLF && memchr(content, '\n', len) != NULL) {
-        size_t skip = append && content[0] == '\n' && ends_with_cr(p.abs, st.st_size) ? 1u : 0u;
+    if (rfd >= 0 && existing_eol(rfd) == AGTI_EOL_CRLF && memchr(content, '\n', len) != NULL) {
+        size_t skip = append && content[0] == '\n' && ends_with_cr(rfd, st.st_size) ? 1u : 0u;
         conv = agti_fs_lf_to_crlf(content + skip, len - skip, &conv_len);
         if (conv != NULL && skip) {
             char *whole = malloc(conv_len + 2);
@@ -118,14 +133,15 @@ int agti_tool_write(agt_call *call, void *payload)
         }
         converted = conv_len != len;
     }
-    bool kept = true;
-    rc = agti_fs_write_file(p.abs, conv ? conv : content, conv_len,
-                            AGTI_WRITE_MKDIRS | (append ? AGTI_WRITE_APPEND : 0u), &kept);
-    free(conv);
+    agti_write_info info;
+    rc = agti_fs_write_at(p.loc.dirfd, p.loc.name, p.abs, conv ? conv : content, conv_len,
+                          (append ? AGTI_WRITE_APPEND : 0u) | agti_tool_write_flags(call), &info);
+    if (rc != AGT_OK)
+        agti_fsloc_undo_dirs(&p.loc);
     if (rc == AGT_ENOMEM)
         goto out;
     if (rc != AGT_OK) {
-        rc = agti_tool_write_failed(call, rc, p.rel, kept);
+        rc = agti_tool_write_failed(call, rc, p.rel, info.kept);
         goto out;
     }
     agti_buf b = AGTI_BUF_INIT;
@@ -139,8 +155,12 @@ int agti_tool_write(agt_call *call, void *payload)
     agti_buf_puts(&b, ".");
     if (converted)
         agti_buf_puts(&b, " Line breaks were written as CRLF to match the file.");
+    agti_tool_link_note(&b, &p, &info);
     rc = agti_ws_finish(call, &b);
 out:
+    free(conv);
+    if (rfd >= 0)
+        close(rfd);
     agti_ws_path_free(&p);
     return rc;
 }

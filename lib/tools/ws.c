@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "dispatch/dispatch_internal.h"
+#include "session/events_internal.h"
 #include "fs/fs.h"
 #include "session/fs_settings.h"
 #include "session/policy.h"
@@ -36,6 +37,22 @@ int agti_ws_finish(agt_call *call, agti_buf *b)
     return rc;
 }
 
+void agti_ws_put_name(agti_buf *b, const char *name, size_t n)
+{
+    agti_fs_name_escape(b, name, n);
+}
+
+static char *escaped(const char *s)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    agti_fs_name_escape(&b, s, strlen(s));
+    agti_buf_putc(&b, '\0');
+    char *r = agti_buf_detach(&b);
+    if (r == NULL)
+        agti_oom();
+    return r;
+}
+
 void agti_ws_path_free(agti_ws_path *p)
 {
     if (p == NULL)
@@ -43,157 +60,292 @@ void agti_ws_path_free(agti_ws_path *p)
     free(p->abs);
     free(p->rel);
     p->abs = p->rel = NULL;
+    agti_fsloc_clear(&p->loc);
+    agti_fsroot_free(p->root);
+    p->root = NULL;
 }
 
 int agti_ws_missing(agt_call *call, const agti_ws_path *p, const char *hint)
 {
-    agt_session *s = agt_call_session(call);
-    const char *given = p->given;
-    char *lex = NULL, *norm = NULL;
-    if (given != NULL && given[0] != '\0' && given[0] != '~' && s != NULL && s->root != NULL) {
-        lex = given[0] == '/' ? agti_strdup(given) : agti_aprintf("%s/%s", s->root, given);
-        norm = lex != NULL ? agti_path_normalize(lex) : NULL;
-        free(lex);
-    }
+    const char *given = p->given ? p->given : p->rel;
+    char *g = escaped(given);
+    if (g == NULL)
+        return AGT_ENOMEM;
     int rc;
-    const char *lrel = norm;
-    if (norm != NULL && agti_path_is_within(norm, s->root)) {
-        size_t rl = strlen(s->root);
-        lrel = norm[rl] == '\0' ? "." : norm + rl + (strcmp(s->root, "/") != 0);
-    }
-    if (lrel == NULL || strcmp(lrel, p->rel) == 0) {
+    if (!p->loc.via_link) {
         rc = agti_tool_fail(call, AGT_ENOTFOUND, "%s does not exist.%s", p->rel, hint);
+    } else if (p->loc.dangling && p->loc.link_target != NULL) {
+        /* The link stays inside (else the path was refused): its text is
+         * the workspace's own. */
+        char *t = escaped(p->loc.link_target);
+        rc = t == NULL ? AGT_ENOMEM
+                       : agti_tool_fail(call, AGT_ENOTFOUND,
+                                        "%s is a symbolic link to %s, which does not exist.%s", g,
+                                        t, hint);
+        free(t);
     } else {
-        /* The given path and the resolved one differ in more than spelling:
-         * a symbolic link led to the missing file, so name both. */
-        struct stat st;
-        char target[PATH_MAX];
-        ssize_t n = -1;
-        if (lstat(norm, &st) == 0 && S_ISLNK(st.st_mode))
-            n = readlink(norm, target, sizeof target - 1);
-        if (n >= 0) {
-            target[n] = '\0';
-            rc = agti_tool_fail(call, AGT_ENOTFOUND,
-                                "%s is a symbolic link to %s, which does not exist.%s", given,
-                                target, hint);
-        } else {
-            rc = agti_tool_fail(call, AGT_ENOTFOUND,
-                                "%s does not exist (through a symbolic link it is %s).%s", given,
-                                p->rel, hint);
-        }
+        rc = agti_tool_fail(call, AGT_ENOTFOUND,
+                            "%s does not exist (through a symbolic link it is %s).%s", g, p->rel,
+                            hint);
     }
-    free(norm);
+    free(g);
     return rc;
 }
 
-int agti_ws_resolve(agt_call *call, const char *user_path, bool refuse_sensitive, agti_ws_path *out)
+/* The lexical absolute form of a path argument (NULL for "~..."). */
+static char *lexical(const agt_session *s, const char *path)
+{
+    if (path[0] == '~')
+        return NULL;
+    char *a = path[0] == '/' ? agti_strdup(path) : agti_aprintf("%s/%s", s->root, path);
+    char *n = a ? agti_path_normalize(a) : NULL;
+    free(a);
+    return n;
+}
+
+/* The bases of a call: root, allowed directories, and for reading the
+ * session's task log folder (read-only). The plan file, when it lies
+ * outside all of them, gets a root of its own: its folder, in which only
+ * its name is looked up. */
+static int bases(agt_call *call, const char *path, unsigned how, agti_fsroot **out,
+                 const char **name, bool *plan)
 {
     agt_session *s = agt_call_session(call);
-    out->abs = out->rel = NULL;
-    out->given = user_path;
+    *out = NULL;
+    *name = path;
+    *plan = false;
+    const char *pf = s->policy != NULL ? s->policy->plan_file : NULL;
+    char *lex = pf != NULL ? lexical(s, path) : NULL;
+    if (pf != NULL && lex != NULL && strcmp(lex, pf) == 0 && !agti_path_is_within(pf, s->root)) {
+        size_t nextra = 0;
+        const char *const *extra = agti_session_allowed_dirs(s, &nextra);
+        bool in_allowed = false;
+        for (size_t i = 0; i < nextra; i++)
+            in_allowed = in_allowed || agti_path_is_within(pf, extra[i]);
+        if (!in_allowed) {
+            const char *sl = strrchr(pf, '/');
+            char *dir = sl == pf ? agti_strdup("/") : agti_strndup(pf, (size_t)(sl - pf));
+            int rc = dir ? agti_fsroot_new(out, dir, NULL) : AGT_ENOMEM;
+            free(dir);
+            free(lex);
+            if (rc == AGT_OK) {
+                *name = sl + 1;
+                *plan = true;
+            }
+            return rc;
+        }
+    }
+    free(lex);
+    int rc = agti_fsroot_new(out, s->root, NULL);
+    if (rc != AGT_OK)
+        return rc;
     size_t nextra = 0;
     const char *const *extra = agti_session_allowed_dirs(s, &nextra);
-    const char **allowed = malloc((nextra + 1) * sizeof *allowed);
-    if (allowed == NULL)
-        return agti_oom();
-    size_t nallowed = 0;
-    for (size_t i = 0; i < nextra; i++)
-        allowed[nallowed++] = extra[i];
-    if (s->policy != NULL && s->policy->plan_file != NULL)
-        allowed[nallowed++] = s->policy->plan_file;
-    int rc = agti_path_resolve(s->root, allowed, nallowed, NULL, user_path, &out->abs, &out->rel);
-    free(allowed);
-    if (rc == AGT_ENOMEM)
-        return rc;
-    if (rc != AGT_OK) {
-        const char *msg = agt_error_message();
-        char *copy = agti_strdup(msg);
-        if (copy == NULL)
-            return agti_oom();
-        rc = agti_tool_fail(call, rc, "Cannot use path '%s': %s.", user_path, copy);
-        free(copy);
-        return rc;
+    for (size_t i = 0; i < nextra; i++) {
+        rc = agti_fsroot_add(*out, extra[i], 0);
+        if (rc == AGT_ENOMEM)
+            break;
+        rc = AGT_OK; /* a directory removed since it was added admits nothing */
     }
-    /* Write would create the first folders before the system refuses */
+    if (rc == AGT_OK && !(how & (AGTI_WS_WRITE | AGTI_WS_CHANGE)) && s->bg != NULL &&
+        s->bg->log_dir != NULL &&
+        agti_fsroot_add(*out, s->bg->log_dir, AGTI_BASE_READONLY) == AGT_ENOMEM)
+        rc = AGT_ENOMEM;
+    if (rc != AGT_OK) {
+        agti_fsroot_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+static int locate(agti_fsroot *r, const char *path, unsigned lh, int oflags, agti_fsloc *loc)
+{
+    int rc = agti_fs_locate(r, path, lh, oflags, loc);
+    return rc;
+}
+
+int agti_ws_resolve(agt_call *call, const char *user_path, unsigned how, int oflags,
+                    bool refuse_sensitive, agti_ws_path *out)
+{
+    memset(out, 0, sizeof *out);
+    out->loc.fd = out->loc.dirfd = -1;
+    out->given = user_path;
+    char *decoded = NULL;
+    if (strchr(user_path, '\\') != NULL) {
+        decoded = agti_fs_name_unescape(user_path, NULL);
+        if (decoded == NULL)
+            return agt_error_code() == AGT_ENOMEM
+                       ? AGT_ENOMEM
+                       : agti_tool_fail(call, AGT_EINVAL,
+                                        "Cannot use path '%s': \\x00 (a NUL byte) cannot be part "
+                                        "of a file name.",
+                                        user_path);
+    }
+    const char *path = decoded ? decoded : user_path;
+    const char *name = path;
+    bool plan = false;
+    int rc = bases(call, path, how, &out->root, &name, &plan);
+    if (rc != AGT_OK)
+        goto fail_msg;
+    unsigned lh = (how & AGTI_WS_OPEN) ? AGTI_LOC_OPEN : 0;
+    if (plan)
+        lh |= AGTI_LOC_NOFOLLOW;
+    rc = locate(out->root, name, lh, oflags, &out->loc);
+    if (decoded != NULL && !plan && (rc == AGT_ENOTFOUND || (rc == AGT_OK && !out->loc.exists))) {
+        /* A literal backslash in a name the model typed as it is. */
+        agti_fsloc lit;
+        if (locate(out->root, user_path, lh, oflags, &lit) == AGT_OK && lit.exists) {
+            agti_fsloc_clear(&out->loc);
+            out->loc = lit;
+            rc = AGT_OK;
+            path = name = user_path;
+        } else {
+            agti_fsloc_clear(&lit);
+        }
+    }
+    if (rc == AGT_OK && plan && out->loc.exists && S_ISLNK(out->loc.st.st_mode)) {
+        rc = agti_tool_fail(call, AGT_EDENIED,
+                            "Cannot use path '%s': the plan file is a symbolic link; the file "
+                            "tools do not follow it.",
+                            user_path);
+        goto fail;
+    }
+    const char *reason = NULL;
+    if ((rc == AGT_OK || rc == AGT_ENOTFOUND) && out->loc.abs != NULL && refuse_sensitive &&
+        agti_fs_is_sensitive(out->loc.abs, &reason)) {
+        char *r = escaped(out->loc.rel ? out->loc.rel : out->loc.abs);
+        rc = r == NULL ? AGT_ENOMEM
+                       : agti_tool_fail(call, AGT_EDENIED,
+                                        "%s is a sensitive file (%s); the file tools never read or "
+                                        "write it. Ask the user if you need something from it.",
+                                        r, reason ? reason : "secrets");
+        free(r);
+        goto fail;
+    }
+    if ((rc == AGT_OK || rc == AGT_ENOTFOUND) && (how & AGTI_WS_WRITE) && out->loc.readonly) {
+        rc = agti_tool_fail(call, AGT_EDENIED,
+                            "Cannot use path '%s': it is in a folder the file tools only read.",
+                            user_path);
+        goto fail;
+    }
+    if (rc == AGT_ENOTFOUND && (how & AGTI_WS_WRITE)) {
+        agti_fsloc_clear(&out->loc);
+        rc = locate(out->root, name, lh | AGTI_LOC_MKDIRS, oflags, &out->loc);
+    }
+    if (rc == AGT_ENOTFOUND ||
+        (rc == AGT_OK && !out->loc.exists && !(how & AGTI_WS_WRITE) && !(how & AGTI_WS_MISSING))) {
+        out->abs = agti_strdup(out->loc.abs ? out->loc.abs : path);
+        out->rel = escaped(out->loc.rel ? out->loc.rel : path);
+        if (out->abs == NULL || out->rel == NULL) {
+            rc = AGT_ENOMEM;
+            goto fail;
+        }
+        if (rc == AGT_ENOTFOUND || !(how & AGTI_WS_MISSING)) {
+            rc = agti_ws_missing(call, out, " Check the path (Glob finds files by name).");
+            goto fail;
+        }
+    }
+    if (rc != AGT_OK)
+        goto fail_msg;
+    out->abs = agti_strdup(out->loc.abs);
+    out->rel = escaped(plan ? out->loc.abs : out->loc.rel);
+    if (out->abs == NULL || out->rel == NULL) {
+        rc = AGT_ENOMEM;
+        goto fail;
+    }
+    agt_session *sess = agt_call_session(call);
+    if ((how & AGTI_WS_CHANGE) && sess->mode == AGT_MODE_PLAN &&
+        (sess->policy->plan_file == NULL || strcmp(out->abs, sess->policy->plan_file) != 0)) {
+        /* The plan gate judged the path by name before the call; what it
+         * leads to now is checked again, so a swap cannot change another
+         * file in plan mode. */
+        rc = agti_tool_fail(call, AGT_EDENIED,
+                            "In plan mode only the plan file may be changed, and '%s' does not "
+                            "lead to it (any more).",
+                            user_path);
+        goto fail;
+    }
     if (strlen(out->abs) >= PATH_MAX) {
         rc = agti_tool_fail(call, AGT_EINVAL,
                             "Cannot use path '%s': it is %zu bytes long as an absolute path; the "
                             "system limit is %d.",
                             user_path, strlen(out->abs), PATH_MAX - 1);
-        agti_ws_path_free(out);
-        return rc;
+        goto fail;
     }
-    const char *reason = NULL;
-    if (refuse_sensitive && agti_fs_is_sensitive(out->abs, &reason)) {
-        rc = agti_tool_fail(call, AGT_EDENIED,
-                            "%s is a sensitive file (%s); the file tools never read or write it. "
-                            "Ask the user if you need something from it.",
-                            out->rel, reason ? reason : "secrets");
-        agti_ws_path_free(out);
-        return rc;
-    }
+    free(decoded);
     return AGT_OK;
+fail_msg:
+    if (rc != AGT_ENOMEM) {
+        char *copy = agti_strdup(agt_error_message());
+        if (copy == NULL) {
+            rc = agti_oom();
+            goto fail;
+        }
+        size_t cl = strlen(copy);
+        while (cl > 0 && copy[cl - 1] == '.')
+            copy[--cl] = '\0';
+        rc = agti_tool_fail(call, rc, "Cannot use path '%s': %s.", user_path, copy);
+        free(copy);
+    }
+fail:
+    agti_fsloc_undo_dirs(&out->loc);
+    agti_ws_path_free(out);
+    free(decoded);
+    return rc;
 }
 
-static int stat_fail(agt_call *call, const agti_ws_path *p, int err)
+int agti_ws_open_failed(agt_call *call, const agti_ws_path *p)
 {
-    if (err == ENOENT || err == ENOTDIR)
+    int e = p->loc.open_errno;
+    if (e == ENOENT || e == ENOTDIR)
         return agti_ws_missing(call, p, " Check the path (Glob finds files by name).");
-    if (err == EACCES)
+    if (e == EACCES || e == EPERM)
         return agti_tool_fail(call, AGT_EDENIED, "%s cannot be opened: permission denied.", p->rel);
-    return agti_tool_fail(call, AGT_EIO, "%s cannot be opened: %s.", p->rel, strerror(err));
+    if (e == ELOOP)
+        return agti_tool_fail(call, AGT_EIO,
+                              "%s changed into a symbolic link while it was opened; try again.",
+                              p->rel);
+    return agti_tool_fail(call, AGT_EIO, "%s cannot be opened: %s.", p->rel, strerror(e));
 }
 
 int agti_ws_load(agt_call *call, const agti_ws_path *p, size_t max, char **data, size_t *len)
 {
     *data = NULL;
     *len = 0;
-    int fd = open(p->abs, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = p->loc.fd;
     if (fd < 0)
-        return stat_fail(call, p, errno);
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return stat_fail(call, p, e);
-    }
+        return agti_ws_open_failed(call, p);
+    const struct stat st = p->loc.st;
     if (S_ISDIR(st.st_mode)) {
-        close(fd);
         return agti_tool_fail(call, AGT_EINVAL,
                               "%s is a directory, not a file. Use Glob to list its files.", p->rel);
     }
     if (!S_ISREG(st.st_mode)) {
-        close(fd);
         return agti_tool_fail(call, AGT_EINVAL,
                               "%s is not a regular file (a device, socket or pipe).", p->rel);
     }
     if ((uint64_t)st.st_size > max) {
-        close(fd);
         return agti_tool_fail(call, AGT_ELIMIT, "%s is too large: %lld bytes (the limit is %zu).",
                               p->rel, (long long)st.st_size, max);
     }
     size_t cap = (size_t)st.st_size, n = 0;
     char *buf = malloc(cap + 1);
-    if (buf == NULL) {
-        close(fd);
+    if (buf == NULL)
         return agti_oom();
-    }
     /* The file may grow while it is read: stop at the size seen by fstat. */
     while (n < cap) {
-        ssize_t r = read(fd, buf + n, cap - n);
+        ssize_t r = pread(fd, buf + n, cap - n, (off_t)n);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
             int e = errno;
             free(buf);
-            close(fd);
             return agti_tool_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel, strerror(e));
         }
         if (r == 0)
             break;
         n += (size_t)r;
     }
-    close(fd);
     buf[n] = '\0';
     *data = buf;
     *len = n;

@@ -3,6 +3,7 @@
 #include "common.h"
 
 static char plan_path[PATH_MAX];
+static char state_dir[PATH_MAX + 16]; /* $XDG_STATE_HOME of the test */
 
 static void write_call(agt_session *s, const char *id, const char *path, const char *content,
                        agt_result **r, int *rc)
@@ -33,12 +34,12 @@ static void test_plan(agt_registry *reg)
     const char *pf = agt_session_plan_file(s);
     T_CHECK(pf != NULL, "plan file chosen");
     snprintf(plan_path, sizeof plan_path, "%s", pf ? pf : "");
-    char prefix[PATH_MAX + 32];
-    snprintf(prefix, sizeof prefix, "%s/.agenttools/plans/", ws_root);
+    char prefix[PATH_MAX + 64];
+    snprintf(prefix, sizeof prefix, "%s/agenttools/plans/", state_dir);
     T_CHECK(strncmp(plan_path, prefix, strlen(prefix)) == 0 &&
                 strlen(plan_path) == strlen(prefix) + 16 + 3 &&
                 strcmp(plan_path + strlen(plan_path) - 3, ".md") == 0,
-            "plan file under .agenttools/plans/<16 hex>.md: %s", plan_path);
+            "plan file under $XDG_STATE_HOME/agenttools/plans/<16 hex>.md: %s", plan_path);
     char want[PATH_MAX + 512];
     snprintf(want, sizeof want,
              "Plan mode is on. Explore with the read-only tools and write your plan to the plan "
@@ -48,8 +49,10 @@ static void test_plan(agt_registry *reg)
     T_EQ_STR(agt_result_text(r), want, "EnterPlanMode text names the plan file");
     agt_result_free(r);
     struct stat st;
-    snprintf(prefix, sizeof prefix, "%s/.agenttools/plans", ws_root);
+    snprintf(prefix, sizeof prefix, "%s/agenttools/plans", state_dir);
     T_CHECK(stat(prefix, &st) == 0 && S_ISDIR(st.st_mode), "plan folder created");
+    snprintf(prefix, sizeof prefix, "%s/.agenttools", ws_root);
+    T_CHECK(lstat(prefix, &st) != 0, "nothing created in the workspace");
 
     /* limits */
     write_call(s, "w1", "notes.md", "x", &r, &rc);
@@ -317,15 +320,109 @@ static void test_save(agt_registry *reg)
     agt_session_free(s2);
 }
 
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static const char *slurp(const char *path)
+{
+    static char buf[256];
+    buf[0] = '\0';
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+    }
+    return buf;
+}
+
+/* Issue 14: a plan file through a symlink, a symlinked .agenttools, and a
+ * restored document naming a folder or a path outside. Each of these was
+ * accepted by the old code (PLAN.md -> ../elsewhere/target.txt was stored
+ * as the target and Write in plan mode overwrote it). */
+static void test_plan_links(agt_registry *reg)
+{
+    char out[PATH_MAX + 16], p[PATH_MAX + 96], q[PATH_MAX + 96];
+    snprintf(out, sizeof out, "%s-elsewhere", ws_root);
+    mkdir(out, 0755);
+    snprintf(p, sizeof p, "%s/target.txt", out);
+    put(p, "outside\n");
+    snprintf(q, sizeof q, "%s/PLAN.md", ws_root);
+    unlink(q); /* test_save's plan file */
+    T_EQ_INT(symlink(p, q), 0, "PLAN.md -> ../elsewhere/target.txt");
+    agt_session *s;
+    agt_session_new(&s, reg, ws_root);
+    agt_session_set_mode(s, AGT_MODE_YOLO);
+    T_EQ_INT(agt_session_set_plan_file(s, "PLAN.md"), AGT_EDENIED, "symlinked PLAN.md refused");
+    T_CHECK(strstr(agt_error_message(), "is a symbolic link") != NULL, "says why: %s",
+            agt_error_message());
+    agt_result *r;
+    agt_session_set_mode(s, AGT_MODE_PLAN);
+    int wrc;
+    write_call(s, "pl1", "PLAN.md", "new plan", &r, &wrc);
+    T_EQ_INT(agt_result_status(r), AGT_EDENIED, "Write through PLAN.md refused in plan mode");
+    agt_result_free(r);
+    T_EQ_STR(slurp(p), "outside\n", "the target outside is untouched");
+    unlink(q);
+
+    /* .agenttools -> a folder outside */
+    snprintf(q, sizeof q, "%s/.agenttools", ws_root);
+    symlink(out, q);
+    T_EQ_INT(agt_session_set_plan_file(s, ".agenttools/plans/p.md"), AGT_EDENIED,
+             "plan file under a symlinked .agenttools refused");
+    snprintf(p, sizeof p, "%s/plans", out);
+    struct stat st;
+    T_CHECK(lstat(p, &st) != 0, "no plans folder created outside");
+    unlink(q);
+    agt_session_free(s);
+
+    /* restored documents */
+    agt_session_new(&s, reg, ws_root);
+    char doc[PATH_MAX + 256];
+    snprintf(doc, sizeof doc, "{\"format\":1,\"plan\":{\"file\":\"%s\"}}", out);
+    T_EQ_INT(agt_session_restore(s, doc, strlen(doc)), AGT_EINVALID,
+             "restored plan file: a folder outside refused");
+    snprintf(doc, sizeof doc, "{\"format\":1,\"plan\":{\"file\":\"%s/target.txt\"}}", out);
+    T_EQ_INT(agt_session_restore(s, doc, strlen(doc)), AGT_EINVALID,
+             "restored plan file: a file outside refused");
+    snprintf(p, sizeof p, "%s/adir", ws_root);
+    mkdir(p, 0755);
+    snprintf(doc, sizeof doc, "{\"format\":1,\"plan\":{\"file\":\"%s\"}}", p);
+    T_EQ_INT(agt_session_restore(s, doc, strlen(doc)), AGT_EINVALID,
+             "restored plan file: a folder inside refused");
+    T_CHECK(agt_session_plan_file(s) == NULL, "no plan file after the refusals");
+    snprintf(doc, sizeof doc,
+             "{\"format\":1,\"plan\":{\"file\":\"%s/agenttools/plans/0123456789abcdef.md\"}}",
+             state_dir);
+    T_EQ_INT(agt_session_restore(s, doc, strlen(doc)), AGT_OK,
+             "restored plan file in the plan folder accepted");
+    rmdir(p);
+    agt_session_free(s);
+    snprintf(p, sizeof p, "%s/target.txt", out);
+    unlink(p);
+    rmdir(out);
+}
+
 int main(void)
 {
     make_workspace();
+    snprintf(state_dir, sizeof state_dir, "%s-state", ws_root);
+    mkdir(state_dir, 0700);
+    setenv("XDG_STATE_HOME", state_dir, 1);
     agt_registry *reg = make_chat_registry();
     T_CHECK(reg != NULL, "chat registry");
     test_plan(reg);
     test_host_plan_mode(reg);
     test_save(reg);
+    test_plan_links(reg);
     agt_registry_free(reg);
     remove_tree(ws_root);
+    remove_tree(state_dir);
     return t_done();
 }

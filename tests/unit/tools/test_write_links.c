@@ -30,12 +30,15 @@ static void test_links(agt_session *s)
     ino_t ino = ino_of("h.txt");
 
     expect(s, "Write", "{\"path\":\"h.txt\",\"content\":\"new\\n\"}",
-           "Overwrote h.txt: 4 bytes written.", 0, "file with 2 names");
+           "Overwrote h.txt: 4 bytes written. h.txt has 2 names (hard links): it was rewritten in "
+           "place, so every name shows the new content.",
+           0, "file with 2 names");
     both_hold("new\n", "Write reaches both names");
     T_CHECK(ino_of("h.txt") == ino, "Write: inode unchanged");
     expect(s, "Write", "{\"path\":\"h2.txt\",\"content\":\"more\\n\",\"mode\":\"append\"}",
-           "Appended h2.txt: 5 bytes written at the end (the file now has 9 bytes).", 0,
-           "append through the other name");
+           "Appended h2.txt: 5 bytes written at the end (the file now has 9 bytes). h2.txt has 2 "
+           "names (hard links): it was rewritten in place, so every name shows the new content.",
+           0, "append through the other name");
     both_hold("new\nmore\n", "append reaches both names");
     expect_prefix(s, "Edit",
                   "{\"path\":\"h2.txt\",\"old_string\":\"new\",\"new_string\":\"newer\"}",
@@ -52,7 +55,9 @@ static void test_links(agt_session *s)
     T_CHECK(lstat(b, &st) == 0 && S_ISLNK(st.st_mode), "Edit: symlink kept");
     both_hold("newer\nx\n", "Edit through the symlink");
     expect(s, "Write", "{\"path\":\"ln\",\"content\":\"y\\n\"}",
-           "Overwrote h.txt: 2 bytes written.", 0, "through a symlink");
+           "Overwrote h.txt: 2 bytes written. h.txt has 2 names (hard links): it was rewritten in "
+           "place, so every name shows the new content.",
+           0, "through a symlink");
     T_CHECK(lstat(b, &st) == 0 && S_ISLNK(st.st_mode), "Write: symlink kept");
     both_hold("y\n", "Write through the symlink");
     T_CHECK(ino_of("h.txt") == ino, "inode unchanged through the symlink");
@@ -106,10 +111,59 @@ static void test_links(agt_session *s)
     agti_fs_atomic_fail_step = 0;
 }
 
+/* The default: a file with several names is replaced, the link broken, and
+ * a name outside the workspace keeps its content (issue 14). Fails on the
+ * old code, which rewrote such a file in place through every name. */
+static void test_break_default(agt_session *s)
+{
+    char a[1024], out[1024], outf[1100];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(out, sizeof out, "%s/agt-linkout-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    T_CHECK(mkdtemp(out) != NULL, "outside folder");
+    snprintf(outf, sizeof outf, "%s/secret.txt", out);
+    FILE *f = fopen(outf, "wb");
+    fputs("outside\n", f);
+    fclose(f);
+    snprintf(a, sizeof a, "%s/hl.txt", ws);
+    T_EQ_INT(link(outf, a), 0, "hard link into the workspace");
+    expect(s, "Write", "{\"path\":\"hl.txt\",\"content\":\"new\\n\"}",
+           "Overwrote hl.txt: 4 bytes written. hl.txt had 2 names (hard links): the link was "
+           "broken, hl.txt is a new file now and the other names keep the old content.",
+           0, "Write breaks the link");
+    T_EQ_STR(get_file("hl.txt", NULL), "new\n", "Write: the workspace name has the new text");
+    f = fopen(outf, "rb");
+    char got[64] = "";
+    size_t n = f ? fread(got, 1, sizeof got - 1, f) : 0;
+    got[n] = '\0';
+    if (f)
+        fclose(f);
+    T_EQ_STR(got, "outside\n", "Write: the outside name is untouched");
+    struct stat st;
+    T_CHECK(stat(a, &st) == 0 && st.st_nlink == 1, "Write: one name left");
+    unlink(a);
+    T_EQ_INT(link(outf, a), 0, "hard link again");
+    expect_prefix(
+        s, "Edit", "{\"path\":\"hl.txt\",\"old_string\":\"outside\",\"new_string\":\"in\"}",
+        "Edited hl.txt: replaced 1 occurrence at line 1.", AGT_OK, "Edit breaks the link");
+    T_EQ_STR(get_file("hl.txt", NULL), "in\n", "Edit: the workspace name has the new text");
+    f = fopen(outf, "rb");
+    n = f ? fread(got, 1, sizeof got - 1, f) : 0;
+    got[n] = '\0';
+    if (f)
+        fclose(f);
+    T_EQ_STR(got, "outside\n", "Edit: the outside name is untouched");
+    unlink(a);
+    unlink(outf);
+    rmdir(out);
+}
+
 int main(void)
 {
     make_ws("wslinks");
     agt_session *s = new_session();
+    test_break_default(s);
+    T_EQ_INT(agt_session_set_hardlink_writes(s, AGT_HARDLINKS_IN_PLACE), AGT_OK, "in place");
+    T_EQ_INT(agt_session_set_hardlink_writes(s, 7), AGT_EINVAL, "unknown mode refused");
     test_links(s);
     agt_session_free(s);
     rm_ws();
