@@ -113,13 +113,8 @@ static pid_t wait_any(int *st, int flags)
 /* The shell: working directory, sandbox, exec. Never returns. */
 static void exec_shell(const agti_spawn_req *r, int err_fd)
 {
-    agti_sandbox_err e = {0, 0};
     if (r->cwd && chdir(r->cwd) != 0) {
         report(err_fd, AGTI_SB_STEP_CHDIR, errno);
-        _exit(127);
-    }
-    if (agti_sandbox_child_restrict(r->sandbox, &e) != 0) {
-        report(err_fd, e.step, e.err);
         _exit(127);
     }
     unblock_all();
@@ -294,6 +289,17 @@ static void child_main(const agti_spawn_req *r, int mode, int err_fd, int st_fd)
         report(err_fd, AGTI_SB_STEP_SETUP, errno);
         _exit(127);
     }
+    /* Namespaces, then the restrictions (Landlock forbids mounting; its
+     * ruleset descriptor is still open), then every other descriptor goes.
+     * The supervisor is confined as well: it only waits, kills and writes
+     * to its status pipe. */
+    agti_sandbox_err e = {0, 0};
+    if (agti_sandbox_child_namespaces(r->sandbox, &e) != 0 ||
+        (mode == AGTI_SUP_PIDNS && agti_sandbox_child_pidns_proc(r->sandbox, &e) != 0) ||
+        agti_sandbox_child_restrict(r->sandbox, &e) != 0) {
+        report(err_fd, e.step, e.err);
+        _exit(127);
+    }
     int keep[2], nk = 0;
     if (st_fd >= 0 && st_fd < err_fd)
         keep[nk++] = st_fd;
@@ -301,12 +307,6 @@ static void child_main(const agti_spawn_req *r, int mode, int err_fd, int st_fd)
     if (st_fd > err_fd)
         keep[nk++] = st_fd;
     close_others(keep, nk);
-    agti_sandbox_err e = {0, 0};
-    if (agti_sandbox_child_namespaces(r->sandbox, &e) != 0 ||
-        (mode == AGTI_SUP_PIDNS && agti_sandbox_child_pidns_proc(r->sandbox, &e) != 0)) {
-        report(err_fd, e.step, e.err);
-        _exit(127);
-    }
     if (mode == AGTI_SUP_NONE)
         exec_shell(r, err_fd);
     if (mode == AGTI_SUP_SUBREAPER && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
