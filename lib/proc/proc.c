@@ -40,9 +40,9 @@ extern char **environ;
 
 struct agti_proc {
     pid_t pid;
-    int out_fd; /* read end of the output pipe, -1 once closed */
-    int pidfd;  /* -1 when unavailable or closed */
-    int log_fd; /* -1 when no log */
+    int out_fd;    /* read end of the output pipe, -1 once closed */
+    int pidfd;     /* -1 when unavailable or closed */
+    int log_fd;    /* -1 when no log */
     int status_fd; /* supervisor: the shell's wait status arrives here; -1 none */
     int sup;       /* AGTI_SUP_* */
     char *log_path;
@@ -227,8 +227,7 @@ static int pick_supervisor(const agti_proc_opts *o)
         return AGTI_SUP_NONE;
     case AGTI_PROC_SUPERVISE_PIDNS:
         if (!pidns_ok)
-            return agti_error(AGT_EUNSUPPORTED,
-                              "process: a PID namespace is not permitted here"),
+            return agti_error(AGT_EUNSUPPORTED, "process: a PID namespace is not permitted here"),
                    -1;
         return AGTI_SUP_PIDNS;
     case AGTI_PROC_SUPERVISE_SUBREAPER:

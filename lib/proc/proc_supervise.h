@@ -10,18 +10,18 @@
 
 /* How a command's descendants are contained. */
 enum {
-    AGTI_SUP_NONE = 0,  /* the shell is our child directly (process group only) */
-    AGTI_SUP_PIDNS,     /* an init of ours in a new PID namespace */
-    AGTI_SUP_SUBREAPER  /* a subreaper supervisor of ours */
+    AGTI_SUP_NONE = 0, /* the shell is our child directly (process group only) */
+    AGTI_SUP_PIDNS,    /* an init of ours in a new PID namespace */
+    AGTI_SUP_SUBREAPER /* a subreaper supervisor of ours */
 };
 
 typedef struct agti_spawn_req {
     const char *shell;
     char *const *argv;
     char *const *envp;
-    const char *cwd;               /* NULL: inherit */
-    int out_fd;                    /* becomes stdout and stderr */
-    const agti_sandbox *sandbox;   /* NULL: none */
+    const char *cwd;             /* NULL: inherit */
+    int out_fd;                  /* becomes stdout and stderr */
+    const agti_sandbox *sandbox; /* NULL: none */
 } agti_spawn_req;
 
 /*

@@ -55,14 +55,13 @@ const char *agti_sandbox_step_name(int step)
 char *agti_sandbox_probe_json(void)
 {
     const agti_sandbox_probe *p = agti_sandbox_probe_get();
-    return agti_aprintf("{\"supported\":%s,\"landlock_abi\":%d,\"seccomp\":%s,"
-                        "\"user_namespace\":%s,\"mount_namespace\":%s,\"pid_namespace\":%s,"
-                        "\"network_namespace\":%s,\"subreaper\":%s,\"root\":%s}",
-                        p->supported ? "true" : "false", p->landlock_abi,
-                        p->seccomp ? "true" : "false", p->user_ns ? "true" : "false",
-                        p->mount_ns ? "true" : "false", p->pid_ns ? "true" : "false",
-                        p->net_ns ? "true" : "false", p->subreaper ? "true" : "false",
-                        p->root ? "true" : "false");
+    return agti_aprintf(
+        "{\"supported\":%s,\"landlock_abi\":%d,\"seccomp\":%s,"
+        "\"user_namespace\":%s,\"mount_namespace\":%s,\"pid_namespace\":%s,"
+        "\"network_namespace\":%s,\"subreaper\":%s,\"root\":%s}",
+        p->supported ? "true" : "false", p->landlock_abi, p->seccomp ? "true" : "false",
+        p->user_ns ? "true" : "false", p->mount_ns ? "true" : "false", p->pid_ns ? "true" : "false",
+        p->net_ns ? "true" : "false", p->subreaper ? "true" : "false", p->root ? "true" : "false");
 }
 
 #ifndef __linux__
@@ -162,9 +161,9 @@ int agti_sandbox_child_restrict(const agti_sandbox *sb, agti_sandbox_err *e)
 #define LL_FS_MAKE_FIFO (1ULL << 10)
 #define LL_FS_MAKE_BLOCK (1ULL << 11)
 #define LL_FS_MAKE_SYM (1ULL << 12)
-#define LL_FS_REFER (1ULL << 13)    /* ABI 2 */
-#define LL_FS_TRUNCATE (1ULL << 14) /* ABI 3 */
-#define LL_FS_IOCTL_DEV (1ULL << 15) /* ABI 5 */
+#define LL_FS_REFER (1ULL << 13)                  /* ABI 2 */
+#define LL_FS_TRUNCATE (1ULL << 14)               /* ABI 3 */
+#define LL_FS_IOCTL_DEV (1ULL << 15)              /* ABI 5 */
 #define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0) /* ABI 6 */
 #define LL_SCOPE_SIGNAL (1ULL << 1)               /* ABI 6 */
 
@@ -186,7 +185,8 @@ struct ll_path_beneath_attr {
 #endif
 
 /* Rights that apply to files (a rule on a file may only name these). */
-#define LL_FILE_RIGHTS (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
+#define LL_FILE_RIGHTS                                                                             \
+    (LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
 #define LL_READ_RIGHTS (LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR)
 
 static uint64_t ll_handled(int abi)
@@ -265,9 +265,9 @@ static bool try_namespaces(unsigned long flags, bool userns, int what)
             _exit(1);
         if (what == 1 && mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0)
             _exit(2);
-        if (what == 2 && (getpid() != 1 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0 ||
-                          mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                                NULL) != 0))
+        if (what == 2 &&
+            (getpid() != 1 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) != 0 ||
+             mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0))
             _exit(3);
         if (what == 3 && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
             _exit(4);
@@ -383,8 +383,8 @@ static int build_landlock(agti_sandbox *sb, const agti_sandbox_policy *pol, int 
     sb->landlock_fd = (int)fd;
     int rc = ll_add(sb->landlock_fd, "/", LL_READ_RIGHTS, handled);
     /* Devices a command writes to without creating anything. */
-    static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/tty",
-                                       "/dev/ptmx", "/dev/pts"};
+    static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full",
+                                       "/dev/tty",  "/dev/ptmx", "/dev/pts"};
     for (size_t i = 0; rc == AGT_OK && i < sizeof devs / sizeof devs[0]; i++)
         rc = ll_add(sb->landlock_fd, devs[i],
                     LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE | LL_FS_IOCTL_DEV |
@@ -404,7 +404,8 @@ static bool under_root(const char *path, const agti_sandbox_policy *pol)
 {
     for (size_t i = 0; i < pol->nwritable; i++) {
         size_t n = strlen(pol->writable[i]);
-        if (strncmp(path, pol->writable[i], n) == 0 && (path[n] == '/' || path[n] == '\0' || n == 1))
+        if (strncmp(path, pol->writable[i], n) == 0 &&
+            (path[n] == '/' || path[n] == '\0' || n == 1))
             return true;
     }
     return false;
@@ -476,8 +477,8 @@ static int plan_protect(agti_sandbox *sb, const agti_sandbox_protect *pr)
                 close(fd);
         }
         if (made != 0 && errno != EEXIST)
-            return agti_error(AGT_EIO, "sandbox: cannot reserve protected path '%s': %s",
-                              pr->path, strerror(errno));
+            return agti_error(AGT_EIO, "sandbox: cannot reserve protected path '%s': %s", pr->path,
+                              strerror(errno));
     }
     sb_mount *g = realloc(sb->mounts, (sb->nmounts + 1) * sizeof *g);
     if (g == NULL)
@@ -497,14 +498,12 @@ static int check_policy(const agti_sandbox_policy *pol)
         return agti_error(AGT_EINVAL, "sandbox: unknown filesystem policy %d", pol->mode);
     for (size_t i = 0; i < pol->nwritable; i++)
         if (pol->writable[i] == NULL || pol->writable[i][0] != '/')
-            return agti_error(AGT_EINVAL, "sandbox: writable root %zu is not an absolute path",
-                              i);
+            return agti_error(AGT_EINVAL, "sandbox: writable root %zu is not an absolute path", i);
     if (pol->tmp_dir && pol->tmp_dir[0] != '/')
         return agti_error(AGT_EINVAL, "sandbox: the tmp folder is not an absolute path");
     for (size_t i = 0; i < pol->nprotect; i++)
         if (pol->protect[i].path == NULL || pol->protect[i].path[0] != '/')
-            return agti_error(AGT_EINVAL, "sandbox: protected path %zu is not an absolute path",
-                              i);
+            return agti_error(AGT_EINVAL, "sandbox: protected path %zu is not an absolute path", i);
     return AGT_OK;
 }
 

@@ -20,8 +20,7 @@ static const char *const mode_names[] = {"off", "read-only", "workspace-write"};
 
 const char *agt_sandbox_mode_name(int mode)
 {
-    return mode >= AGT_SANDBOX_OFF && mode <= AGT_SANDBOX_WORKSPACE_WRITE ? mode_names[mode]
-                                                                           : NULL;
+    return mode >= AGT_SANDBOX_OFF && mode <= AGT_SANDBOX_WORKSPACE_WRITE ? mode_names[mode] : NULL;
 }
 
 int agt_sandbox_mode_parse(const char *name, int *mode)
@@ -115,9 +114,8 @@ int agt_session_set_sandbox(agt_session *s, int mode, int network, int enforce)
         return agti_error(AGT_EUNSUPPORTED,
                           "agt_session_set_sandbox: this system has no sandbox support (Linux "
                           "only); use mode off");
-    const char *miss = mode != AGT_SANDBOX_OFF && enforce == AGT_SANDBOX_REQUIRE
-                           ? missing_piece(mode)
-                           : NULL;
+    const char *miss =
+        mode != AGT_SANDBOX_OFF && enforce == AGT_SANDBOX_REQUIRE ? missing_piece(mode) : NULL;
     if (miss != NULL)
         return agti_error(AGT_EUNSUPPORTED,
                           "agt_session_set_sandbox: %s is required but this kernel lacks %s",
@@ -170,8 +168,8 @@ int agt_session_add_writable_root(agt_session *s, const char *dir)
         return agti_error(AGT_EINVAL, "agt_session_add_writable_root: %s is NULL",
                           s == NULL ? "session" : "dir");
     if (dir[0] != '/')
-        return agti_error(AGT_EINVAL,
-                          "agt_session_add_writable_root: '%s' is not an absolute path", dir);
+        return agti_error(AGT_EINVAL, "agt_session_add_writable_root: '%s' is not an absolute path",
+                          dir);
     char *real = realpath(dir, NULL);
     struct stat st;
     if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -340,8 +338,8 @@ int agt_session_sandbox_status(agt_session *s, char **out_json)
     int abi = on ? p->landlock_abi : 0;
     bool seccomp = on && p->seccomp;
     bool userns = on && p->user_ns;
-    bool mountns = on && mode == AGT_SANDBOX_WORKSPACE_WRITE && p->mount_ns &&
-                   (p->user_ns || p->root);
+    bool mountns =
+        on && mode == AGT_SANDBOX_WORKSPACE_WRITE && p->mount_ns && (p->user_ns || p->root);
     bool pidns = p->pid_ns && (userns || p->root);
     const char *sup = pidns ? "pid-namespace" : p->subreaper ? "subreaper" : "process-group";
     json_t *roots = json_array();
@@ -350,14 +348,13 @@ int agt_session_sandbox_status(agt_session *s, char **out_json)
     for (size_t i = 0; roots && i < nroots; i++)
         json_array_append_new(roots, json_string(v[i]));
     free(v);
-    json_t *j = json_pack("{s:s, s:s, s:s, s:b, s:b, s:i, s:b, s:b, s:b, s:s, s:o}", "mode",
-                          mode_names[mode], "network",
-                          network == AGT_SANDBOX_NETWORK_ON ? "on" : "off", "enforce",
-                          enforce == AGT_SANDBOX_REQUIRE ? "require" : "best-effort",
-                          "auto_allow", s->sandbox && s->sandbox->auto_allow, "sandboxed",
-                          on && abi > 0 && seccomp, "landlock_abi", abi, "seccomp", seccomp,
-                          "user_namespace", userns, "mount_namespace", mountns, "supervisor", sup,
-                          "writable_roots", roots ? roots : json_array());
+    json_t *j = json_pack(
+        "{s:s, s:s, s:s, s:b, s:b, s:i, s:b, s:b, s:b, s:s, s:o}", "mode", mode_names[mode],
+        "network", network == AGT_SANDBOX_NETWORK_ON ? "on" : "off", "enforce",
+        enforce == AGT_SANDBOX_REQUIRE ? "require" : "best-effort", "auto_allow",
+        s->sandbox && s->sandbox->auto_allow, "sandboxed", on && abi > 0 && seccomp, "landlock_abi",
+        abi, "seccomp", seccomp, "user_namespace", userns, "mount_namespace", mountns, "supervisor",
+        sup, "writable_roots", roots ? roots : json_array());
     if (j == NULL)
         return agti_oom();
     *out_json = agti_json_dump(j);
@@ -419,11 +416,11 @@ int agti_sandbox_section_save(const agt_session *s, json_t **value)
         }
     if (roots == NULL)
         return agti_oom();
-    json_t *j = json_pack("{s:b, s:s, s:s, s:s, s:b, s:o}", "set", st->set, "mode",
-                          mode_names[mode], "network",
-                          network == AGT_SANDBOX_NETWORK_ON ? "on" : "off", "enforce",
-                          enforce == AGT_SANDBOX_REQUIRE ? "require" : "best-effort",
-                          "auto_allow", st->auto_allow, "writable_roots", roots);
+    json_t *j =
+        json_pack("{s:b, s:s, s:s, s:s, s:b, s:o}", "set", st->set, "mode", mode_names[mode],
+                  "network", network == AGT_SANDBOX_NETWORK_ON ? "on" : "off", "enforce",
+                  enforce == AGT_SANDBOX_REQUIRE ? "require" : "best-effort", "auto_allow",
+                  st->auto_allow, "writable_roots", roots);
     if (j == NULL)
         return agti_oom();
     *value = j;

@@ -21,7 +21,6 @@ typedef struct agti_sb_settings {
     size_t nroots;
 } agti_sb_settings;
 
-
 /* The mode, network and enforce values in force (defaults when unset). */
 void agti_session_sandbox_policy(const agt_session *s, int *mode, int *network, int *enforce);
 

@@ -113,7 +113,7 @@ typedef struct bash_sb {
     agti_sandbox *sb; /* NULL: runs unsandboxed */
     char *tmp_env;    /* "TMPDIR=..." */
     const char *env[2];
-    bool disabled;    /* dangerously_disable_sandbox (approved by the gate) */
+    bool disabled; /* dangerously_disable_sandbox (approved by the gate) */
 } bash_sb;
 
 static void sb_opts(bash_sb *b, agti_proc_opts *o)
@@ -144,7 +144,8 @@ static char *refused_path(const char *line, size_t n, const char *at)
     const char *start = end;
     while (start > line && start[-1] != ' ' && start[-1] != ':')
         start--;
-    if (end > start && (start[0] == '/' || start[0] == '.' || memchr(start, '/', (size_t)(end - start))))
+    if (end > start &&
+        (start[0] == '/' || start[0] == '.' || memchr(start, '/', (size_t)(end - start))))
         return agti_strndup(start, (size_t)(end - start));
     return NULL;
 }
@@ -177,8 +178,8 @@ static void sandbox_note(agti_buf *b, agt_session *s, const bash_sb *sb, const c
     agti_sandbox_enforced e;
     agti_sandbox_get_enforced(sb->sb, &e);
     bool net_word = false;
-    static const char *const net_words[] = {"socket", "connect", "/dev/tcp/", "/dev/udp/",
-                                            "Network", "network", "resolve", "http"};
+    static const char *const net_words[] = {"socket",  "connect", "/dev/tcp/", "/dev/udp/",
+                                            "Network", "network", "resolve",   "http"};
     for (size_t i = 0; i < sizeof net_words / sizeof net_words[0]; i++)
         net_word = net_word || memmem(line, line_len, net_words[i], strlen(net_words[i])) != NULL;
     agti_buf_puts(b, "\nThe sandbox may have refused this command (");
@@ -188,9 +189,10 @@ static void sandbox_note(agti_buf *b, agt_session *s, const bash_sb *sb, const c
     if (!e.network && net_word)
         agti_buf_puts(b, ": it tried to use the network, which is off in the sandbox");
     else if (path)
-        agti_buf_printf(b, ": it tried to write '%s', outside the writable roots (the workspace "
-                           "%s, the session's tmp folder $TMPDIR, and folders the user added) or "
-                           "a protected path (.git/hooks, .git/config, .agenttools)",
+        agti_buf_printf(b,
+                        ": it tried to write '%s', outside the writable roots (the workspace "
+                        "%s, the session's tmp folder $TMPDIR, and folders the user added) or "
+                        "a protected path (.git/hooks, .git/config, .agenttools)",
                         path, s->root);
     else
         agti_buf_puts(b, ": writes outside the writable roots, protected paths and (with the "

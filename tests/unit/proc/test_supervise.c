@@ -200,8 +200,7 @@ static void test_tasks(int mode, const char *name)
 
     opts(&o, mode, env);
     cmd = command("exit 0");
-    T_EQ_INT(agti_tasks_start(m, cmd, "escapees", &o, id), AGT_OK, "%s tasks: started again",
-             name);
+    T_EQ_INT(agti_tasks_start(m, cmd, "escapees", &o, id), AGT_OK, "%s tasks: started again", name);
     free(cmd);
     agti_tasks_wait(m, id, -1);
     agti_task_info info;

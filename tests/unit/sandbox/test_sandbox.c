@@ -226,8 +226,9 @@ static void test_protected(void)
     char *cfg_before = slurp(cfgpath);
 
     run_result r = run_sb("mkdir -p .git/hooks; echo 'echo pwned' > .git/hooks/x; echo rc=$?");
-    T_CHECK(r.out && strstr(r.out, "rc=1"), ".git/hooks/x refused although .git/hooks was missing "
-                                            "(%s)",
+    T_CHECK(r.out && strstr(r.out, "rc=1"),
+            ".git/hooks/x refused although .git/hooks was missing "
+            "(%s)",
             r.out ? r.out : "");
     T_CHECK(!exists("%s/.git/hooks/x", ws), ".git/hooks/x does not appear");
     free(r.out);
@@ -322,8 +323,7 @@ static void test_read_only(void)
                           "echo rc2=$?; rm -f in.txt; echo rc3=$?; echo y >> in.txt; echo rc4=$?; "
                           "echo z > /dev/null; echo rc5=$?; echo t > \"$TMPDIR/ro\"; echo rc6=$?; "
                           "cat in.txt");
-    T_EQ_STR(r.out,
-             "rc1=1\nrc2=1\nrc3=1\nrc4=1\nrc5=0\nrc6=0\nhello\n",
+    T_EQ_STR(r.out, "rc1=1\nrc2=1\nrc3=1\nrc4=1\nrc5=0\nrc6=0\nhello\n",
              "read-only: every write refused but /dev/null and the private tmp; reads work");
     T_CHECK(!exists("%s/ro.txt", ws) && !exists("%s/rodir", ws), "read-only: nothing appears");
     free(r.out);
