@@ -6,6 +6,7 @@
  * note, writable roots added by the host, save/restore of the policy, and
  * a background task kept in the sandbox.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -233,6 +234,81 @@ static void test_commands(void)
     agt_session_free(s);
 }
 
+/* Processes whose environment holds the entry mark (inherited by every
+ * descendant, setsid or not). */
+static int marked(const char *mark)
+{
+    DIR *d = opendir("/proc");
+    int n = 0;
+    struct dirent *e;
+    size_t ml = strlen(mark);
+    while (d && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[300];
+        static char buf[1 << 16];
+        snprintf(path, sizeof path, "/proc/%s/environ", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        size_t got = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        for (size_t i = 0; i + ml <= got; i++)
+            if (memcmp(buf + i, mark, ml) == 0 && (i == 0 || buf[i - 1] == '\0')) {
+                n++;
+                break;
+            }
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Issue 14 through the public API: the normal end of a Bash call and a
+ * TaskStop leave no setsid or daemonized descendant. */
+static void test_escapees(void)
+{
+    agt_session *s = session();
+    agt_session_set_mode(s, AGT_MODE_YOLO);
+    char mark[64], cmd[1024];
+    snprintf(mark, sizeof mark, "AGT_SBS_MARK=%d", (int)getpid());
+    snprintf(cmd, sizeof cmd,
+             "{\"command\":\"export %s; setsid -f sleep 1000; "
+             "( setsid sh -c 'sleep 1000 & exit 0' & ); sleep 0.2; echo started\"}",
+             mark);
+    agt_result *r;
+    T_EQ_INT(dispatch(s, "e1", cmd, &r), AGT_OK, "escapees: the Bash call returns");
+    T_CHECK(r && strncmp(agt_result_text(r), "started\n", 8) == 0, "escapees: its output");
+    agt_result_free(r);
+    T_EQ_INT(marked(mark), 0, "escapees: none left after the normal end of the call");
+    snprintf(cmd, sizeof cmd,
+             "{\"command\":\"export %s; setsid -f sleep 1000; "
+             "( setsid sh -c 'sleep 1000 & exit 0' & ); echo started; sleep 1000\","
+             "\"run_in_background\":true,\"description\":\"escapees\"}",
+             mark);
+    T_EQ_INT(dispatch(s, "e2", cmd, &r), AGT_OK, "escapees: background task started");
+    json_t *j = r ? json_loads(agt_result_json(r), 0, NULL) : NULL;
+    char stop[128];
+    snprintf(stop, sizeof stop, "{\"task_id\":\"%s\"}",
+             json_string_value(json_object_get(j, "task_id")));
+    json_decref(j);
+    agt_result_free(r);
+    for (int i = 0; i < 500 && marked(mark) < 3; i++)
+        usleep(10000);
+    T_CHECK(marked(mark) >= 3, "escapees: the task and its escapees run");
+    r = NULL;
+    T_EQ_INT(agt_session_dispatch(s, "e3", "TaskStop", stop, &r), AGT_OK, "escapees: TaskStop");
+    agt_result_free(r);
+    for (int i = 0; i < 1000 && marked(mark) > 0; i++) {
+        char *ev = NULL;
+        agt_session_tick(s, -1, &ev);
+        agt_free(ev);
+        usleep(10000);
+    }
+    T_EQ_INT(marked(mark), 0, "escapees: none left after TaskStop");
+    agt_session_free(s);
+}
+
 int main(void)
 {
     const char *t = getenv("TMPDIR");
@@ -260,6 +336,7 @@ int main(void)
     bool mounts = json_is_true(json_object_get(p, "mount_namespace"));
     json_decref(p);
     test_api(can);
+    test_escapees();
     if (can && mounts)
         test_commands();
     else
