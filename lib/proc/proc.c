@@ -9,7 +9,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __linux__
 #include <sched.h>
+#endif
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -219,7 +221,11 @@ static int open_pipe(int fds[2])
 static int pick_supervisor(const agti_proc_opts *o)
 {
     const agti_sandbox_probe *pr = agti_sandbox_probe_get();
+#ifdef CLONE_NEWUSER
     bool in_userns = (agti_sandbox_clone_flags(o->sandbox) & CLONE_NEWUSER) != 0;
+#else
+    bool in_userns = false; /* no namespaces on this system */
+#endif
     bool pidns_ok = pr->pid_ns && (in_userns || pr->root);
     int want = o->keep_group ? AGTI_PROC_SUPERVISE_GROUP : o->supervise;
     switch (want) {
