@@ -281,9 +281,12 @@ static void test_escapees(void)
     T_CHECK(r && strncmp(agt_result_text(r), "started\n", 8) == 0, "escapees: its output");
     agt_result_free(r);
     T_EQ_INT(marked(mark), 0, "escapees: none left after the normal end of the call");
+    /* the escapees report that they run (files in the workspace); the
+     * task says so once both exist */
     snprintf(cmd, sizeof cmd,
-             "{\"command\":\"export %s; setsid -f sleep 1000; "
-             "( setsid sh -c 'sleep 1000 & exit 0' & ); echo started; sleep 1000\","
+             "{\"command\":\"export %s; rm -f d1 d2; setsid -f sh -c 'touch d1; exec sleep 1000'; "
+             "( setsid sh -c '( touch d2; exec sleep 1000 ) & exit 0' & ); "
+             "while [ ! -e d1 ] || [ ! -e d2 ]; do sleep 0.01; done; echo started; sleep 1000\","
              "\"run_in_background\":true,\"description\":\"escapees\"}",
              mark);
     T_EQ_INT(dispatch(s, "e2", cmd, &r), AGT_OK, "escapees: background task started");
@@ -293,8 +296,15 @@ static void test_escapees(void)
              json_string_value(json_object_get(j, "task_id")));
     json_decref(j);
     agt_result_free(r);
-    for (int i = 0; i < 500 && marked(mark) < 3; i++)
-        usleep(10000);
+    bool started = false;
+    for (int i = 0; i < 60000 && !started; i++) {
+        r = NULL;
+        agt_session_dispatch(s, "e4", "TaskOutput", stop, &r);
+        started = r && strstr(agt_result_text(r), "started") != NULL;
+        agt_result_free(r);
+        if (!started)
+            usleep(1000);
+    }
     T_CHECK(marked(mark) >= 3, "escapees: the task and its escapees run");
     r = NULL;
     T_EQ_INT(agt_session_dispatch(s, "e3", "TaskStop", stop, &r), AGT_OK, "escapees: TaskStop");
