@@ -65,8 +65,7 @@ static void usage(FILE *f)
             "  --max-turns N       model turns per prompt (default 50)\n"
             "  --wait-tasks SECS   in print mode, wait this long for background tasks to end "
             "(default 120)\n"
-            "  --no-color          no ANSI colours\n" CLI_SANDBOX_USAGE
-            "\n"
+            "  --no-color          no ANSI colours\n" CLI_SANDBOX_USAGE "\n"
             "%s"
             "\n"
             "slash commands: /tasks /cron /todo /mode [manual|plan|yolo|auto] /save FILE\n"

@@ -32,8 +32,7 @@ static void usage(FILE *f)
         "  --plan-threshold N  run a plan phase for files with more changed lines (default "
         "200)\n"
         "  --tools FILE        replace the review tool catalogue with a tools.json file\n"
-        "  --language LANG     language of the comments (default: English)\n" CLI_SANDBOX_USAGE
-        "\n"
+        "  --language LANG     language of the comments (default: English)\n" CLI_SANDBOX_USAGE "\n"
         "%s"
         "\n"
         "exit status: 0 when the review finished (with or without comments); 1 on a\n"
