@@ -8,6 +8,7 @@
 
 #include "cli_agent.h"
 #include "cli_config.h"
+#include "cli_sandbox.h"
 #include "cli_util.h"
 
 #include <editline/readline.h>
@@ -64,8 +65,7 @@ static void usage(FILE *f)
             "  --max-turns N       model turns per prompt (default 50)\n"
             "  --wait-tasks SECS   in print mode, wait this long for background tasks to end "
             "(default 120)\n"
-            "  --no-color          no ANSI colours\n"
-            "\n"
+            "  --no-color          no ANSI colours\n" CLI_SANDBOX_USAGE "\n"
             "%s"
             "\n"
             "slash commands: /tasks /cron /todo /mode [manual|plan|yolo|auto] /save FILE\n"
@@ -73,12 +73,18 @@ static void usage(FILE *f)
             cli_config_usage);
 }
 
+/* --sandbox, --network, --add-dir, ... (applied once the session exists) */
+static cli_sandbox g_sandbox;
+
 static int parse_args(chat *c, int argc, char **argv)
 {
     char err[512];
+    cli_sandbox_init(&g_sandbox);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int took = cli_config_take_arg(&c->cfg, argc, argv, &i, err, sizeof err);
+        if (took == 0)
+            took = cli_sandbox_arg(&g_sandbox, argc, argv, &i, err, sizeof err);
         if (took < 0) {
             fprintf(stderr, "agt-chat: %s\n", err);
             return -1;
@@ -640,6 +646,8 @@ static int setup(chat *c, char *err, size_t errlen)
         return -1;
     }
     c->ui.root = agt_session_root(c->session);
+    if (cli_sandbox_apply(&g_sandbox, c->session, err, errlen) != AGT_OK)
+        return -1;
     if (c->ui.yolo)
         agt_session_set_mode(c->session, AGT_MODE_YOLO);
     else if (c->plan)

@@ -42,6 +42,8 @@ struct server {
     int yolo;
 };
 
+#include "cli_sandbox.h"
+
 static void usage(FILE *f)
 {
     fputs("usage: agt-mcp [options]\n"
@@ -55,7 +57,7 @@ static void usage(FILE *f)
           "  --ask RULE     a rule that asks (with no approval channel: refuses); repeatable\n"
           "  --deny RULE    a rule that refuses; repeatable\n"
           "  --yolo         run calls that would need approval (deny rules still apply)\n"
-          "  --version      print the library version\n",
+          "  --version      print the library version\n" CLI_SANDBOX_USAGE,
           f);
 }
 
@@ -464,10 +466,20 @@ int main(int argc, char **argv)
     const char *root = ".", *set = "chat", *tools_file = NULL;
     int status = 1;
     memset(&sv, 0, sizeof sv);
+    cli_sandbox sbo;
+    cli_sandbox_init(&sbo);
+    char sberr[512];
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
+        int sr = cli_sandbox_arg(&sbo, argc, argv, &i, sberr, sizeof sberr);
+        if (sr < 0) {
+            fprintf(stderr, "agt-mcp: %s\n", sberr);
+            return 2;
+        }
+        if (sr > 0)
+            continue;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return 0;
@@ -496,13 +508,18 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     if (setup(&sv, root, set, tools_file) != 0)
         goto out;
+    if (cli_sandbox_apply(&sbo, sv.session, sberr, sizeof sberr) != AGT_OK) {
+        fprintf(stderr, "agt-mcp: %s\n", sberr);
+        goto out;
+    }
     for (int i = 1; i + 1 < argc; i++) {
         int kind = strcmp(argv[i], "--allow") == 0  ? AGT_RULE_ALLOW
                    : strcmp(argv[i], "--ask") == 0  ? AGT_RULE_ASK
                    : strcmp(argv[i], "--deny") == 0 ? AGT_RULE_DENY
                                                     : -1;
         if (strcmp(argv[i], "--root") == 0 || strcmp(argv[i], "--set") == 0 ||
-            strcmp(argv[i], "--tools") == 0) {
+            strcmp(argv[i], "--tools") == 0 || strcmp(argv[i], "--sandbox") == 0 ||
+            strcmp(argv[i], "--network") == 0 || strcmp(argv[i], "--add-dir") == 0) {
             i++;
             continue;
         }

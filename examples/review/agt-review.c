@@ -36,7 +36,7 @@ static void usage(FILE *f)
         "  --plan-threshold N  run a plan phase for files with more changed lines (default "
         "200)\n"
         "  --tools FILE        replace the review tool catalogue with a tools.json file\n"
-        "  --language LANG     language of the comments (default: English)\n"
+        "  --language LANG     language of the comments (default: English)\n" CLI_SANDBOX_USAGE "\n"
         "  --fail-on LEVEL     exit 3 when a comment is at least LEVEL: critical, high,\n"
         "                      medium or low (a comment without a severity counts as medium)\n"
         "  --max-files N       refuse to review more than N files (after the skips)\n"
@@ -88,9 +88,12 @@ static int need_value(int argc, char **argv, int i)
 static int parse_args(rv_opts *o, int argc, char **argv)
 {
     char err[512];
+    cli_sandbox_init(&o->sandbox);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int took = cli_config_take_arg(&o->cfg, argc, argv, &i, err, sizeof err);
+        if (took == 0)
+            took = cli_sandbox_arg(&o->sandbox, argc, argv, &i, err, sizeof err);
         if (took < 0) {
             fprintf(stderr, "agt-review: %s\n", err);
             return -1;

@@ -3,6 +3,7 @@
 #define REVIEW_H
 
 #include "cli_config.h"
+#include "cli_sandbox.h"
 
 #include <agenttools/agenttools.h>
 #include <jansson.h>
@@ -30,6 +31,7 @@ typedef struct rv_file {
 } rv_file;
 
 typedef struct rv_opts {
+    cli_sandbox sandbox; /* --sandbox, --network, --add-dir: each file's session */
     const char *repo;
     const char *from, *to, *commit;
     int mode; /* AGT_CHANGES_* */

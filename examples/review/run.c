@@ -326,6 +326,8 @@ static void review_group(rv_worker *w)
         snprintf(err, sizeof err, "%s", agt_error_message());
         goto out;
     }
+    if (cli_sandbox_apply(&sh->o->sandbox, s, err, sizeof err) != AGT_OK)
+        goto out;
     if (w->n_group == 1 && sh->o->plan_threshold > 0 &&
         f->added + f->deleted > sh->o->plan_threshold) {
         progress(sh, name, "planning");

@@ -6,6 +6,8 @@
  */
 #include <agenttools/agenttools.h>
 #include <stdio.h>
+
+#include "cli_sandbox.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,12 +21,13 @@ static void usage(FILE *f)
           "  call TOOL [ARGS|-]         dispatch one tool call (ARGS: JSON object; - reads stdin)\n"
           "  validate SCHEMA [INSTANCE|-]  validate a JSON file against a JSON Schema file\n"
           "  demo                       a short tour: catalogue, a good call, a bad call\n"
+          "  info                       what the sandbox enforces here (probe and policy)\n"
           "\n"
           "options:\n"
           "  --set NAME      built-in set to load: chat (default) or review; repeatable\n"
           "  --tools FILE    replace the catalogue with a tools.json file\n"
           "  --root DIR      workspace root (default: current directory)\n"
-          "  --phase PHASE   all (default), plan or main\n",
+          "  --phase PHASE   all (default), plan or main\n" CLI_SANDBOX_USAGE,
           f);
 }
 
@@ -203,11 +206,21 @@ int main(int argc, char **argv)
     int nsets = 0, phase = AGT_PHASE_ALL;
     const char *tools_file = NULL, *root = ".";
     int i = 1;
+    cli_sandbox sbo;
+    cli_sandbox_init(&sbo);
+    char sberr[512];
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
         if (strcmp(argv[i], "--help") == 0) {
             usage(stdout);
             return 0;
         }
+        int sr = cli_sandbox_arg(&sbo, argc, argv, &i, sberr, sizeof sberr);
+        if (sr < 0) {
+            fprintf(stderr, "agt-tools: %s\n", sberr);
+            return 2;
+        }
+        if (sr > 0)
+            continue;
         if (i + 1 >= argc) {
             usage(stderr);
             return 2;
@@ -276,7 +289,14 @@ int main(int argc, char **argv)
         goto out;
     }
     agt_session_set_phase(s, phase);
-    if (strcmp(cmd, "list") == 0)
+    if (cli_sandbox_apply(&sbo, s, sberr, sizeof sberr) != AGT_OK) {
+        fprintf(stderr, "agt-tools: %s\n", sberr);
+        goto out;
+    }
+    if (strcmp(cmd, "info") == 0) {
+        cli_sandbox_print(stdout, s);
+        rc = 0;
+    } else if (strcmp(cmd, "list") == 0)
         rc = cmd_list(reg, phase);
     else if (strcmp(cmd, "export") == 0 && i < argc)
         rc = cmd_export(reg, argv[i], phase);

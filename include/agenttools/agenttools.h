@@ -9,6 +9,7 @@
 #include "registry.h"
 #include "dispatch.h"
 #include "session.h"
+#include "sandbox.h"
 #include "cron.h"
 #include "diff.h"
 #include "git.h"

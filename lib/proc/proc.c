@@ -9,6 +9,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __linux__
+#include <sched.h>
+#endif
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -22,6 +25,8 @@
 
 #include "proc.h"
 #include "proc_capture.h"
+#include "proc_supervise.h"
+#include "sandbox/sandbox.h"
 
 extern char **environ;
 
@@ -37,9 +42,11 @@ extern char **environ;
 
 struct agti_proc {
     pid_t pid;
-    int out_fd; /* read end of the output pipe, -1 once closed */
-    int pidfd;  /* -1 when unavailable or closed */
-    int log_fd; /* -1 when no log */
+    int out_fd;    /* read end of the output pipe, -1 once closed */
+    int pidfd;     /* -1 when unavailable or closed */
+    int log_fd;    /* -1 when no log */
+    int status_fd; /* supervisor: the shell's wait status arrives here; -1 none */
+    int sup;       /* AGTI_SUP_* */
     char *log_path;
     agti_clock_fn clock;
     void *clock_ctx;
@@ -210,9 +217,63 @@ static int open_pipe(int fds[2])
     return AGT_OK;
 }
 
+/* The supervisor for these options (AGTI_SUP_*), or -1 with an error. */
+static int pick_supervisor(const agti_proc_opts *o)
+{
+    const agti_sandbox_probe *pr = agti_sandbox_probe_get();
+#ifdef CLONE_NEWUSER
+    bool in_userns = (agti_sandbox_clone_flags(o->sandbox) & CLONE_NEWUSER) != 0;
+#else
+    bool in_userns = false; /* no namespaces on this system */
+#endif
+    bool pidns_ok = pr->pid_ns && (in_userns || pr->root);
+    int want = o->keep_group ? AGTI_PROC_SUPERVISE_GROUP : o->supervise;
+    switch (want) {
+    case AGTI_PROC_SUPERVISE_GROUP:
+        return AGTI_SUP_NONE;
+    case AGTI_PROC_SUPERVISE_PIDNS:
+        if (!pidns_ok)
+            return agti_error(AGT_EUNSUPPORTED, "process: a PID namespace is not permitted here"),
+                   -1;
+        return AGTI_SUP_PIDNS;
+    case AGTI_PROC_SUPERVISE_SUBREAPER:
+        if (!pr->subreaper)
+            return agti_error(AGT_EUNSUPPORTED, "process: PR_SET_CHILD_SUBREAPER is not available"),
+                   -1;
+        return AGTI_SUP_SUBREAPER;
+    default:
+        return pidns_ok ? AGTI_SUP_PIDNS : pr->subreaper ? AGTI_SUP_SUBREAPER : AGTI_SUP_NONE;
+    }
+}
+
+static int do_spawn_supervised(agti_proc *p, const char *shell, const char *command,
+                               const agti_proc_opts *o, int wfd, int mode)
+{
+    char **envp = build_env(o->env);
+    if (envp == NULL)
+        return agti_oom();
+    char *argv[] = {(char *)shell, (char *)"-c", (char *)command, NULL};
+    agti_spawn_req r = {.shell = shell,
+                        .argv = argv,
+                        .envp = envp,
+                        .cwd = o->cwd,
+                        .out_fd = wfd,
+                        .sandbox = o->sandbox};
+    int rc = agti_spawn_supervised(&r, mode, &p->pid, &p->status_fd);
+    free(envp);
+    if (rc == AGT_OK)
+        p->sup = mode;
+    return rc;
+}
+
 static int do_spawn(agti_proc *p, const char *shell, const char *command, const agti_proc_opts *o,
                     int wfd)
 {
+    int mode = pick_supervisor(o);
+    if (mode < 0)
+        return agt_error_code();
+    if (mode != AGTI_SUP_NONE || o->sandbox != NULL)
+        return do_spawn_supervised(p, shell, command, o, wfd, mode);
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     char **envp = build_env(o->env);
@@ -300,7 +361,7 @@ int agti_proc_spawn(agti_proc **out, const char *command, const agti_proc_opts *
     agti_proc *p = calloc(1, sizeof *p);
     if (p == NULL)
         return agti_oom();
-    p->out_fd = p->pidfd = p->log_fd = -1;
+    p->out_fd = p->pidfd = p->log_fd = p->status_fd = -1;
     p->clock = opts->clock ? opts->clock : agti_proc_monotonic_ms;
     p->clock_ctx = opts->clock_ctx;
     p->timeout_ms = opts->timeout_ms;
@@ -430,6 +491,13 @@ static void signal_group(agti_proc *p, int sig)
 {
     /* Only called before the shell is reaped: its pid (alive or zombie) pins
      * the process group id, so this cannot hit a recycled group. */
+    if (p->sup == AGTI_SUP_SUBREAPER) {
+        /* The supervisor relays TERM and CONT to the shell's group; a KILL
+         * would end the supervisor and free the orphans it holds, so it is
+         * asked to kill everything itself (SIGUSR2) and then exits. */
+        kill(p->pid, sig == SIGKILL ? SIGUSR2 : sig);
+        return;
+    }
     kill(-p->pid, sig);
 }
 
@@ -498,6 +566,27 @@ static void reap(agti_proc *p)
 
 static void note_status(agti_proc *p, const siginfo_t *si)
 {
+    if (p->status_fd >= 0) {
+        /* A supervisor that ended normally passed the shell's wait status;
+         * without it (the supervisor was killed) its own end is the story. */
+        int st;
+        ssize_t got;
+        do {
+            got = read(p->status_fd, &st, sizeof st);
+        } while (got < 0 && errno == EINTR);
+        close(p->status_fd);
+        p->status_fd = -1;
+        if (got == (ssize_t)sizeof st) {
+            if (WIFEXITED(st)) {
+                p->exit_code = WEXITSTATUS(st);
+                p->sig = 0;
+            } else {
+                p->exit_code = -1;
+                p->sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+            }
+            return;
+        }
+    }
     if (si->si_code == CLD_EXITED) {
         p->exit_code = si->si_status;
         p->sig = 0;
@@ -794,6 +883,13 @@ const char *agti_proc_log_path(const agti_proc *p)
     return p ? p->log_path : NULL;
 }
 
+int agti_proc_supervisor(const agti_proc *p)
+{
+    if (p == NULL || p->sup == AGTI_SUP_NONE)
+        return AGTI_PROC_SUPERVISE_GROUP;
+    return p->sup == AGTI_SUP_PIDNS ? AGTI_PROC_SUPERVISE_PIDNS : AGTI_PROC_SUPERVISE_SUBREAPER;
+}
+
 int agti_proc_output(const agti_proc *p, char **out, size_t *len)
 {
     if (p == NULL || out == NULL)
@@ -818,6 +914,8 @@ void agti_proc_free(agti_proc *p)
         close(p->pidfd);
     if (p->log_fd >= 0)
         close(p->log_fd);
+    if (p->status_fd >= 0)
+        close(p->status_fd);
     agti_capture_free(&p->cap);
     free(p->log_path);
     free(p->reason);

@@ -58,6 +58,12 @@ typedef struct agti_proc_opts {
     /* When the shell exits, members of its process group that are still
      * alive are killed (SIGKILL) unless this is true. */
     bool keep_group;
+    /* Sandbox the command and every descendant run in (lib/sandbox);
+     * borrowed until agti_proc_spawn returns; NULL = none. */
+    const struct agti_sandbox *sandbox;
+    /* How descendants are contained (AGTI_PROC_SUPERVISE_*); keep_group
+     * implies AGTI_PROC_SUPERVISE_GROUP. */
+    int supervise;
     /* Tests: do not use pidfd_open (exercise the waitid polling fallback). */
     bool no_pidfd;
     /* Clock; NULL = agti_proc_monotonic_ms. Deadlines (timeout, grace, the
@@ -66,6 +72,24 @@ typedef struct agti_proc_opts {
     agti_clock_fn clock;
     void *clock_ctx;
 } agti_proc_opts;
+
+struct agti_sandbox;
+
+/*
+ * Containment of a command's descendants. AUTO (the default): a PID
+ * namespace where permitted (as root, or inside the sandbox's user
+ * namespace), else a subreaper supervisor, else the process group only.
+ * With PIDNS and SUBREAPER no descendant outlives the call: setsid and
+ * daemonized children die at the timeout, on stop and at the normal end
+ * (see supervise.c). GROUP: the shell is our direct child and only its
+ * process group is signalled (the behaviour before supervision).
+ */
+enum {
+    AGTI_PROC_SUPERVISE_AUTO = 0,
+    AGTI_PROC_SUPERVISE_GROUP = 1,
+    AGTI_PROC_SUPERVISE_PIDNS = 2,
+    AGTI_PROC_SUPERVISE_SUBREAPER = 3
+};
 
 /* Fills *o with the defaults (every field zero/NULL, grace_ms = -1). */
 void agti_proc_opts_init(agti_proc_opts *o);
@@ -84,12 +108,15 @@ const char *agti_proc_state_name(agti_proc_state s);
 typedef struct agti_proc agti_proc;
 
 /*
- * Starts `shell -c command` with posix_spawn: own process group, stdin from
+ * Starts `shell -c command` under its supervisor (posix_spawn for GROUP
+ * without a sandbox, else clone; see supervise.c): own process group, stdin from
  * /dev/null, stdout and stderr on one pipe, every other descriptor closed,
  * the host's environment plus NO_COLOR=1 TERM=dumb GIT_TERMINAL_PROMPT=0
  * PAGER=cat plus opts->env. opts may be NULL (defaults).
  * Errors: AGT_EINVAL (NULL/empty command, bad env entry, cwd not a
- * directory), AGT_EIO (log file, pipe, spawn failure; message names it),
+ * directory), AGT_EIO (log file, pipe, spawn failure, a sandbox step that
+ * failed in the child; message names it: the command then never ran),
+ * AGT_EUNSUPPORTED (a supervisor asked for explicitly is not permitted),
  * AGT_ENOMEM.
  */
 int agti_proc_spawn(agti_proc **out, const char *command, const agti_proc_opts *opts);
@@ -149,6 +176,9 @@ int64_t agti_proc_started_ms(const agti_proc *p);
 /* Finish time, or -1 while running. */
 int64_t agti_proc_ended_ms(const agti_proc *p);
 const char *agti_proc_log_path(const agti_proc *p);
+/* The containment in force: AGTI_PROC_SUPERVISE_GROUP, _PIDNS or
+ * _SUBREAPER (never AUTO). */
+int agti_proc_supervisor(const agti_proc *p);
 
 /*
  * The captured output as valid UTF-8 (invalid bytes replaced with U+FFFD):

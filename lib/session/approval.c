@@ -8,6 +8,7 @@
 
 #include "core/core.h"
 #include "policy.h"
+#include "sandbox_settings.h"
 #include "session_internal.h"
 #include "jobs.h"
 #include "subapproval.h"
@@ -234,9 +235,14 @@ static int need_ask(agt_session *s, agt_call *call, int kind, const agti_rule *r
     const char *tool = agt_call_tool(call);
     *ask = false;
     *why = NULL;
+    char *escape = agti_sandbox_escape_reason(s, call); /* sandbox hook (sandbox_settings.c) */
     if (strcmp(tool, "ExitPlanMode") == 0) {
         *ask = true;
         *why = agti_strdup("ExitPlanMode always asks the user to approve the plan");
+    } else if (escape != NULL) {
+        *ask = true; /* in every mode, whatever the rules allow */
+        *why = escape;
+        escape = NULL;
     } else if (s->mode == AGT_MODE_YOLO) {
         return AGT_OK;
     } else if (s->mode == AGT_MODE_PLAN && kind != AGT_RULE_ASK &&
@@ -248,6 +254,8 @@ static int need_ask(agt_session *s, agt_call *call, int kind, const agti_rule *r
         *ask = true;
         *why = agti_aprintf("the rule '%s' is in the ask list", rule->text);
     } else if (kind == AGT_RULE_ALLOW) {
+        return AGT_OK;
+    } else if (agti_sandbox_auto_allows(s, call)) { /* sandbox hook (sandbox_settings.c) */
         return AGT_OK;
     } else {
         int access = call->entry->access;

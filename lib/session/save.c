@@ -29,6 +29,7 @@
 #include "fs/fs.h"
 #include "policy.h"
 #include "review_internal.h"
+#include "sandbox_settings.h"
 #include "session_internal.h"
 
 #define AGTI_SAVE_FORMAT 1
@@ -298,6 +299,8 @@ static const agti_save_section sections[] = {
      agti_cron_section_discard},
     {"comments", agti_review_section_save, agti_review_section_load, agti_review_section_commit,
      agti_review_section_discard},
+    {"sandbox", agti_sandbox_section_save, agti_sandbox_section_load, agti_sandbox_section_commit,
+     agti_sandbox_section_discard},
 };
 
 #define NSECTIONS (sizeof sections / sizeof sections[0])

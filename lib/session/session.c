@@ -59,6 +59,7 @@ void agt_session_free(agt_session *s)
     agti_policy_free(s->policy);
     agti_review_free(s->review);
     agti_fs_settings_free(s->fs);
+    agti_sb_settings_free(s->sandbox);
     free(s);
 }
 

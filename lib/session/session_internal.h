@@ -16,11 +16,14 @@ struct agt_session {
     struct agti_policy *policy; /* rules, pending approvals, hooks, plan file (policy.h) */
     struct agti_review *review; /* change set under review, comments (review_internal.h) */
     struct agti_fs_settings *fs; /* file tools: allowed dirs, limits (fs_settings.h); NULL: defaults */
+    struct agti_sb_settings *sandbox; /* sandbox policy (sandbox_settings.h); NULL: defaults */
 };
 
 /* Frees what agti_session_bg() created (events.c); NULL is a no-op. */
 void agti_session_bg_free(struct agti_session_bg *bg);
 /* Frees the file tool settings (fs_settings.c); NULL is a no-op. */
 void agti_fs_settings_free(struct agti_fs_settings *fs);
+/* Frees the sandbox settings (sandbox_settings.c); NULL is a no-op. */
+void agti_sb_settings_free(struct agti_sb_settings *st);
 
 #endif

@@ -15,7 +15,9 @@
 #include "dispatch/dispatch_internal.h"
 #include "fs/fs.h"
 #include "proc/proc.h"
+#include "sandbox/sandbox.h"
 #include "session/events_internal.h"
+#include "session/sandbox_settings.h"
 #include "session/session_internal.h"
 #include "tools_internal.h"
 
@@ -106,8 +108,103 @@ static void put_outcome(agti_buf *b, agti_proc_state st, int code, int sig, cons
     }
 }
 
+/* The sandbox of one call: prepared before the spawn, freed after it. */
+typedef struct bash_sb {
+    agti_sandbox *sb; /* NULL: runs unsandboxed */
+    char *tmp_env;    /* "TMPDIR=..." */
+    const char *env[2];
+    bool disabled; /* dangerously_disable_sandbox (approved by the gate) */
+} bash_sb;
+
+static void sb_opts(bash_sb *b, agti_proc_opts *o)
+{
+    o->sandbox = b->sb;
+    if (b->tmp_env) {
+        b->env[0] = b->tmp_env;
+        b->env[1] = NULL;
+        o->env = b->env;
+    }
+}
+
+/* Output lines that carry the kernel's refusal. */
+static const char *const refusals[] = {"Permission denied", "Operation not permitted",
+                                       "Read-only file system"};
+
+/* The path named on the first refusal line: 'quoted' or the text before
+ * ": <refusal>" (last word). Malloc'd, NULL when none is found. */
+static char *refused_path(const char *line, size_t n, const char *at)
+{
+    const char *q = memchr(line, '\'', n);
+    const char *q2 = q ? memchr(q + 1, '\'', (size_t)(line + n - q - 1)) : NULL;
+    if (q && q2 && q2 < at)
+        return agti_strndup(q + 1, (size_t)(q2 - q - 1));
+    const char *end = at;
+    while (end > line && (end[-1] == ' ' || end[-1] == ':'))
+        end--;
+    const char *start = end;
+    while (start > line && start[-1] != ' ' && start[-1] != ':')
+        start--;
+    if (end > start &&
+        (start[0] == '/' || start[0] == '.' || memchr(start, '/', (size_t)(end - start))))
+        return agti_strndup(start, (size_t)(end - start));
+    return NULL;
+}
+
+/* A failed sandboxed command whose output shows the kernel refusing
+ * something: says so, names what it tried where the output tells, and how
+ * the user can allow it. */
+static void sandbox_note(agti_buf *b, agt_session *s, const bash_sb *sb, const char *out,
+                         size_t len)
+{
+    if (sb->sb == NULL || out == NULL)
+        return;
+    const char *hit = NULL, *line = out;
+    size_t line_len = 0;
+    for (const char *p = out; p < out + len && hit == NULL;) {
+        const char *nl = memchr(p, '\n', (size_t)(out + len - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(out + len - p);
+        for (size_t i = 0; i < sizeof refusals / sizeof refusals[0] && hit == NULL; i++) {
+            const char *f = memmem(p, n, refusals[i], strlen(refusals[i]));
+            if (f) {
+                hit = f;
+                line = p;
+                line_len = n;
+            }
+        }
+        p = nl ? nl + 1 : out + len;
+    }
+    if (hit == NULL)
+        return;
+    agti_sandbox_enforced e;
+    agti_sandbox_get_enforced(sb->sb, &e);
+    bool net_word = false;
+    static const char *const net_words[] = {"socket",  "connect", "/dev/tcp/", "/dev/udp/",
+                                            "Network", "network", "resolve",   "http"};
+    for (size_t i = 0; i < sizeof net_words / sizeof net_words[0]; i++)
+        net_word = net_word || memmem(line, line_len, net_words[i], strlen(net_words[i])) != NULL;
+    agti_buf_puts(b, "\nThe sandbox may have refused this command (");
+    agti_buf_puts(b, agt_sandbox_mode_name(e.mode));
+    agti_buf_puts(b, e.network ? ", network on)" : ", network off)");
+    char *path = refused_path(line, line_len, hit);
+    if (!e.network && net_word)
+        agti_buf_puts(b, ": it tried to use the network, which is off in the sandbox");
+    else if (path)
+        agti_buf_printf(b,
+                        ": it tried to write '%s', outside the writable roots (the workspace "
+                        "%s, the session's tmp folder $TMPDIR, and folders the user added) or "
+                        "a protected path (.git/hooks, .git/config, .agenttools)",
+                        path, s->root);
+    else
+        agti_buf_puts(b, ": writes outside the writable roots, protected paths and (with the "
+                         "network off) sockets other than AF_UNIX are refused");
+    free(path);
+    agti_buf_puts(b, ". Do not work around it. If the user agrees, they can allow it: add the "
+                     "folder as a writable root, turn the network on, or approve a rerun with "
+                     "dangerously_disable_sandbox: true, which always asks them.");
+}
+
 static int run_foreground(agt_call *call, agt_session *s, const char *command, const char *cwd,
-                          int64_t timeout_s)
+                          int64_t timeout_s, bash_sb *sbx)
 {
     const char *dir;
     int rc = agti_session_log_dir(s, &dir);
@@ -125,6 +222,7 @@ static int run_foreground(agt_call *call, agt_session *s, const char *command, c
     o.cwd = cwd;
     o.log_path = log;
     o.timeout_ms = timeout_s * 1000;
+    sb_opts(sbx, &o);
     agti_proc *p = NULL;
     rc = agti_proc_run_to_completion(&p, command, &o);
     if (rc != AGT_OK && p == NULL) {
@@ -150,6 +248,8 @@ static int run_foreground(agt_call *call, agt_session *s, const char *command, c
     }
     put_outcome(&b, st, agti_proc_exit_code(p), agti_proc_signal(p), agti_proc_reason(p),
                 timeout_s);
+    if (st == AGTI_PROC_FAILED)
+        sandbox_note(&b, s, sbx, out, len);
     /* The log is only worth keeping when the result points to it: the output
      * was cut and agti_proc_output named the log in its marker. Otherwise the
      * result holds every byte (as UTF-8) and the file would only pile up, one
@@ -159,11 +259,12 @@ static int run_foreground(agt_call *call, agt_session *s, const char *command, c
     if (!keep)
         unlink(log);
     json_t *j = json_pack(
-        "{s:s, s:o, s:i, s:I, s:o, s:I}", "status", agti_proc_state_name(st), "exit_code",
+        "{s:s, s:o, s:i, s:I, s:o, s:I, s:b}", "status", agti_proc_state_name(st), "exit_code",
         agti_proc_exit_code(p) >= 0 ? json_integer(agti_proc_exit_code(p)) : json_null(), "signal",
         agti_proc_signal(p), "output_bytes", (json_int_t)agti_proc_output_bytes(p), "output_path",
         keep ? json_string(log) : json_null(), "duration_ms",
-        (json_int_t)(agti_proc_ended_ms(p) - agti_proc_started_ms(p)));
+        (json_int_t)(agti_proc_ended_ms(p) - agti_proc_started_ms(p)), "sandboxed",
+        sbx->sb != NULL);
     free(out);
     agti_proc_free(p);
     free(log);
@@ -192,7 +293,7 @@ static int started_text(agt_call *call, agti_tasks *m, const char *id, int64_t l
 }
 
 static int run_background(agt_call *call, agt_session *s, const char *command, const char *cwd,
-                          const char *desc, int64_t limit_s)
+                          const char *desc, int64_t limit_s, bash_sb *sbx)
 {
     agti_tasks *m;
     int rc = agti_session_tasks(s, &m);
@@ -203,6 +304,7 @@ static int run_background(agt_call *call, agt_session *s, const char *command, c
     o.shell = shell_path();
     o.cwd = cwd;
     o.timeout_ms = limit_s * 1000;
+    sb_opts(sbx, &o);
     char id[16];
     rc = agti_tasks_start(m, command, desc, &o, id);
     if (rc == AGT_ELIMIT)
@@ -219,7 +321,7 @@ static int run_background(agt_call *call, agt_session *s, const char *command, c
 /* Foreground run through the task manager, so that a command still running
  * at its timeout can stay alive as a background task. */
 static int run_movable(agt_call *call, agt_session *s, const char *command, const char *cwd,
-                       int64_t timeout_s, bool *fallback)
+                       int64_t timeout_s, bool *fallback, bash_sb *sbx)
 {
     *fallback = false;
     agti_tasks *m;
@@ -231,6 +333,7 @@ static int run_movable(agt_call *call, agt_session *s, const char *command, cons
     o.shell = shell_path();
     o.cwd = cwd;
     o.timeout_ms = BG_TIMEOUT_DEFAULT_S * 1000;
+    sb_opts(sbx, &o);
     char id[16];
     rc = agti_tasks_start(m, command, command, &o, id);
     if (rc == AGT_ELIMIT) {
@@ -265,8 +368,10 @@ static int run_movable(agt_call *call, agt_session *s, const char *command, cons
     agti_buf_put(&b, tail, len);
     if (len > 0 && tail[len - 1] != '\n')
         agti_buf_putc(&b, '\n');
-    free(tail);
     put_outcome(&b, info.state, info.exit_code, info.signal, info.reason, timeout_s);
+    if (info.state == AGTI_PROC_FAILED)
+        sandbox_note(&b, s, sbx, tail, len);
+    free(tail);
     json_t *j = json_pack(
         "{s:s, s:o, s:i, s:I, s:s, s:I}", "status", agti_proc_state_name(info.state), "exit_code",
         info.exit_code >= 0 ? json_integer(info.exit_code) : json_null(), "signal", info.signal,
@@ -303,10 +408,26 @@ int agti_tool_bash(agt_call *call, void *payload)
     int rc = resolve_cwd(call, s, cwd_arg, &cwd);
     if (rc != AGT_OK)
         return rc;
+    /* The gate asked the user before a call with dangerously_disable_sandbox
+     * got here (sandbox_settings.c); every other call runs sandboxed. */
+    bash_sb sbx = {0};
+    sbx.disabled = json_is_true(json_object_get(a, "dangerously_disable_sandbox"));
+    rc = agti_session_command_sandbox(s, sbx.disabled, &sbx.sb, &sbx.tmp_env);
+    if (rc == AGT_EUNSUPPORTED) {
+        free(cwd);
+        return agti_tool_fail(call, AGT_OK,
+                              "The command was not run: %s. The session requires the sandbox; "
+                              "the user can choose best-effort or turn the sandbox off.",
+                              agt_error_message());
+    }
+    if (rc != AGT_OK) {
+        free(cwd);
+        return rc;
+    }
     int64_t t = json_is_integer(tv) ? (int64_t)json_integer_value(tv) : 0;
     if (background) {
         rc = run_background(call, s, command, cwd, desc,
-                            no_limit ? 0 : (t > 0 ? t : BG_TIMEOUT_DEFAULT_S));
+                            no_limit ? 0 : (t > 0 ? t : BG_TIMEOUT_DEFAULT_S), &sbx);
     } else {
         int64_t limit = t > 0 ? t : FG_TIMEOUT_DEFAULT_S;
         bool fallback = true;
@@ -314,10 +435,12 @@ int agti_tool_bash(agt_call *call, void *payload)
         if (bg == NULL)
             rc = AGT_ENOMEM;
         else if (bg->background_on_timeout)
-            rc = run_movable(call, s, command, cwd, limit, &fallback);
+            rc = run_movable(call, s, command, cwd, limit, &fallback, &sbx);
         if (rc == AGT_OK && fallback)
-            rc = run_foreground(call, s, command, cwd, limit);
+            rc = run_foreground(call, s, command, cwd, limit, &sbx);
     }
+    agti_sandbox_free(sbx.sb);
+    free(sbx.tmp_env);
     free(cwd);
     return rc;
 }

@@ -159,6 +159,15 @@ const char *agt_registry_name_at(const agt_registry *reg, size_t i);
 int agt_registry_is_offered(const agt_registry *reg, const char *name, int phase);
 int agt_registry_access(const agt_registry *reg, const char *name);
 int agt_registry_export(const agt_registry *reg, const char *format, int phase, char **out_json);
+/* sandbox.h */
+int agt_sandbox_probe(char **out_json);
+const char *agt_sandbox_mode_name(int mode);
+int agt_sandbox_mode_parse(const char *name, int *mode);
+int agt_session_set_sandbox(agt_session *s, int mode, int network, int enforce);
+int agt_session_sandbox(const agt_session *s, int *mode, int *network, int *enforce);
+int agt_session_add_writable_root(agt_session *s, const char *dir);
+int agt_session_set_sandbox_auto_allow(agt_session *s, int on);
+int agt_session_sandbox_status(agt_session *s, char **out_json);
 /* schema.h */
 int agt_schema_options_new(agt_schema_options **out);
 void agt_schema_options_free(agt_schema_options *opts);
@@ -294,6 +303,13 @@ M.constants = {
   AGT_ACCESS_EXECUTE = 2,
   AGT_ACCESS_NETWORK = 3,
   AGT_ACCESS_HOST = 4,
+  AGT_SANDBOX_OFF = 0,
+  AGT_SANDBOX_READ_ONLY = 1,
+  AGT_SANDBOX_WORKSPACE_WRITE = 2,
+  AGT_SANDBOX_NETWORK_OFF = 0,
+  AGT_SANDBOX_NETWORK_ON = 1,
+  AGT_SANDBOX_BEST_EFFORT = 0,
+  AGT_SANDBOX_REQUIRE = 1,
   AGT_DRAFT_AUTO = 0,
   AGT_DRAFT_7 = 7,
   AGT_DRAFT_2020_12 = 2020,

@@ -315,6 +315,15 @@ function M.version()
   return str(C.agt_version())
 end
 
+-- The sandbox: what this kernel offers (table; see sandbox.h), mode names.
+function M.sandbox_probe() return out_json(C.agt_sandbox_probe) end
+function M.sandbox_mode_name(m) return str(C.agt_sandbox_mode_name(m)) end
+function M.sandbox_mode_parse(name)
+  local out = ffi.new("int[1]")
+  check(C.agt_sandbox_mode_parse(name, out))
+  return out[0]
+end
+
 -- Wraps a handle in a finaliser that frees it, then the ffi callbacks in cbs
 -- (LuaJIT has a fixed number of callback slots), and empties keep. Neither
 -- table, nor any callback, may reference the owning object: the finaliser
@@ -744,6 +753,20 @@ end
 function Session:set_task_log_dir(d) check(C.agt_session_set_task_log_dir(handle(self), d)) end
 function Session:set_max_tasks(n) check(C.agt_session_set_max_tasks(handle(self), n)) end
 function Session:set_background_on_timeout(on) check(C.agt_session_set_background_on_timeout(handle(self), on and 1 or 0)) end
+
+-- mode: AGT_SANDBOX_* or its name ("read-only", "workspace-write", "off")
+function Session:set_sandbox(mode, network, enforce)
+  if type(mode) == "string" then mode = M.sandbox_mode_parse(mode) end
+  check(C.agt_session_set_sandbox(handle(self), mode, network or 0, enforce or 0))
+end
+function Session:sandbox()
+  local m, nw, e = ffi.new("int[1]"), ffi.new("int[1]"), ffi.new("int[1]")
+  check(C.agt_session_sandbox(handle(self), m, nw, e))
+  return m[0], nw[0], e[0]
+end
+function Session:add_writable_root(d) check(C.agt_session_add_writable_root(handle(self), d)) end
+function Session:set_sandbox_auto_allow(on) check(C.agt_session_set_sandbox_auto_allow(handle(self), on and 1 or 0)) end
+function Session:sandbox_status() return out_json(C.agt_session_sandbox_status, handle(self)) end
 
 function Session:open_review(repo, mode, from, to)
   check(C.agt_session_open_review(handle(self), repo, mode or 0, from, to))

@@ -51,6 +51,32 @@ local root = tmpdir()
 local reg = agt.Registry("chat")
 local s = agt.Session(reg, root)
 
+-- the sandbox: probe, policy, status
+do
+  local p = agt.sandbox_probe()
+  check(type(p.landlock_abi) == "number" and type(p.seccomp) == "boolean", "sandbox_probe", p)
+  check(agt.sandbox_mode_name(agt.AGT_SANDBOX_WORKSPACE_WRITE) == "workspace-write" and
+        agt.sandbox_mode_parse("read-only") == agt.AGT_SANDBOX_READ_ONLY, "sandbox mode names")
+  check(raises(function() agt.sandbox_mode_parse("never") end, agt.AGT_EINVAL),
+        "unknown sandbox mode raises AGT_EINVAL")
+  s:set_sandbox("read-only", agt.AGT_SANDBOX_NETWORK_OFF)
+  local m, nw, e = s:sandbox()
+  check(m == agt.AGT_SANDBOX_READ_ONLY and nw == 0 and e == agt.AGT_SANDBOX_BEST_EFFORT,
+        "set_sandbox/sandbox round trip")
+  local st = s:sandbox_status()
+  check(st.mode == "read-only" and st.network == "off" and
+        st.sandboxed == (p.landlock_abi > 0 and p.seccomp), "sandbox_status", st)
+  local extra = tmpdir()
+  s:add_writable_root(extra)
+  s:set_sandbox_auto_allow(true)
+  s:set_sandbox("workspace-write")
+  st = s:sandbox_status()
+  local real = io.popen("realpath '" .. extra .. "'"):read("*l")
+  check(st.auto_allow == true and #st.writable_roots == 2 and st.writable_roots[2] == real,
+        "writable root added", st)
+  os.execute("rm -rf '" .. extra .. "'")
+end
+
 -- errors carry the library's code and message
 local ok, e = raises(function() reg:load_builtin("nope") end, agt.AGT_ENOTFOUND)
 check(ok and e.message:find("nope", 1, true) ~= nil and tostring(e):find("AGT_ENOTFOUND") ~= nil,

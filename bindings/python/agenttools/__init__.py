@@ -152,6 +152,21 @@ def version():
     return _s(lib.agt_version())
 
 
+def sandbox_probe():
+    """What this kernel offers the sandbox (dict; see sandbox.h)."""
+    return _out_json(lib.agt_sandbox_probe)
+
+
+def sandbox_mode_name(mode):
+    return _s(lib.agt_sandbox_mode_name(mode))
+
+
+def sandbox_mode_parse(name):
+    out = ctypes.c_int()
+    _check(lib.agt_sandbox_mode_parse(_b(name), ctypes.byref(out)))
+    return out.value
+
+
 class _Guard:
     """Holds an exception raised inside a callback until the C call returns."""
 
@@ -631,6 +646,31 @@ class Session(_Handle):
 
     def set_background_on_timeout(self, on):
         _check(lib.agt_session_set_background_on_timeout(self._handle(), 1 if on else 0))
+
+    # -- sandbox
+    def set_sandbox(self, mode, network=0, enforce=0):
+        """mode: AGT_SANDBOX_* or its name ("read-only", "workspace-write", "off")."""
+        if isinstance(mode, str):
+            mode = sandbox_mode_parse(mode)
+        _check(lib.agt_session_set_sandbox(self._handle(), _clamp(mode, (-2**31, 2**31 - 1)),
+                                           _clamp(network, (-2**31, 2**31 - 1)),
+                                           _clamp(enforce, (-2**31, 2**31 - 1))))
+
+    def sandbox(self):
+        """(mode, network, enforce) in force."""
+        m, n, e = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        _check(lib.agt_session_sandbox(self._handle(), ctypes.byref(m), ctypes.byref(n),
+                                       ctypes.byref(e)))
+        return m.value, n.value, e.value
+
+    def add_writable_root(self, path):
+        _check(lib.agt_session_add_writable_root(self._handle(), _b(path)))
+
+    def set_sandbox_auto_allow(self, on):
+        _check(lib.agt_session_set_sandbox_auto_allow(self._handle(), 1 if on else 0))
+
+    def sandbox_status(self):
+        return _out_json(lib.agt_session_sandbox_status, self._handle())
 
     # -- review
     def open_review(self, repo_path=None, mode=0, from_rev=None, to_rev=None):

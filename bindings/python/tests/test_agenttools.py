@@ -48,6 +48,60 @@ class Base(unittest.TestCase):
                 self.skipTest("%s has no provider in this build (agt_registry_is_offered = 0)" % t)
 
 
+class TestSandbox(Base):
+    def test_probe_and_policy(self):
+        p = agt.sandbox_probe()
+        self.assertEqual(sorted(p), sorted(["supported", "landlock_abi", "seccomp",
+                                            "user_namespace", "mount_namespace", "pid_namespace",
+                                            "network_namespace", "subreaper", "root"]))
+        self.assertEqual(agt.sandbox_mode_name(agt.AGT_SANDBOX_READ_ONLY), "read-only")
+        self.assertEqual(agt.sandbox_mode_parse("workspace-write"), agt.AGT_SANDBOX_WORKSPACE_WRITE)
+        with self.assertRaises(agt.InvalidArgumentError):
+            agt.sandbox_mode_parse("sometimes")
+        self.s.set_sandbox("off", agt.AGT_SANDBOX_NETWORK_ON)
+        self.assertEqual(self.s.sandbox(), (agt.AGT_SANDBOX_OFF, 1, agt.AGT_SANDBOX_BEST_EFFORT))
+        st = self.s.sandbox_status()
+        self.assertEqual((st["mode"], st["network"], st["sandboxed"]), ("off", "on", False))
+        extra = tempfile.mkdtemp(prefix="agt-py-extra-")
+        try:
+            self.s.add_writable_root(extra)
+            self.s.set_sandbox("workspace-write")
+            self.s.set_sandbox_auto_allow(True)
+            st = self.s.sandbox_status()
+            self.assertIn(os.path.realpath(extra), st["writable_roots"])
+            self.assertTrue(st["auto_allow"])
+        finally:
+            shutil.rmtree(extra, ignore_errors=True)
+
+    def test_bash_runs_sandboxed(self):
+        self.need("Bash")
+        p = agt.sandbox_probe()
+        if not (p["landlock_abi"] > 0 and p["seccomp"] and p["mount_namespace"]):
+            self.skipTest("this kernel cannot enforce the sandbox")
+        outside = tempfile.mkdtemp(prefix="agt-py-out-")
+        try:
+            self.s.set_sandbox("workspace-write", 0, agt.AGT_SANDBOX_REQUIRE)
+            self.s.mode = agt.AGT_MODE_YOLO
+            target = os.path.join(outside, "x")
+            r = self.s.dispatch("Bash", {"command": "echo hi > in.txt; echo x > %s" % target})
+            self.assertTrue(r.is_error, r.text)
+            self.assertIn("The sandbox may have refused this command", r.text)
+            self.assertIn(target, r.text)
+            self.assertFalse(os.path.exists(target))
+            with open(os.path.join(self.root, "in.txt")) as f:
+                self.assertEqual(f.read(), "hi\n")
+            # running outside the sandbox always asks, even in yolo mode
+            with self.assertRaises(agt.PendingError):
+                self.s.dispatch("Bash", {"command": "echo x > %s" % target,
+                                         "dangerously_disable_sandbox": True}, call_id="d1")
+            r = self.s.answer("d1", agt.AGT_DECISION_APPROVE)
+            self.assertFalse(r.is_error, r.text)
+            with open(target) as f:
+                self.assertEqual(f.read(), "x\n")
+        finally:
+            shutil.rmtree(outside, ignore_errors=True)
+
+
 class TestBasics(Base):
     def test_version(self):
         self.assertEqual(agt.version(), "1.0.0")

@@ -200,6 +200,10 @@ static void test_timeouts(bool no_pidfd)
     free(out);
     agti_proc_free(p);
 
+    /* The pids printed by the command are the host's only without a PID
+     * namespace: these checks run under the process-group containment;
+     * test_supervise.c covers the supervisors by scanning /proc. */
+    o.supervise = AGTI_PROC_SUPERVISE_GROUP;
     out = run("sh -c 'sleep 100 & echo $!; sleep 100'", &o, &p);
     T_EQ_INT(agti_proc_state_get(p), AGTI_PROC_TIMED_OUT, "grandchild command times out%s", tag);
     long gc = out ? strtol(out, NULL, 10) : 0;
@@ -225,6 +229,7 @@ static void test_timeouts(bool no_pidfd)
     /* Leftovers of a command that exited normally are killed with it ... */
     agti_proc_opts_init(&o);
     o.no_pidfd = no_pidfd;
+    o.supervise = AGTI_PROC_SUPERVISE_GROUP;
     out = run("sleep 100 & echo $!", &o, &p);
     T_EQ_INT(agti_proc_state_get(p), AGTI_PROC_COMPLETED, "shell that left a job completes%s", tag);
     gc = out ? strtol(out, NULL, 10) : 0;

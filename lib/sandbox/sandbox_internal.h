@@ -1,0 +1,31 @@
+/* Internal to lib/sandbox (and the process engine's supervisor): the BPF
+ * program, and the raw helpers the child uses. */
+#ifndef AGT_LIB_SANDBOX_INTERNAL_H
+#define AGT_LIB_SANDBOX_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A compiled classic BPF program (struct sock_filter entries, 8 bytes each). */
+typedef struct agti_sb_bpf {
+    void *filter;
+    unsigned short len; /* entries; 0 = none */
+} agti_sb_bpf;
+
+/* Whether seccomp filters can be built and loaded here. */
+bool agti_sb_seccomp_available(void);
+/* Compiles the filter (no_network: socket() for anything but AF_UNIX fails
+ * with EACCES). AGT_EIO / AGT_ENOMEM on failure. */
+int agti_sb_seccomp_build(bool no_network, agti_sb_bpf *out);
+/* Loads it into the calling thread (no_new_privs already set);
+ * async-signal-safe. 0 or -1 with errno. */
+int agti_sb_seccomp_load(const agti_sb_bpf *bpf);
+
+/* Writes "deny" to setgroups and the two maps of the calling process;
+ * async-signal-safe. 0 or -1 with errno. */
+int agti_sb_write_idmaps(const char *uid_map, const char *gid_map);
+/* clone(flags | SIGCHLD) without a new stack: fork semantics, no atfork
+ * handlers. Returns what the system call returns (0 in the child). */
+long agti_sb_raw_clone(unsigned long flags);
+
+#endif

@@ -1,0 +1,360 @@
+/*
+ * The sandbox as a session setting, through the public API: defaults,
+ * argument errors, status, auto-allow of sandboxed commands (deny and ask
+ * rules still apply; network on or the escape argument asks), the escape
+ * that always asks (also in yolo mode) and then runs outside, the refusal
+ * note, writable roots added by the host, save/restore of the policy, and
+ * a background task kept in the sandbox.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agenttools/agenttools.h"
+#include "harness.h"
+
+static agt_registry *reg;
+static char base[256], ws[512], outside[512], logs[512];
+
+static agt_session *session(void)
+{
+    agt_session *s = NULL;
+    if (agt_session_new(&s, reg, ws) != AGT_OK)
+        return NULL;
+    agt_session_set_task_log_dir(s, logs);
+    return s;
+}
+
+/* A test name must stay on one line (TAP): newlines shown as '|'. */
+static const char *flat(const char *s)
+{
+    static char buf[4][512];
+    static int k;
+    char *b = buf[k++ % 4];
+    size_t i = 0;
+    for (; s != NULL && s[i] != '\0' && i + 1 < sizeof buf[0]; i++)
+        b[i] = s[i] == '\n' ? '|' : s[i];
+    b[i] = '\0';
+    return b;
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+static json_t *status(agt_session *s)
+{
+    char *j = NULL;
+    if (agt_session_sandbox_status(s, &j) != AGT_OK)
+        return NULL;
+    json_t *v = json_loads(j, 0, NULL);
+    agt_free(j);
+    return v;
+}
+
+static int dispatch(agt_session *s, const char *id, const char *args, agt_result **r)
+{
+    *r = NULL;
+    return agt_session_dispatch(s, id, "Bash", args, r);
+}
+
+static void test_api(bool can)
+{
+    agt_session *s = session();
+    int m = -1, n = -1, e = -1;
+    T_EQ_INT(agt_session_sandbox(s, &m, &n, &e), AGT_OK, "policy read");
+    T_EQ_INT(m, can ? AGT_SANDBOX_WORKSPACE_WRITE : AGT_SANDBOX_OFF,
+             "default: workspace-write where the kernel confines, else off");
+    T_EQ_INT(n, AGT_SANDBOX_NETWORK_OFF, "default: network off");
+    T_EQ_INT(e, AGT_SANDBOX_BEST_EFFORT, "default: best effort");
+    T_EQ_INT(agt_session_set_sandbox(s, 3, 0, 0), AGT_EINVAL, "mode 3 refused");
+    T_CHECK(strstr(agt_error_message(), "unknown mode 3") != NULL, "message names the mode");
+    T_EQ_INT(agt_session_set_sandbox(s, 1, 2, 0), AGT_EINVAL, "network 2 refused");
+    T_EQ_INT(agt_session_set_sandbox(s, 1, 0, 5), AGT_EINVAL, "enforce 5 refused");
+    T_EQ_INT(agt_session_set_sandbox(NULL, 1, 0, 0), AGT_EINVAL, "NULL session refused");
+    T_EQ_INT(agt_session_add_writable_root(s, "rel"), AGT_EINVAL, "relative root refused");
+    char missing[600];
+    snprintf(missing, sizeof missing, "%s/missing", base);
+    T_EQ_INT(agt_session_add_writable_root(s, missing), AGT_ENOTFOUND, "missing root refused");
+    int pm = -1;
+    T_EQ_INT(agt_sandbox_mode_parse("read-only", &pm), AGT_OK, "parse read-only");
+    T_EQ_INT(pm, AGT_SANDBOX_READ_ONLY, "read-only is 1");
+    T_EQ_INT(agt_sandbox_mode_parse("Read-Only", &pm), AGT_EINVAL, "names are exact");
+    T_EQ_STR(agt_sandbox_mode_name(AGT_SANDBOX_OFF), "off", "name of off");
+    T_CHECK(agt_sandbox_mode_name(9) == NULL, "no name for 9");
+
+    T_EQ_INT(agt_session_set_sandbox(s, AGT_SANDBOX_READ_ONLY, AGT_SANDBOX_NETWORK_ON,
+                                     AGT_SANDBOX_BEST_EFFORT),
+             AGT_OK, "set read-only, network on");
+    json_t *st = status(s);
+    T_EQ_STR(json_string_value(json_object_get(st, "mode")), "read-only", "status: mode");
+    T_EQ_STR(json_string_value(json_object_get(st, "network")), "on", "status: network");
+    T_EQ_INT(json_is_true(json_object_get(st, "sandboxed")), can, "status: sandboxed");
+    T_EQ_INT(json_array_size(json_object_get(st, "writable_roots")), 0,
+             "status: read-only has no writable roots");
+    json_decref(st);
+
+    /* save / restore */
+    T_EQ_INT(agt_session_add_writable_root(s, outside), AGT_OK, "add a writable root");
+    agt_session_set_sandbox_auto_allow(s, 1);
+    char *saved = NULL;
+    T_EQ_INT(agt_session_save(s, &saved), AGT_OK, "save");
+    agt_session *s2 = session();
+    T_EQ_INT(agt_session_restore(s2, saved, strlen(saved)), AGT_OK, "restore");
+    m = n = e = -1;
+    agt_session_sandbox(s2, &m, &n, &e);
+    T_CHECK(m == AGT_SANDBOX_READ_ONLY && n == AGT_SANDBOX_NETWORK_ON &&
+                e == AGT_SANDBOX_BEST_EFFORT,
+            "restore: the policy is back");
+    agt_session_set_sandbox(s2, AGT_SANDBOX_WORKSPACE_WRITE, 0, 0);
+    st = status(s2);
+    json_t *roots = json_object_get(st, "writable_roots");
+    T_EQ_INT(json_array_size(roots), 2, "restore: workspace + the added root");
+    T_EQ_STR(json_string_value(json_array_get(roots, 1)), outside, "restore: the added root");
+    T_CHECK(json_is_true(json_object_get(st, "auto_allow")), "restore: auto-allow");
+    json_decref(st);
+    agt_free(saved);
+    const char *bad = "{\"format\":1,\"sandbox\":{\"set\":true,\"mode\":\"sometimes\","
+                      "\"network\":\"off\",\"enforce\":\"require\",\"auto_allow\":false,"
+                      "\"writable_roots\":[]}}";
+    T_EQ_INT(agt_session_restore(s2, bad, strlen(bad)), AGT_EINVALID, "restore: bad mode refused");
+    T_CHECK(strstr(agt_error_message(), "sandbox.mode") != NULL, "restore: the message names it");
+    agt_session_free(s2);
+    agt_session_free(s);
+}
+
+static void test_commands(void)
+{
+    agt_session *s = session();
+    agt_session_set_sandbox(s, AGT_SANDBOX_WORKSPACE_WRITE, AGT_SANDBOX_NETWORK_OFF,
+                            AGT_SANDBOX_REQUIRE);
+    agt_result *r;
+    /* manual mode, no auto-allow: a command asks */
+    T_EQ_INT(dispatch(s, "a1", "{\"command\":\"echo hi\"}", &r), AGT_EPENDING,
+             "manual mode: Bash asks");
+    agt_session_answer(s, "a1", AGT_DECISION_REJECT, "no", &r);
+    agt_result_free(r);
+    /* auto-allow: the sandboxed command runs without asking */
+    agt_session_set_sandbox_auto_allow(s, 1);
+    T_EQ_INT(dispatch(s, "a2", "{\"command\":\"echo hi > auto.txt; cat auto.txt\"}", &r), AGT_OK,
+             "auto-allow: a sandboxed command runs without asking");
+    T_CHECK(r && strncmp(agt_result_text(r), "hi\n", 3) == 0, "auto-allow: its output");
+    agt_result_free(r);
+    /* deny rules still apply */
+    agt_session_add_rule(s, AGT_RULE_DENY, "Bash(rm *)");
+    dispatch(s, "a3", "{\"command\":\"rm auto.txt\"}", &r);
+    T_CHECK(r && agt_result_is_error(r) && strstr(agt_result_text(r), "Bash(rm *)"),
+            "auto-allow: deny rules still apply (%s)", flat(r ? agt_result_text(r) : NULL));
+    char autof[600];
+    snprintf(autof, sizeof autof, "%s/auto.txt", ws);
+    T_CHECK(exists(autof), "auto-allow: the denied command did not run");
+    agt_result_free(r);
+    /* ask rules still ask */
+    agt_session_add_rule(s, AGT_RULE_ASK, "Bash(ls *)");
+    T_EQ_INT(dispatch(s, "a4", "{\"command\":\"ls -a\"}", &r), AGT_EPENDING,
+             "auto-allow: ask rules still ask");
+    agt_session_answer(s, "a4", AGT_DECISION_REJECT, "no", &r);
+    agt_result_free(r);
+    /* network on: not auto-allowed */
+    agt_session_set_sandbox(s, AGT_SANDBOX_WORKSPACE_WRITE, AGT_SANDBOX_NETWORK_ON,
+                            AGT_SANDBOX_REQUIRE);
+    T_EQ_INT(dispatch(s, "a5", "{\"command\":\"echo net\"}", &r), AGT_EPENDING,
+             "auto-allow: not with the network on");
+    agt_session_answer(s, "a5", AGT_DECISION_REJECT, "no", &r);
+    agt_result_free(r);
+    agt_session_set_sandbox(s, AGT_SANDBOX_WORKSPACE_WRITE, AGT_SANDBOX_NETWORK_OFF,
+                            AGT_SANDBOX_REQUIRE);
+
+    /* a refused write: the note says what and how to allow it */
+    char cmd[4096], target[600];
+    snprintf(target, sizeof target, "%s/refused.txt", outside);
+    snprintf(cmd, sizeof cmd, "{\"command\":\"echo x > %s\"}", target);
+    T_EQ_INT(dispatch(s, "a6", cmd, &r), AGT_OK, "refused write: a result");
+    const char *t = r ? agt_result_text(r) : "";
+    T_CHECK(agt_result_is_error(r), "refused write: an error result");
+    T_CHECK(strstr(t, "The sandbox may have refused this command (workspace-write, network off)") &&
+                strstr(t, target) && strstr(t, "dangerously_disable_sandbox"),
+            "refused write: the note names the sandbox, the path and the way out");
+    T_CHECK(!exists(target), "refused write: nothing appears");
+    agt_result_free(r);
+
+    /* the escape asks, even in yolo mode, and then runs outside */
+    agt_session_set_mode(s, AGT_MODE_YOLO);
+    snprintf(cmd, sizeof cmd, "{\"command\":\"echo x > %s\",\"dangerously_disable_sandbox\":true}",
+             target);
+    T_EQ_INT(dispatch(s, "a7", cmd, &r), AGT_EPENDING, "escape: asks even in yolo mode");
+    char *pend = NULL;
+    agt_session_pending(s, &pend);
+    T_CHECK(pend && strstr(pend, "outside the workspace-write sandbox"),
+            "escape: the question names the sandbox");
+    agt_free(pend);
+    T_EQ_INT(agt_session_answer(s, "a7", AGT_DECISION_APPROVE, NULL, &r), AGT_OK,
+             "escape: approved");
+    T_CHECK(r && !agt_result_is_error(r) && exists(target), "escape: ran outside the sandbox");
+    agt_result_free(r);
+
+    /* a host-added writable root */
+    char added[600];
+    snprintf(added, sizeof added, "%s/added", outside);
+    mkdir(added, 0755);
+    agt_session_add_writable_root(s, added);
+    snprintf(cmd, sizeof cmd, "{\"command\":\"echo y > %s/ok.txt && cat %s/ok.txt\"}", added,
+             added);
+    T_EQ_INT(dispatch(s, "a8", cmd, &r), AGT_OK, "added root: runs");
+    T_CHECK(r && strncmp(agt_result_text(r), "y\n", 2) == 0, "added root: writable");
+    agt_result_free(r);
+
+    /* background tasks run sandboxed too */
+    snprintf(cmd, sizeof cmd,
+             "{\"command\":\"echo z > %s/bg.txt\",\"run_in_background\":true,"
+             "\"description\":\"bg write\"}",
+             outside);
+    T_EQ_INT(dispatch(s, "a9", cmd, &r), AGT_OK, "background: started");
+    agt_result_free(r);
+    for (int i = 0; i < 1000; i++) {
+        char *ev = NULL;
+        agt_session_tick(s, -1, &ev);
+        bool done = ev && strstr(ev, "task_finished");
+        agt_free(ev);
+        if (done)
+            break;
+        usleep(10000);
+    }
+    snprintf(target, sizeof target, "%s/bg.txt", outside);
+    T_CHECK(!exists(target), "background: the write outside was refused");
+    agt_session_free(s);
+}
+
+/* Processes whose environment holds the entry mark (inherited by every
+ * descendant, setsid or not). */
+static int marked(const char *mark)
+{
+    DIR *d = opendir("/proc");
+    int n = 0;
+    struct dirent *e;
+    size_t ml = strlen(mark);
+    while (d && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[300];
+        static char buf[1 << 16];
+        snprintf(path, sizeof path, "/proc/%s/environ", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        size_t got = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        for (size_t i = 0; i + ml <= got; i++)
+            if (memcmp(buf + i, mark, ml) == 0 && (i == 0 || buf[i - 1] == '\0')) {
+                n++;
+                break;
+            }
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Issue 14 through the public API: the normal end of a Bash call and a
+ * TaskStop leave no setsid or daemonized descendant. */
+static void test_escapees(void)
+{
+    agt_session *s = session();
+    agt_session_set_mode(s, AGT_MODE_YOLO);
+    char mark[64], cmd[1024];
+    snprintf(mark, sizeof mark, "AGT_SBS_MARK=%d", (int)getpid());
+    snprintf(cmd, sizeof cmd,
+             "{\"command\":\"export %s; setsid -f sleep 1000; "
+             "( setsid sh -c 'sleep 1000 & exit 0' & ); sleep 0.2; echo started\"}",
+             mark);
+    agt_result *r;
+    T_EQ_INT(dispatch(s, "e1", cmd, &r), AGT_OK, "escapees: the Bash call returns");
+    T_CHECK(r && strncmp(agt_result_text(r), "started\n", 8) == 0, "escapees: its output");
+    agt_result_free(r);
+    T_EQ_INT(marked(mark), 0, "escapees: none left after the normal end of the call");
+    /* the escapees report that they run (files in the workspace); the
+     * task says so once both exist */
+    snprintf(cmd, sizeof cmd,
+             "{\"command\":\"export %s; rm -f d1 d2; setsid -f sh -c 'touch d1; exec sleep 1000'; "
+             "( setsid sh -c '( touch d2; exec sleep 1000 ) & exit 0' & ); "
+             "while [ ! -e d1 ] || [ ! -e d2 ]; do sleep 0.01; done; echo started; sleep 1000\","
+             "\"run_in_background\":true,\"description\":\"escapees\"}",
+             mark);
+    T_EQ_INT(dispatch(s, "e2", cmd, &r), AGT_OK, "escapees: background task started");
+    json_t *j = r ? json_loads(agt_result_json(r), 0, NULL) : NULL;
+    char stop[128];
+    snprintf(stop, sizeof stop, "{\"task_id\":\"%s\"}",
+             json_string_value(json_object_get(j, "task_id")));
+    json_decref(j);
+    agt_result_free(r);
+    bool started = false;
+    for (int i = 0; i < 60000 && !started; i++) {
+        r = NULL;
+        agt_session_dispatch(s, "e4", "TaskOutput", stop, &r);
+        started = r && strstr(agt_result_text(r), "started") != NULL;
+        agt_result_free(r);
+        if (!started)
+            usleep(1000);
+    }
+    T_CHECK(marked(mark) >= 3, "escapees: the task and its escapees run");
+    r = NULL;
+    T_EQ_INT(agt_session_dispatch(s, "e3", "TaskStop", stop, &r), AGT_OK, "escapees: TaskStop");
+    agt_result_free(r);
+    for (int i = 0; i < 1000 && marked(mark) > 0; i++) {
+        char *ev = NULL;
+        agt_session_tick(s, -1, &ev);
+        agt_free(ev);
+        usleep(10000);
+    }
+    T_EQ_INT(marked(mark), 0, "escapees: none left after TaskStop");
+    agt_session_free(s);
+}
+
+int main(void)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(base, sizeof base, "%s/agt-sbs-XXXXXX", t && t[0] == '/' ? t : "/tmp");
+    char real[PATH_MAX];
+    if (mkdtemp(base) == NULL || realpath(base, real) == NULL || strlen(real) >= sizeof base)
+        return 1;
+    memcpy(base, real, strlen(real) + 1);
+    snprintf(ws, sizeof ws, "%s/ws", base);
+    snprintf(outside, sizeof outside, "%s/out", base);
+    snprintf(logs, sizeof logs, "%s/logs", base);
+    mkdir(ws, 0755);
+    mkdir(outside, 0755);
+    if (chdir(base) != 0)
+        return 1;
+    if (agt_registry_new(&reg) != AGT_OK || agt_registry_load_builtin(reg, "chat") != AGT_OK)
+        return 1;
+    char *probe = NULL;
+    agt_sandbox_probe(&probe);
+    t_diag("sandbox probe: %s", probe);
+    json_t *p = json_loads(probe, 0, NULL);
+    agt_free(probe);
+    bool can = json_integer_value(json_object_get(p, "landlock_abi")) > 0 &&
+               json_is_true(json_object_get(p, "seccomp"));
+    bool mounts = json_is_true(json_object_get(p, "mount_namespace"));
+    json_decref(p);
+    test_api(can);
+    test_escapees();
+    if (can && mounts)
+        test_commands();
+    else
+        t_skip("this kernel cannot enforce the sandbox");
+    agt_registry_free(reg);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", base);
+    if (system(cmd) != 0)
+        t_diag("cleanup failed");
+    return t_done();
+}
