@@ -55,7 +55,7 @@ static void usage(FILE *f)
           "  --ask RULE     a rule that asks (with no approval channel: refuses); repeatable\n"
           "  --deny RULE    a rule that refuses; repeatable\n"
           "  --yolo         run calls that would need approval (deny rules still apply)\n"
-          "  --version      print the library version\n",
+          "  --version      print the program name and the library version, exit\n",
           f);
 }
 

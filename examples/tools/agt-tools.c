@@ -24,7 +24,8 @@ static void usage(FILE *f)
           "  --set NAME      built-in set to load: chat (default) or review; repeatable\n"
           "  --tools FILE    replace the catalogue with a tools.json file\n"
           "  --root DIR      workspace root (default: current directory)\n"
-          "  --phase PHASE   all (default), plan or main\n",
+          "  --phase PHASE   all (default), plan or main\n"
+          "  --version       print the program name and the library version, exit\n",
           f);
 }
 
@@ -206,6 +207,10 @@ int main(int argc, char **argv)
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
         if (strcmp(argv[i], "--help") == 0) {
             usage(stdout);
+            return 0;
+        }
+        if (strcmp(argv[i], "--version") == 0) {
+            printf("agt-tools %s\n", agt_version());
             return 0;
         }
         if (i + 1 >= argc) {
