@@ -323,6 +323,10 @@ int main(int argc, char **argv)
         free(o.excludes);
         return 2;
     }
+    if (rv_load_repo_config(&o, err, sizeof err) != 0) {
+        fprintf(stderr, "agt-review: %s\n", err);
+        goto out_cfg;
+    }
     if (cli_config_resolve(&o.cfg, err, sizeof err) != 0) {
         fprintf(stderr, "agt-review: %s\n", err);
         goto out_cfg;
@@ -426,5 +430,6 @@ out_cfg:
     free(o.from_owned);
     free(o.to_owned);
     free(o.instructions);
+    json_decref(o.repo_config);
     return status;
 }
