@@ -841,8 +841,11 @@ static int make_session(struct server *sv, const char *root, agt_session **out)
                    : strcmp(argv[i], "--ask") == 0  ? AGT_RULE_ASK
                    : strcmp(argv[i], "--deny") == 0 ? AGT_RULE_DENY
                                                     : -1;
+        /* options with a value that are not rules (--sandbox, --network and
+           --add-dir belong to the sandbox options of the other examples) */
         if (strcmp(argv[i], "--root") == 0 || strcmp(argv[i], "--set") == 0 ||
-            strcmp(argv[i], "--tools") == 0) {
+            strcmp(argv[i], "--tools") == 0 || strcmp(argv[i], "--sandbox") == 0 ||
+            strcmp(argv[i], "--network") == 0 || strcmp(argv[i], "--add-dir") == 0) {
             i++;
             continue;
         }
