@@ -65,7 +65,8 @@ static void usage(FILE *f)
             "  --max-turns N       model turns per prompt (default 50)\n"
             "  --wait-tasks SECS   in print mode, wait this long for background tasks to end "
             "(default 120)\n"
-            "  --no-color          no ANSI colours\n" CLI_SANDBOX_USAGE "\n"
+            "  --no-color          no ANSI colours\n"
+            "  --version           print the program name and the library version, exit\n" CLI_SANDBOX_USAGE "\n"
             "%s"
             "\n"
             "slash commands: /tasks /cron /todo /mode [manual|plan|yolo|auto] /save FILE\n"
@@ -93,6 +94,9 @@ static int parse_args(chat *c, int argc, char **argv)
             continue;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
+            exit(0);
+        } else if (strcmp(a, "--version") == 0) {
+            printf("agt-chat %s\n", agt_version());
             exit(0);
         } else if (strcmp(a, "--yolo") == 0) {
             c->ui.yolo = 1;
@@ -401,9 +405,21 @@ static int save_chat(chat *c, const char *path)
 static int resume_chat(chat *c, const char *path)
 {
     json_error_t je;
-    json_t *doc = json_load_file(path, 0, &je);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr,
+                "agt-chat: --resume %s: cannot open the file: %s (give a file written "
+                "by /save FILE)\n",
+                path, strerror(errno));
+        return -1;
+    }
+    json_t *doc = json_loadf(f, 0, &je);
+    fclose(f);
     if (doc == NULL) {
-        fprintf(stderr, "agt-chat: --resume %s: line %d: %s\n", path, je.line, je.text);
+        fprintf(stderr,
+                "agt-chat: --resume %s: not JSON (line %d: %s); give a file written by "
+                "/save FILE\n",
+                path, je.line, je.text);
         return -1;
     }
     json_t *s = json_object_get(doc, "session"), *ag = json_object_get(doc, "agent");

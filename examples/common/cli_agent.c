@@ -29,6 +29,13 @@ int cli_model_open(const cli_config *cfg, agt_model **out, char *err, size_t err
         rc = agt_model_set_name(m, cfg->model);
     if (rc == AGT_OK && cfg->api_key != NULL)
         rc = agt_model_set_api_key(m, cfg->api_key);
+    if (rc == AGT_OK && cfg->max_tokens > 0)
+        rc = agt_model_set_max_tokens(
+            m, cfg->max_tokens, cfg->max_tokens_field ? AGT_MAX_COMPLETION_TOKENS : AGT_MAX_TOKENS);
+    if (rc == AGT_OK && cfg->extra_body != NULL)
+        rc = agt_model_set_extra_body(m, cfg->extra_body, strlen(cfg->extra_body));
+    if (rc == AGT_OK && cfg->extra_headers != NULL)
+        rc = agt_model_set_extra_headers(m, cfg->extra_headers, strlen(cfg->extra_headers));
     if (rc != AGT_OK) {
         snprintf(err, errlen, "model setup: %s", agt_error_message());
         agt_model_free(m);

@@ -4,6 +4,7 @@
  * then the environment.
  */
 #include "cli_config.h"
+#include "cli_schema.h"
 
 #include <jansson.h>
 #include <stdarg.h>
@@ -122,6 +123,19 @@ static int load_file(const cli_config *cfg, json_t **root, char *path, size_t pa
         *root = NULL;
         return -1;
     }
+    /* Every key and type against examples/common/cli-config.schema.json, so a
+       misspelt key ("modle") is an error naming it rather than ignored. */
+    char *text = json_dumps(*root, JSON_COMPACT);
+    char what[4200];
+    snprintf(what, sizeof what, "config file %s", path);
+    int bad = text == NULL || cli_schema_check(cli_config_schema_json, cli_config_schema_json_len,
+                                               text, strlen(text), what, err, errlen) != 0;
+    free(text);
+    if (bad) {
+        json_decref(*root);
+        *root = NULL;
+        return -1;
+    }
     return 0;
 }
 
@@ -215,6 +229,25 @@ static int resolve_provider_fields(cli_config *cfg, json_t *prov, const char *pa
     return 0;
 }
 
+/* max_tokens, max_tokens_field, extra_body and headers of a provider entry
+   (their types are checked by the schema already). */
+static int resolve_request_fields(cli_config *cfg, json_t *prov)
+{
+    json_t *v = json_object_get(prov, "max_tokens");
+    if (json_is_integer(v))
+        cfg->max_tokens = json_integer_value(v);
+    v = json_object_get(prov, "max_tokens_field");
+    cfg->max_tokens_field =
+        json_is_string(v) && strcmp(json_string_value(v), "max_completion_tokens") == 0;
+    v = json_object_get(prov, "extra_body");
+    if (json_is_object(v) && (cfg->extra_body = json_dumps(v, JSON_COMPACT)) == NULL)
+        return -1;
+    v = json_object_get(prov, "headers");
+    if (json_is_object(v) && (cfg->extra_headers = json_dumps(v, JSON_COMPACT)) == NULL)
+        return -1;
+    return 0;
+}
+
 static int resolve_key(cli_config *cfg, const char *p_key, const char *p_key_env, int proto_fixed,
                        const char **env_base, char *err, size_t errlen)
 {
@@ -272,6 +305,10 @@ int cli_config_resolve(cli_config *cfg, char *err, size_t errlen)
     if (prov != NULL && resolve_provider_fields(cfg, prov, path, &p_base, &p_model, &p_proto,
                                                 &p_key, &p_key_env, err, errlen) != 0)
         goto done;
+    if (prov != NULL && resolve_request_fields(cfg, prov) != 0) {
+        set_err(err, errlen, "out of memory");
+        goto done;
+    }
 
     cfg->protocol = CLI_PROTO_OPENAI;
     const char *proto = cfg->opt_protocol != NULL ? cfg->opt_protocol : p_proto;
@@ -287,10 +324,14 @@ int cli_config_resolve(cli_config *cfg, char *err, size_t errlen)
         proto_fixed = 1;
     }
 
-    const char *model = cfg->opt_model != NULL ? cfg->opt_model : p_model;
+    const char *model = cfg->opt_model != NULL ? cfg->opt_model : cfg->repo_model;
+    if (model == NULL)
+        model = p_model;
     if (model == NULL)
         model = env_nonempty("AGT_MODEL");
-    if (model != NULL && strncmp(model, "replay:", 7) == 0) {
+    int repo_model_only = model != NULL && model == cfg->repo_model && p_model == NULL &&
+                          env_nonempty("AGT_MODEL") == NULL;
+    if (model != NULL && model != cfg->repo_model && strncmp(model, "replay:", 7) == 0) {
         if (model[7] == '\0') {
             set_err(err, errlen, "--model replay:FILE needs a file name after \"replay:\"");
             goto done;
@@ -308,7 +349,10 @@ int cli_config_resolve(cli_config *cfg, char *err, size_t errlen)
     const char *base = cfg->opt_base_url != NULL ? cfg->opt_base_url : p_base;
     if (base == NULL)
         base = env_base;
-    cfg->configured = model != NULL || cfg->opt_base_url != NULL || prov != NULL;
+    /* the repository's model name alone does not turn the preview into a
+       review: an endpoint or a key must be there too */
+    cfg->configured = (model != NULL && (!repo_model_only || cfg->api_key != NULL)) ||
+                      cfg->opt_base_url != NULL || prov != NULL;
     if (!cfg->configured) {
         rc = 0;
         goto done;
@@ -351,13 +395,23 @@ void cli_config_describe(const cli_config *cfg, char *buf, size_t len)
         snprintf(buf, len, "no model configured");
     else if (cfg->replay_path != NULL)
         snprintf(buf, len, "replay model %s", cfg->replay_path);
-    else
-        snprintf(buf, len, "%s at %s (%s protocol%s%s%s%s)", cfg->model, cfg->base_url,
+    else {
+        char extra[128] = "";
+        if (cfg->max_tokens > 0)
+            snprintf(extra, sizeof extra, ", %s %lld",
+                     cfg->max_tokens_field ? "max_completion_tokens" : "max_tokens",
+                     cfg->max_tokens);
+        if (cfg->extra_body != NULL)
+            strncat(extra, ", extra body fields", sizeof extra - strlen(extra) - 1);
+        if (cfg->extra_headers != NULL)
+            strncat(extra, ", extra headers", sizeof extra - strlen(extra) - 1);
+        snprintf(buf, len, "%s at %s (%s protocol%s%s%s%s%s)", cfg->model, cfg->base_url,
                  cfg->protocol == CLI_PROTO_ANTHROPIC ? "anthropic" : "openai",
                  cfg->key_source != NULL ? ", key from " : ", no key",
                  cfg->key_source != NULL ? cfg->key_source : "",
                  cfg->provider != NULL ? ", provider " : "",
-                 cfg->provider != NULL ? cfg->provider : "");
+                 cfg->provider != NULL ? cfg->provider : "", extra);
+    }
 }
 
 void cli_config_free(cli_config *cfg)
@@ -372,5 +426,9 @@ void cli_config_free(cli_config *cfg)
     free(cfg->api_key);
     free(cfg->provider);
     free(cfg->key_source);
+    free(cfg->extra_body);
+    if (cfg->extra_headers != NULL)
+        memset(cfg->extra_headers, 0, strlen(cfg->extra_headers));
+    free(cfg->extra_headers);
     memset(cfg, 0, sizeof *cfg);
 }

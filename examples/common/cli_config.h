@@ -18,6 +18,9 @@ typedef struct cli_config {
     const char *opt_provider;
     const char *opt_config;
     int opt_show; /* --show-config: print the resolved endpoint and exit */
+    /* A model name from the repository (agt-review's .agenttools/review.json):
+       after --model, before the provider's; alone it configures nothing. */
+    const char *repo_model;
     /* Resolved by cli_config_resolve(); owned by the struct. */
     char *base_url;
     char *model;       /* model name sent to the server */
@@ -27,6 +30,11 @@ typedef struct cli_config {
     char *key_source; /* where the key came from ("AGT_API_KEY", "config file", ...) */
     int protocol;
     int configured; /* 1: a model is set up; 0: nothing configured at all */
+    /* Request settings of the provider entry (config file only). */
+    long long max_tokens; /* 0: none */
+    int max_tokens_field; /* 0: "max_tokens", 1: "max_completion_tokens" */
+    char *extra_body;     /* JSON object text, or NULL */
+    char *extra_headers;  /* JSON object text {"Name": "value"}, or NULL; never printed */
 } cli_config;
 
 /* Help text for the options below (for usage()). */

@@ -9,21 +9,28 @@
  * No jansson type crosses into libagenttools: tool arguments and results go
  * through the library as JSON text.
  *
- * An MCP client has no channel for our approval requests, so a call the
- * session would ask about is refused with a result that names the rule to
- * pass (--allow) unless the server runs with --yolo.
+ * A call the session would ask about is put to the user through the
+ * client's elicitation (elicitation/create) when the client supports it;
+ * otherwise it is refused with a result that names the rule to pass
+ * (--allow), unless the server runs with --yolo. Without --root, the
+ * workspace is the client's first file:// root (roots/list), else the
+ * current directory. Tools that cannot work over MCP are not offered.
  */
 #include <agenttools/agenttools.h>
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "cli_sandbox.h"
 
 #define RPC_PARSE_ERROR -32700
 #define RPC_INVALID_REQUEST -32600
@@ -34,15 +41,63 @@
 /* Newest first: the answer when the client asks for a version we lack. */
 static const char *const protocol_versions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
 
+/* A tools/call waiting for the user's answer to our elicitation/create. */
+struct deferred_call {
+    json_int_t elicit_id; /* id of our elicitation/create request */
+    json_t *client_id;    /* id of the client's tools/call */
+    char call_id[64];
+    char tool[128];
+};
+
 struct server {
     agt_registry *reg;
     agt_session *session;
     json_t *tools;            /* the tools/list result, built once */
     unsigned long long calls; /* call id counter */
     int yolo;
+    /* the workspace */
+    const char *root_opt; /* --root, or NULL */
+    char root[PATH_MAX];  /* the session's root as given to it */
+    int argc;             /* the command line, for the rules of a new session */
+    char **argv;
+    /* what the client offers (initialize params.capabilities) */
+    int client_roots, client_elicitation;
+    json_int_t next_id;     /* ids of our requests to the client */
+    json_int_t roots_id;    /* the roots/list request we wait for, or 0 */
+    int64_t roots_deadline; /* monotonic ms: stop waiting for the roots then */
+    json_t *held;           /* tools/call requests held until the roots are known */
+    struct deferred_call *deferred;
+    size_t n_deferred;
+    cli_sandbox sbo; /* --sandbox, --network, --add-dir: applied to every session made */
 };
 
-#include "cli_sandbox.h"
+/* Tools left out of the MCP server: an MCP client cannot receive what they
+ * produce. Cron fires are session events (agt_session_tick) that agt-chat
+ * turns into model turns; MCP has no way to start a turn of the client's
+ * model, so a CronCreate would succeed and never fire. Plan mode restricts
+ * this server's session, but ExitPlanMode asks even in --yolo and the client
+ * drives its own plan; offering them would only strand a session in plan
+ * mode. */
+static const char *const mcp_left_out[] = {"CronCreate", "CronList", "CronDelete", "EnterPlanMode",
+                                           "ExitPlanMode"};
+
+static int left_out(const char *tool)
+{
+    for (size_t i = 0; i < sizeof mcp_left_out / sizeof *mcp_left_out; i++)
+        if (strcmp(tool, mcp_left_out[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* How long a client that declared roots gets to answer roots/list. */
+#define ROOTS_WAIT_MS 10000
 
 static void usage(FILE *f)
 {
@@ -50,14 +105,16 @@ static void usage(FILE *f)
           "Serves libagenttools' tools to an MCP client over stdin/stdout.\n"
           "\n"
           "options:\n"
-          "  --root DIR     workspace root (default: current directory)\n"
+          "  --root DIR     workspace root (default: the client's first file:// root,\n"
+          "                 else the current directory)\n"
           "  --set NAME     built-in tool set: chat (default) or review\n"
           "  --tools FILE   replace the catalogue with a tools.json file\n"
           "  --allow RULE   permission rule, e.g. 'Edit(src/**)' or 'Bash(git log *)'; repeatable\n"
-          "  --ask RULE     a rule that asks (with no approval channel: refuses); repeatable\n"
+          "  --ask RULE     a rule that asks (through the client's elicitation; without it:\n"
+          "                 refuses); repeatable\n"
           "  --deny RULE    a rule that refuses; repeatable\n"
           "  --yolo         run calls that would need approval (deny rules still apply)\n"
-          "  --version      print the library version\n" CLI_SANDBOX_USAGE,
+          "  --version      print the program name and the library version, exit\n" CLI_SANDBOX_USAGE,
           f);
 }
 
@@ -122,8 +179,18 @@ static json_t *text_result(const char *text, int is_error)
                      is_error);
 }
 
-static json_t *do_initialize(json_t *params)
+static void log_root(const struct server *sv, const char *source)
 {
+    fprintf(stderr, "agt-mcp: workspace root: %s (%s)\n", sv->root, source);
+}
+
+static json_t *do_initialize(struct server *sv, json_t *params)
+{
+    json_t *caps = json_object_get(params, "capabilities");
+    sv->client_roots = json_is_object(json_object_get(caps, "roots"));
+    sv->client_elicitation = json_is_object(json_object_get(caps, "elicitation"));
+    if (sv->root_opt == NULL && !sv->client_roots)
+        log_root(sv, "the current directory: no --root, and the client offers no roots");
     const char *want = NULL;
     const char *answer = protocol_versions[0];
     json_t *v = json_object_get(params, "protocolVersion");
@@ -137,7 +204,7 @@ static json_t *do_initialize(json_t *params)
     return json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s}, s:s}", "protocolVersion", answer,
                      "capabilities", "tools", "listChanged", 0, "serverInfo", "name", "agt-mcp",
                      "version", agt_version(), "instructions",
-                     "Tools of libagenttools (file, search, shell, plan and todo tools). Paths "
+                     "Tools of libagenttools (file, search, shell, task and todo tools). Paths "
                      "are relative to the server's workspace root.");
 }
 
@@ -189,6 +256,268 @@ static json_t *refuse_pending(struct server *sv, const char *tool, const char *c
     return text_result(buf, 1);
 }
 
+/* --- approval through the client's elicitation ------------------------- */
+
+/* Asks the user about a pending call with elicitation/create; the call's
+ * answer waits in sv->deferred. 0, or -1 (the caller refuses the call). */
+static int start_elicitation(struct server *sv, json_t *id, const char *tool, const char *call_id)
+{
+    json_t *entry = pending_entry(sv, call_id);
+    if (entry == NULL)
+        return -1;
+    struct deferred_call *d = realloc(sv->deferred, (sv->n_deferred + 1) * sizeof *d);
+    if (d == NULL) {
+        json_decref(entry);
+        return -1;
+    }
+    sv->deferred = d;
+    const char *reason = json_string_value(json_object_get(entry, "reason"));
+    const char *rule = json_string_value(json_object_get(entry, "suggested_rule"));
+    char *args = json_dumps(json_object_get(entry, "arguments"), JSON_COMPACT | JSON_SORT_KEYS);
+    size_t mlen = (args != NULL ? strlen(args) : 0) + 1024;
+    char *message = malloc(mlen);
+    char session_label[600];
+    if (message == NULL) {
+        free(args);
+        json_decref(entry);
+        return -1;
+    }
+    /* long arguments (a Write's content) are cut in the question; the whole
+       call runs when approved */
+    snprintf(message, mlen, "agt-mcp: run %s? %s.\n\nArguments: %.2000s%s", tool,
+             reason != NULL ? reason : "The session asks before it runs this call",
+             args != NULL ? args : "{}", args != NULL && strlen(args) > 2000 ? " ..." : "");
+    free(args);
+    json_t *choices = json_pack("[s]", "allow");
+    json_t *labels = json_pack("[s]", "Allow once");
+    if (rule != NULL) {
+        snprintf(session_label, sizeof session_label, "Allow for this session: %.500s", rule);
+        json_array_append_new(choices, json_string("allow_session"));
+        json_array_append_new(labels, json_string(session_label));
+    }
+    json_array_append_new(choices, json_string("reject"));
+    json_array_append_new(labels, json_string("Reject"));
+    json_int_t eid = ++sv->next_id;
+    json_t *req = json_pack(
+        "{s:s, s:I, s:s, s:{s:s, s:{s:s, s:{s:{s:s, s:s, s:o, s:o}, s:{s:s, s:s, s:s}}, s:[s]}}}",
+        "jsonrpc", "2.0", "id", eid, "method", "elicitation/create", "params", "message", message,
+        "requestedSchema", "type", "object", "properties", "decision", "type", "string", "title",
+        "Decision", "enum", choices, "enumNames", labels, "reason", "type", "string", "title",
+        "Reason", "description", "Optional: why (given to the model when you reject)", "required",
+        "decision");
+    free(message);
+    json_decref(entry);
+    if (req == NULL)
+        return -1;
+    d = &sv->deferred[sv->n_deferred++];
+    memset(d, 0, sizeof *d);
+    d->elicit_id = eid;
+    d->client_id = json_incref(id);
+    snprintf(d->call_id, sizeof d->call_id, "%s", call_id);
+    snprintf(d->tool, sizeof d->tool, "%s", tool);
+    send_message(req);
+    return 0;
+}
+
+/* The user's answer (or the client's error) to an elicitation: runs or
+ * rejects the call and answers the client's tools/call. */
+static void finish_elicitation(struct server *sv, size_t k, json_t *msg)
+{
+    struct deferred_call d = sv->deferred[k];
+    memmove(&sv->deferred[k], &sv->deferred[k + 1], (sv->n_deferred - k - 1) * sizeof d);
+    sv->n_deferred--;
+    json_t *result = json_object_get(msg, "result");
+    const char *action = json_string_value(json_object_get(result, "action"));
+    json_t *content = json_object_get(result, "content");
+    const char *choice = json_string_value(json_object_get(content, "decision"));
+    const char *why = json_string_value(json_object_get(content, "reason"));
+    json_t *answer = NULL;
+    if (action == NULL) {
+        /* an error, or no answer we understand: the user was not asked */
+        answer = refuse_pending(sv, d.tool, d.call_id);
+    } else {
+        int decision = AGT_DECISION_REJECT;
+        const char *reason = why;
+        if (strcmp(action, "accept") == 0 && choice != NULL && strcmp(choice, "allow") == 0)
+            decision = AGT_DECISION_APPROVE;
+        else if (strcmp(action, "accept") == 0 && choice != NULL &&
+                 strcmp(choice, "allow_session") == 0)
+            decision = AGT_DECISION_APPROVE_SESSION;
+        else if (strcmp(action, "decline") == 0)
+            reason = "declined in the MCP client";
+        else if (strcmp(action, "cancel") == 0)
+            reason = "dismissed the approval request";
+        else if (strcmp(action, "accept") != 0 || choice == NULL || strcmp(choice, "reject") != 0)
+            reason = "the approval form came back without a known decision";
+        agt_result *r = NULL;
+        if (agt_session_answer(sv->session, d.call_id, decision,
+                               reason != NULL && reason[0] != '\0' ? reason : NULL, &r) == AGT_OK) {
+            answer = text_result(agt_result_text(r), agt_result_is_error(r));
+            agt_result_free(r);
+        } else {
+            char buf[512];
+            snprintf(buf, sizeof buf, "agt-mcp could not finish the %s call: %s", d.tool,
+                     agt_error_message());
+            answer = text_result(buf, 1);
+        }
+    }
+    send_message(answer != NULL ? rpc_result(d.client_id, answer)
+                                : rpc_error(d.client_id, RPC_INTERNAL_ERROR, "out of memory"));
+    json_decref(d.client_id);
+}
+
+/* Calls still waiting for an answer when their session goes away. */
+static void drop_deferred(struct server *sv, const char *why)
+{
+    for (size_t k = 0; k < sv->n_deferred; k++) {
+        struct deferred_call *d = &sv->deferred[k];
+        char buf[512];
+        snprintf(buf, sizeof buf, "This %s call was not run: %s.", d->tool, why);
+        send_message(rpc_result(d->client_id, text_result(buf, 1)));
+        json_decref(d->client_id);
+    }
+    sv->n_deferred = 0;
+}
+
+/* --- the workspace from the client's roots ------------------------------ */
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* The local path of a file:// URI (RFC 8089: empty host or "localhost"),
+ * percent-decoded; -1 for anything else. */
+static int file_uri_path(const char *uri, char *out, size_t len)
+{
+    if (strncmp(uri, "file://", 7) != 0)
+        return -1;
+    const char *p = uri + 7;
+    if (strncmp(p, "localhost/", 10) == 0)
+        p += 9;
+    if (*p != '/')
+        return -1;
+    size_t n = 0;
+    for (; *p != '\0' && *p != '?' && *p != '#'; p++) {
+        int c = (unsigned char)*p;
+        if (c == '%') {
+            int hi = hexval(p[1]), lo = hi >= 0 ? hexval(p[2]) : -1;
+            if (lo < 0)
+                return -1;
+            c = hi * 16 + lo;
+            p += 2;
+            if (c == 0)
+                return -1;
+        }
+        if (n + 1 >= len)
+            return -1;
+        out[n++] = (char)c;
+    }
+    out[n] = '\0';
+    return 0;
+}
+
+static int make_session(struct server *sv, const char *root, agt_session **out);
+
+static void send_roots_request(struct server *sv)
+{
+    sv->roots_id = ++sv->next_id;
+    sv->roots_deadline = mono_ms() + ROOTS_WAIT_MS;
+    send_message(
+        json_pack("{s:s, s:I, s:s}", "jsonrpc", "2.0", "id", sv->roots_id, "method", "roots/list"));
+}
+
+static json_t *handle(struct server *sv, json_t *msg);
+
+/* Runs the tools/call requests held while the roots were asked for. */
+static void release_held(struct server *sv)
+{
+    json_t *held = sv->held;
+    sv->held = NULL;
+    size_t i;
+    json_t *m;
+    json_array_foreach(held, i, m)
+    {
+        json_t *resp = handle(sv, m);
+        if (resp != NULL)
+            send_message(resp);
+    }
+    json_decref(held);
+}
+
+/* The answer to roots/list (msg NULL: the client did not answer in time). */
+static void apply_roots(struct server *sv, json_t *msg)
+{
+    sv->roots_id = 0;
+    json_t *roots = json_object_get(json_object_get(msg, "result"), "roots");
+    char path[PATH_MAX], why[PATH_MAX + 128];
+    const char *uri = NULL;
+    size_t i;
+    json_t *r;
+    json_array_foreach(roots, i, r)
+    {
+        const char *u = json_string_value(json_object_get(r, "uri"));
+        struct stat st;
+        if (u != NULL && file_uri_path(u, path, sizeof path) == 0 && stat(path, &st) == 0 &&
+            S_ISDIR(st.st_mode)) {
+            uri = u;
+            break;
+        }
+    }
+    if (uri == NULL) {
+        log_root(sv, msg == NULL ? "the current directory: the client did not answer roots/list"
+                     : json_object_get(msg, "error") != NULL
+                         ? "the current directory: the client answered roots/list with an error"
+                         : "the current directory: none of the client's roots is a local folder");
+    } else if (strcmp(path, sv->root) != 0) {
+        agt_session *s = NULL;
+        if (make_session(sv, path, &s) != 0) {
+            snprintf(why, sizeof why, "the current directory: the client's root %s failed: %s", uri,
+                     agt_error_message());
+            log_root(sv, why);
+        } else {
+            drop_deferred(sv, "the workspace moved to the client's new root first");
+            agt_session_free(sv->session);
+            sv->session = s;
+            snprintf(sv->root, sizeof sv->root, "%s", path);
+            snprintf(why, sizeof why, "the client's first root, %s", uri);
+            log_root(sv, why);
+        }
+    }
+    release_held(sv);
+}
+
+/* A response from the client to one of our requests. */
+static void handle_response(struct server *sv, json_t *msg)
+{
+    json_t *id = json_object_get(msg, "id");
+    if (!json_is_integer(id))
+        return;
+    json_int_t n = json_integer_value(id);
+    if (sv->roots_id != 0 && n == sv->roots_id) {
+        apply_roots(sv, msg);
+        return;
+    }
+    for (size_t k = 0; k < sv->n_deferred; k++)
+        if (sv->deferred[k].elicit_id == n) {
+            finish_elicitation(sv, k, msg);
+            return;
+        }
+    /* an answer to nothing we wait for: ignored */
+}
+
+static void handle_notification(struct server *sv, const char *method)
+{
+    if (sv->root_opt != NULL || !sv->client_roots)
+        return;
+    if (strcmp(method, "notifications/initialized") == 0 ||
+        strcmp(method, "notifications/roots/list_changed") == 0)
+        send_roots_request(sv);
+}
+
 static json_t *do_tools_call(struct server *sv, json_t *id, json_t *params)
 {
     json_t *name = json_object_get(params, "name");
@@ -198,6 +527,14 @@ static json_t *do_tools_call(struct server *sv, json_t *id, json_t *params)
     if (args != NULL && !json_is_object(args) && !json_is_null(args))
         return rpc_error(id, RPC_INVALID_PARAMS, "tools/call params.arguments must be an object");
     const char *tool = json_string_value(name);
+    if (left_out(tool) && agt_registry_is_offered(sv->reg, tool, AGT_PHASE_ALL)) {
+        char buf[512];
+        snprintf(buf, sizeof buf,
+                 "Tool %s is not offered over MCP (an MCP client cannot receive what it "
+                 "produces; see docs/mcp.md)",
+                 tool);
+        return rpc_error(id, RPC_INVALID_PARAMS, buf);
+    }
     if (!agt_registry_is_offered(sv->reg, tool, AGT_PHASE_ALL)) {
         char buf[512];
         snprintf(buf, sizeof buf, "Unknown tool: %.400s", tool);
@@ -217,6 +554,8 @@ static json_t *do_tools_call(struct server *sv, json_t *id, json_t *params)
         result = text_result(agt_result_text(r), agt_result_is_error(r));
         agt_result_free(r);
     } else if (rc == AGT_EPENDING) {
+        if (sv->client_elicitation && start_elicitation(sv, id, tool, call_id) == 0)
+            return NULL; /* answered when the user has decided */
         result = refuse_pending(sv, tool, call_id);
     } else {
         char buf[1024];
@@ -242,13 +581,17 @@ static json_t *handle(struct server *sv, json_t *msg)
     if (!json_is_string(json_object_get(msg, "jsonrpc")) ||
         strcmp(json_string_value(json_object_get(msg, "jsonrpc")), "2.0") != 0)
         return rpc_error(id, RPC_INVALID_REQUEST, "jsonrpc must be \"2.0\"");
-    if (method == NULL && (json_object_get(msg, "result") || json_object_get(msg, "error")))
-        return NULL; /* a response to a request we never sent: ignore */
+    if (method == NULL && (json_object_get(msg, "result") || json_object_get(msg, "error"))) {
+        handle_response(sv, msg); /* to roots/list or elicitation/create; others ignored */
+        return NULL;
+    }
     if (!json_is_string(method))
         return rpc_error(id, RPC_INVALID_REQUEST, "method must be a string");
     if (!has_id) {
         /* Notifications never get an answer. Calls run synchronously, so a
-         * notifications/cancelled always names a request already answered. */
+         * notifications/cancelled names a request already answered (or one
+         * waiting for an elicitation, which the user still answers). */
+        handle_notification(sv, json_string_value(method));
         return NULL;
     }
     if (params != NULL && !json_is_object(params) && !json_is_array(params))
@@ -260,7 +603,7 @@ static json_t *handle(struct server *sv, json_t *msg)
         if (!json_is_object(params) || !json_is_string(json_object_get(params, "protocolVersion")))
             return rpc_error(id, RPC_INVALID_PARAMS,
                              "initialize needs params.protocolVersion (a string)");
-        return rpc_result(id, do_initialize(params));
+        return rpc_result(id, do_initialize(sv, params));
     }
     if (strcmp(m, "ping") == 0)
         return rpc_result(id, json_object());
@@ -273,6 +616,13 @@ static json_t *handle(struct server *sv, json_t *msg)
     if (strcmp(m, "tools/call") == 0) {
         if (!json_is_object(params))
             return rpc_error(id, RPC_INVALID_PARAMS, "tools/call needs params {name, arguments}");
+        if (sv->roots_id != 0) {
+            /* the workspace is not known yet: run it once the roots are */
+            if (sv->held == NULL)
+                sv->held = json_array();
+            json_array_append(sv->held, msg);
+            return NULL;
+        }
         return do_tools_call(sv, id, params);
     }
     char buf[512];
@@ -368,6 +718,15 @@ static int serve(struct server *sv)
             int64_t wait = deadline - now_ms;
             timeout = wait < 0 ? 0 : (wait > 60000 ? 60000 : (int)wait);
         }
+        if (sv->roots_id != 0) {
+            int64_t left = sv->roots_deadline - mono_ms();
+            if (left <= 0) {
+                apply_roots(sv, NULL);
+                continue;
+            }
+            if (timeout < 0 || left < timeout)
+                timeout = (int)left;
+        }
         int pr = poll(fds, nfds, timeout);
         if (pr < 0 && errno != EINTR) {
             perror("agt-mcp: poll");
@@ -445,19 +804,71 @@ static int setup(struct server *sv, const char *root, const char *set, const cha
         }
     }
     agt_registry_freeze(sv->reg);
-    if (agt_session_new(&sv->session, sv->reg, root) != AGT_OK) {
-        fprintf(stderr, "agt-mcp: --root %s: %s\n", root, agt_error_message());
+    if (make_session(sv, root, &sv->session) != 0)
         return -1;
-    }
-    if (sv->yolo)
-        agt_session_set_mode(sv->session, AGT_MODE_YOLO);
+    if (realpath(root, sv->root) == NULL)
+        snprintf(sv->root, sizeof sv->root, "%s", root);
+    if (sv->root_opt != NULL)
+        log_root(sv, "--root");
     if (agt_registry_export(sv->reg, "mcp", AGT_PHASE_ALL, &text) != AGT_OK) {
         fprintf(stderr, "agt-mcp: exporting the tools: %s\n", agt_error_message());
         return -1;
     }
     sv->tools = json_loads(text, 0, NULL);
     agt_free(text);
-    return sv->tools != NULL ? 0 : -1;
+    if (sv->tools == NULL)
+        return -1;
+    json_t *list = json_object_get(sv->tools, "tools");
+    for (size_t i = json_array_size(list); i > 0; i--)
+        if (left_out(json_string_value(json_object_get(json_array_get(list, i - 1), "name"))))
+            json_array_remove(list, i - 1);
+    return 0;
+}
+
+/* A session on root with the mode and the rules of the command line; 0, or
+ * -1 with the reason on stderr (for the startup) and agt_error_message(). */
+static int make_session(struct server *sv, const char *root, agt_session **out)
+{
+    agt_session *s = NULL;
+    *out = NULL;
+    if (agt_session_new(&s, sv->reg, root) != AGT_OK) {
+        fprintf(stderr, "agt-mcp: %s %s: %s\n", sv->root_opt != NULL ? "--root" : "root", root,
+                agt_error_message());
+        return -1;
+    }
+    if (sv->yolo)
+        agt_session_set_mode(s, AGT_MODE_YOLO);
+    char sberr[512];
+    if (cli_sandbox_apply(&sv->sbo, s, sberr, sizeof sberr) != AGT_OK) {
+        fprintf(stderr, "agt-mcp: %s\n", sberr);
+        agt_session_free(s);
+        return -1;
+    }
+    for (int i = 1; i + 1 < sv->argc; i++) {
+        char **argv = sv->argv;
+        int kind = strcmp(argv[i], "--allow") == 0  ? AGT_RULE_ALLOW
+                   : strcmp(argv[i], "--ask") == 0  ? AGT_RULE_ASK
+                   : strcmp(argv[i], "--deny") == 0 ? AGT_RULE_DENY
+                                                    : -1;
+        /* options with a value that are not rules (--sandbox, --network and
+           --add-dir belong to the sandbox options of the other examples) */
+        if (strcmp(argv[i], "--root") == 0 || strcmp(argv[i], "--set") == 0 ||
+            strcmp(argv[i], "--tools") == 0 || strcmp(argv[i], "--sandbox") == 0 ||
+            strcmp(argv[i], "--network") == 0 || strcmp(argv[i], "--add-dir") == 0) {
+            i++;
+            continue;
+        }
+        if (kind < 0)
+            continue;
+        if (agt_session_add_rule(s, kind, argv[i + 1]) != AGT_OK) {
+            fprintf(stderr, "agt-mcp: %s %s: %s\n", argv[i], argv[i + 1], agt_error_message());
+            agt_session_free(s);
+            return -1;
+        }
+        i++;
+    }
+    *out = s;
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -466,14 +877,15 @@ int main(int argc, char **argv)
     const char *root = ".", *set = "chat", *tools_file = NULL;
     int status = 1;
     memset(&sv, 0, sizeof sv);
-    cli_sandbox sbo;
-    cli_sandbox_init(&sbo);
+    cli_sandbox_init(&sv.sbo);
     char sberr[512];
+    sv.argc = argc;
+    sv.argv = argv;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
-        int sr = cli_sandbox_arg(&sbo, argc, argv, &i, sberr, sizeof sberr);
+        int sr = cli_sandbox_arg(&sv.sbo, argc, argv, &i, sberr, sizeof sberr);
         if (sr < 0) {
             fprintf(stderr, "agt-mcp: %s\n", sberr);
             return 2;
@@ -489,7 +901,7 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--yolo") == 0) {
             sv.yolo = 1;
         } else if (has_value && strcmp(a, "--root") == 0) {
-            root = argv[++i];
+            root = sv.root_opt = argv[++i];
         } else if (has_value && strcmp(a, "--set") == 0) {
             set = argv[++i];
         } else if (has_value && strcmp(a, "--tools") == 0) {
@@ -508,31 +920,11 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     if (setup(&sv, root, set, tools_file) != 0)
         goto out;
-    if (cli_sandbox_apply(&sbo, sv.session, sberr, sizeof sberr) != AGT_OK) {
-        fprintf(stderr, "agt-mcp: %s\n", sberr);
-        goto out;
-    }
-    for (int i = 1; i + 1 < argc; i++) {
-        int kind = strcmp(argv[i], "--allow") == 0  ? AGT_RULE_ALLOW
-                   : strcmp(argv[i], "--ask") == 0  ? AGT_RULE_ASK
-                   : strcmp(argv[i], "--deny") == 0 ? AGT_RULE_DENY
-                                                    : -1;
-        if (strcmp(argv[i], "--root") == 0 || strcmp(argv[i], "--set") == 0 ||
-            strcmp(argv[i], "--tools") == 0 || strcmp(argv[i], "--sandbox") == 0 ||
-            strcmp(argv[i], "--network") == 0 || strcmp(argv[i], "--add-dir") == 0) {
-            i++;
-            continue;
-        }
-        if (kind < 0)
-            continue;
-        if (agt_session_add_rule(sv.session, kind, argv[i + 1]) != AGT_OK) {
-            fprintf(stderr, "agt-mcp: %s %s: %s\n", argv[i], argv[i + 1], agt_error_message());
-            goto out;
-        }
-        i++;
-    }
     status = serve(&sv);
 out:
+    drop_deferred(&sv, "the server is stopping");
+    free(sv.deferred);
+    json_decref(sv.held);
     json_decref(sv.tools);
     agt_session_free(sv.session);
     agt_registry_free(sv.reg);

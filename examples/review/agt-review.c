@@ -35,12 +35,16 @@ static void usage(FILE *f)
         "  --max-turns N       model turns per file and phase (default 30)\n"
         "  --plan-threshold N  run a plan phase for files with more changed lines (default "
         "200)\n"
+        "  --group-lines N     files with at most N changed lines share a session, up to 5\n"
+        "                      files and N lines in all (default 40; 0: every file alone)\n"
         "  --tools FILE        replace the review tool catalogue with a tools.json file\n"
         "  --language LANG     language of the comments (default: English)\n" CLI_SANDBOX_USAGE "\n"
         "  --fail-on LEVEL     exit 3 when a comment is at least LEVEL: critical, high,\n"
         "                      medium or low (a comment without a severity counts as medium)\n"
         "  --max-files N       refuse to review more than N files (after the skips)\n"
         "  --max-lines N       refuse to review more than N changed lines in all\n"
+        "  --version           print the program name and the library version, exit\n"
+        "  -h, --help          this help\n"
         "\n"
         "posting (see docs/cli.md):\n"
         "  --post github|gitlab  post the review on the pull/merge request (one review with\n"
@@ -62,7 +66,10 @@ static void usage(FILE *f)
         "exit status: 0 when the review finished (with or without comments); 1 on a\n"
         "fatal error or when a file could not be reviewed (the reason is printed, and the\n"
         "other files' results still are), or a change set over --max-files/--max-lines;\n"
-        "2 on bad usage; 3 when a comment reaches --fail-on.\n",
+        "2 on bad usage; 3 when a comment reaches --fail-on.\n"
+        "\n"
+        "environment: AGT_REVIEW_DEBUG (any value) prints every tool call that returned an\n"
+        "error result to stderr; AGT_REVIEW_HTTP_LOG=FILE logs the --post requests.\n",
         cli_config_usage);
 }
 
@@ -103,6 +110,9 @@ static int parse_args(rv_opts *o, int argc, char **argv)
         long v = 0;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
+            exit(0);
+        } else if (strcmp(a, "--version") == 0) {
+            printf("agt-review %s\n", agt_version());
             exit(0);
         } else if (strcmp(a, "--preview") == 0) {
             o->preview = 1;
@@ -316,6 +326,10 @@ int main(int argc, char **argv)
         free(o.excludes);
         return 2;
     }
+    if (rv_load_repo_config(&o, err, sizeof err) != 0) {
+        fprintf(stderr, "agt-review: %s\n", err);
+        goto out_cfg;
+    }
     if (cli_config_resolve(&o.cfg, err, sizeof err) != 0) {
         fprintf(stderr, "agt-review: %s\n", err);
         goto out_cfg;
@@ -419,5 +433,6 @@ out_cfg:
     free(o.from_owned);
     free(o.to_owned);
     free(o.instructions);
+    json_decref(o.repo_config);
     return status;
 }

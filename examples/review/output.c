@@ -57,7 +57,24 @@ static void location_text(json_t *c, char *buf, size_t len)
     json_int_t a = jint(c, "start_line"), b = jint(c, "end_line");
     const char *path = jstr(c, "path");
     int old = strcmp(jstr(c, "side"), "old") == 0;
-    if (a <= 0) {
+    json_t *cands = json_object_get(c, "candidates");
+    if (a <= 0 && json_is_true(json_object_get(c, "ambiguous")) && json_array_size(cands) > 0) {
+        /* "path (ambiguous: lines 12, 16-18)": every place the quoted code matches */
+        int n = snprintf(buf, len, "%s (ambiguous: line%s", path,
+                         json_array_size(cands) > 1 ? "s" : "");
+        for (size_t k = 0; k < json_array_size(cands) && n >= 0 && (size_t)n < len; k++) {
+            json_t *p = json_array_get(cands, k);
+            json_int_t ca = json_integer_value(json_array_get(p, 0));
+            json_int_t cb = json_integer_value(json_array_get(p, 1));
+            if (ca == cb)
+                n += snprintf(buf + n, len - (size_t)n, "%s %lld", k > 0 ? "," : "", (long long)ca);
+            else
+                n += snprintf(buf + n, len - (size_t)n, "%s %lld-%lld", k > 0 ? "," : "",
+                              (long long)ca, (long long)cb);
+        }
+        if (n >= 0 && (size_t)n < len)
+            snprintf(buf + n, len - (size_t)n, "%s)", old ? ", old side" : "");
+    } else if (a <= 0) {
         snprintf(buf, len, "%s (%s)", path,
                  json_is_true(json_object_get(c, "ambiguous")) ? "ambiguous" : "unanchored");
     } else if (a == b) {

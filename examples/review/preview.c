@@ -61,7 +61,11 @@ static char *skip_reason(const agt_diff *d, const rv_file *f, const rv_opts *o)
     for (size_t k = 0; k < o->n_excludes; k++) {
         if (cli_glob_match(o->excludes[k], f->path) ||
             (f->old_path != NULL && cli_glob_match(o->excludes[k], f->old_path))) {
-            snprintf(buf, sizeof buf, "excluded by --exclude %s", o->excludes[k]);
+            if (k >= o->n_excludes - o->n_config_excludes)
+                snprintf(buf, sizeof buf, "excluded by .agenttools/review.json: %s",
+                         o->excludes[k]);
+            else
+                snprintf(buf, sizeof buf, "excluded by --exclude %s", o->excludes[k]);
             return strdup(buf);
         }
     }

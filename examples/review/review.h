@@ -56,6 +56,11 @@ typedef struct rv_opts {
     int incremental;
     char *from_owned, *to_owned; /* set by --post when no change was named */
     char *instructions;          /* extra review instructions (config, REVIEW.md) */
+    /* .agenttools/review.json (config.c) */
+    json_t *repo_config;         /* the parsed file (its strings are borrowed above), or NULL */
+    int repo_config_used;        /* the file exists and was read */
+    size_t n_config_excludes;    /* the last n_config_excludes of excludes come from it */
+    char instructions_from[512]; /* "REVIEW.md", "the review section of AGENTS.md", ... */
     cli_config cfg;
 } rv_opts;
 
@@ -65,6 +70,12 @@ typedef struct rv_set {
     rv_file *files;
     size_t n_files;
 } rv_set;
+
+/* Reads .agenttools/review.json and the review instructions of the
+ * repository o->repo into o; 0, or -1 with err naming the file and problem. */
+int rv_load_repo_config(rv_opts *o, char *err, size_t errlen);
+/* The review section of an AGENTS.md text (malloc'd), or NULL (config.c). */
+char *rv_agents_review_section(const char *md);
 
 /* Opens the change set and decides, per file, whether it is reviewed. */
 int rv_collect(rv_set *set, const rv_opts *o, char *err, size_t errlen);

@@ -32,7 +32,8 @@ typedef struct rv_shared {
     size_t units_ok; /* units of work that ended without an error */
     int abort;       /* the model failed before any unit succeeded: stop */
     char abort_reason[512];
-    char fatal[1024]; /* first fatal error */
+    char fatal[1024];           /* first fatal error */
+    char *system, *plan_system; /* the prompts, with the repository's instructions */
 } rv_shared;
 
 typedef struct rv_worker {
@@ -195,7 +196,7 @@ static char *run_plan(rv_worker *w, agt_session *s, const char *diff, int *rc_ou
     }
     a.deadline_ms = w->deadline_ms;
     a.on_tool = on_tool;
-    cli_agent_set_system(&a, plan_prompt);
+    cli_agent_set_system(&a, sh->plan_system);
     char *user = user_message(w->group[0], diff, sh->o, NULL);
     cli_agent_add_user(&a, user != NULL ? user : diff);
     free(user);
@@ -343,7 +344,7 @@ static void review_group(rv_worker *w)
         a.deadline_ms = w->deadline_ms;
         a.on_tool = on_tool;
         a.set_thinking = 1;
-        cli_agent_set_system(&a, system_prompt);
+        cli_agent_set_system(&a, sh->system);
         char *user =
             w->n_group == 1 ? user_message(f, diff, sh->o, plan) : group_message(w, diff, sh->o);
         cli_agent_add_user(&a, user != NULL ? user : diff);
@@ -500,6 +501,25 @@ static int make_groups(rv_shared *sh)
     return 0;
 }
 
+/* A system prompt followed by the repository's review instructions. */
+static char *with_instructions(const char *prompt, const rv_opts *o)
+{
+    static const char head[] =
+        "\n\nThe repository gives these review instructions (from %s). Follow them where they "
+        "do not contradict the rules above:\n\n";
+    if (o->instructions == NULL || o->instructions[0] == '\0')
+        return strdup(prompt);
+    const char *from = o->instructions_from;
+    size_t len = strlen(prompt) + sizeof head + strlen(from) + strlen(o->instructions) + 1;
+    char *s = malloc(len);
+    if (s == NULL)
+        return NULL;
+    int n = snprintf(s, len, "%s", prompt);
+    n += snprintf(s + n, len - (size_t)n, head, from);
+    snprintf(s + n, len - (size_t)n, "%s", o->instructions);
+    return s;
+}
+
 int rv_review(rv_set *set, const rv_opts *o, int64_t *elapsed_ms, char *err, size_t errlen)
 {
     rv_shared sh;
@@ -515,6 +535,12 @@ int rv_review(rv_set *set, const rv_opts *o, int64_t *elapsed_ms, char *err, siz
         goto out;
     }
     sh.root = workdir;
+    sh.system = with_instructions(system_prompt, o);
+    sh.plan_system = with_instructions(plan_prompt, o);
+    if (sh.system == NULL || sh.plan_system == NULL) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
     if (load_registry(&sh, err, errlen) != 0)
         goto out;
     /* Check the model settings once, even when no file needs a review. */
@@ -570,6 +596,8 @@ out:
     free(sh.members);
     free(sh.groups);
     free(sh.group_n);
+    free(sh.system);
+    free(sh.plan_system);
     pthread_mutex_destroy(&sh.lock);
     return rc;
 }

@@ -27,7 +27,8 @@ static void usage(FILE *f)
           "  --set NAME      built-in set to load: chat (default) or review; repeatable\n"
           "  --tools FILE    replace the catalogue with a tools.json file\n"
           "  --root DIR      workspace root (default: current directory)\n"
-          "  --phase PHASE   all (default), plan or main\n" CLI_SANDBOX_USAGE,
+          "  --phase PHASE   all (default), plan or main\n"
+          "  --version       print the program name and the library version, exit\n" CLI_SANDBOX_USAGE,
           f);
 }
 
@@ -212,6 +213,10 @@ int main(int argc, char **argv)
     for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
         if (strcmp(argv[i], "--help") == 0) {
             usage(stdout);
+            return 0;
+        }
+        if (strcmp(argv[i], "--version") == 0) {
+            printf("agt-tools %s\n", agt_version());
             return 0;
         }
         int sr = cli_sandbox_arg(&sbo, argc, argv, &i, sberr, sizeof sberr);

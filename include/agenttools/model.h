@@ -228,6 +228,22 @@ AGT_EXTERN int agt_model_set_max_tokens(agt_model *m, int64_t max_tokens, int fi
 AGT_EXTERN int agt_model_set_extra_body(agt_model *m, const char *json, size_t len);
 
 /**
+ * Sets extra HTTP request headers: a JSON object of header names and string
+ * values ({"OpenAI-Organization": "org-1", "anthropic-beta": "..."}), sent
+ * with every request of an HTTP model. A header of the same name as one the
+ * client sends itself (compared without case: Content-Type, Accept,
+ * Authorization, x-api-key, anthropic-version, ...) replaces it. Values are
+ * never shown in error messages. NULL clears.
+ *
+ * @param json the object, len bytes of UTF-8 JSON; copied.
+ * @return AGT_OK; AGT_EPARSE (not a JSON object); AGT_EINVALID (a name that
+ *         is not an RFC 9110 token, a value that is not a string or holds a
+ *         CR, LF or NUL; the message names the header); AGT_EINVAL (m NULL);
+ *         AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_model_set_extra_headers(agt_model *m, const char *json, size_t len);
+
+/**
  * Turns SSE streaming on (1, default) or off (0) for HTTP models. When a
  * server answers a streaming request with a plain JSON body, that is parsed.
  *

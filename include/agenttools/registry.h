@@ -184,7 +184,13 @@ AGT_EXTERN int agt_registry_access(const agt_registry *reg, const char *name);
  *
  * @param format "openai": [{"type":"function","function":{"name","description","parameters"}}];
  *               "anthropic": [{"name","description","input_schema"}];
- *               "mcp": {"tools":[{"name","description","inputSchema"}]};
+ *               "mcp": {"tools":[{"name","description","inputSchema","annotations"}]},
+ *                      annotations (MCP 2025-03-26) from the tool's access class:
+ *                      "title" from the name ("ReadMediaFile" -> "Read media file");
+ *                      read: readOnlyHint true, destructiveHint false,
+ *                      idempotentHint true, openWorldHint false; write: false,
+ *                      true, false, false; execute: false, true, false, true;
+ *                      network: true, false, false, true; host: the title only;
  *               "native": the tools.json array of the offered entries.
  * @param phase AGT_PHASE_ALL, AGT_PHASE_PLAN or AGT_PHASE_MAIN.
  * @param out_json receives the JSON text; free with agt_free().

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "model_internal.h"
@@ -672,6 +673,22 @@ static int wait_ms(agt_model *m, int64_t ms)
     return AGT_OK;
 }
 
+/* Whether an extra header has the name of the fixed header "Name: value". */
+static bool extra_replaces(const agt_model *m, const char *fixed)
+{
+    if (!m->extra_headers)
+        return false;
+    size_t n = strcspn(fixed, ":");
+    const char *k;
+    json_t *v;
+    json_object_foreach(m->extra_headers, k, v)
+    {
+        if (strlen(k) == n && strncasecmp(k, fixed, n) == 0)
+            return true;
+    }
+    return false;
+}
+
 int agti_http_complete(agt_model *m, const json_t *body, const agti_stream_sink *sink,
                        agt_model_response **out)
 {
@@ -694,13 +711,34 @@ int agti_http_complete(agt_model *m, const json_t *body, const agti_stream_sink 
         "Expect:", m->stream ? "Accept: text/event-stream" : "Accept: application/json",
         m->protocol == AGT_PROTOCOL_ANTHROPIC ? "anthropic-version: 2023-06-01" : NULL};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
-        if (!fixed[i])
+        if (!fixed[i] || extra_replaces(m, fixed[i]))
             continue;
         if (!(t = curl_slist_append(headers, fixed[i])))
             goto oom;
         headers = t;
     }
-    if (m->api_key && *m->api_key) {
+    if (m->extra_headers) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(m->extra_headers, k, v)
+        {
+            agti_buf h = AGTI_BUF_INIT;
+            /* "Name;" is curl's way to send a header with an empty value */
+            if (json_string_length(v) == 0)
+                agti_buf_printf(&h, "%s;", k);
+            else
+                agti_buf_printf(&h, "%s: %s", k, json_string_value(v));
+            t = h.oom ? NULL : curl_slist_append(headers, h.ptr);
+            if (h.ptr)
+                memset(h.ptr, 0, h.len);
+            agti_buf_free(&h);
+            if (!t)
+                goto oom;
+            headers = t;
+        }
+    }
+    if (m->api_key && *m->api_key &&
+        !extra_replaces(m, m->protocol == AGT_PROTOCOL_OPENAI ? "Authorization:" : "x-api-key:")) {
         if (m->protocol == AGT_PROTOCOL_OPENAI)
             agti_buf_printf(&auth, "Authorization: Bearer %s", m->api_key);
         else

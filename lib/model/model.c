@@ -146,6 +146,16 @@ void agt_model_free(agt_model *m)
     }
     free(m->name);
     json_decref(m->extra_body);
+    if (m->extra_headers) { /* values may carry credentials */
+        const char *k;
+        json_t *v;
+        json_object_foreach(m->extra_headers, k, v)
+        {
+            if (json_is_string(v))
+                memset((char *)json_string_value(v), 0, json_string_length(v));
+        }
+        json_decref(m->extra_headers);
+    }
     for (size_t i = 0; i < m->n_lines; i++)
         free(m->lines[i]);
     free(m->lines);
@@ -274,6 +284,57 @@ int agt_model_set_extra_body(agt_model *m, const char *json, size_t len)
     }
     json_decref(m->extra_body);
     m->extra_body = v;
+    return AGT_OK;
+}
+
+/* RFC 9110 section 5.6.2 token characters. */
+static bool is_tchar(unsigned char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           (ch != 0 && strchr("!#$%&'*+-.^_`|~", ch) != NULL);
+}
+
+int agt_model_set_extra_headers(agt_model *m, const char *json, size_t len)
+{
+    if (!m)
+        return agti_error(AGT_EINVAL, "agt_model_set_extra_headers: model is NULL");
+    json_t *v = NULL;
+    if (json) {
+        v = agti_json_parse(json, len, "extra_headers");
+        if (!v)
+            return AGT_EPARSE;
+        if (!json_is_object(v)) {
+            json_decref(v);
+            return agti_error(AGT_EPARSE, "extra_headers is not a JSON object");
+        }
+        const char *k;
+        json_t *val;
+        json_object_foreach(v, k, val)
+        {
+            bool name_ok = k[0] != '\0';
+            for (const char *p = k; *p && name_ok; p++)
+                name_ok = is_tchar((unsigned char)*p);
+            if (!name_ok) {
+                int rc = agti_error(AGT_EINVALID,
+                                    "extra_headers: \"%.100s\" is not a header name (letters, "
+                                    "digits and !#$%%&'*+-.^_`|~ only)",
+                                    k);
+                json_decref(v);
+                return rc;
+            }
+            if (!json_is_string(val) ||
+                strcspn(json_string_value(val), "\r\n") != json_string_length(val)) {
+                int rc = agti_error(AGT_EINVALID,
+                                    "extra_headers: the value of \"%s\" must be a string "
+                                    "without CR, LF or NUL",
+                                    k);
+                json_decref(v);
+                return rc;
+            }
+        }
+    }
+    json_decref(m->extra_headers);
+    m->extra_headers = v;
     return AGT_OK;
 }
 
@@ -469,6 +530,7 @@ int agti_model_clone(agt_model **out, const agt_model *m)
     c->api_key = m->api_key ? agti_strdup(m->api_key) : NULL;
     c->name = m->name ? agti_strdup(m->name) : NULL;
     c->extra_body = m->extra_body ? json_deep_copy(m->extra_body) : NULL;
+    c->extra_headers = m->extra_headers ? json_deep_copy(m->extra_headers) : NULL;
     c->connect_ms = m->connect_ms;
     c->total_ms = m->total_ms;
     c->low_speed_ms = m->low_speed_ms;
@@ -479,7 +541,7 @@ int agti_model_clone(agt_model **out, const agt_model *m)
     c->max_tokens_field = m->max_tokens_field;
     c->stream = m->stream;
     if (!c->base_url || (m->api_key && !c->api_key) || (m->name && !c->name) ||
-        (m->extra_body && !c->extra_body)) {
+        (m->extra_body && !c->extra_body) || (m->extra_headers && !c->extra_headers)) {
         agt_model_free(c);
         return agti_oom();
     }

@@ -45,6 +45,7 @@ struct agt_model {
     int64_t max_tokens;
     int max_tokens_field;
     struct json_t *extra_body;
+    struct json_t *extra_headers; /* {"Name": "value"}, checked by agt_model_set_extra_headers */
     int stream;
     agt_stream_fn stream_fn;
     void *stream_payload;

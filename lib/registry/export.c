@@ -1,3 +1,5 @@
+#include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
@@ -16,6 +18,93 @@ static json_t *tool_parameters(const agti_tool *t)
     return json_pack("{s:s, s:{}}", "type", "object", "properties");
 }
 
+/*
+ * A title from a tool name: words split at '_', '-' and case changes
+ * ("ReadMediaFile" -> "Read media file", "code_search" -> "Code search",
+ * "FetchURL" -> "Fetch URL"); a run of capitals stays one word as it is.
+ */
+static char *title_of(const char *name)
+{
+    size_t n = strlen(name);
+    char *out = malloc(n * 2 + 1);
+    if (out == NULL)
+        return NULL;
+    size_t o = 0;
+    int words = 0;
+    for (size_t i = 0; i < n;) {
+        while (i < n && (name[i] == '_' || name[i] == '-'))
+            i++;
+        if (i >= n)
+            break;
+        size_t j = i + 1;
+        int upper_run = isupper((unsigned char)name[i]) && j < n && isupper((unsigned char)name[j]);
+        if (upper_run) {
+            /* "URLParser": "URL", then "Parser" */
+            while (j < n && isupper((unsigned char)name[j]) &&
+                   !(j + 1 < n && islower((unsigned char)name[j + 1])))
+                j++;
+        } else {
+            while (j < n && name[j] != '_' && name[j] != '-' && !isupper((unsigned char)name[j]))
+                j++;
+        }
+        if (words++ > 0)
+            out[o++] = ' ';
+        for (size_t k = i; k < j; k++) {
+            char ch = name[k];
+            if (!upper_run)
+                ch = (char)(k == i && words == 1 ? toupper((unsigned char)ch)
+                                                 : tolower((unsigned char)ch));
+            out[o++] = ch;
+        }
+        i = j;
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/*
+ * MCP tool annotations from the access class: reads neither change nor
+ * reach outside the workspace; writes change files (may overwrite: destructive,
+ * not idempotent); commands can do anything (destructive, open world);
+ * network tools read the open world. Host tools: only the title (the host
+ * knows what they do; MCP's defaults apply).
+ */
+static json_t *mcp_annotations(const agti_tool *t)
+{
+    char *title = title_of(t->name);
+    if (title == NULL)
+        return NULL;
+    json_t *a = json_pack("{s:s}", "title", title);
+    free(title);
+    if (a == NULL)
+        return NULL;
+    int ro, destructive, idempotent, open_world;
+    switch (t->access) {
+    case AGT_ACCESS_READ:
+        ro = 1, destructive = 0, idempotent = 1, open_world = 0;
+        break;
+    case AGT_ACCESS_WRITE:
+        ro = 0, destructive = 1, idempotent = 0, open_world = 0;
+        break;
+    case AGT_ACCESS_EXECUTE:
+        ro = 0, destructive = 1, idempotent = 0, open_world = 1;
+        break;
+    case AGT_ACCESS_NETWORK:
+        ro = 1, destructive = 0, idempotent = 0, open_world = 1;
+        break;
+    default:
+        return a;
+    }
+    if (json_object_set_new(a, "readOnlyHint", json_boolean(ro)) != 0 ||
+        json_object_set_new(a, "destructiveHint", json_boolean(destructive)) != 0 ||
+        json_object_set_new(a, "idempotentHint", json_boolean(idempotent)) != 0 ||
+        json_object_set_new(a, "openWorldHint", json_boolean(open_world)) != 0) {
+        json_decref(a);
+        return NULL;
+    }
+    return a;
+}
+
 static json_t *export_one(const agti_tool *t, enum export_format fmt)
 {
     json_t *params = tool_parameters(t);
@@ -28,9 +117,15 @@ static json_t *export_one(const agti_tool *t, enum export_format fmt)
     case FMT_ANTHROPIC:
         return json_pack("{s:s, s:s, s:o}", "name", t->name, "description", t->description,
                          "input_schema", params);
-    case FMT_MCP:
-        return json_pack("{s:s, s:s, s:o}", "name", t->name, "description", t->description,
-                         "inputSchema", params);
+    case FMT_MCP: {
+        json_t *ann = mcp_annotations(t);
+        if (ann == NULL) {
+            json_decref(params);
+            return NULL;
+        }
+        return json_pack("{s:s, s:s, s:o, s:o}", "name", t->name, "description", t->description,
+                         "inputSchema", params, "annotations", ann);
+    }
     case FMT_NATIVE:
         json_decref(params);
         return json_deep_copy(t->entry);

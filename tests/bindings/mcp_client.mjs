@@ -4,8 +4,11 @@
 // usage: node mcp_client.mjs AGT_MCP WORKSPACE
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { readFileSync } from "node:fs";
+import { ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 
 const [exe, ws] = process.argv.slice(2);
 let n = 0, failed = 0;
@@ -39,6 +42,19 @@ try {
   const read = tools.find((t) => t.name === "Read");
   check(read && read.inputSchema.type === "object" && read.inputSchema.required[0] === "path",
         "Read inputSchema", read && read.inputSchema);
+
+  for (const t of ["CronCreate", "CronList", "CronDelete", "EnterPlanMode", "ExitPlanMode"])
+    check(!names.includes(t), `${t} is left out over MCP`, names);
+  const ann = (name) => (tools.find((t) => t.name === name) || {}).annotations;
+  check(JSON.stringify(ann("Read")) === JSON.stringify({ title: "Read", readOnlyHint: true,
+    destructiveHint: false, idempotentHint: true, openWorldHint: false }),
+    "Read annotations seen by the SDK: read-only", ann("Read"));
+  check(JSON.stringify(ann("Edit")) === JSON.stringify({ title: "Edit", readOnlyHint: false,
+    destructiveHint: true, idempotentHint: false, openWorldHint: false }),
+    "Edit annotations: destructive, closed world", ann("Edit"));
+  check(JSON.stringify(ann("Bash")) === JSON.stringify({ title: "Bash", readOnlyHint: false,
+    destructiveHint: true, idempotentHint: false, openWorldHint: true }),
+    "Bash annotations: open world", ann("Bash"));
 
   let r = await client.callTool({ name: "TodoList",
     arguments: { todos: [{ title: "ship it", status: "in_progress" }] } });
@@ -77,6 +93,47 @@ try {
   check(true, "ping");
   await client.close();
   check(true, "clean close");
+
+  // A client with roots and elicitation, the server without --root and
+  // started in another folder: the workspace is the client's root, and calls
+  // needing approval are put to the "user" (this handler).
+  const elsewhere = mkdtempSync(join(tmpdir(), "agt-mcp-sdk-cwd-"));
+  const asked = [];
+  const t2 = new StdioClientTransport({ command: exe, args: [], cwd: elsewhere, stderr: "inherit" });
+  const c2 = new Client({ name: "agt-mcp-test-2", version: "1.0.0" },
+                        { capabilities: { roots: { listChanged: true }, elicitation: {} } });
+  let rootsAsked = 0;
+  c2.setRequestHandler(ListRootsRequestSchema, async () => {
+    rootsAsked++;
+    return { roots: [{ uri: pathToFileURL(ws).href, name: "workspace" }] };
+  });
+  c2.setRequestHandler(ElicitRequestSchema, async (req) => {
+    const p = req.params;
+    asked.push(p.message);
+    const d = p.requestedSchema.properties.decision;
+    if (p.message.includes("sdk-yes.txt") && d.enum.includes("allow"))
+      return { action: "accept", content: { decision: "allow" } };
+    if (p.message.includes("sdk-no.txt"))
+      return { action: "accept", content: { decision: "reject", reason: "not in this test" } };
+    return { action: "decline" };
+  });
+  await c2.connect(t2);
+  r = await c2.callTool({ name: "Read", arguments: { path: "a.txt" } });
+  check(rootsAsked === 1 && r.isError === false && text(r).startsWith("1\talpha\n"),
+        "roots: the server asked for them and reads a.txt in the client's root", [rootsAsked, r]);
+  r = await c2.callTool({ name: "Write", arguments: { path: "sdk-yes.txt", content: "yes\n" } });
+  check(r.isError === false && readFileSync(join(ws, "sdk-yes.txt"), "utf8") === "yes\n",
+        "elicitation answered 'allow': the Write ran", r);
+  r = await c2.callTool({ name: "Write", arguments: { path: "sdk-no.txt", content: "no\n" } });
+  check(r.isError === true && text(r).startsWith("The user declined this Write call: not in this test.")
+        && !existsSync(join(ws, "sdk-no.txt")), "elicitation answered 'reject': refused with the reason", r);
+  check(asked.length === 2 && asked[0].startsWith("agt-mcp: run Write? "),
+        "one elicitation per call needing approval", asked);
+  r = await c2.callTool({ name: "Read", arguments: { path: "a.txt" } });
+  check(asked.length === 2 && r.isError === false, "reads are not asked about", asked);
+  await c2.close();
+  rmSync(elsewhere, { recursive: true, force: true });
+  check(true, "second client closes");
 } catch (e) {
   check(false, "unexpected exception: " + (e && e.stack ? e.stack : e));
 }

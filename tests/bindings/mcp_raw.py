@@ -27,9 +27,14 @@ def check(ok, name, detail=None):
 
 
 class Server:
-    def __init__(self, exe, ws, *args):
-        self.p = subprocess.Popen([exe, "--root", ws] + list(args), stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True, encoding="utf-8")
+    def __init__(self, exe, ws, *args, cwd=None, stderr=None):
+        root = ["--root", ws] if ws is not None else []
+        self.p = subprocess.Popen([exe] + root + list(args), stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True, encoding="utf-8", cwd=cwd,
+                                  stderr=stderr)
+
+    def read(self):
+        return json.loads(self.p.stdout.readline())
 
     def send_raw(self, text):
         self.p.stdin.write(text)
@@ -163,6 +168,186 @@ def main():
               "--deny beats --yolo", r)
         rc, _ = s.close()
         check(rc == 0, "second server exits 0")
+
+        # Tools that cannot work over MCP are not offered; annotations from access.
+        s = Server(exe, ws)
+        r = s.ask(req(1, "tools/list"))
+        tools = {t["name"]: t for t in r["result"]["tools"]}
+        left = ["CronCreate", "CronList", "CronDelete", "EnterPlanMode", "ExitPlanMode"]
+        check([x for x in left if x in tools] == [], "cron and plan-mode tools are left out",
+              sorted(tools))
+        check(sorted(tools) == ["Bash", "Edit", "FetchURL", "Glob", "Grep", "Read", "ReadMediaFile",
+                                "TaskList", "TaskOutput", "TaskStop", "TodoList", "Write"],
+              "the chat set's other offered tools are there", sorted(tools))
+        r = s.ask(req(2, "tools/call", {"name": "CronCreate", "arguments": {}}))
+        check(err_code(r) == (2, -32602) and "not offered over MCP" in r["error"]["message"],
+              "calling a left-out tool: -32602 saying why", r)
+        check(tools["Read"].get("annotations") == {
+            "title": "Read", "readOnlyHint": True, "destructiveHint": False,
+            "idempotentHint": True, "openWorldHint": False}, "Read annotations: read-only",
+            tools["Read"].get("annotations"))
+        check(tools["Write"].get("annotations") == {
+            "title": "Write", "readOnlyHint": False, "destructiveHint": True,
+            "idempotentHint": False, "openWorldHint": False}, "Write annotations: destructive",
+            tools["Write"].get("annotations"))
+        check(tools["Bash"].get("annotations") == {
+            "title": "Bash", "readOnlyHint": False, "destructiveHint": True,
+            "idempotentHint": False, "openWorldHint": True}, "Bash annotations: open world",
+            tools["Bash"].get("annotations"))
+        check(tools["ReadMediaFile"]["annotations"]["title"] == "Read media file",
+              "title from a CamelCase name", tools["ReadMediaFile"]["annotations"])
+        s.close()
+
+        # Approval through elicitation when the client declares it.
+        s = Server(exe, ws, "--deny", "Write(never.txt)")
+        s.ask(req(1, "initialize", {"protocolVersion": "2025-06-18",
+                                    "capabilities": {"elicitation": {}}}))
+        s.send_raw(req(2, "tools/call", {"name": "Write", "arguments": {
+            "path": "e1.txt", "content": "one\n"}}) + "\n")
+        e = s.read()
+        params = e.get("params", {})
+        props = params.get("requestedSchema", {}).get("properties", {})
+        check(e.get("method") == "elicitation/create" and "id" in e and "result" not in e,
+              "a call needing approval sends elicitation/create", e)
+        check(props.get("decision", {}).get("enum") == ["allow", "allow_session", "reject"]
+              and props["decision"].get("enumNames") == [
+                  "Allow once", "Allow for this session: Write(./e1.txt)", "Reject"]
+              and params["requestedSchema"].get("required") == ["decision"]
+              and props.get("reason", {}).get("type") == "string",
+              "the form: once, for the session (with the suggested rule), reject; a reason", e)
+        check(params.get("message", "").startswith("agt-mcp: run Write? ")
+              and '"path":"e1.txt"' in params.get("message", ""),
+              "the question names the tool and its arguments", params.get("message"))
+        check(not os.path.exists(os.path.join(ws, "e1.txt")), "nothing written before the answer")
+        r = s.ask(json.dumps({"jsonrpc": "2.0", "id": e["id"], "result": {
+            "action": "accept", "content": {"decision": "allow"}}}))
+        check(r.get("id") == 2 and r.get("result", {}).get("isError") is False,
+              "allow once: the tools/call is answered with the result", r)
+        with open(os.path.join(ws, "e1.txt")) as f:
+            check(f.read() == "one\n", "allow once: the file is written")
+
+        s.send_raw(req(3, "tools/call", {"name": "Write", "arguments": {
+            "path": "e2.txt", "content": "two\n"}}) + "\n")
+        e = s.read()
+        r = s.ask(json.dumps({"jsonrpc": "2.0", "id": e["id"], "result": {
+            "action": "accept", "content": {"decision": "reject", "reason": "not today"}}}))
+        t = r.get("result", {}).get("content", [{}])[0].get("text", "")
+        check(r.get("id") == 3 and r["result"]["isError"] is True
+              and t.startswith("The user declined this Write call: not today."),
+              "reject: an error result with the user's reason", r)
+        check(not os.path.exists(os.path.join(ws, "e2.txt")), "reject: nothing written")
+
+        s.send_raw(req(4, "tools/call", {"name": "Write", "arguments": {
+            "path": "e3.txt", "content": "3"}}) + "\n")
+        e = s.read()
+        r = s.ask(json.dumps({"jsonrpc": "2.0", "id": e["id"], "result": {"action": "decline"}}))
+        check(r.get("id") == 4 and r["result"]["isError"] is True and "declined in the MCP client"
+              in r["result"]["content"][0]["text"], "decline: rejected", r)
+        s.send_raw(req(5, "tools/call", {"name": "Write", "arguments": {
+            "path": "e3.txt", "content": "3"}}) + "\n")
+        e = s.read()
+        r = s.ask(json.dumps({"jsonrpc": "2.0", "id": e["id"],
+                              "error": {"code": -32601, "message": "no"}}))
+        check(r.get("id") == 5 and r["result"]["isError"] is True
+              and "--allow 'Write(./e3.txt)'" in r["result"]["content"][0]["text"],
+              "an error answer: refused as without elicitation, naming the rule", r)
+
+        # two calls waiting at once, answered in the other order
+        s.send_raw(req(6, "tools/call", {"name": "Write", "arguments": {
+            "path": "e4.txt", "content": "4"}}) + "\n")
+        e6 = s.read()
+        s.send_raw(req(7, "tools/call", {"name": "Write", "arguments": {
+            "path": "e5.txt", "content": "5"}}) + "\n")
+        e7 = s.read()
+        r = s.ask(req(8, "ping"))
+        check(r == {"jsonrpc": "2.0", "id": 8, "result": {}} and e6["id"] != e7["id"],
+              "the server keeps serving while calls wait for their answers", r)
+        r7 = s.ask(json.dumps({"jsonrpc": "2.0", "id": e7["id"], "result": {
+            "action": "accept", "content": {"decision": "allow_session"}}}))
+        r6 = s.ask(json.dumps({"jsonrpc": "2.0", "id": e6["id"], "result": {"action": "cancel"}}))
+        check(e7["params"]["requestedSchema"]["properties"]["decision"]["enumNames"][1]
+              == "Allow for this session: Write(./e5.txt)", "the suggested rule of e5.txt", e7)
+        check(r7.get("id") == 7 and r7["result"]["isError"] is False and r6.get("id") == 6
+              and r6["result"]["isError"] is True, "answers matched to their calls", (r6, r7))
+        check(os.path.exists(os.path.join(ws, "e5.txt"))
+              and not os.path.exists(os.path.join(ws, "e4.txt")), "only the allowed call ran")
+        r = s.ask(req(9, "tools/call", {"name": "Write", "arguments": {
+            "path": "e5.txt", "content": "5 again"}}))
+        check(r.get("id") == 9 and r.get("result", {}).get("isError") is False,
+              "after 'for this session' (rule Write(./e5.txt)) the next Write runs without "
+              "asking", r)
+        r = s.ask(req(10, "tools/call", {"name": "Write", "arguments": {
+            "path": "never.txt", "content": "x"}}))
+        check(r.get("id") == 10 and r["result"]["isError"] is True
+              and not os.path.exists(os.path.join(ws, "never.txt")),
+              "a --deny rule refuses without asking", r)
+        rc, rest = s.close()
+        check(rc == 0 and rest == "", "elicitation server exits 0", (rc, rest[:200]))
+
+        # Roots: without --root, the client's first file:// root is the workspace.
+        spaced = os.path.join(ws, "with space")
+        os.makedirs(spaced)
+        with open(os.path.join(spaced, "r.txt"), "w") as f:
+            f.write("in the root\n")
+        elsewhere = tempfile.mkdtemp(prefix="agt-mcp-cwd-")
+        errf = tempfile.TemporaryFile(mode="w+")
+        s = Server(exe, None, cwd=elsewhere, stderr=errf)
+        s.ask(req(1, "initialize", {"protocolVersion": "2025-06-18",
+                                    "capabilities": {"roots": {"listChanged": True}}}))
+        s.send_raw(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        q = s.read()
+        check(q.get("method") == "roots/list" and "id" in q, "roots/list after initialized", q)
+        # a call before the answer waits for it
+        s.send_raw(req(2, "tools/call", {"name": "Read", "arguments": {"path": "r.txt"}}) + "\n")
+        uri = "file://" + spaced.replace(" ", "%20")
+        r = s.ask(json.dumps({"jsonrpc": "2.0", "id": q["id"], "result": {"roots": [
+            {"uri": "https://example.com/x", "name": "web"},
+            {"uri": "file:///nonexistent-agt-root", "name": "gone"},
+            {"uri": uri, "name": "ws"}]}}))
+        check(r.get("id") == 2 and r.get("result", {}).get("content", [{}])[0].get("text", "")
+              .startswith("1\tin the root"), "the held call runs in the client's root", r)
+        s.send_raw(json.dumps({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
+                   + "\n")
+        q = s.read()
+        check(q.get("method") == "roots/list", "roots/list again after list_changed", q)
+        s.send_raw(json.dumps({"jsonrpc": "2.0", "id": q["id"], "result": {"roots": [
+            {"uri": "file://localhost" + ws}]}}) + "\n")
+        r = s.ask(req(3, "tools/call", {"name": "Read", "arguments": {"path": "a.txt"}}))
+        check(r["result"]["content"][0]["text"].startswith("1\talpha"),
+              "a changed root (file://localhost/...) moves the workspace", r)
+        rc, _ = s.close()
+        errf.seek(0)
+        log = errf.read()
+        check(("agt-mcp: workspace root: %s (the client's first root, %s)\n" % (spaced, uri)) in log
+              and ("agt-mcp: workspace root: %s (the client's first root, file://localhost%s)\n"
+                   % (ws, ws)) in log, "stderr says which root is used and why", log)
+
+        # Neither --root nor roots: the current directory, and stderr says so.
+        errf = tempfile.TemporaryFile(mode="w+")
+        with open(os.path.join(elsewhere, "c.txt"), "w") as f:
+            f.write("cwd\n")
+        s = Server(exe, None, cwd=elsewhere, stderr=errf)
+        s.ask(req(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}}))
+        s.send_raw(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        r = s.ask(req(2, "tools/call", {"name": "Read", "arguments": {"path": "c.txt"}}))
+        check(r.get("id") == 2 and r["result"]["content"][0]["text"].startswith("1\tcwd"),
+              "no roots capability: no roots/list, the current directory", r)
+        s.close()
+        errf.seek(0)
+        log = errf.read()
+        check("agt-mcp: workspace root: %s (the current directory: no --root, and the client "
+              "offers no roots)\n" % os.path.realpath(elsewhere) in log,
+              "stderr names the current directory as the root", log)
+        # --root wins over the client's roots: no roots/list is sent
+        s = Server(exe, ws)
+        s.ask(req(1, "initialize", {"protocolVersion": "2025-06-18",
+                                    "capabilities": {"roots": {}}}))
+        s.send_raw(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        r = s.ask(req(2, "ping"))
+        check(r == {"jsonrpc": "2.0", "id": 2, "result": {}}, "--root: the roots are not asked for",
+              r)
+        s.close()
+        shutil.rmtree(elsewhere, ignore_errors=True)
 
         p = subprocess.run([exe, "--root", ws, "--allow", "Bash("], capture_output=True, text=True,
                            timeout=20)

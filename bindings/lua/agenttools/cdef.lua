@@ -125,6 +125,7 @@ int agt_model_set_timeouts(agt_model *m, int64_t connect_ms, int64_t total_ms, i
 int agt_model_set_retries(agt_model *m, int max_retries, int64_t base_ms, int64_t max_ms);
 int agt_model_set_max_tokens(agt_model *m, int64_t max_tokens, int field);
 int agt_model_set_extra_body(agt_model *m, const char *json, size_t len);
+int agt_model_set_extra_headers(agt_model *m, const char *json, size_t len);
 int agt_model_set_stream(agt_model *m, int on);
 int agt_model_set_stream_callback(agt_model *m, agt_stream_fn fn, void *payload);
 int agt_model_set_cancel_callback(agt_model *m, agt_cancel_fn fn, void *payload);

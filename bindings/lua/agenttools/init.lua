@@ -1106,6 +1106,16 @@ function Model:set_extra_body(v)
   check(C.agt_model_set_extra_body(handle(self), t, #t))
 end
 
+-- Extra HTTP headers: a table of name = value (or its JSON text); nil clears.
+function Model:set_extra_headers(v)
+  if v == nil then
+    check(C.agt_model_set_extra_headers(handle(self), nil, 0))
+    return
+  end
+  local t = jtext(v)
+  check(C.agt_model_set_extra_headers(handle(self), t, #t))
+end
+
 -- fn(kind, text) -> true to cancel.
 function Model:set_stream_callback(fn)
   local g = self._guard

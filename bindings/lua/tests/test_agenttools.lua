@@ -547,6 +547,19 @@ local okgc, gcerr = pcall(function()
 end)
 check(okgc, "3000 dropped registries and sessions with callbacks", gcerr)
 
+-- Model:set_extra_headers passes the table through; a bad name is refused naming it
+do
+  local hm = agt.Model(agt.AGT_PROTOCOL_OPENAI)
+  check(pcall(function() hm:set_extra_headers({ ["OpenAI-Organization"] = "org-1" }) end),
+        "set_extra_headers with a table")
+  check(pcall(function() hm:set_extra_headers(nil) end), "set_extra_headers(nil) clears")
+  local okh, eh = raises(function() hm:set_extra_headers({ ["Bad Name"] = "x" }) end,
+                         agt.AGT_EINVALID)
+  check(okh and eh.message:find('"Bad Name" is not a header name', 1, true) ~= nil,
+        "a bad header name raises AGT_EINVALID naming it", eh)
+  hm:close()
+end
+
 -- explicit close, double close, use after close
 s:close()
 s:close()

@@ -1040,6 +1040,15 @@ class Model(_Handle):
         t = _json_text(obj)
         _check(lib.agt_model_set_extra_body(self._handle(), t, len(t)))
 
+    def set_extra_headers(self, headers):
+        """Extra HTTP headers of every request: a dict of name -> value (or its
+        JSON text); a header named like one the client sends replaces it; None clears."""
+        if headers is None:
+            _check(lib.agt_model_set_extra_headers(self._handle(), None, 0))
+            return
+        t = _json_text(headers)
+        _check(lib.agt_model_set_extra_headers(self._handle(), t, len(t)))
+
     def set_stream(self, on):
         _check(lib.agt_model_set_stream(self._handle(), 1 if on else 0))
 

@@ -454,6 +454,14 @@ class TestAgent(Base):
             self.assertIn(agt.AGT_AGENT_TOOL_STARTED, events)
             self.assertIn(agt.AGT_AGENT_TOOL_FINISHED, events)
 
+    def test_model_extra_headers(self):
+        with agt.Model(agt.AGT_PROTOCOL_OPENAI) as m:
+            m.set_extra_headers({"OpenAI-Organization": "org-1"})
+            m.set_extra_headers(None)
+            with self.assertRaises(agt.ValidationError) as cm:
+                m.set_extra_headers({"Bad Name": "x"})
+            self.assertIn('"Bad Name" is not a header name', str(cm.exception))
+
     def test_host_model_exception_is_reraised(self):
         def model_fn(request):
             raise LookupError("model is down")

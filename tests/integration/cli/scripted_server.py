@@ -7,7 +7,8 @@ Each POST to /v1/chat/completions answers with the next line of the script
 (a canonical response: content, tool_calls [{id,name,arguments}],
 finish_reason, usage) rendered as an OpenAI chat.completion object; POST
 /reset starts the script over. Prints the port on stdout and serves until
-stdin closes. Requests are logged as JSON lines to SCRIPT.requests.
+stdin closes. Requests are logged as JSON lines to SCRIPT.requests, and
+their headers ({lower-case name: value}) to SCRIPT.headers.
 
 A line with "key": K belongs to the queue of K: a request whose first user
 message contains K is answered from that queue (so parallel reviews of
@@ -69,6 +70,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             POS[key] = i + 1
             with open(sys.argv[1] + ".requests", "a") as f:
                 f.write(raw.decode() + "\n")
+            with open(sys.argv[1] + ".headers", "a") as f:
+                f.write(json.dumps({k.lower(): v for k, v in self.headers.items()}) + "\n")
         queue = QUEUES.get(key, [])
         if i >= len(queue):
             data = json.dumps({"error": {"message": "script exhausted"}}).encode()

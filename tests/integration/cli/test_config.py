@@ -102,8 +102,7 @@ def main():
         cfg = {"default": "work", "providers": {
             "work": {"base_url": "https://llm.example/v1", "model": "w1", "api_key_env": "MYKEY"},
             "claude": {"protocol": "anthropic", "model": "c1", "api_key": SECRETS[5]},
-            "nomodel": {"base_url": "http://localhost:1/v1"},
-            "bad": {"model": 7}}}
+            "nomodel": {"base_url": "http://localhost:1/v1"}}}
         with open(os.path.join(cfg_home, "agenttools", "config.json"), "w") as f:
             json.dump(cfg, f)
         rc, out, err = r(show, MYKEY=SECRETS[4])
@@ -119,8 +118,35 @@ def main():
         t.ok(out.startswith("c2 at"), "the command line beats the config file")
         rc, out, err = r(show + ["--provider", "nomodel"])
         t.ok(rc == 1 and 'add "model" to provider "nomodel"' in err, "provider without a model")
-        rc, out, err = r(show + ["--provider", "bad"])
-        t.ok(rc == 1 and '"model" must be a string' in err, "provider field of the wrong type")
+        def cfg_file(name, doc):
+            p = os.path.join(tmp, name)
+            with open(p, "w") as f:
+                json.dump(doc, f)
+            return p
+
+        # The file is checked against examples/common/cli-config.schema.json.
+        p = cfg_file("typo.json", {"providers": {"work": {"modle": "w1"}}})
+        rc, out, err = r(show + ["--config", p])
+        t.ok(rc == 1 and err.startswith('agt-review: config file %s: unknown key "modle" in '
+                                        '/providers/work (allowed: base_url, model, ' % p)
+             and "\n" not in err, "a misspelt provider key is an error naming the key and file")
+        p = cfg_file("typo2.json", {"defualt": "work", "providers": {}})
+        rc, out, err = r(show + ["--config", p])
+        t.ok(rc == 1 and err.startswith('agt-review: config file %s: unknown key "defualt" at '
+                                        'the top level (allowed: default, providers)' % p),
+             "a misspelt top-level key is an error naming it")
+        p = cfg_file("type.json", {"providers": {"bad": {"model": 7}}})
+        rc, out, err = r(show + ["--config", p, "--provider", "bad"])
+        t.ok(rc == 1 and err.startswith("agt-review: config file %s: at /providers/bad/model: "
+                                        % p) and "string" in err,
+             "provider field of the wrong type: its place named")
+        p = cfg_file("type2.json", {"providers": {"bad": {"model": "m", "max_tokens": 0}}})
+        rc, out, err = r(show + ["--config", p, "--provider", "bad"])
+        t.ok(rc == 1 and "at /providers/bad/max_tokens: " in err, "max_tokens 0 refused")
+        rc, out, err = c(show + ["--config", cfg_file("typo3.json", {"providers": {"w": {
+            "model": "m", "heders": {}}}})])
+        t.ok(rc == 1 and err.startswith("agt-chat: config file ") and '"heders"' in err,
+             "agt-chat checks the file the same way")
         rc, out, err = r(show + ["--provider", "nope"])
         t.ok(rc == 1 and 'provider "nope" is not defined' in err, "unknown provider named")
         bad = os.path.join(tmp, "bad.json")
@@ -137,6 +163,40 @@ def main():
         os.remove(os.path.join(cfg_home, "agenttools", "config.json"))
         rc, out, err = c([])
         t.ok(rc == 1 and "no model configured" in err, "agt-chat without a model: says how")
+
+        # max_tokens, extra_body and headers of a provider reach the request.
+        here = os.path.dirname(os.path.abspath(__file__))
+        script = os.path.join(tmp, "s.jsonl")
+        with open(script, "w") as f:
+            f.write(json.dumps({"content": "", "tool_calls": [
+                {"id": "1", "name": "task_done", "arguments": "{}"}],
+                "finish_reason": "tool_calls"}) + "\n")
+        srv = subprocess.Popen([sys.executable, os.path.join(here, "scripted_server.py"), script],
+                               stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True)
+        port = srv.stdout.readline().strip()
+        p = cfg_file("req.json", {"providers": {"loc": {
+            "base_url": "http://127.0.0.1:%s/v1" % port, "model": "m1", "max_tokens": 512,
+            "max_tokens_field": "max_completion_tokens",
+            "extra_body": {"temperature": 0.5, "seed": 7},
+            "headers": {"X-Team": "tools", "OpenAI-Organization": "org-1"}}}})
+        rc, out, err = r(show + ["--config", p, "--provider", "loc"])
+        t.eq(out, "m1 at http://127.0.0.1:%s/v1 (openai protocol, no key, provider loc, "
+                  "max_completion_tokens 512, extra body fields, extra headers)" % port,
+             "--show-config names the request settings (not the header values)")
+        rc, out, err = r(["--config", p, "--provider", "loc", "--commit", "HEAD",
+                          "--format", "json"])
+        srv.stdin.close()
+        srv.wait(timeout=10)
+        t.eq(rc, 0, "a review with the provider's request settings" + ("" if rc == 0 else err))
+        with open(script + ".requests") as f:
+            body = json.loads(f.readline())
+        with open(script + ".headers") as f:
+            hdrs = json.loads(f.readline())
+        t.eq((body.get("max_completion_tokens"), body.get("max_tokens"), body.get("temperature"),
+              body.get("seed"), body.get("model")), (512, None, 0.5, 7, "m1"),
+             "max_tokens (in its field) and extra_body fields in the request body")
+        t.eq((hdrs.get("x-team"), hdrs.get("openai-organization")), ("tools", "org-1"),
+             "the provider's headers sent")
 
         # A real request with a key to an endpoint that refuses the connection:
         # the error and the progress lines must not show the key.

@@ -339,6 +339,9 @@ def main():
         rc, out, err = review("text")
         t.ok(rc == 0 and "src/calc.c:13 [bug, high]" in out and
              "    for (int i = 0; i < n; i++)" in out, "text output: location and suggestion")
+        # the candidates [[12, 12], [16, 16]] of the JSON output, as the text shows them
+        t.ok(rc == 0 and "\nsrc/calc.c (ambiguous: lines 12, 16) [bug" in out,
+             "text output: an ambiguous comment lists its candidate lines")
         t.ok("[2/2]" in err, "progress on stderr")
         def anchors(res):
             return sorted((c["path"], c["start_line"], c["end_line"], c["side"], c["method"],

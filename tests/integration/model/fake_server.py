@@ -445,6 +445,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             COUNTS[scen] = COUNTS.get(scen, 0) + 1
             n = COUNTS[scen]
             LAST[scen] = {"headers": {k.lower(): v for k, v in self.headers.items()},
+                          "header_names": [k.lower() for k in self.headers.keys()],
                           "body": body, "path": self.path}
         kind = scen.split("-")[0]
         if kind == "text":

@@ -188,6 +188,100 @@ static void test_openai_text(void)
     agt_model_free(m);
 }
 
+/* How many times a header name (lower case) was sent. */
+static int header_count(json_t *req, const char *name)
+{
+    int n = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(req, "header_names"), i, v)
+    {
+        n += strcmp(json_string_value(v), name) == 0;
+    }
+    return n;
+}
+
+static void test_extra_headers(void)
+{
+    agt_model *m = http_model(AGT_PROTOCOL_OPENAI, "text-hdr");
+    const char *hdrs = "{\"OpenAI-Organization\":\"org-7\",\"accept\":\"application/x-test\","
+                       "\"X-Empty\":\"\"}";
+    T_EQ_INT(agt_model_set_extra_headers(m, hdrs, strlen(hdrs)), AGT_OK, "extra headers set");
+    agt_model_response *r = NULL;
+    T_EQ_INT(run(m, NULL, &r), AGT_OK, "request with extra headers: ok");
+    agt_model_response_free(r);
+    json_t *req = last_request("text-hdr");
+    json_t *hdr = json_object_get(req, "headers");
+    T_EQ_STR(json_string_value(json_object_get(hdr, "openai-organization")), "org-7",
+             "extra header sent");
+    T_EQ_STR(json_string_value(json_object_get(hdr, "accept")), "application/x-test",
+             "an extra header replaces ours of the same name (any case)");
+    T_EQ_INT(header_count(req, "accept"), 1, "and ours is not sent as well");
+    T_EQ_STR(json_string_value(json_object_get(hdr, "x-empty")), "", "an empty value is sent");
+    T_EQ_STR(json_string_value(json_object_get(hdr, "authorization")), "Bearer sk-test",
+             "the key is still sent");
+    json_decref(req);
+
+    const char *auth = "{\"Authorization\":\"Token abc\"}";
+    T_EQ_INT(agt_model_set_extra_headers(m, auth, strlen(auth)), AGT_OK, "Authorization set");
+    T_EQ_INT(run(m, NULL, &r), AGT_OK, "request with a replaced Authorization: ok");
+    agt_model_response_free(r);
+    req = last_request("text-hdr");
+    T_EQ_STR(json_string_value(json_object_get(json_object_get(req, "headers"), "authorization")),
+             "Token abc", "an extra Authorization replaces the key's");
+    T_EQ_INT(header_count(req, "authorization"), 1, "one Authorization header");
+    json_decref(req);
+
+    T_EQ_INT(agt_model_set_extra_headers(m, NULL, 0), AGT_OK, "extra headers cleared");
+    T_EQ_INT(run(m, NULL, &r), AGT_OK, "request after clearing: ok");
+    agt_model_response_free(r);
+    req = last_request("text-hdr");
+    hdr = json_object_get(req, "headers");
+    T_CHECK(json_object_get(hdr, "openai-organization") == NULL, "cleared: not sent");
+    T_EQ_STR(json_string_value(json_object_get(hdr, "accept")), "text/event-stream",
+             "cleared: our Accept again");
+    json_decref(req);
+
+    static const struct {
+        const char *json;
+        int rc;
+        const char *msg;
+    } bad[] = {
+        {"[1]", AGT_EPARSE, "extra_headers is not a JSON object"},
+        {"{\"Bad Name\":\"x\"}", AGT_EINVALID, "\"Bad Name\" is not a header name"},
+        {"{\"\":\"x\"}", AGT_EINVALID, "\"\" is not a header name"},
+        {"{\"X-A\":\"a\\r\\nX-B: b\"}", AGT_EINVALID, "the value of \"X-A\" must be a string"},
+        {"{\"X-A\":\"a\\u0000b\"}", AGT_EINVALID, "the value of \"X-A\" must be a string"},
+        {"{\"X-A\":5}", AGT_EINVALID, "the value of \"X-A\" must be a string"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        T_EQ_INT(agt_model_set_extra_headers(m, bad[i].json, strlen(bad[i].json)), bad[i].rc,
+                 "bad extra headers %s: refused", bad[i].json);
+        T_CHECK(strstr(agt_error_message(), bad[i].msg) != NULL, "bad extra headers %s: %s",
+                bad[i].json, agt_error_message());
+    }
+    T_EQ_INT(agt_model_set_extra_headers(NULL, "{}", 2), AGT_EINVAL, "NULL model: EINVAL");
+    agt_model_free(m);
+
+    /* anthropic: an extra x-api-key replaces the key's header */
+    m = http_model(AGT_PROTOCOL_ANTHROPIC, "anthropic-hdr");
+    const char *k = "{\"x-api-key\":\"other\",\"anthropic-beta\":\"tools-1\"}";
+    T_EQ_INT(agt_model_set_extra_headers(m, k, strlen(k)), AGT_OK, "anthropic extra headers set");
+    T_EQ_INT(run(m, NULL, &r), AGT_OK, "anthropic request with extra headers: ok");
+    agt_model_response_free(r);
+    req = last_request("anthropic-hdr");
+    hdr = json_object_get(req, "headers");
+    T_EQ_STR(json_string_value(json_object_get(hdr, "x-api-key")), "other",
+             "anthropic: an extra x-api-key replaces the key's");
+    T_EQ_INT(header_count(req, "x-api-key"), 1, "anthropic: one x-api-key header");
+    T_EQ_STR(json_string_value(json_object_get(hdr, "anthropic-beta")), "tools-1",
+             "anthropic: extra header sent");
+    T_EQ_STR(json_string_value(json_object_get(hdr, "anthropic-version")), "2023-06-01",
+             "anthropic: our anthropic-version still sent");
+    json_decref(req);
+    agt_model_free(m);
+}
+
 static void test_openai_tools(void)
 {
     agt_model *m = http_model(AGT_PROTOCOL_OPENAI, "tools-1");
@@ -599,6 +693,7 @@ int main(int argc, char **argv)
     if (!fx_begin(argc, argv, "test-model", NULL, 0, NULL, &srv, "fake server started", &status))
         return status;
     test_openai_text();
+    test_extra_headers();
     test_openai_tools();
     test_vendor_shapes();
     test_failures();

@@ -2,6 +2,7 @@
  * formats, freezing. Expected JSON texts are written out by hand from the
  * formats in docs/tools.md (OpenAI function tools, Anthropic input_schema,
  * MCP tools/list inputSchema). */
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,9 +106,10 @@ static void test_host_file_and_export(void)
     T_EQ_STR(
         out,
         "{\"tools\":[{\"name\":\"find\",\"description\":\"Find things.\",\"inputSchema\":" PARAMS
-        "},{\"name\":\"find2\",\"description\":\"Find more.\",\"inputSchema\":"
-        "{\"type\":\"object\",\"properties\":{}}}]}",
-        "mcp tools/list format");
+        ",\"annotations\":{\"title\":\"Find\"}},{\"name\":\"find2\",\"description\":\"Find "
+        "more.\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}},\"annotations\":{"
+        "\"title\":\"Find2\"}}]}",
+        "mcp tools/list format; tools without an access class get only a title");
     agt_free(out);
     T_EQ_INT(agt_registry_export(reg, "native", AGT_PHASE_PLAN, &out), AGT_OK, "native export");
     T_EQ_STR(out,
@@ -258,6 +260,67 @@ static void test_access_from_builtin(void)
     agt_registry_free(reg);
 }
 
+/* The "annotations" of one tool of an mcp export, as compact JSON (malloc'd). */
+static char *annotations_of(const char *export_json, const char *name)
+{
+    json_t *doc = json_loads(export_json, 0, NULL);
+    size_t i;
+    json_t *t;
+    char *out = NULL;
+    json_array_foreach(json_object_get(doc, "tools"), i, t)
+    {
+        if (strcmp(json_string_value(json_object_get(t, "name")), name) == 0)
+            out = json_dumps(json_object_get(t, "annotations"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+    }
+    json_decref(doc);
+    return out;
+}
+
+static void test_mcp_annotations(void)
+{
+    agt_registry *reg = NULL;
+    agt_registry_new(&reg);
+    agt_registry_load_builtin(reg, "chat");
+    const char *extra = "[{\"name\":\"URLParser_tool\",\"provider\":\"Read\",\"definition\":{}},"
+                        "{\"name\":\"ask-the-host\",\"provider\":\"TodoList\",\"access\":\"host\","
+                        "\"definition\":{}}]";
+    for (size_t k = 0; k < 2; k++) {
+        json_t *arr = json_loads(extra, 0, NULL);
+        char *one = json_dumps(json_array_get(arr, k), JSON_COMPACT);
+        T_EQ_INT(agt_registry_add_json(reg, one, strlen(one)), AGT_OK, "add %s", one);
+        free(one);
+        json_decref(arr);
+    }
+    char *out = NULL;
+    T_EQ_INT(agt_registry_export(reg, "mcp", AGT_PHASE_ALL, &out), AGT_OK, "mcp export of chat");
+    static const char *const want[][2] = {
+        {"Read", "{\"title\":\"Read\",\"readOnlyHint\":true,\"destructiveHint\":false,"
+                 "\"idempotentHint\":true,\"openWorldHint\":false}"},
+        {"ReadMediaFile",
+         "{\"title\":\"Read media file\",\"readOnlyHint\":true,\"destructiveHint\":false,"
+         "\"idempotentHint\":true,\"openWorldHint\":false}"},
+        {"Write", "{\"title\":\"Write\",\"readOnlyHint\":false,\"destructiveHint\":true,"
+                  "\"idempotentHint\":false,\"openWorldHint\":false}"},
+        {"Bash", "{\"title\":\"Bash\",\"readOnlyHint\":false,\"destructiveHint\":true,"
+                 "\"idempotentHint\":false,\"openWorldHint\":true}"},
+        {"FetchURL", "{\"title\":\"Fetch URL\",\"readOnlyHint\":true,\"destructiveHint\":false,"
+                     "\"idempotentHint\":false,\"openWorldHint\":true}"},
+        {"TaskStop", "{\"title\":\"Task stop\",\"readOnlyHint\":false,\"destructiveHint\":true,"
+                     "\"idempotentHint\":false,\"openWorldHint\":true}"},
+        {"URLParser_tool",
+         "{\"title\":\"URL parser tool\",\"readOnlyHint\":true,\"destructiveHint\":false,"
+         "\"idempotentHint\":true,\"openWorldHint\":false}"},
+        {"ask-the-host", "{\"title\":\"Ask the host\"}"},
+    };
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        char *a = annotations_of(out, want[k][0]);
+        T_EQ_STR(a != NULL ? a : "(missing)", want[k][1], "annotations of %s", want[k][0]);
+        free(a);
+    }
+    agt_free(out);
+    agt_registry_free(reg);
+}
+
 static void test_freeze(void)
 {
     agt_registry *reg = NULL;
@@ -287,6 +350,7 @@ int main(void)
     test_host_file_and_export();
     test_load_errors();
     test_access_from_builtin();
+    test_mcp_annotations();
     test_freeze();
     return t_done();
 }
