@@ -101,21 +101,22 @@ static int64_t mono_ms(void)
 
 static void usage(FILE *f)
 {
-    fputs("usage: agt-mcp [options]\n"
-          "Serves libagenttools' tools to an MCP client over stdin/stdout.\n"
-          "\n"
-          "options:\n"
-          "  --root DIR     workspace root (default: the client's first file:// root,\n"
-          "                 else the current directory)\n"
-          "  --set NAME     built-in tool set: chat (default) or review\n"
-          "  --tools FILE   replace the catalogue with a tools.json file\n"
-          "  --allow RULE   permission rule, e.g. 'Edit(src/**)' or 'Bash(git log *)'; repeatable\n"
-          "  --ask RULE     a rule that asks (through the client's elicitation; without it:\n"
-          "                 refuses); repeatable\n"
-          "  --deny RULE    a rule that refuses; repeatable\n"
-          "  --yolo         run calls that would need approval (deny rules still apply)\n"
-          "  --version      print the program name and the library version, exit\n" CLI_SANDBOX_USAGE,
-          f);
+    fputs(
+        "usage: agt-mcp [options]\n"
+        "Serves libagenttools' tools to an MCP client over stdin/stdout.\n"
+        "\n"
+        "options:\n"
+        "  --root DIR     workspace root (default: the client's first file:// root,\n"
+        "                 else the current directory)\n"
+        "  --set NAME     built-in tool set: chat (default) or review\n"
+        "  --tools FILE   replace the catalogue with a tools.json file\n"
+        "  --allow RULE   permission rule, e.g. 'Edit(src/**)' or 'Bash(git log *)'; repeatable\n"
+        "  --ask RULE     a rule that asks (through the client's elicitation; without it:\n"
+        "                 refuses); repeatable\n"
+        "  --deny RULE    a rule that refuses; repeatable\n"
+        "  --yolo         run calls that would need approval (deny rules still apply)\n"
+        "  --version      print the program name and the library version, exit\n" CLI_SANDBOX_USAGE,
+        f);
 }
 
 static char *read_file(const char *path, size_t *len)

@@ -28,7 +28,8 @@ static void usage(FILE *f)
           "  --tools FILE    replace the catalogue with a tools.json file\n"
           "  --root DIR      workspace root (default: current directory)\n"
           "  --phase PHASE   all (default), plan or main\n"
-          "  --version       print the program name and the library version, exit\n" CLI_SANDBOX_USAGE,
+          "  --version       print the program name and the library version, "
+          "exit\n" CLI_SANDBOX_USAGE,
           f);
 }
 
