@@ -3,6 +3,7 @@
 #ifndef AGT_LIB_SESSION_FS_SETTINGS_H
 #define AGT_LIB_SESSION_FS_SETTINGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,8 @@ typedef struct agti_fs_settings {
     char **allowed; /* absolute, symlinks resolved */
     size_t nallowed;
     int64_t limits[AGTI_FILE_LIMIT_MAX + 1]; /* 0: the tool's default */
+    struct agti_sensitive *sensitive;        /* NULL: the built-in policy */
+    bool fetch_private;                      /* FetchURL may reach private addresses */
 } agti_fs_settings;
 
 void agti_fs_settings_free(agti_fs_settings *fs);
@@ -21,5 +24,13 @@ void agti_fs_settings_free(agti_fs_settings *fs);
 int64_t agti_session_file_limit(const agt_session *s, int which, int64_t dflt);
 /* The admitted directories (borrowed; *n may be 0). */
 const char *const *agti_session_allowed_dirs(const agt_session *s, size_t *n);
+/* The session's sensitive-file policy (sensitive_settings.c); NULL (the
+ * built-in one) when the host changed nothing or s is NULL. */
+const struct agti_sensitive *agti_session_sensitive(const agt_session *s);
+/* Whether FetchURL may connect to loopback, link-local and private
+ * addresses (agt_session_set_fetch_private). */
+bool agti_session_fetch_private(const agt_session *s);
+/* The settings block, created on first use; NULL when out of memory. */
+agti_fs_settings *agti_session_fs_settings(agt_session *s);
 
 #endif

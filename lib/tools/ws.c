@@ -124,7 +124,7 @@ int agti_ws_resolve(agt_call *call, const char *user_path, bool refuse_sensitive
         return rc;
     }
     const char *reason = NULL;
-    if (refuse_sensitive && agti_fs_is_sensitive(out->abs, &reason)) {
+    if (refuse_sensitive && agti_sensitive_match(agti_session_sensitive(s), out->abs, &reason)) {
         rc = agti_tool_fail(call, AGT_EDENIED,
                             "%s is a sensitive file (%s); the file tools never read or write it. "
                             "Ask the user if you need something from it.",
