@@ -122,6 +122,7 @@ typedef struct scan {
     bool capped; /* SEARCH_MAX_BYTES reached */
     size_t capped_at;
     const struct agti_sensitive *pol; /* the session's sensitive-file policy */
+    agt_changes *c;                   /* to read a file with matches for a key inside */
 } scan;
 
 /* One candidate file and, once searched, what it gave. */
@@ -261,8 +262,9 @@ static int run_pool(pool *pl)
     return AGT_OK;
 }
 
-/* A private key among the lines found (a key file not named like one),
- * unless a host exception names the file. */
+/* A private key in a file with matches (one not named like a key file),
+ * unless a host exception names the file: the lines found, then the whole
+ * file (read again only for files that match). */
 static bool key_lines(const scan *sc, const cand *cd)
 {
     if (agti_sensitive_host_excepted(sc->pol, cd->path))
@@ -270,7 +272,13 @@ static bool key_lines(const scan *sc, const cand *cd)
     for (size_t j = 0; j < cd->f.nlines; j++)
         if (agti_sensitive_content(cd->f.lines[j].text, cd->f.lines[j].len, NULL))
             return true;
-    return false;
+    char *text = NULL;
+    size_t len = 0;
+    if (sc->c == NULL || agt_changes_read_file(sc->c, cd->path, &text, &len) != AGT_OK)
+        return false;
+    bool key = agti_sensitive_content(text, len, NULL);
+    agt_free(text);
+    return key;
 }
 
 static void collect(scan *sc, cand *cands, size_t n)
@@ -344,6 +352,7 @@ int agti_tool_code_search(agt_call *call, void *payload)
     scan sc;
     memset(&sc, 0, sizeof sc);
     sc.pol = agti_session_sensitive(agt_call_session(call));
+    sc.c = c;
     rc = search_all(&opts, s, c, &sc);
     agti_searcher_free(s);
     if (rc != AGT_OK) {
