@@ -62,6 +62,9 @@ def main():
     try:
         with open(os.path.join(ws, "a.txt"), "w") as f:
             f.write("alpha\nbeta\n")
+        for name in (".env.prod", "prod.tfstate"):
+            with open(os.path.join(ws, name), "w") as f:
+                f.write("TOKEN=sk-live-123\n")
         s = Server(exe, ws)
         r = s.ask(req(1, "initialize", {"protocolVersion": "2025-03-26", "capabilities": {},
                                         "clientInfo": {"name": "raw", "version": "0"}}))
@@ -117,6 +120,16 @@ def main():
         check(res["isError"] is False and res["content"][0]["type"] == "text"
               and res["content"][0]["text"].startswith("1\talpha\n")
               and "2\tbeta" not in res["content"][0]["text"], "Read n_lines 1", r)
+        # the library's sensitive-file policy holds through the MCP server
+        for k, (name, tool, args) in enumerate([
+                (".env.prod", "Read", {"path": ".env.prod"}),
+                ("prod.tfstate", "Read", {"path": "prod.tfstate"}),
+                (".env.prod", "Grep", {"pattern": "TOKEN", "output_mode": "content"}),
+                (".env.prod", "Glob", {"pattern": "*prod*"})]):
+            r = s.ask(req(150 + k, "tools/call", {"name": tool, "arguments": args}))
+            text = r["result"]["content"][0]["text"]
+            check("sk-live-123" not in text and "sensitive" in text,
+                  "MCP %s: %s not shown" % (tool, name), r)
         r = s.ask(req(16, "tools/call", {"name": "Read", "arguments": {"path": "a.txt", "bogus": 1}}))
         check(r["result"]["isError"] is True, "schema violation -> isError result", r)
         r = s.ask(req(17, "tools/call", {"name": "Write", "arguments": {"path": "b.txt",
