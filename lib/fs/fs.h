@@ -134,6 +134,8 @@ bool agti_sensitive_host_excepted(const agti_sensitive *pol, const char *relpath
 /* A policy holding the built-in patterns. AGT_ENOMEM. */
 int agti_sensitive_new(agti_sensitive **out);
 void agti_sensitive_free(agti_sensitive *pol);
+/* A copy of src (for a sub-agent's session). AGT_ENOMEM. */
+int agti_sensitive_clone(agti_sensitive **out, const agti_sensitive *src);
 /* Adds a pattern ('!' first: an exception); an existing one (compared
  * case-insensitively) is a no-op. AGT_EINVAL (empty, leading or trailing
  * '/', malformed), AGT_ENOMEM. */

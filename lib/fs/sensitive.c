@@ -233,6 +233,23 @@ static const agti_sensitive *builtin_policy(void)
     return builtin_pol;
 }
 
+int agti_sensitive_clone(agti_sensitive **out, const agti_sensitive *src)
+{
+    *out = NULL;
+    agti_sensitive *pol = calloc(1, sizeof *pol);
+    if (pol == NULL)
+        return agti_oom();
+    for (size_t i = 0; i < src->n; i++) {
+        int rc = push(pol, src->p[i].text, src->p[i].reason, src->p[i].builtin);
+        if (rc != AGT_OK) {
+            agti_sensitive_free(pol);
+            return rc;
+        }
+    }
+    *out = pol;
+    return AGT_OK;
+}
+
 int agti_sensitive_add(agti_sensitive *pol, const char *pattern)
 {
     if (pattern == NULL)

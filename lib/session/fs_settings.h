@@ -30,6 +30,10 @@ const struct agti_sensitive *agti_session_sensitive(const agt_session *s);
 /* Whether FetchURL may connect to loopback, link-local and private
  * addresses (agt_session_set_fetch_private). */
 bool agti_session_fetch_private(const agt_session *s);
+/* Gives dst (a sub-agent's session) src's sensitive-file policy and
+ * FetchURL setting, so a sub-agent sees no more than its parent. AGT_OK,
+ * AGT_ENOMEM. */
+int agti_session_copy_secrets(agt_session *dst, const agt_session *src);
 /* The settings block, created on first use; NULL when out of memory. */
 agti_fs_settings *agti_session_fs_settings(agt_session *s);
 

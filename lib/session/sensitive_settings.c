@@ -85,6 +85,25 @@ int agt_session_check_sensitive(const agt_session *s, const char *path, const ch
     return agti_sensitive_check(agti_session_sensitive(s), path, content, len, reason) ? 1 : 0;
 }
 
+int agti_session_copy_secrets(agt_session *dst, const agt_session *src)
+{
+    if (src == NULL || src->fs == NULL)
+        return AGT_OK;
+    agti_fs_settings *fs = agti_session_fs_settings(dst);
+    if (fs == NULL)
+        return agti_oom();
+    fs->fetch_private = src->fs->fetch_private;
+    if (src->fs->sensitive == NULL)
+        return AGT_OK;
+    agti_sensitive *copy = NULL;
+    int rc = agti_sensitive_clone(&copy, src->fs->sensitive);
+    if (rc != AGT_OK)
+        return rc;
+    agti_sensitive_free(fs->sensitive);
+    fs->sensitive = copy;
+    return AGT_OK;
+}
+
 int agt_session_set_fetch_private(agt_session *s, int allow)
 {
     if (s == NULL)
