@@ -29,11 +29,23 @@
 
 #include "fs.h"
 
+/* How a pattern is matched, cheapest first: a name pattern against the
+ * file name; a path pattern without "**" against as many trailing
+ * components as it has; one with "**" (compiled with a leading "**\/")
+ * against the whole path, once its literal start was found as a folder in
+ * it. The literal prefix and suffix of the part matched reject most paths
+ * before the matcher runs (every file of a tree is judged). */
 typedef struct sens_pattern {
-    char *text;   /* as given, with its '!' */
-    agti_wm *wm;  /* compiled, '!' and the implied leading "**\/" applied */
-    bool except;  /* a '!' pattern */
-    bool builtin; /* from the built-in table */
+    char *text;      /* as given, with its '!' */
+    agti_wm *wm;     /* compiled ('!' removed) */
+    bool except;     /* a '!' pattern */
+    bool builtin;    /* from the built-in table */
+    bool deep;       /* has "**": matched on the whole path */
+    size_t ncomp;    /* components of a pattern without "**" (1: a name) */
+    char *pre, *suf; /* literal start and end of the body ("" when none) */
+    bool literal;    /* the body has no wildcard: pre is all of it */
+    size_t prelen, suflen;
+    size_t dirlen; /* deep: the literal folders at the start of pre */
     const char *reason;
 } sens_pattern;
 
@@ -125,6 +137,8 @@ static const struct {
 static void pattern_free(sens_pattern *p)
 {
     free(p->text);
+    free(p->pre);
+    free(p->suf);
     agti_wm_free(p->wm);
 }
 
@@ -152,8 +166,36 @@ static int compile(sens_pattern *out, const char *text, const char *reason, bool
                           "without a leading or trailing '/' (e.g. \"*.secret\" or "
                           "\"config/prod/*.yml\")",
                           text);
+    out->deep = strstr(body, "**") != NULL;
+    out->ncomp = 1;
+    for (size_t i = 0; i < bl; i++)
+        out->ncomp += body[i] == '/';
+    /* literal prefix and suffix (none when the body has a backslash escape) */
+    size_t pl = 0, sl = 0;
+    if (strchr(body, '\\') == NULL) {
+        while (pl < bl && strchr("*?[", body[pl]) == NULL)
+            pl++;
+        while (sl < bl - pl && strchr("*?]", body[bl - 1 - sl]) == NULL)
+            sl++;
+    }
+    out->literal = pl == bl;
+    out->prelen = pl;
+    out->suflen = sl;
+    out->dirlen = pl;
+    while (out->dirlen > 0 && body[out->dirlen - 1] != '/')
+        out->dirlen--;
+    if (out->dirlen > 0)
+        out->dirlen--; /* without its '/' */
+    out->pre = agti_strndup(body, pl);
+    out->suf = agti_strndup(body + bl - sl, sl);
+    if (out->pre == NULL || out->suf == NULL) {
+        pattern_free(out);
+        memset(out, 0, sizeof *out);
+        return agti_oom();
+    }
     agti_buf b = AGTI_BUF_INIT;
-    agti_buf_puts(&b, "**/");
+    if (out->deep)
+        agti_buf_puts(&b, "**/");
     agti_buf_put(&b, body, bl);
     if (b.oom) {
         agti_buf_free(&b);
@@ -162,11 +204,14 @@ static int compile(sens_pattern *out, const char *text, const char *reason, bool
     bool bad = false;
     int rc = agti_wm_compile(&out->wm, b.ptr, b.len, AGTI_WM_CASEFOLD, &bad);
     agti_buf_free(&b);
-    if (rc != AGT_OK)
+    if (rc != AGT_OK) {
+        pattern_free(out);
+        memset(out, 0, sizeof *out);
         return rc;
+    }
     if (bad) {
-        agti_wm_free(out->wm);
-        out->wm = NULL;
+        pattern_free(out);
+        memset(out, 0, sizeof *out);
         return agti_error(AGT_EINVAL,
                           "sensitive-file pattern '%s' is malformed (an unterminated '[', a bad "
                           "[:class:] or a trailing backslash)",
@@ -174,8 +219,8 @@ static int compile(sens_pattern *out, const char *text, const char *reason, bool
     }
     out->text = agti_strdup(text);
     if (out->text == NULL) {
-        agti_wm_free(out->wm);
-        out->wm = NULL;
+        pattern_free(out);
+        memset(out, 0, sizeof *out);
         return agti_oom();
     }
     out->except = except;
@@ -292,6 +337,76 @@ const char *agti_sensitive_pattern(const agti_sensitive *pol, size_t i)
     return pol && i < pol->n ? pol->p[i].text : NULL;
 }
 
+#define MAX_COMPS 16 /* trailing components judged; deeper paths: the rest is one */
+
+/* A path split once for all patterns: cs[k] is where its k-th component
+ * from the end starts (cs[0] the file name), n how many there are. */
+typedef struct split {
+    const char *path;
+    size_t len, n;
+    size_t cs[MAX_COMPS];
+} split;
+
+static void split_path(split *sp, const char *path, size_t len)
+{
+    sp->path = path;
+    sp->len = len;
+    sp->n = 0;
+    size_t i = len;
+    while (sp->n < MAX_COMPS) {
+        while (i > 0 && path[i - 1] != '/')
+            i--;
+        sp->cs[sp->n++] = i;
+        if (i == 0)
+            break;
+        i--;
+    }
+}
+
+static unsigned char lc(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
+}
+
+/* Case-insensitive equality of n bytes (the patterns are ASCII). */
+static bool ieqn(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (lc((unsigned char)a[i]) != lc((unsigned char)b[i]))
+            return false;
+    return true;
+}
+
+static bool pattern_matches(const sens_pattern *p, const split *sp)
+{
+    if (p->deep) {
+        /* the literal folders before the first wildcard (".azure") must be
+         * whole components somewhere in the path */
+        if (p->dirlen > 0 && sp->n < MAX_COMPS) {
+            bool found = false;
+            for (size_t k = 1; k < sp->n && !found; k++) {
+                size_t at = sp->cs[k];
+                found = sp->len - at > p->dirlen && sp->path[at + p->dirlen] == '/' &&
+                        ieqn(sp->path + at, p->pre, p->dirlen);
+            }
+            if (!found)
+                return false;
+        }
+        return agti_wm_match(p->wm, sp->path, sp->len);
+    }
+    if (p->ncomp > sp->n || (p->ncomp == sp->n && p->ncomp == MAX_COMPS))
+        return false;
+    size_t start = sp->cs[p->ncomp - 1];
+    const char *t = sp->path + start;
+    size_t tl = sp->len - start;
+    if (p->literal)
+        return tl == p->prelen && ieqn(t, p->pre, tl);
+    if (tl < p->prelen + p->suflen || !ieqn(t, p->pre, p->prelen) ||
+        !ieqn(t + tl - p->suflen, p->suf, p->suflen))
+        return false;
+    return agti_wm_match(p->wm, t, tl);
+}
+
 /* The verdict of the patterns on one candidate path: 1 sensitive, 0 no
  * pattern, -1 excepted (by a host exception when *host_except). */
 static int judge(const agti_sensitive *pol, const char *path, size_t len, const char **why,
@@ -299,11 +414,13 @@ static int judge(const agti_sensitive *pol, const char *path, size_t len, const 
 {
     const char *reason = NULL;
     bool except = false;
+    split sp;
+    split_path(&sp, path, len);
     for (size_t i = 0; i < pol->n; i++) {
         const sens_pattern *p = &pol->p[i];
         if (p->except ? except && (*host_except || p->builtin) : reason != NULL)
             continue; /* already decided for this kind */
-        if (!agti_wm_match(p->wm, path, len))
+        if (!pattern_matches(p, &sp))
             continue;
         if (p->except) {
             except = true;
