@@ -54,6 +54,11 @@ static void usage(FILE *f)
           "  --allow RULE   permission rule, e.g. 'Edit(src/**)' or 'Bash(git log *)'; repeatable\n"
           "  --ask RULE     a rule that asks (with no approval channel: refuses); repeatable\n"
           "  --deny RULE    a rule that refuses; repeatable\n"
+          "  --sensitive PATTERN\n"
+          "                 another sensitive file the tools never show, e.g. '*.secret';\n"
+          "                 '!PATTERN' admits files (docs/sensitive-files.md); repeatable\n"
+          "  --not-sensitive PATTERN\n"
+          "                 remove a built-in sensitive-file pattern, e.g. '*.pem'; repeatable\n"
           "  --yolo         run calls that would need approval (deny rules still apply)\n"
           "  --version      print the library version\n",
           f);
@@ -483,8 +488,9 @@ int main(int argc, char **argv)
         } else if (has_value && strcmp(a, "--tools") == 0) {
             tools_file = argv[++i];
         } else if (has_value && (strcmp(a, "--allow") == 0 || strcmp(a, "--ask") == 0 ||
-                                 strcmp(a, "--deny") == 0)) {
-            i++; /* rules are added once the session exists */
+                                 strcmp(a, "--deny") == 0 || strcmp(a, "--sensitive") == 0 ||
+                                 strcmp(a, "--not-sensitive") == 0)) {
+            i++; /* rules and patterns are added once the session exists */
         } else {
             fprintf(stderr, "agt-mcp: unknown or incomplete option '%s'\n", a);
             usage(stderr);
@@ -503,6 +509,17 @@ int main(int argc, char **argv)
                                                     : -1;
         if (strcmp(argv[i], "--root") == 0 || strcmp(argv[i], "--set") == 0 ||
             strcmp(argv[i], "--tools") == 0) {
+            i++;
+            continue;
+        }
+        if (strcmp(argv[i], "--sensitive") == 0 || strcmp(argv[i], "--not-sensitive") == 0) {
+            int rc = argv[i][2] == 's'
+                         ? agt_session_add_sensitive_pattern(sv.session, argv[i + 1])
+                         : agt_session_remove_sensitive_pattern(sv.session, argv[i + 1]);
+            if (rc != AGT_OK) {
+                fprintf(stderr, "agt-mcp: %s %s: %s\n", argv[i], argv[i + 1], agt_error_message());
+                goto out;
+            }
             i++;
             continue;
         }

@@ -130,6 +130,25 @@ def main():
             text = r["result"]["content"][0]["text"]
             check("sk-live-123" not in text and "sensitive" in text,
                   "MCP %s: %s not shown" % (tool, name), r)
+        # the host's patterns from the command line
+        with open(os.path.join(ws, "app.secret"), "w") as f:
+            f.write("KEY=sk-live-123\n")
+        with open(os.path.join(ws, "cert.pem"), "w") as f:
+            f.write("public cert\n")
+        s2 = Server(exe, ws, "--sensitive", "*.secret", "--not-sensitive", "*.pem")
+        r = s2.ask(req(1, "tools/call", {"name": "Read", "arguments": {"path": "app.secret"}}))
+        t = r["result"]["content"][0]["text"]
+        check(r["result"]["isError"] is True and "sk-live-123" not in t and "sensitive" in t,
+              "--sensitive '*.secret': Read refused", r)
+        r = s2.ask(req(2, "tools/call", {"name": "Read", "arguments": {"path": "cert.pem"}}))
+        check(r["result"]["isError"] is False and "public cert" in r["result"]["content"][0]["text"],
+              "--not-sensitive '*.pem': Read shows it", r)
+        s2.p.stdin.close()
+        s2.p.wait(timeout=30)
+        p3 = subprocess.run([exe, "--root", ws, "--not-sensitive", "*.nothing"],
+                            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
+        check(p3.returncode == 1 and "--not-sensitive *.nothing" in p3.stderr,
+              "--not-sensitive of an unknown pattern: exit 1 naming it", p3.stderr)
         r = s.ask(req(16, "tools/call", {"name": "Read", "arguments": {"path": "a.txt", "bogus": 1}}))
         check(r["result"]["isError"] is True, "schema violation -> isError result", r)
         r = s.ask(req(17, "tools/call", {"name": "Write", "arguments": {"path": "b.txt",
