@@ -48,19 +48,27 @@ static void test_cap(agt_session *s)
     agt_result *r = call(s, "Edit", args);
     T_EQ_INT(agt_result_status(r), AGT_ELIMIT, "replace_all to 4 GB: AGT_ELIMIT");
     agt_result_free(r);
+    r = NULL;
     T_EQ_INT(size_of("big.txt"), 4000000, "replace_all to 4 GB: file unchanged");
 
-    /* boundary: 4 MiB of 'a', each -> 16 bytes: 4 MiB + 4 MiB * 15 = 64 MiB exactly */
-    put_big("edge.txt", 4 * MIB, 'a');
-    edit_args(args, sizeof args, "edge.txt", 17, 1);
-    r = call(s, "Edit", args);
-    T_EQ_INT(agt_result_status(r), AGT_ELIMIT, "64 MiB + 4 MiB: refused");
-    agt_result_free(r);
-    T_EQ_INT(size_of("edge.txt"), 4 * MIB, "64 MiB + 4 MiB: file unchanged");
-    edit_args(args, sizeof args, "edge.txt", 16, 1);
-    expect(s, "Edit", args, "Edited edge.txt: replaced 4194304 occurrences.", 0,
+    /* boundary: 64 'a's, each -> 1 MiB: 64 + 64 * (1 MiB - 1) = 64 MiB exactly */
+    size_t cap = 2 * MIB;
+    char *big = malloc(cap);
+    if (big == NULL) {
+        printf("Bail out! malloc\n");
+        exit(1);
+    }
+    put_big("edge.txt", 64, 'a');
+    edit_args(big, cap, "edge.txt", MIB + 1, 1);
+    agt_result *r2 = call(s, "Edit", big);
+    T_EQ_INT(agt_result_status(r2), AGT_ELIMIT, "64 MiB + 64 bytes: refused");
+    agt_result_free(r2);
+    T_EQ_INT(size_of("edge.txt"), 64, "64 MiB + 64 bytes: file unchanged");
+    edit_args(big, cap, "edge.txt", MIB, 1);
+    expect(s, "Edit", big, "Edited edge.txt: replaced 64 occurrences.", 0,
            "exactly 64 MiB: allowed");
     T_EQ_INT(size_of("edge.txt"), 64 * MIB, "exactly 64 MiB: size");
+    free(big);
 
     /* a single replacement counts once even in a file full of matches */
     put_file("one.txt", "aaaa\n");
