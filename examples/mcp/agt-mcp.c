@@ -114,6 +114,11 @@ static void usage(FILE *f)
         "  --ask RULE     a rule that asks (through the client's elicitation; without it:\n"
         "                 refuses); repeatable\n"
         "  --deny RULE    a rule that refuses; repeatable\n"
+        "  --sensitive PATTERN\n"
+        "                 another sensitive file the tools never show, e.g. '*.secret';\n"
+        "                 '!PATTERN' admits files (docs/sensitive-files.md); repeatable\n"
+        "  --not-sensitive PATTERN\n"
+        "                 remove a built-in sensitive-file pattern, e.g. '*.pem'; repeatable\n"
         "  --yolo         run calls that would need approval (deny rules still apply)\n"
         "  --version      print the program name and the library version, exit\n" CLI_SANDBOX_USAGE,
         f);
@@ -859,6 +864,17 @@ static int make_session(struct server *sv, const char *root, agt_session **out)
             i++;
             continue;
         }
+        if (strcmp(argv[i], "--sensitive") == 0 || strcmp(argv[i], "--not-sensitive") == 0) {
+            int rc = argv[i][2] == 's' ? agt_session_add_sensitive_pattern(s, argv[i + 1])
+                                       : agt_session_remove_sensitive_pattern(s, argv[i + 1]);
+            if (rc != AGT_OK) {
+                fprintf(stderr, "agt-mcp: %s %s: %s\n", argv[i], argv[i + 1], agt_error_message());
+                agt_session_free(s);
+                return -1;
+            }
+            i++;
+            continue;
+        }
         if (kind < 0)
             continue;
         if (agt_session_add_rule(s, kind, argv[i + 1]) != AGT_OK) {
@@ -908,8 +924,9 @@ int main(int argc, char **argv)
         } else if (has_value && strcmp(a, "--tools") == 0) {
             tools_file = argv[++i];
         } else if (has_value && (strcmp(a, "--allow") == 0 || strcmp(a, "--ask") == 0 ||
-                                 strcmp(a, "--deny") == 0)) {
-            i++; /* rules are added once the session exists */
+                                 strcmp(a, "--deny") == 0 || strcmp(a, "--sensitive") == 0 ||
+                                 strcmp(a, "--not-sensitive") == 0)) {
+            i++; /* rules and patterns are added once the session exists */
         } else {
             fprintf(stderr, "agt-mcp: unknown or incomplete option '%s'\n", a);
             usage(stderr);

@@ -69,6 +69,25 @@ static char *skip_reason(const agt_diff *d, const rv_file *f, const rv_opts *o)
             return strdup(buf);
         }
     }
+    /* Secrets never go to the model: judged on both names and on the diff
+     * text (a private key in a file not named like one), with the library's
+     * policy, the one its file tools apply. */
+    const char *why = NULL;
+    if (agt_session_check_sensitive(NULL, f->path, NULL, 0, &why) == 1 ||
+        (f->old_path != NULL &&
+         agt_session_check_sensitive(NULL, f->old_path, NULL, 0, &why) == 1)) {
+        snprintf(buf, sizeof buf, "sensitive file (%s): its content is not sent", why);
+        return strdup(buf);
+    }
+    char *dt = NULL;
+    if (agt_diff_file_text(d, f->path, &dt) == AGT_OK) {
+        int key = agt_session_check_sensitive(NULL, f->path, dt, strlen(dt), &why);
+        agt_free(dt);
+        if (key == 1) {
+            snprintf(buf, sizeof buf, "sensitive file (%s): its content is not sent", why);
+            return strdup(buf);
+        }
+    }
     if (f->status == AGT_DIFF_DELETED)
         return strdup("deleted file");
     if (f->binary)

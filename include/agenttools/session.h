@@ -567,6 +567,80 @@ AGT_EXTERN int agt_session_set_background_on_timeout(agt_session *s, int on);
  */
 AGT_EXTERN int agt_session_add_allowed_dir(agt_session *s, const char *dir);
 
+/**
+ * Adds a pattern to the session's list of sensitive files: files the file
+ * and review tools never read, write, list, search or show in a diff (see
+ * docs/sensitive-files.md for the built-in list). Syntax: git wildmatch,
+ * case-insensitive; a pattern without '/' matches a file name at any depth
+ * ("*.secret"), one with '/' the last components of the path
+ * ("deploy/prod/secrets.yml"; "**" spans folders). A pattern starting with '!' is an
+ * exception: the files it matches are not sensitive by name, and a private
+ * key in their content does not make them sensitive either (use it for key
+ * fixtures of a test suite: "!tests/fixtures/server.pem"). Adding a pattern the
+ * list already has is a no-op. Takes effect for the next tool call; do not
+ * call it while a call of this session runs.
+ *
+ * @param pattern copied.
+ * @return AGT_OK, AGT_EINVAL (s or pattern NULL, empty pattern, a leading
+ *         or trailing '/', a malformed bracket expression), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_add_sensitive_pattern(agt_session *s, const char *pattern);
+
+/**
+ * Removes a pattern from the session's list of sensitive files: a built-in
+ * one by its exact text as agt_session_sensitive_patterns() lists it
+ * ("*.pem", "!*.pub", ...), or one the host added (letter case ignored).
+ * Removing a built-in exception makes those files sensitive again.
+ *
+ * @return AGT_OK, AGT_EINVAL (NULL argument), AGT_ENOTFOUND (no such
+ *         pattern in the list), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_remove_sensitive_pattern(agt_session *s, const char *pattern);
+
+/**
+ * The session's sensitive-file patterns in the order they are checked, as a
+ * JSON array of strings (the built-in ones first, then those added).
+ *
+ * @param s the session, or NULL for the built-in list.
+ * @param out_json receives the JSON text; free with agt_free().
+ * @return AGT_OK, AGT_EINVAL (out_json NULL), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_sensitive_patterns(const agt_session *s, char **out_json);
+
+/**
+ * Applies the session's sensitive-file policy to a path, and to content
+ * when given: what the tools refuse, for a host that shows files itself
+ * (a review front end deciding which diffs to send a model).
+ *
+ * @param s the session, or NULL for the built-in policy.
+ * @param path a file path, relative or absolute ('/'-separated).
+ * @param content the file's bytes or its diff, or NULL: with content, a
+ *        private key block in it ("-----BEGIN ... PRIVATE KEY-----") makes
+ *        the file sensitive unless a host exception names the path.
+ * @param len bytes of content.
+ * @param reason receives a static phrase such as "environment file (.env)"
+ *        when sensitive, else NULL (may be NULL); valid until the session's
+ *        list changes or it is freed.
+ * @return 1 sensitive, 0 not, AGT_EINVAL (path NULL, or content NULL with
+ *         len > 0).
+ */
+AGT_EXTERN int agt_session_check_sensitive(const agt_session *s, const char *path,
+                                           const char *content, size_t len, const char **reason);
+
+/**
+ * Lets FetchURL connect to loopback (127.0.0.0/8, ::1), link-local
+ * (169.254.0.0/16 with the cloud metadata address, fe80::/10), private
+ * (10/8, 172.16/12, 192.168/16, fc00::/7), shared (100.64/10) and
+ * unspecified (0.0.0.0, ::) addresses, also in their IPv4-mapped IPv6
+ * forms. Refused by default: the address is checked after DNS resolution,
+ * for every connection and every redirect, so a name that resolves to such
+ * an address is refused too.
+ *
+ * @param allow 1 to allow, 0 (the default) to refuse.
+ * @return AGT_OK, AGT_EINVAL (s NULL), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_set_fetch_private(agt_session *s, int allow);
+
 /** Limits of the file tools, for agt_session_set_file_limit(). */
 enum agt_file_limit {
     /** Read: lines per call (default 1000, max 1,000,000) */
@@ -671,8 +745,8 @@ AGT_EXTERN agt_changes *agt_session_changes(const agt_session *s);
  * @param payload passed back to fn; borrowed.
  * @return AGT_OK, AGT_EINVAL (s is NULL, max_attempts out of range), AGT_ENOMEM.
  */
-AGT_EXTERN int agt_session_set_relocator(agt_session *s, agt_diff_relocate_fn fn,
-                                         int max_attempts, void *payload);
+AGT_EXTERN int agt_session_set_relocator(agt_session *s, agt_diff_relocate_fn fn, int max_attempts,
+                                         void *payload);
 
 /**
  * Sets the file currently under review: code_comment uses it as the path of

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "agent/agent_internal.h"
+#include "session/fs_settings.h"
 
 /* A background task that ran when the state was saved: its thread is gone,
  * so it shows as "lost" (TaskList, TaskOutput, one task_finished event). */
@@ -487,6 +488,8 @@ static int restore_subs(agt_agent *a, json_t *list, rsubs *r)
         }
         rc = agt_session_new(&sb->session, agt_session_registry(a->session),
                              agt_session_root(a->session));
+        if (rc == AGT_OK)
+            rc = agti_session_copy_secrets(sb->session, a->session);
         if (rc == AGT_OK)
             rc = agt_agent_new(&sb->agent, sb->session, a->model);
         if (rc != AGT_OK)

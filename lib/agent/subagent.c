@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "agent/agent_internal.h"
+#include "session/fs_settings.h"
 
 #define SUB_MAX_MS (30LL * 24 * 3600 * 1000)
 
@@ -147,6 +148,8 @@ static int sub_new(agt_agent *root, agt_session *parent_s, sub *parent, bool own
     char *rules = NULL;
     if (rc == AGT_OK)
         rc = agt_session_set_mode(sb->session, agt_session_mode(parent_s));
+    if (rc == AGT_OK)
+        rc = agti_session_copy_secrets(sb->session, parent_s);
     if (rc == AGT_OK)
         rc = agt_session_rules(parent_s, &rules);
     if (rc == AGT_OK)

@@ -344,6 +344,22 @@ static int parse_hunk_header(parser *ps, const char *s, size_t n)
         p++;
     else
         p = e; /* "@@x" or nothing: no section */
+    /* Every body line takes at least one byte (its line break, or one
+     * character for a last line without one), and there are at least as many
+     * as the larger count: a header claiming more lines than the rest of the
+     * input has bytes lies about its body (a cut-off hunk stays best effort). */
+    const char *body = e, *input_end = ps->base + ps->len;
+    if (body < input_end && *body == '\r')
+        body++;
+    if (body < input_end && *body == '\n')
+        body++;
+    size_t rest = (size_t)(input_end - body), most = ol > nl ? ol : nl;
+    if (most > rest)
+        return agti_error(AGT_EPARSE,
+                          "diff: line %zu: the hunk header claims %u old and %u new lines but "
+                          "only %zu byte%s of input follow it; the counts do not match the "
+                          "hunk's body (fix the counts in '@@ -%u,%u +%u,%u @@')",
+                          ps->lineno, ol, nl, rest, rest == 1 ? "" : "s", os, ol, ns, nl);
     /* the section is already in d->text: point at it (appending would move
      * the store under the parser) */
     int rc = agti_diff_add_hunk(ps->d, os, ol, ns, nl, NULL, 0);

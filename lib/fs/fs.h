@@ -108,10 +108,44 @@ int agti_ignore_is_ignored(agti_ignore *ig, const char *relpath, bool is_dir, bo
 
 /* ---- sensitive files ------------------------------------------------- */
 
-/* True when the file at relpath (any '/'-separated path) must not be read,
- * written, listed or searched; *reason (may be NULL) gets a static phrase
- * such as "environment file (.env)". Case-insensitive. */
+/* A sensitive-file policy: the built-in patterns (sensitive.c) plus what
+ * the host added, minus what it removed. NULL wherever a policy is taken
+ * means the built-in one. Not thread-safe to change while it is read. */
+typedef struct agti_sensitive agti_sensitive;
+
+/* True when the file at relpath (any '/'-separated path, absolute or
+ * relative) must not be read, written, listed or searched under the
+ * built-in policy; *reason (may be NULL) gets a static phrase such as
+ * "environment file (.env)". Case-insensitive. */
 bool agti_fs_is_sensitive(const char *relpath, const char **reason);
+/* The same under policy pol (NULL: built-in). *reason points into pol or
+ * static storage. */
+bool agti_sensitive_match(const agti_sensitive *pol, const char *relpath, const char **reason);
+/* Whether text[0..len) holds a private key (a "-----BEGIN ... PRIVATE
+ * KEY-----" armour line, also inside a string or a diff line; a PuTTY key). */
+bool agti_sensitive_content(const char *text, size_t len, const char **reason);
+/* Name and content together, for a reader that holds the bytes: sensitive
+ * by name under pol, or by content (text may be NULL) unless one of the
+ * host's '!' exceptions names the path. */
+bool agti_sensitive_check(const agti_sensitive *pol, const char *relpath, const char *text,
+                          size_t len, const char **reason);
+/* Whether one of the host's '!' exceptions names relpath (and no pattern
+ * makes it sensitive by name): then its content is not checked either. */
+bool agti_sensitive_host_excepted(const agti_sensitive *pol, const char *relpath);
+/* A policy holding the built-in patterns. AGT_ENOMEM. */
+int agti_sensitive_new(agti_sensitive **out);
+void agti_sensitive_free(agti_sensitive *pol);
+/* A copy of src (for a sub-agent's session). AGT_ENOMEM. */
+int agti_sensitive_clone(agti_sensitive **out, const agti_sensitive *src);
+/* Adds a pattern ('!' first: an exception); an existing one (compared
+ * case-insensitively) is a no-op. AGT_EINVAL (empty, leading or trailing
+ * '/', malformed), AGT_ENOMEM. */
+int agti_sensitive_add(agti_sensitive *pol, const char *pattern);
+/* Removes a pattern, built-in or added, by its text. AGT_ENOTFOUND. */
+int agti_sensitive_remove(agti_sensitive *pol, const char *pattern);
+/* The patterns in order (pol NULL: built-in). */
+size_t agti_sensitive_count(const agti_sensitive *pol);
+const char *agti_sensitive_pattern(const agti_sensitive *pol, size_t i);
 
 /* ---- path resolution and confinement --------------------------------- */
 
@@ -285,6 +319,8 @@ typedef struct agti_walk_opts {
      * ignore_root, and its .git/info/exclude is read. NULL, or not an
      * ancestor of root: root itself. */
     const char *ignore_root;
+    /* The policy of skip_sensitive; NULL: the built-in one. */
+    const agti_sensitive *sensitive;
 } agti_walk_opts;
 
 typedef struct agti_walk_result {

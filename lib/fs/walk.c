@@ -363,7 +363,8 @@ static void visit(walker *w, int pfd, const dent *d, size_t depth)
         e.size = (uint64_t)st.st_size;
         e.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
     }
-    if (e.type == AGTI_FS_FILE && w->o->skip_sensitive && agti_fs_is_sensitive(rel, NULL)) {
+    if (e.type == AGTI_FS_FILE && w->o->skip_sensitive &&
+        agti_sensitive_match(w->o->sensitive, rel, NULL)) {
         w->res->sensitive_skipped++;
     } else if (!is_dir || w->o->include_dirs) {
         report(w, &e);

@@ -26,6 +26,7 @@ typedef struct xfer {
     agti_buf line;
     agti_buf data;
     bool has_data;
+    bool cr_pending; /* the last piece ended in a CR (maybe half a CRLF) */
     size_t n_events;
     bool done;
     bool finished; /* a finish reason arrived */
@@ -337,10 +338,9 @@ static void dispatch_event(xfer *x)
     agti_buf_truncate(&x->data, 0);
 }
 
+/* One line of the stream, without its line end. */
 static void sse_line(xfer *x, const char *s, size_t len)
 {
-    if (len && s[len - 1] == '\r')
-        len--;
     if (len == 0) {
         dispatch_event(x);
         return;
@@ -362,15 +362,27 @@ static void sse_line(xfer *x, const char *s, size_t len)
     /* "event:", "id:", "retry:": the data's own "type" says enough */
 }
 
+/* Splits the stream into lines as the WHATWG rules do: CRLF, a bare LF and
+ * a bare CR each end a line. A CR that ends one piece of the stream may be
+ * the first half of a CRLF whose LF starts the next piece: cr_pending
+ * remembers it, so that LF ends no second (empty) line. */
 static void sse_feed(xfer *x, const char *p, size_t n)
 {
+    if (n && x->cr_pending) {
+        x->cr_pending = false;
+        if (*p == '\n') {
+            p++;
+            n--;
+        }
+    }
     while (n && !x->err) {
-        const char *nl = memchr(p, '\n', n);
-        if (!nl) {
+        size_t k = 0;
+        while (k < n && p[k] != '\n' && p[k] != '\r')
+            k++;
+        if (k == n) {
             agti_buf_put(&x->line, p, n);
             return;
         }
-        size_t k = (size_t)(nl - p);
         if (x->line.len) {
             agti_buf_put(&x->line, p, k);
             sse_line(x, x->line.ptr, x->line.len);
@@ -378,8 +390,15 @@ static void sse_feed(xfer *x, const char *p, size_t n)
         } else {
             sse_line(x, p, k);
         }
-        p = nl + 1;
-        n -= k + 1;
+        size_t used = k + 1;
+        if (p[k] == '\r') {
+            if (used < n && p[used] == '\n')
+                used++;
+            else if (used == n)
+                x->cr_pending = true;
+        }
+        p += used;
+        n -= used;
     }
 }
 

@@ -1,7 +1,10 @@
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include "net.h"
 
@@ -22,6 +25,44 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     }
     agti_buf_put(&s->r->body, p, len);
     return s->r->body.oom ? 0 : len;
+}
+
+/* The address check: libcurl asks for every socket it connects, after its
+ * DNS lookup, for each address it tries and each redirect, so what is
+ * judged is where the connection really goes (a name that resolves to
+ * 127.0.0.1, or to a public address first and a private one later, is
+ * caught at connect time). */
+typedef struct guard {
+    bool allow;
+    char refused[INET6_ADDRSTRLEN + 2]; /* the first address refused */
+    const char *what;
+} guard;
+
+static curl_socket_t open_checked(void *ud, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    guard *g = ud;
+    const char *what = NULL;
+    (void)purpose;
+    if (!g->allow && agti_net_addr_private(&a->addr, &what)) {
+        if (g->refused[0] == '\0') {
+            const void *raw = NULL;
+            if (a->family == AF_INET)
+                raw = &((const struct sockaddr_in *)(const void *)&a->addr)->sin_addr;
+            else if (a->family == AF_INET6)
+                raw = &((const struct sockaddr_in6 *)(const void *)&a->addr)->sin6_addr;
+            if (raw == NULL || !inet_ntop(a->family, raw, g->refused, sizeof g->refused))
+                snprintf(g->refused, sizeof g->refused, "(address family %d)", a->family);
+            g->what = what;
+        }
+        return CURL_SOCKET_BAD;
+    }
+    return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+}
+
+static void set_guard(CURL *h, guard *g)
+{
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_checked);
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, g);
 }
 
 /* A transfer that sends no byte for this long is given up (a stalled server
@@ -45,6 +86,7 @@ static void describe_loop(const char *url, const agti_fetch_opts *o, agti_buf *m
     char *cur = agti_strdup(url);
     long n = 0;
     long loop_at = -1;
+    guard g = {o->allow_private, "", NULL};
     while (h && cur && n <= max && loop_at < 0) {
         for (long i = 0; i < n; i++)
             if (strcmp(seen[i], cur) == 0)
@@ -59,6 +101,7 @@ static void describe_loop(const char *url, const agti_fetch_opts *o, agti_buf *m
         curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
         curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+        set_guard(h, &g);
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)o->timeout_ms);
         curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)o->connect_ms);
@@ -99,6 +142,8 @@ int agti_fetch(const char *url, const agti_fetch_opts *o, agti_fetch_result *r)
     if (!h)
         return agti_error(AGT_ERROR, "libcurl could not create a handle");
     sink s = {r, o->max_bytes};
+    guard g = {o->allow_private, "", NULL};
+    set_guard(h, &g);
     curl_easy_setopt(h, CURLOPT_URL, url);
 #if LIBCURL_VERSION_NUM >= 0x075500
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -134,6 +179,12 @@ int agti_fetch(const char *url, const agti_fetch_opts *o, agti_fetch_result *r)
         cc = CURLE_OK;
     if (r->body.oom || !r->final_url)
         rc = agti_oom();
+    else if (cc != CURLE_OK && g.refused[0] != '\0')
+        rc = agti_error(AGT_EDENIED,
+                        "fetching %s was refused: it connects to %s, which is not a public "
+                        "address (%s); FetchURL only reaches public internet addresses unless "
+                        "the host allows private ones",
+                        eff ? eff : url, g.refused, g.what);
     else if (cc == CURLE_TOO_MANY_REDIRECTS) {
         agti_buf msg = AGTI_BUF_INIT;
         describe_loop(url, o, &msg);

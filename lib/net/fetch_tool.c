@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "net.h"
+#include "session/fs_settings.h"
 
 #define FETCH_MAX_BYTES ((size_t)5 << 20)
 #define FETCH_MAX_TEXT ((size_t)100000)
@@ -131,7 +132,8 @@ int agti_tool_fetchurl(agt_call *call, void *payload)
         agti_buf_puts(&out, "FetchURL needs a \"url\" string (http:// or https://).");
         return finish(call, &out, true);
     }
-    agti_fetch_opts o = {FETCH_MAX_BYTES, FETCH_TIMEOUT_MS, 10000, FETCH_MAX_REDIRECTS};
+    agti_fetch_opts o = {FETCH_MAX_BYTES, FETCH_TIMEOUT_MS, 10000, FETCH_MAX_REDIRECTS,
+                         agti_session_fetch_private(agt_call_session(call))};
     agti_fetch_result r;
     int rc = agti_fetch(url, &o, &r);
     if (rc != AGT_OK) {

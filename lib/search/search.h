@@ -72,6 +72,8 @@ typedef struct agti_search_opts {
     const char *const *pathspecs; /* git pathspecs (code_search file_patterns) */
     size_t npathspecs;
     unsigned threads; /* search workers; 0: number of online CPUs (max 8) */
+    /* The policy of skip_sensitive (fs.h); NULL: the built-in one. */
+    const struct agti_sensitive *sensitive;
 } agti_search_opts;
 
 /* ---- results --------------------------------------------------------- */

@@ -652,6 +652,7 @@ int agti_search_tree_at(agti_searcher *s, int fd, const char *root, agti_search_
     memset(&wo, 0, sizeof wo);
     wo.include_ignored = s->o.include_ignored;
     wo.skip_sensitive = s->o.skip_sensitive;
+    wo.sensitive = s->o.sensitive;
     wo.ignore_flags = s->o.ignore_flags;
     wo.ignore_root = s->o.ignore_root;
     wo.home = s->o.home;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "core/core.h"
+#include "fs/fs.h"
 #include "fs_settings.h"
 #include "session_internal.h"
 
@@ -16,14 +17,20 @@ void agti_fs_settings_free(agti_fs_settings *fs)
     for (size_t i = 0; i < fs->nallowed; i++)
         free(fs->allowed[i]);
     free(fs->allowed);
+    agti_sensitive_free(fs->sensitive);
     free(fs);
 }
 
-static agti_fs_settings *settings(agt_session *s)
+agti_fs_settings *agti_session_fs_settings(agt_session *s)
 {
     if (s->fs == NULL)
         s->fs = calloc(1, sizeof *s->fs);
     return s->fs;
+}
+
+static agti_fs_settings *settings(agt_session *s)
+{
+    return agti_session_fs_settings(s);
 }
 
 int agt_session_add_allowed_dir(agt_session *s, const char *dir)

@@ -16,6 +16,8 @@ typedef struct agti_fs_settings {
     size_t nallowed;
     int64_t limits[AGTI_FILE_LIMIT_MAX + 1]; /* 0: the tool's default */
     bool links_in_place;                     /* agt_session_set_hardlink_writes */
+    struct agti_sensitive *sensitive;        /* NULL: the built-in policy */
+    bool fetch_private;                      /* FetchURL may reach private addresses */
 } agti_fs_settings;
 
 void agti_fs_settings_free(agti_fs_settings *fs);
@@ -25,5 +27,17 @@ int64_t agti_session_file_limit(const agt_session *s, int which, int64_t dflt);
 bool agti_session_hardlinks_in_place(const agt_session *s);
 /* The admitted directories (borrowed; *n may be 0). */
 const char *const *agti_session_allowed_dirs(const agt_session *s, size_t *n);
+/* The session's sensitive-file policy (sensitive_settings.c); NULL (the
+ * built-in one) when the host changed nothing or s is NULL. */
+const struct agti_sensitive *agti_session_sensitive(const agt_session *s);
+/* Whether FetchURL may connect to loopback, link-local and private
+ * addresses (agt_session_set_fetch_private). */
+bool agti_session_fetch_private(const agt_session *s);
+/* Gives dst (a sub-agent's session) src's sensitive-file policy and
+ * FetchURL setting, so a sub-agent sees no more than its parent. AGT_OK,
+ * AGT_ENOMEM. */
+int agti_session_copy_secrets(agt_session *dst, const agt_session *src);
+/* The settings block, created on first use; NULL when out of memory. */
+agti_fs_settings *agti_session_fs_settings(agt_session *s);
 
 #endif

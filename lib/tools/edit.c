@@ -227,6 +227,19 @@ static int apply(agt_call *call, const agti_ws_path *p, char *text, size_t len, 
         rc = rc == AGT_OK ? AGT_EAMBIGUOUS : rc;
         goto out;
     }
+    /* The output is bounded like the input: refuse before allocating it
+     * (1,000 bytes for every byte of a 4 MB file would be 4 GB). */
+    size_t rep = a->all ? n : 1, max_out = AGTI_EDIT_MAX_BYTES;
+    if (nlen > olen && (nlen - olen) > (max_out - (len < max_out ? len : max_out)) / rep) {
+        rc = agti_tool_fail(call, AGT_ELIMIT,
+                            "Edit would make %s larger than the %u MiB limit: %zu occurrence%s "
+                            "of old_string (%zu bytes) replaced by new_string (%zu bytes) in a "
+                            "file of %zu bytes. Nothing was changed. Replace fewer occurrences "
+                            "per call or use a shorter new_string.",
+                            p->rel, AGTI_EDIT_MAX_BYTES >> 20, rep, rep == 1 ? "" : "s", olen, nlen,
+                            len);
+        goto out;
+    }
     size_t out_len, count;
     char *out_text = replace(text, len, old, olen, nw, nlen, a->all, &out_len, &count);
     if (out_text == NULL) {

@@ -43,6 +43,8 @@ typedef struct glob_ctx {
     bool walk_done, waiting;
     size_t stat_next;
     int dirfd; /* the folder walked, for root-relative fstatat */
+    /* The session's sensitive-file policy. */
+    const struct agti_sensitive *pol;
 } glob_ctx;
 
 /* The mtime of path below dirfd: its folder opened below dirfd without
@@ -115,7 +117,7 @@ static int on_entry(const agti_walk_entry *e, void *payload)
     /* Judge the whole path: "credentials" is sensitive only under .aws/. */
     agti_buf_truncate(&c->full, 0);
     agti_buf_printf(&c->full, "%s/%.*s", c->dir, (int)e->relpath_len, e->relpath);
-    if (agti_fs_is_sensitive(agti_buf_cstr(&c->full), NULL)) {
+    if (agti_sensitive_match(c->pol, agti_buf_cstr(&c->full), NULL)) {
         c->sensitive++;
         return 0;
     }
@@ -286,6 +288,7 @@ int agti_tool_glob(agt_call *call, void *payload)
     memset(&c, 0, sizeof c);
     c.g = g;
     c.dir = dir.abs;
+    c.pol = agti_session_sensitive(agt_call_session(call));
     c.dirfd = -1;
     agti_walk_result wr;
     memset(&wr, 0, sizeof wr);

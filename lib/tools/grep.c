@@ -4,7 +4,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "dispatch/dispatch_internal.h"
 #include "fs/fs.h"
@@ -226,17 +228,42 @@ static void notes(agti_buf *b, const agti_search_result *res, const grep_args *a
         agti_buf_printf(b, "Warning: %s\n", res->warnings[i]);
 }
 
+/* Whether the file at path, or the lines shown of it, hold a private key:
+ * the lines kept, then the file's first 16 KiB (a key file not named like
+ * one; a key block further down shows in the lines when it matches). */
+static bool key_inside(const char *path, const agti_search_file *f)
+{
+    for (size_t j = 0; j < f->nlines; j++)
+        if (agti_sensitive_content(f->lines[j].text, f->lines[j].len, NULL))
+            return true;
+    char head[16384];
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* what the search read */
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    return n > 0 && agti_sensitive_content(head, (size_t)n, NULL);
+}
+
 /* The engine judges sensitivity on paths relative to the searched folder;
  * a folder such as ~/.aws needs the whole path ("credentials" alone is not
- * sensitive). */
-static void drop_sensitive(agti_search_result *res, const char *dir)
+ * sensitive). A file with a private key inside is dropped too, unless a
+ * host exception names it. With file set, res holds that one file. */
+static void drop_sensitive(agti_search_result *res, const char *dir, const char *file,
+                           const struct agti_sensitive *pol)
 {
     agti_buf full = AGTI_BUF_INIT;
     size_t k = 0;
     for (size_t i = 0; i < res->nfiles; i++) {
         agti_buf_truncate(&full, 0);
-        agti_buf_printf(&full, "%s/%s", dir, res->files[i].path);
-        if (!full.oom && agti_fs_is_sensitive(agti_buf_cstr(&full), NULL)) {
+        if (file != NULL)
+            agti_buf_puts(&full, file);
+        else
+            agti_buf_printf(&full, "%s/%s", dir, res->files[i].path);
+        const char *fp = agti_buf_cstr(&full);
+        if (!full.oom &&
+            (agti_sensitive_match(pol, fp, NULL) ||
+             (!agti_sensitive_host_excepted(pol, fp) && key_inside(fp, &res->files[i])))) {
             agti_search_file_clear(&res->files[i]);
             res->sensitive_skipped++;
             continue;
@@ -271,6 +298,7 @@ static int search(agt_call *call, const grep_args *a, const agti_ws_path *p, boo
     agt_session *sess = agt_call_session(call);
     o.ignore_root = sess != NULL ? sess->root : NULL;
     o.skip_sensitive = true;
+    o.sensitive = agti_session_sensitive(sess);
     if (a->glob != NULL) {
         o.globs = &a->glob;
         o.nglobs = 1;
@@ -302,8 +330,8 @@ static int search(agt_call *call, const grep_args *a, const agti_ws_path *p, boo
         rc = agti_tool_fail(call, rc, "Grep could not search %s: %s.", p->rel, msg ? msg : "error");
         free(msg);
     }
-    if (rc == AGT_OK && !is_file)
-        drop_sensitive(&res, p->abs);
+    if (rc == AGT_OK)
+        drop_sensitive(&res, p->abs, is_file ? p->abs : NULL, o.sensitive);
     if (rc == AGT_OK) {
         agti_buf b = AGTI_BUF_INIT;
         bool more = false;
@@ -337,7 +365,8 @@ int agti_tool_grep(agt_call *call, void *payload)
         rc = agti_ws_missing(call, &p, "");
     } else if (p.loc.fd < 0) {
         rc = agti_ws_open_failed(call, &p);
-    } else if (!S_ISDIR(st.st_mode) && agti_fs_is_sensitive(p.abs, NULL)) {
+    } else if (!S_ISDIR(st.st_mode) &&
+               agti_sensitive_match(agti_session_sensitive(agt_call_session(call)), p.abs, NULL)) {
         agti_buf b = AGTI_BUF_INIT;
         agti_buf_printf(&b,
                         "No matches for '%s'.\n1 sensitive file (.env files, private keys, "

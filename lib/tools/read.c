@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "dispatch/dispatch_internal.h"
+#include "fs/fs.h"
 #include "session/fs_settings.h"
 #include "session/session_internal.h"
 #include "tools_internal.h"
@@ -243,6 +244,14 @@ static int check_kind(agt_call *call, const agti_ws_path *p, reader *r)
                               "Inspect it with a tool made for its format through Bash (for "
                               "example file, xxd or objdump).",
                               p->rel);
+    /* a private key in a file not named like one (the name was judged) */
+    const char *why = NULL;
+    if (!agti_sensitive_host_excepted(agti_session_sensitive(agt_call_session(call)), p->abs) &&
+        agti_sensitive_content(r->buf, r->len, &why))
+        return agti_tool_fail(call, AGT_EDENIED,
+                              "%s is a sensitive file (%s); the file tools never read or write it. "
+                              "Ask the user if you need something from it.",
+                              p->rel, why);
     return AGT_OK;
 }
 

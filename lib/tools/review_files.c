@@ -10,6 +10,7 @@
 #include "dispatch/dispatch_internal.h"
 #include "fs/fs.h"
 #include "git/git_internal.h"
+#include "session/fs_settings.h"
 #include "session/review_internal.h"
 #include "session/session_internal.h"
 #include "tools_internal.h"
@@ -135,7 +136,8 @@ int agti_tool_file_read(agt_call *call, void *payload)
             "and must be at least start_line.",
             json_integer_value(ev), first);
     const char *why = NULL;
-    if (agti_fs_is_sensitive(path, &why))
+    const struct agti_sensitive *pol = agti_session_sensitive(agt_call_session(call));
+    if (agti_sensitive_match(pol, path, &why))
         return agti_tool_fail(call, AGT_EDENIED,
                               "Error: %s is a sensitive file (%s); its content is not shown.", path,
                               why);
@@ -160,6 +162,12 @@ int agti_tool_file_read(agt_call *call, void *payload)
         agt_free(text);
         return agti_tool_fail(call, AGT_EUNSUPPORTED,
                               "Error: %s is a binary file; file_read shows text files only.", path);
+    }
+    if (agti_sensitive_check(pol, path, text, len, &why)) {
+        agt_free(text);
+        return agti_tool_fail(call, AGT_EDENIED,
+                              "Error: %s is a sensitive file (%s); its content is not shown.", path,
+                              why);
     }
     size_t total = count_lines(text, len);
     if (total == 0) {
@@ -219,6 +227,7 @@ int agti_tool_file_read_diff(agt_call *call, void *payload)
     if (rc != AGT_OK)
         return rc;
     const agt_diff *d = agt_changes_diff(c);
+    const struct agti_sensitive *pol = agti_session_sensitive(agt_call_session(call));
     agti_buf b = AGTI_BUF_INIT, missing = AGTI_BUF_INIT;
     size_t found = 0, nmissing = 0, i;
     json_t *p;
@@ -236,7 +245,14 @@ int agti_tool_file_read_diff(agt_call *call, void *payload)
         if (rc != AGT_OK)
             break;
         size_t tlen = strlen(text);
-        if (b.len + tlen > DIFF_MAX_BYTES) {
+        const char *why = NULL;
+        if (agti_sensitive_check(pol, path, text, tlen, &why)) {
+            /* the same policy as file_read: a staged .env.prod stays unseen */
+            agti_buf_printf(&b,
+                            "%s==== FILE: %s ====\n[diff not shown: %s is a sensitive file (%s); "
+                            "its content is never shown]\n",
+                            found ? "\n" : "", path, path, why);
+        } else if (b.len + tlen > DIFF_MAX_BYTES) {
             agti_buf_printf(&b,
                             "%s==== FILE: %s ====\n[diff not shown: the output of this call "
                             "reached %zu KiB; ask for this path in a separate call]\n",
@@ -364,7 +380,7 @@ int agti_tool_file_find(agt_call *call, void *payload)
     for (size_t i = 0; i < n && listed < FIND_MAX; i++) {
         if (!findable(files[i]) || !contains(files[i], query, icase, &tmp))
             continue;
-        if (agti_fs_is_sensitive(files[i], NULL)) {
+        if (agti_sensitive_match(agti_session_sensitive(agt_call_session(call)), files[i], NULL)) {
             sensitive++;
             continue;
         }

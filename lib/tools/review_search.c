@@ -18,6 +18,7 @@
 #include "fs/fs.h"
 #include "git/git_internal.h"
 #include "search/search.h"
+#include "session/fs_settings.h"
 #include "session/review_internal.h"
 #include "tools_internal.h"
 
@@ -120,6 +121,8 @@ typedef struct scan {
     size_t files, truncated_files, sensitive, skipped_large, unreadable;
     bool capped; /* SEARCH_MAX_BYTES reached */
     size_t capped_at;
+    const struct agti_sensitive *pol; /* the session's sensitive-file policy */
+    agt_changes *c;                   /* to read a file with matches for a key inside */
 } scan;
 
 /* One candidate file and, once searched, what it gave. */
@@ -259,6 +262,25 @@ static int run_pool(pool *pl)
     return AGT_OK;
 }
 
+/* A private key in a file with matches (one not named like a key file),
+ * unless a host exception names the file: the lines found, then the whole
+ * file (read again only for files that match). */
+static bool key_lines(const scan *sc, const cand *cd)
+{
+    if (agti_sensitive_host_excepted(sc->pol, cd->path))
+        return false;
+    for (size_t j = 0; j < cd->f.nlines; j++)
+        if (agti_sensitive_content(cd->f.lines[j].text, cd->f.lines[j].len, NULL))
+            return true;
+    char *text = NULL;
+    size_t len = 0;
+    if (sc->c == NULL || agt_changes_read_file(sc->c, cd->path, &text, &len) != AGT_OK)
+        return false;
+    bool key = agti_sensitive_content(text, len, NULL);
+    agt_free(text);
+    return key;
+}
+
 static void collect(scan *sc, cand *cands, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -267,8 +289,8 @@ static void collect(scan *sc, cand *cands, size_t n)
             sc->skipped_large++;
         else if (cd->state == 3)
             sc->unreadable++;
-        else if (cd->state == 1 && cd->sensitive) /* filtered out, but counted */
-            sc->sensitive++;
+        else if (cd->state == 1 && (cd->sensitive || key_lines(sc, cd)))
+            sc->sensitive++; /* filtered out, but counted */
         else if (cd->state == 1 && !sc->capped) {
             if (sc->out.len >= SEARCH_MAX_BYTES) {
                 sc->capped = true;
@@ -305,7 +327,7 @@ static int search_all(const agti_search_opts *o, agti_searcher *s, agt_changes *
         cand *cd = &cands[pl.n++];
         cd->path = p;
         cd->file = i;
-        cd->sensitive = agti_fs_is_sensitive(p, NULL);
+        cd->sensitive = agti_sensitive_match(sc->pol, p, NULL);
     }
     rc = pl.n ? run_pool(&pl) : AGT_OK;
     collect(sc, cands, pl.n);
@@ -329,6 +351,8 @@ int agti_tool_code_search(agt_call *call, void *payload)
     }
     scan sc;
     memset(&sc, 0, sizeof sc);
+    sc.pol = agti_session_sensitive(agt_call_session(call));
+    sc.c = c;
     rc = search_all(&opts, s, c, &sc);
     agti_searcher_free(s);
     if (rc != AGT_OK) {

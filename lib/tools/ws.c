@@ -212,7 +212,8 @@ int agti_ws_resolve(agt_call *call, const char *user_path, unsigned how, int ofl
     }
     const char *reason = NULL;
     if ((rc == AGT_OK || rc == AGT_ENOTFOUND) && out->loc.abs != NULL && refuse_sensitive &&
-        agti_fs_is_sensitive(out->loc.abs, &reason)) {
+        agti_sensitive_match(agti_session_sensitive(agt_call_session(call)), out->loc.abs,
+                             &reason)) {
         char *r = escaped(out->loc.rel ? out->loc.rel : out->loc.abs);
         rc = r == NULL ? AGT_ENOMEM
                        : agti_tool_fail(call, AGT_EDENIED,

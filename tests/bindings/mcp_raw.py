@@ -67,6 +67,9 @@ def main():
     try:
         with open(os.path.join(ws, "a.txt"), "w") as f:
             f.write("alpha\nbeta\n")
+        for name in (".env.prod", "prod.tfstate"):
+            with open(os.path.join(ws, name), "w") as f:
+                f.write("TOKEN=sk-live-123\n")
         s = Server(exe, ws)
         r = s.ask(req(1, "initialize", {"protocolVersion": "2025-03-26", "capabilities": {},
                                         "clientInfo": {"name": "raw", "version": "0"}}))
@@ -122,6 +125,35 @@ def main():
         check(res["isError"] is False and res["content"][0]["type"] == "text"
               and res["content"][0]["text"].startswith("1\talpha\n")
               and "2\tbeta" not in res["content"][0]["text"], "Read n_lines 1", r)
+        # the library's sensitive-file policy holds through the MCP server
+        for k, (name, tool, args) in enumerate([
+                (".env.prod", "Read", {"path": ".env.prod"}),
+                ("prod.tfstate", "Read", {"path": "prod.tfstate"}),
+                (".env.prod", "Grep", {"pattern": "TOKEN", "output_mode": "content"}),
+                (".env.prod", "Glob", {"pattern": "*prod*"})]):
+            r = s.ask(req(150 + k, "tools/call", {"name": tool, "arguments": args}))
+            text = r["result"]["content"][0]["text"]
+            check("sk-live-123" not in text and "sensitive" in text,
+                  "MCP %s: %s not shown" % (tool, name), r)
+        # the host's patterns from the command line
+        with open(os.path.join(ws, "app.secret"), "w") as f:
+            f.write("KEY=sk-live-123\n")
+        with open(os.path.join(ws, "cert.pem"), "w") as f:
+            f.write("public cert\n")
+        s2 = Server(exe, ws, "--sensitive", "*.secret", "--not-sensitive", "*.pem")
+        r = s2.ask(req(1, "tools/call", {"name": "Read", "arguments": {"path": "app.secret"}}))
+        t = r["result"]["content"][0]["text"]
+        check(r["result"]["isError"] is True and "sk-live-123" not in t and "sensitive" in t,
+              "--sensitive '*.secret': Read refused", r)
+        r = s2.ask(req(2, "tools/call", {"name": "Read", "arguments": {"path": "cert.pem"}}))
+        check(r["result"]["isError"] is False and "public cert" in r["result"]["content"][0]["text"],
+              "--not-sensitive '*.pem': Read shows it", r)
+        s2.p.stdin.close()
+        s2.p.wait(timeout=30)
+        p3 = subprocess.run([exe, "--root", ws, "--not-sensitive", "*.nothing"],
+                            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
+        check(p3.returncode == 1 and "--not-sensitive *.nothing" in p3.stderr,
+              "--not-sensitive of an unknown pattern: exit 1 naming it", p3.stderr)
         r = s.ask(req(16, "tools/call", {"name": "Read", "arguments": {"path": "a.txt", "bogus": 1}}))
         check(r["result"]["isError"] is True, "schema violation -> isError result", r)
         r = s.ask(req(17, "tools/call", {"name": "Write", "arguments": {"path": "b.txt",

@@ -324,22 +324,78 @@ function M.sandbox_mode_parse(name)
   return out[0]
 end
 
--- Wraps a handle in a finaliser that frees it, then the ffi callbacks in cbs
--- (LuaJIT has a fixed number of callback slots), and empties keep. Neither
--- table, nor any callback, may reference the owning object: the finaliser
--- table holds its values strongly, so such a reference would keep the
--- handle alive for ever.
-local function gc_handle(p, free, cbs, keep)
-  return ffi.gc(p, function(q)
-    free(q)
-    for k, cb in pairs(cbs) do
-      cb:free()
-      cbs[k] = nil
+-- Handle nodes. Every C handle has a node: the pointer, its free function,
+-- the ffi callbacks it calls (LuaJIT has a fixed number of callback slots)
+-- and what it borrows (keep). A node that others depend on (a registry under
+-- its sessions, a session and a model under their agents, a change set under
+-- the session and the diffs that borrow it) is freed only after all of them:
+-- close() makes the Lua object unusable at once, and the C object goes when
+-- its last dependent is gone. So any order of close() and of finalisers is
+-- safe (lua_close runs every finaliser, in no order that follows references).
+-- The finaliser references the node only, never the owning Lua object, or
+-- the handle would never be collected.
+local function node_release(n)
+  if not n.closing or n.users > 0 or n.addr == nil then return end
+  local c = ffi.cast(n.ctype, n.addr)
+  n.addr = nil
+  if n.free then n.free(c) end
+  for k, cb in pairs(n.cbs) do
+    cb:free()
+    n.cbs[k] = nil
+  end
+  if n.keep then
+    for k in pairs(n.keep) do n.keep[k] = nil end
+  end
+  local deps = n.deps
+  n.deps = {}
+  for _, d in ipairs(deps) do
+    d.users = d.users - 1
+    node_release(d)
+  end
+end
+
+local function node_close(n)
+  n.closing = true
+  node_release(n)
+end
+
+local function node_depend(n, d)
+  if d then
+    d.users = d.users + 1
+    n.deps[#n.deps + 1] = d
+  end
+end
+
+local function node_undepend(n, d)
+  for i, x in ipairs(n.deps) do
+    if x == d then
+      table.remove(n.deps, i)
+      d.users = d.users - 1
+      node_release(d)
+      return
     end
-    if keep then
-      for k in pairs(keep) do keep[k] = nil end
-    end
-  end)
+  end
+end
+
+-- Wraps pointer p (freed with free, nil for a borrowed one) in a finaliser;
+-- deps are the nodes it needs alive. Returns the cdata and its node.
+local function gc_handle(p, free, cbs, keep, deps)
+  -- the node holds the address, not the cdata: a finaliser that reaches its
+  -- own cdata keeps it alive for ever (a cast to the same type is the same
+  -- object), so the pointer is rebuilt from the number when it is freed
+  local n = { addr = ffi.cast("uintptr_t", p), ctype = ffi.typeof(p), free = free,
+              cbs = cbs or {}, keep = keep, users = 0, closing = false, deps = {} }
+  for _, d in ipairs(deps or {}) do node_depend(n, d) end
+  return ffi.gc(p, function() node_close(n) end), n
+end
+
+-- close() of every wrapper: unusable from Lua now, freed in C when allowed.
+local function close_handle(self)
+  if self._h ~= nil then
+    ffi.gc(self._h, nil)
+    self._h = nil
+    node_close(self._node)
+  end
 end
 
 local function class(name)
@@ -437,8 +493,8 @@ function Registry.new(...)
   -- to an agent with an HTTP model; state.sub_agent[1]: that agent (weak:
   -- the provider closures hold state, the finaliser holds them)
   local provs, state = {}, { sub_agent = setmetatable({}, { __mode = "v" }) }
-  local self = setmetatable({ _h = gc_handle(pp[0], C.agt_registry_free, provs), _providers = provs,
-                              _state = state }, Registry)
+  local h, node = gc_handle(pp[0], C.agt_registry_free, provs)
+  local self = setmetatable({ _h = h, _node = node, _providers = provs, _state = state }, Registry)
   for _, set in ipairs({ ... }) do
     self:load_builtin(set)
   end
@@ -446,11 +502,7 @@ function Registry.new(...)
 end
 
 function Registry:close()
-  if self._h ~= nil then
-    C.agt_registry_free(ffi.gc(self._h, nil))
-    self._h = nil
-  end
-  for _, cb in pairs(self._providers) do cb:free() end
+  close_handle(self) -- its providers' callbacks go with the C registry
   self._providers = {}
 end
 
@@ -548,16 +600,13 @@ function Session.new(reg, root)
   -- reference the Session table, or the handle would never be collected.
   local keep = { registry = reg }
   local cbs = {}
-  local h = gc_handle(pp[0], C.agt_session_free, cbs, keep)
-  return setmetatable({ _h = h, registry = reg, _cbs = cbs, _keep = keep, _guard = guard() }, Session)
+  local h, node = gc_handle(pp[0], C.agt_session_free, cbs, keep, { reg._node })
+  return setmetatable({ _h = h, _node = node, registry = reg, _cbs = cbs, _keep = keep,
+                        _guard = guard() }, Session)
 end
 
 function Session:close()
-  if self._h ~= nil then
-    C.agt_session_free(ffi.gc(self._h, nil))
-    self._h = nil
-  end
-  for _, cb in pairs(self._cbs) do cb:free() end
+  close_handle(self) -- its callbacks go with the C session
   self._cbs = {}
 end
 
@@ -752,6 +801,18 @@ end
 
 function Session:set_task_log_dir(d) check(C.agt_session_set_task_log_dir(handle(self), d)) end
 function Session:set_max_tasks(n) check(C.agt_session_set_max_tasks(handle(self), n)) end
+-- what the tools may show and reach
+function Session:add_sensitive_pattern(p) check(C.agt_session_add_sensitive_pattern(handle(self), p)) end
+function Session:remove_sensitive_pattern(p) check(C.agt_session_remove_sensitive_pattern(handle(self), p)) end
+function Session:sensitive_patterns() return out_json(C.agt_session_sensitive_patterns, handle(self)) end
+-- The reason path (and content, a string) is sensitive, or nil.
+function Session:check_sensitive(path, content)
+  local why = ffi.new("const char *[1]")
+  local rc = C.agt_session_check_sensitive(handle(self), path, content, content and #content or 0, why)
+  if rc < 0 then check(rc) end
+  return rc == 1 and str(why[0]) or nil
+end
+function Session:set_fetch_private(on) check(C.agt_session_set_fetch_private(handle(self), on and 1 or 0)) end
 function Session:set_background_on_timeout(on) check(C.agt_session_set_background_on_timeout(handle(self), on and 1 or 0)) end
 
 -- mode: AGT_SANDBOX_* or its name ("read-only", "workspace-write", "off")
@@ -770,12 +831,17 @@ function Session:sandbox_status() return out_json(C.agt_session_sandbox_status, 
 
 function Session:open_review(repo, mode, from, to)
   check(C.agt_session_open_review(handle(self), repo, mode or 0, from, to))
+  local old = self._keep.changes
   self._keep.changes = nil
+  if old then node_undepend(self._node, old._node) end
 end
 
 function Session:set_changes(ch)
   check(C.agt_session_set_changes(handle(self), ch and handle(ch) or nil))
-  self._keep.changes = ch -- borrowed by the session: keep it alive
+  local old = self._keep.changes
+  self._keep.changes = ch -- borrowed by the session: freed after it
+  if ch then node_depend(self._node, ch._node) end
+  if old then node_undepend(self._node, old._node) end
 end
 
 function Session:set_review_file(p) check(C.agt_session_set_review_file(handle(self), p)) end
@@ -832,15 +898,11 @@ function Schema.new(schema, opts)
     if cb then cb:free() end
     if not ok then error(err, 2) end
   end
-  return setmetatable({ _h = ffi.gc(pp[0], C.agt_schema_free) }, Schema)
+  local h, node = gc_handle(pp[0], C.agt_schema_free)
+  return setmetatable({ _h = h, _node = node }, Schema)
 end
 
-function Schema:close()
-  if self._h ~= nil then
-    C.agt_schema_free(ffi.gc(self._h, nil))
-    self._h = nil
-  end
-end
+function Schema:close() close_handle(self) end
 
 -- {} when valid, else the list of violations.
 function Schema:validate(instance)
@@ -865,22 +927,20 @@ function Diff.new(text)
   local pp = ffi.new("agt_diff *[1]")
   check(C.agt_diff_parse(pp, text, #text))
   local cbs = {}
-  return setmetatable({ _h = gc_handle(pp[0], C.agt_diff_free, cbs), _cbs = cbs, _guard = guard() }, Diff)
+  local h, node = gc_handle(pp[0], C.agt_diff_free, cbs)
+  return setmetatable({ _h = h, _node = node, _cbs = cbs, _guard = guard() }, Diff)
 end
 
 function Diff.from_repo(repo, mode, from, to)
   local pp = ffi.new("agt_diff *[1]")
   check(C.agt_diff_from_repo(pp, repo, mode or 0, from, to))
   local cbs = {}
-  return setmetatable({ _h = gc_handle(pp[0], C.agt_diff_free, cbs), _cbs = cbs, _guard = guard() }, Diff)
+  local h, node = gc_handle(pp[0], C.agt_diff_free, cbs)
+  return setmetatable({ _h = h, _node = node, _cbs = cbs, _guard = guard() }, Diff)
 end
 
 function Diff:close()
-  if self._h ~= nil and not self._borrowed then
-    C.agt_diff_free(ffi.gc(self._h, nil))
-  end
-  self._h = nil
-  for _, cb in pairs(self._cbs) do cb:free() end
+  close_handle(self) -- a borrowed diff: its relocator is taken off, the owner frees it
   self._cbs = {}
 end
 
@@ -958,20 +1018,21 @@ M.Changes = Changes
 function Changes.new(repo, mode, from, to)
   local pp = ffi.new("agt_changes *[1]")
   check(C.agt_changes_open(pp, repo, mode or 0, from, to))
-  return setmetatable({ _h = ffi.gc(pp[0], C.agt_changes_free) }, Changes)
+  local h, node = gc_handle(pp[0], C.agt_changes_free)
+  return setmetatable({ _h = h, _node = node }, Changes)
 end
 
-function Changes:close()
-  if self._h ~= nil then
-    C.agt_changes_free(ffi.gc(self._h, nil))
-    self._h = nil
-  end
-end
+function Changes:close() close_handle(self) end
 
 -- The change set's diff, borrowed: valid while this object is open.
 function Changes:diff()
-  return setmetatable({ _h = C.agt_changes_diff(handle(self)), _borrowed = true, _owner = self,
-                        _cbs = {}, _guard = guard() }, Diff)
+  local cbs = {}
+  -- borrowed: the change set frees it, and stays until this wrapper is gone
+  local h, node = gc_handle(C.agt_changes_diff(handle(self)), function(d)
+    if cbs.reloc then C.agt_diff_set_relocator(d, nil, 1, nil) end
+  end, cbs, nil, { self._node })
+  return setmetatable({ _h = h, _node = node, _borrowed = true, _owner = self, _cbs = cbs,
+                        _guard = guard() }, Diff)
 end
 
 function Changes:info() return out_json(C.agt_changes_info, handle(self)) end
@@ -994,15 +1055,11 @@ M.Cron = Cron
 function Cron.new(expr)
   local pp = ffi.new("agt_cron *[1]")
   check(C.agt_cron_parse(pp, expr))
-  return setmetatable({ _h = ffi.gc(pp[0], C.agt_cron_free) }, Cron)
+  local h, node = gc_handle(pp[0], C.agt_cron_free)
+  return setmetatable({ _h = h, _node = node }, Cron)
 end
 
-function Cron:close()
-  if self._h ~= nil then
-    C.agt_cron_free(ffi.gc(self._h, nil))
-    self._h = nil
-  end
-end
+function Cron:close() close_handle(self) end
 
 -- First fire time (seconds since the epoch) strictly after `after`, in the
 -- process time zone or the IANA zone tz.
@@ -1037,7 +1094,8 @@ M.Model = Model
 
 local function model_wrap(h)
   local cbs = {}
-  return setmetatable({ _h = gc_handle(h, C.agt_model_free, cbs), _cbs = cbs, _guard = guard() }, Model)
+  local cdata, node = gc_handle(h, C.agt_model_free, cbs)
+  return setmetatable({ _h = cdata, _node = node, _cbs = cbs, _guard = guard() }, Model)
 end
 
 -- Model(protocol[, {base_url=, api_key=, name=}]): an HTTP model.
@@ -1082,11 +1140,7 @@ function Model.host(fn)
 end
 
 function Model:close()
-  if self._h ~= nil then
-    C.agt_model_free(ffi.gc(self._h, nil))
-    self._h = nil
-  end
-  for _, cb in pairs(self._cbs) do cb:free() end
+  close_handle(self) -- the host callback goes with the C model
   self._cbs = {}
 end
 
@@ -1166,19 +1220,15 @@ function Agent.new(session, model, system_prompt)
   check(C.agt_agent_new(pp, handle(session), handle(model)))
   local keep = { session = session, model = model }
   local cbs = {}
-  local h = gc_handle(pp[0], C.agt_agent_free, cbs, keep)
-  local a = setmetatable({ _h = h, session = session, model = model, _keep = keep, _cbs = cbs,
-                           _guard = guard() }, Agent)
+  local h, node = gc_handle(pp[0], C.agt_agent_free, cbs, keep, { session._node, model._node })
+  local a = setmetatable({ _h = h, _node = node, session = session, model = model, _keep = keep,
+                           _cbs = cbs, _guard = guard() }, Agent)
   if system_prompt then a:set_system_prompt(system_prompt) end
   return a
 end
 
 function Agent:close()
-  if self._h ~= nil then
-    C.agt_agent_free(ffi.gc(self._h, nil))
-    self._h = nil
-  end
-  for _, cb in pairs(self._cbs) do cb:free() end
+  close_handle(self) -- its callbacks go with the C agent
   self._cbs = {}
 end
 

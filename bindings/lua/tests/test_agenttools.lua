@@ -534,6 +534,113 @@ else
   skip("sub-agents", "agt_agent_set_subagent_approver is not exported by this library build")
 end
 
+-- the session's sensitive-file patterns and FetchURL's private addresses
+do
+  local sreg = agt.Registry("chat")
+  local ss = agt.Session(sreg, root)
+  write(root .. "/app.secret", "KEY=1\n")
+  write(root .. "/cert.pem", "not a key\n")
+  check(not ss:dispatch("Read", { path = "app.secret" }).is_error, "app.secret readable by default")
+  ss:add_sensitive_pattern("*.secret")
+  local r = ss:dispatch("Read", { path = "app.secret" })
+  check(r.is_error and r.text:find("sensitive", 1, true) ~= nil, "added *.secret: Read refused", r.text)
+  check(ss:dispatch("Read", { path = "cert.pem" }).status == agt.AGT_EDENIED, "*.pem refused by default")
+  ss:remove_sensitive_pattern("*.pem")
+  check(not ss:dispatch("Read", { path = "cert.pem" }).is_error, "removed *.pem: readable")
+  local pats, has_secret, has_pem = ss:sensitive_patterns(), false, false
+  for _, p in ipairs(pats) do
+    if p == "*.secret" then has_secret = true end
+    if p == "*.pem" then has_pem = true end
+  end
+  check(has_secret and not has_pem, "sensitive_patterns lists the change")
+  check(raises(function() ss:remove_sensitive_pattern("*.pem") end, agt.AGT_ENOTFOUND), "remove twice: AGT_ENOTFOUND")
+  check(raises(function() ss:add_sensitive_pattern("/abs") end, agt.AGT_EINVAL), "leading slash: AGT_EINVAL")
+  check(ss:check_sensitive("x/.env.prod") == "environment file (.env)", "check_sensitive: .env.prod")
+  check(ss:check_sensitive("README.md") == nil, "check_sensitive: README.md")
+  check(ss:check_sensitive("notes", "-----BEGIN " .. "EC PRIVATE KEY-----\nMHc\n")
+        == "private key (a PRIVATE KEY block in the content)", "check_sensitive: key in content")
+  ss:set_fetch_private(true)
+  ss:set_fetch_private(false)
+  ss:close()
+  sreg:close()
+  os.remove(root .. "/app.secret")
+  os.remove(root .. "/cert.pem")
+end
+
+-- lifetimes: what an object depends on is freed after it, so any order of
+-- close() is safe, and so is lua_close at exit, which runs every finaliser in
+-- no order that follows references (module-level objects without close()
+-- crashed with SIGSEGV there: the Session went before the Agent)
+do
+  local names = { "registry", "session", "model", "agent" }
+  local function perms(a, k, out)
+    k = k or 1
+    out = out or {}
+    if k > #a then
+      out[#out + 1] = { unpack(a) }
+      return out
+    end
+    for i = k, #a do
+      a[k], a[i] = a[i], a[k]
+      perms(a, k + 1, out)
+      a[k], a[i] = a[i], a[k]
+    end
+    return out
+  end
+  local orders, ok_all, detail = perms({ unpack(names) }), true, nil
+  for _, order in ipairs(orders) do
+    local o = {}
+    o.registry = agt.Registry("chat")
+    o.session = agt.Session(o.registry, root)
+    o.model = agt.Model.host(function() return { content = "still here" } end)
+    o.agent = agt.Agent(o.session, o.model)
+    local agent_open = true
+    for _, name in ipairs(order) do
+      o[name]:close()
+      if name == "agent" then agent_open = false end
+      if agent_open then
+        -- what the agent depends on is closed for Lua but kept for it
+        o.agent:add_user_message("again")
+        if o.agent:run() ~= agt.AGT_AGENT_STOP_DONE or o.agent:text() ~= "still here" then
+          ok_all, detail = false, table.concat(order, ",")
+        end
+      end
+    end
+    for _, name in ipairs(names) do
+      if not raises(function() o[name]:close() o[name]:root() end, agt.AGT_EINVAL) and name == "session" then
+        ok_all, detail = false, "session usable after close"
+      end
+    end
+  end
+  check(ok_all and #orders == 24, "all 24 orders of close(): dependents keep working", detail)
+
+  local lj = arg and arg[-1] or "luajit"
+  local scripts = {
+    ["session first"] = 'reg = agt.Registry("chat") sess = agt.Session(reg, ROOT) ' ..
+      'model = agt.Model.host(function() return { content = "x" } end) agent = agt.Agent(sess, model)',
+    ["model first"] = 'model = agt.Model.host(function() return { content = "x" } end) ' ..
+      'reg = agt.Registry("chat") sess = agt.Session(reg, ROOT) agent = agt.Agent(sess, model)',
+    ["after a run"] = 'reg = agt.Registry("chat") sess = agt.Session(reg, ROOT) ' ..
+      'model = agt.Model.host(function() return { content = "x" } end) agent = agt.Agent(sess, model) ' ..
+      'agent:add_user_message("hi") agent:run()',
+    ["in a cycle"] = 'local ring = {} ring.reg = agt.Registry("chat") ring.sess = agt.Session(ring.reg, ROOT) ' ..
+      'ring.model = agt.Model.host(function() return { content = "x" } end) ' ..
+      'ring.agent = agt.Agent(ring.sess, ring.model) ring.agent.ring = ring ring.sess.ring = ring',
+    ["closed session, open agent"] = 'reg = agt.Registry("chat") sess = agt.Session(reg, ROOT) ' ..
+      'model = agt.Model.host(function() return { content = "x" } end) agent = agt.Agent(sess, model) ' ..
+      'sess:close() reg:close()',
+  }
+  for name, body in pairs(scripts) do
+    local path = root .. "/exit.lua"
+    write(path, 'local agt = require "agenttools" ROOT = ' .. string.format("%q", root) .. ' ' .. body .. '\n')
+    local p = io.popen("'" .. lj .. "' '" .. path .. "' 2>&1; echo \"rc=$?\"")
+    local out = p:read("*a")
+    p:close()
+    check(out:match("rc=0%s*$") ~= nil and not out:find("Sanitizer") and not out:find("runtime error"),
+          "objects left to lua_close (" .. name .. "): exit 0", out)
+  end
+end
+
 -- finalisers: handles dropped without close() free their callbacks
 -- (LuaJIT has a fixed number of callback slots, far fewer than 3000)
 local okgc, gcerr = pcall(function()

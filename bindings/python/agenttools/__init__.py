@@ -184,15 +184,63 @@ class _Guard:
 
 
 class _Handle:
+    """An owned C handle. A handle that others depend on (a Registry under a
+    Session, a Session and a Model under an Agent, Changes under a Session
+    or a Diff) is freed only after every one of them: close() makes it
+    unusable from Python at once, and the C object goes when the last
+    dependent is gone. So any order of close() and of finalisation (the
+    garbage collector at interpreter exit runs finalisers in no particular
+    order, whatever the references) is safe."""
+
     _free = None
 
     def __init__(self):
-        self._h = None
+        self._h = None  # what Python calls may use; None once closed
+        self._c = None  # the C object, until it is really freed
+        self._free_fn = None
+        self._users = 0  # live handles that depend on this one
+        self._deps = []  # the handles this one depends on
+        self._closing = False
+
+    def _own(self, h, *deps, free=True):
+        """Takes the C object h, which needs deps to outlive it. The free
+        function is looked up now: at interpreter exit the module's globals
+        may be gone when the finaliser runs."""
+        self._h = self._c = h
+        self._free_fn = getattr(lib, self._free) if free and self._free else None
+        for d in deps:
+            self._depend(d)
+
+    def _depend(self, d):
+        if d is not None:
+            d._users += 1
+            self._deps.append(d)
+
+    def _undepend(self, d):
+        if d is not None and d in self._deps:
+            self._deps.remove(d)
+            d._users -= 1
+            d._release()
 
     def close(self):
-        h, self._h = self._h, None
-        if h and self._free is not None:
-            getattr(lib, self._free)(h)
+        self._h = None
+        self._closing = True
+        self._release()
+
+    def _release(self):
+        if not self._closing or self._users > 0 or self._c is None:
+            return
+        c, self._c = self._c, None
+        if self._free_fn is not None:
+            self._free_fn(c)
+        self._freed()
+        deps, self._deps = self._deps, []
+        for d in deps:
+            d._users -= 1
+            d._release()
+
+    def _freed(self):
+        """Called once the C object is gone (drop what only it needed)."""
 
     def _handle(self):
         if not self._h:
@@ -298,7 +346,7 @@ class Registry(_Handle):
         super().__init__()
         h = ctypes.c_void_p()
         _check(lib.agt_registry_new(ctypes.byref(h)))
-        self._h = h.value
+        self._own(h.value)
         self._providers = {}  # name -> (CFUNCTYPE object, python function)
         try:
             for s in sets:
@@ -412,8 +460,8 @@ class Session(_Handle):
         super().__init__()
         h = ctypes.c_void_p()
         _check(lib.agt_session_new(ctypes.byref(h), registry._handle(), _b(root)))
-        self._h = h.value
-        self.registry = registry  # keeps the registry alive while the session lives
+        self._own(h.value, registry)
+        self.registry = registry  # freed after the session (_Handle)
         self._cbs = {}
         self._guard = _Guard()
         self._changes = None
@@ -644,6 +692,33 @@ class Session(_Handle):
     def set_max_tasks(self, n):
         _check(lib.agt_session_set_max_tasks(self._handle(), n))
 
+    # -- what the tools may show and reach
+    def add_sensitive_pattern(self, pattern):
+        """Adds a sensitive-file pattern ('!' first: an exception)."""
+        _check(lib.agt_session_add_sensitive_pattern(self._handle(), _b(pattern)))
+
+    def remove_sensitive_pattern(self, pattern):
+        """Removes a built-in or added pattern by its text (NotFoundError if absent)."""
+        _check(lib.agt_session_remove_sensitive_pattern(self._handle(), _b(pattern)))
+
+    def sensitive_patterns(self):
+        return _out_json(lib.agt_session_sensitive_patterns, self._handle())
+
+    def check_sensitive(self, path, content=None):
+        """The reason path (and content: str or bytes) is sensitive, or None."""
+        c = None if content is None else (content if isinstance(content, bytes)
+                                          else content.encode("utf-8"))
+        why = ctypes.c_void_p()
+        rc = lib.agt_session_check_sensitive(self._handle(), _b(path), c,
+                                             0 if c is None else len(c), ctypes.byref(why))
+        if rc < 0:
+            _check(rc)
+        return _s(ctypes.string_at(why.value)) if rc == 1 and why.value else None
+
+    def set_fetch_private(self, allow):
+        """Lets FetchURL reach loopback, link-local and private addresses."""
+        _check(lib.agt_session_set_fetch_private(self._handle(), 1 if allow else 0))
+
     def set_background_on_timeout(self, on):
         _check(lib.agt_session_set_background_on_timeout(self._handle(), 1 if on else 0))
 
@@ -676,12 +751,15 @@ class Session(_Handle):
     def open_review(self, repo_path=None, mode=0, from_rev=None, to_rev=None):
         _check(lib.agt_session_open_review(self._handle(), _b(repo_path), mode, _b(from_rev),
                                            _b(to_rev)))
-        self._changes = None
+        old, self._changes = self._changes, None
+        self._undepend(old)
 
     def set_changes(self, changes):
         _check(lib.agt_session_set_changes(self._handle(),
                                            None if changes is None else changes._handle()))
-        self._changes = changes  # borrowed by the session: keep it alive
+        old, self._changes = self._changes, changes  # borrowed: freed after the session
+        self._depend(changes)
+        self._undepend(old)
 
     def set_review_file(self, path):
         _check(lib.agt_session_set_review_file(self._handle(), _b(path)))
@@ -707,9 +785,8 @@ class Session(_Handle):
     def clear_comments(self):
         _check(lib.agt_session_clear_comments(self._handle()))
 
-    def close(self):
-        super().close()
-        self._cbs = {}
+    def _freed(self):
+        self._cbs = {}  # the C session is gone: nothing calls them any more
 
 
 # ---- schema -----------------------------------------------------------------
@@ -727,7 +804,7 @@ class Schema(_Handle):
         h = ctypes.c_void_p()
         if not draft and not format_assertion and not resources and resolver is None:
             _check(lib.agt_schema_compile(ctypes.byref(h), t, len(t)))
-            self._h = h.value
+            self._own(h.value)
             return
         opts = ctypes.c_void_p()
         _check(lib.agt_schema_options_new(ctypes.byref(opts)))
@@ -759,7 +836,7 @@ class Schema(_Handle):
             rc = lib.agt_schema_compile_with(ctypes.byref(h), t, len(t), opts)
             guard.reraise()
             _check(rc)
-            self._h = h.value
+            self._own(h.value)
         finally:
             lib.agt_schema_options_free(opts)
 
@@ -807,14 +884,13 @@ class Diff(_Handle):
         self._guard = _Guard()
         self._reloc = None
         if _borrowed is not None:
-            self._h = _borrowed
-            self._free = None
+            self._own(_borrowed, _owner, free=False)  # the owner frees it
             self._owner = _owner
             return
         t = _b(text or "")
         h = ctypes.c_void_p()
         _check(lib.agt_diff_parse(ctypes.byref(h), t, len(t)))
-        self._h = h.value
+        self._own(h.value)
 
     @classmethod
     def from_repo(cls, repo_path, mode=0, from_rev=None, to_rev=None):
@@ -823,7 +899,8 @@ class Diff(_Handle):
                                       _b(to_rev)))
         d = cls.__new__(cls)
         _Handle.__init__(d)
-        d._guard, d._reloc, d._h = _Guard(), None, h.value
+        d._guard, d._reloc = _Guard(), None
+        d._own(h.value)
         return d
 
     def to_json(self):
@@ -900,7 +977,7 @@ class Changes(_Handle):
         h = ctypes.c_void_p()
         _check(lib.agt_changes_open(ctypes.byref(h), _b(repo_path), mode, _b(from_rev),
                                     _b(to_rev)))
-        self._h = h.value
+        self._own(h.value)
 
     @property
     def diff(self):
@@ -933,7 +1010,7 @@ class Cron(_Handle):
         super().__init__()
         h = ctypes.c_void_p()
         _check(lib.agt_cron_parse(ctypes.byref(h), _b(expr)))
-        self._h = h.value
+        self._own(h.value)
 
     def next(self, after_unix_s, tz=None):
         """First fire time strictly after after_unix_s (seconds since the epoch),
@@ -973,11 +1050,11 @@ class Model(_Handle):
         self._guard = _Guard()
         self._cbs = {}
         if _h is not None:
-            self._h = _h
+            self._own(_h)
             return
         h = ctypes.c_void_p()
         _check(lib.agt_model_new(ctypes.byref(h), protocol))
-        self._h = h.value
+        self._own(h.value)
         if base_url is not None:
             self.set_base_url(base_url)
         if api_key is not None:
@@ -1014,8 +1091,8 @@ class Model(_Handle):
         cfn = FNPTR["agt_model_host_fn"](trampoline)
         h = ctypes.c_void_p()
         _check(lib.agt_model_new_host(ctypes.byref(h), cfn, None))
-        m._h = h.value
-        m._cbs["host"] = cfn
+        m._own(h.value)
+        m._cbs["host"] = cfn  # C calls it until the model is freed
         return m
 
     def set_base_url(self, url):
@@ -1137,7 +1214,7 @@ class Agent(_Handle):
         super().__init__()
         h = ctypes.c_void_p()
         _check(lib.agt_agent_new(ctypes.byref(h), session._handle(), model._handle()))
-        self._h = h.value
+        self._own(h.value, session, model)  # both freed after the agent
         self.session, self.model = session, model
         self._guard = _Guard()
         self._cb = None

@@ -744,6 +744,158 @@ class TestThreads(unittest.TestCase):
                     self.assertEqual(sorted(sum(got.values(), [])), ["A", "B"])
 
 
+LIFETIME_ORDERS = r"""
+import itertools, sys, tempfile
+sys.path.insert(0, sys.argv[1])
+import agenttools as agt
+root = tempfile.mkdtemp(prefix="agt-life-")
+names = ["registry", "session", "model", "agent"]
+
+
+def make():
+    reg = agt.Registry("chat")
+    sess = agt.Session(reg, root)
+    model = agt.Model.host(lambda req: {"content": "still here"})
+    return {"registry": reg, "session": sess, "model": model, "agent": agt.Agent(sess, model)}
+
+
+runs = 0
+for order in itertools.permutations(names):
+    for how in ("__del__", "close"):
+        objs = make()
+        for k, name in enumerate(order):
+            getattr(objs[name], how)()  # __del__: what the collector does at exit
+            a = objs["agent"]
+            if name != "agent" and "agent" not in order[:k + 1]:
+                # what the agent depends on is closed for Python but kept for it
+                a.add_user_message("again")
+                assert a.run() == agt.AGT_AGENT_STOP_DONE and a.text == "still here", order
+        for name in names:
+            try:
+                objs[name]._handle()
+                raise AssertionError("%s usable after %s" % (name, how))
+            except agt.InvalidArgumentError:
+                pass
+        runs += 1
+print(runs)
+"""
+
+LIFETIME_EXIT = r"""
+import sys, tempfile
+sys.path.insert(0, sys.argv[1])
+import agenttools as agt
+order, cycle = sys.argv[2], sys.argv[3] == "1"
+root = tempfile.mkdtemp(prefix="agt-exit-")
+if order == "model-first":
+    model = agt.Model.host(lambda req: {"content": "x"})
+    reg = agt.Registry("chat")
+    sess = agt.Session(reg, root)
+elif order == "session-first":
+    reg = agt.Registry("chat")
+    sess = agt.Session(reg, root)
+    model = agt.Model.host(lambda req: {"content": "x"})
+else:
+    reg = agt.Registry("chat")
+    model = agt.Model.host(lambda req: {"content": "x"})
+    sess = agt.Session(reg, root)
+agent = agt.Agent(sess, model)
+agent.add_user_message("hi")
+agent.run()
+changes = None
+if cycle:
+    # in a cycle the collector finalises all of them together, in no order
+    ring = [reg, sess, model, agent]
+    ring.append(ring)
+    agent.ring = ring
+    sess.ring = ring
+"""
+
+
+class TestLifetime(unittest.TestCase):
+    """Objects keep what they depend on: any order of close(), of finalisers
+    and of interpreter exit is safe (module-level objects without close()
+    crashed with SIGSEGV at exit: the Session was freed before the Agent)."""
+
+    def run_py(self, code, *args):
+        import subprocess
+        p = subprocess.run([sys.executable, "-c", code, PKG] + list(args), capture_output=True,
+                           text=True, timeout=120)
+        for bad in ("AddressSanitizer", "LeakSanitizer", "runtime error:", "Traceback"):
+            self.assertNotIn(bad, p.stderr, p.stderr[-2000:])
+        return p
+
+    def test_every_order_of_close_and_finalisers(self):
+        p = self.run_py(LIFETIME_ORDERS)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertEqual(p.stdout.split(), ["48"])  # 24 orders x (__del__, close)
+
+    def test_module_level_objects_at_exit(self):
+        for order in ("session-first", "model-first", "model-between"):
+            for cycle in ("0", "1"):
+                p = self.run_py(LIFETIME_EXIT, order, cycle)
+                self.assertEqual(p.returncode, 0,
+                                 "%s, cycle %s: exit %d %s" % (order, cycle, p.returncode,
+                                                                p.stderr[-2000:]))
+
+    def test_changes_and_borrowed_diff_outlive_their_users(self):
+        import subprocess
+        repo = tempfile.mkdtemp(prefix="agt-life-git-")
+        try:
+            git = ["git", "-c", "user.name=T", "-c", "user.email=t@example.com", "-C", repo]
+            subprocess.run(git + ["init", "-q"], check=True)
+            with open(os.path.join(repo, "a.txt"), "w") as f:
+                f.write("one\n")
+            subprocess.run(git + ["add", "-A"], check=True)
+            subprocess.run(git + ["commit", "-q", "-m", "c1"], check=True)
+            with open(os.path.join(repo, "a.txt"), "w") as f:
+                f.write("two\n")
+            reg = agt.Registry("review")
+            s = agt.Session(reg, repo)
+            ch = agt.Changes(repo)
+            d = ch.diff
+            s.set_changes(ch)
+            ch.close()  # the session and the diff still hold it
+            reg.close()
+            self.assertEqual(len(d), 1)
+            r = s.dispatch("file_read_diff", {"path_array": ["a.txt"]})
+            self.assertIn("+two", r.text)
+            s.close()
+            self.assertEqual(len(d), 1)
+            d.close()
+            self.assertIsNone(ch._c)  # freed once its last user went
+        finally:
+            shutil.rmtree(repo, ignore_errors=True)
+
+
+class TestSecrets(Base):
+    def test_sensitive_patterns(self):
+        with open(os.path.join(self.root, "app.secret"), "w") as f:
+            f.write("KEY=1\n")
+        with open(os.path.join(self.root, "cert.pem"), "w") as f:
+            f.write("not a key\n")
+        self.assertEqual(self.s.dispatch("Read", {"path": "app.secret"}).is_error, False)
+        self.s.add_sensitive_pattern("*.secret")
+        r = self.s.dispatch("Read", {"path": "app.secret"})
+        self.assertTrue(r.is_error and "sensitive" in r.text, r.text)
+        self.assertEqual(self.s.dispatch("Read", {"path": "cert.pem"}).status, -11)
+        self.s.remove_sensitive_pattern("*.pem")
+        self.assertFalse(self.s.dispatch("Read", {"path": "cert.pem"}).is_error)
+        pats = self.s.sensitive_patterns()
+        self.assertIn("*.secret", pats)
+        self.assertNotIn("*.pem", pats)
+        with self.assertRaises(agt.NotFoundError):
+            self.s.remove_sensitive_pattern("*.pem")
+        with self.assertRaises(agt.InvalidArgumentError):
+            self.s.add_sensitive_pattern("/abs")
+        self.assertEqual(self.s.check_sensitive("x/.env.prod"), "environment file (.env)")
+        self.assertIsNone(self.s.check_sensitive("README.md"))
+        key = "-----BEGIN " + "RSA PRIVATE KEY-----\nMIIE\n"
+        self.assertEqual(self.s.check_sensitive("notes", key),
+                         "private key (a PRIVATE KEY block in the content)")
+        self.s.set_fetch_private(True)
+        self.s.set_fetch_private(False)
+
+
 class TestPackaging(unittest.TestCase):
     def test_pip_install_offline(self):
         import subprocess

@@ -417,6 +417,34 @@ def main():
             t.eq(outcomes, {"src/calc.c": "timeout", "new_name.py": "done"},
                  "--timeout stops the slow file only")
 
+        # secrets never reach the model: a staged .env.prod (and a key under a
+        # name no pattern knows, found by the diff's content) are skipped
+        # with the reason; only app.py is left to review
+        srepo = os.path.join(tmp, "srepo")
+        os.makedirs(srepo)
+        git(srepo, "init", "-q", "-b", "main")
+        git(srepo, "config", "user.email", "t@example.com")
+        git(srepo, "config", "user.name", "T")
+        write(srepo, "README", "base\n")
+        git(srepo, "add", "-A")
+        git(srepo, "commit", "-q", "-m", "base")
+        write(srepo, ".env.prod", "TOKEN=sk-live-123\n")
+        write(srepo, "deploy_identity", "-----BEGIN " + "OPENSSH PRIVATE KEY-----\nb3Bl\n"
+              "-----END OPENSSH PRIVATE KEY-----\n")
+        write(srepo, "app.py", "print('hi')\n")
+        git(srepo, "add", "-A")
+        rc, out, err = run([exe, "--repo", srepo, "--preview", "--format", "json"], tmp)
+        t.eq(rc, 0, "sensitive preview exits 0")
+        sp = {f["path"]: f for f in json.loads(out)["files"]}
+        t.eq(sp[".env.prod"]["skip_reason"],
+             "sensitive file (environment file (.env)): its content is not sent",
+             "staged .env.prod skipped as sensitive")
+        t.eq(sp["deploy_identity"]["skip_reason"],
+             "sensitive file (private key (a PRIVATE KEY block in the content)): its content "
+             "is not sent", "a key found in the diff's content skipped")
+        t.eq(sp["app.py"]["skip_reason"], None, "app.py still reviewed")
+        t.ok("sk-live-123" not in out and "b3Bl" not in out, "no secret in the preview")
+
         bad_tools = os.path.join(tmp, "tools.json")
         with open(bad_tools, "w") as f:
             f.write('[{"name": "no_such_tool", "definition": {"name": "no_such_tool"}}]')

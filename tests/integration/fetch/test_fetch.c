@@ -31,18 +31,24 @@ static char *url_of(const char *path)
     return buf[k];
 }
 
-/* FetchURL through the session; the result (never NULL on AGT_OK). */
-static agt_result *fetch_url(const char *url)
+/* FetchURL through session s; the result (never NULL on AGT_OK). */
+static agt_result *fetch_url_in(agt_session *s, const char *url)
 {
     char args[512];
     snprintf(args, sizeof args, "{\"url\":\"%s\"}", url);
     agt_result *r = NULL;
-    int rc = agt_session_dispatch(sess, "f", "FetchURL", args, &r);
+    int rc = agt_session_dispatch(s, "f", "FetchURL", args, &r);
     if (rc != AGT_OK || r == NULL) {
         t_diag("dispatch of %s: %d %s", url, rc, agt_error_message());
         return NULL;
     }
     return r;
+}
+
+/* FetchURL through the test's session (private addresses allowed). */
+static agt_result *fetch_url(const char *url)
+{
+    return fetch_url_in(sess, url);
 }
 
 static const char *text_of(const agt_result *r)
@@ -179,8 +185,11 @@ static void test_status_and_caps(void)
     agt_result_free(r);
 
     /* the time cap, with a short limit (the tool's is 30 s) */
-    agti_fetch_opts o = {
-        .max_bytes = 4096, .timeout_ms = 1000, .connect_ms = 1000, .max_redirects = 5};
+    agti_fetch_opts o = {.max_bytes = 4096,
+                         .timeout_ms = 1000,
+                         .connect_ms = 1000,
+                         .max_redirects = 5,
+                         .allow_private = true};
     agti_fetch_result fr;
     T_EQ_INT(agti_fetch(url_of("/slow"), &o, &fr), AGT_ETIMEOUT, "slow server: AGT_ETIMEOUT");
     snprintf(want, sizeof want, "fetching %s took longer than 1000 ms", url_of("/slow"));
@@ -263,8 +272,11 @@ static void test_refused_schemes(void)
         T_CHECK(r && agt_result_is_error(r) && strstr(text_of(r), "/url") != NULL,
                 "%s: refused by the schema: %.120s", bad[i], one_line(text_of(r)));
         agt_result_free(r);
-        agti_fetch_opts o = {
-            .max_bytes = 1024, .timeout_ms = 1000, .connect_ms = 1000, .max_redirects = 5};
+        agti_fetch_opts o = {.max_bytes = 1024,
+                             .timeout_ms = 1000,
+                             .connect_ms = 1000,
+                             .max_redirects = 5,
+                             .allow_private = true};
         agti_fetch_result fr;
         T_EQ_INT(agti_fetch(bad[i], &o, &fr), AGT_EINVAL, "%s: engine refuses it", bad[i]);
         T_CHECK(strstr(agt_error_message(), "only http:// and https://") != NULL, "%s: %s", bad[i],
@@ -273,8 +285,11 @@ static void test_refused_schemes(void)
     }
     char ftp[128];
     snprintf(ftp, sizeof ftp, "ftp://127.0.0.1:%d/plain.txt", srv.port);
-    agti_fetch_opts o = {
-        .max_bytes = 1024, .timeout_ms = 1000, .connect_ms = 1000, .max_redirects = 5};
+    agti_fetch_opts o = {.max_bytes = 1024,
+                         .timeout_ms = 1000,
+                         .connect_ms = 1000,
+                         .max_redirects = 5,
+                         .allow_private = true};
     agti_fetch_result fr;
     T_EQ_INT(agti_fetch(ftp, &o, &fr), AGT_EINVAL, "ftp:// to the test server: refused");
     agti_fetch_result_free(&fr);
@@ -299,6 +314,62 @@ static void test_proxy_env(void)
     unsetenv("http_proxy");
 }
 
+/* By default FetchURL connects to public addresses only, judged on the
+ * address after DNS (localhost is a name): the server counts requests, and
+ * none arrives. The same URL works once the host allows it. */
+static void test_private_refused(agt_registry *reg, const char *root)
+{
+    agt_session *def = NULL;
+    T_EQ_INT(agt_session_new(&def, reg, root), AGT_OK, "default session");
+    int before = requests_seen();
+    char urls[6][128], want[256];
+    snprintf(urls[0], sizeof urls[0], "http://127.0.0.1:%d/plain.txt", srv.port);
+    snprintf(urls[1], sizeof urls[1], "http://localhost:%d/plain.txt", srv.port);
+    snprintf(urls[2], sizeof urls[2], "http://[::ffff:127.0.0.1]:%d/plain.txt", srv.port);
+    snprintf(urls[3], sizeof urls[3], "http://0.0.0.0:%d/plain.txt", srv.port);
+    snprintf(urls[4], sizeof urls[4], "http://169.254.169.254/latest/meta-data/");
+    snprintf(urls[5], sizeof urls[5], "http://[::1]:%d/plain.txt", srv.port);
+    static const char *const addr[6] = {"127.0.0.1",       NULL, "::ffff:127.0.0.1", "0.0.0.0",
+                                        "169.254.169.254", "::1"};
+    static const char *const what[6] = {"loopback",
+                                        NULL,
+                                        "loopback",
+                                        "unspecified (0.0.0.0/8)",
+                                        "link-local (169.254.0.0/16, cloud metadata)",
+                                        "loopback (::1)"};
+    for (int i = 0; i < 6; i++) {
+        agt_result *r = NULL;
+        char args[1024];
+        snprintf(args, sizeof args, "{\"url\":\"%s\"}", urls[i]);
+        T_EQ_INT(agt_session_dispatch(def, "p", "FetchURL", args, &r), AGT_OK, "%s: dispatched",
+                 urls[i]);
+        const char *t = r ? text_of(r) : "";
+        T_CHECK(r && agt_result_is_error(r), "%s: refused by default: %s", urls[i], one_line(t));
+        if (addr[i] != NULL) {
+            snprintf(want, sizeof want, "it connects to %s, which is not a public address (%s)",
+                     addr[i], what[i]);
+            T_CHECK(strstr(t, want) != NULL, "%s: names the address: %s", urls[i], one_line(t));
+        } else {
+            T_CHECK(strstr(t, "which is not a public address (loopback") != NULL,
+                    "%s: the name's address is judged: %s", urls[i], one_line(t));
+        }
+        T_CHECK(strstr(t, "plain text") == NULL, "%s: no content", urls[i]);
+        agt_result_free(r);
+    }
+    T_EQ_INT(requests_seen(), before + 0, "no request reached the server by default");
+    T_EQ_INT(agt_session_set_fetch_private(def, 1), AGT_OK, "allow private addresses");
+    agt_result *r = fetch_url_in(def, urls[1]);
+    T_CHECK(r && !agt_result_is_error(r), "allowed: localhost fetched: %s",
+            r ? one_line(text_of(r)) : "");
+    agt_result_free(r);
+    T_EQ_INT(requests_seen(), before + 1, "allowed: the request reached the server");
+    T_EQ_INT(agt_session_set_fetch_private(def, 0), AGT_OK, "refuse again");
+    r = fetch_url_in(def, urls[0]);
+    T_CHECK(r && agt_result_is_error(r), "refused again");
+    agt_result_free(r);
+    agt_session_free(def);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -321,6 +392,10 @@ int main(int argc, char **argv)
     T_EQ_INT(agt_registry_is_offered(reg, "FetchURL", AGT_PHASE_MAIN), 1,
              "FetchURL is offered without a host provider (built in)");
     T_EQ_INT(agt_session_new(&sess, reg, root), AGT_OK, "session (manual mode)");
+    /* the test server is on 127.0.0.1: this session allows it */
+    T_EQ_INT(agt_session_set_fetch_private(sess, 1), AGT_OK, "allow private addresses");
+    T_EQ_INT(agt_session_set_fetch_private(NULL, 1), AGT_EINVAL, "set_fetch_private: NULL");
+    test_private_refused(reg, root);
 
     /* manual mode: FetchURL runs without asking (TOOLS.md, Approval) */
     agt_result *r = NULL;

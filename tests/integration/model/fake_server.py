@@ -137,6 +137,29 @@ CRLF = [
     'data: [DONE]',
 ]
 
+# WHATWG SSE: a bare CR ends a line like LF and CRLF do. The same events
+# with CR only, then mixed CR / LF / CRLF; "crsplit" cuts the CRLF stream
+# between each CR and its LF (separate HTTP chunks, separate TCP reads).
+MULTILINE_B = ('event: message\ndata: {"choices":[{"index":0,\n'
+               'data: "delta":{"content":"B"},"finish_reason":null}]}\n\n')
+BARECR = [
+    ": hello\r\r",
+    oa({"role": "assistant", "content": "A"}).replace("\n", "\r"),
+    MULTILINE_B.replace("\n", "\r"),
+    oa({}, finish="stop").replace("\n", "\r"),
+    "data: [DONE]\r\r",
+]
+MIXED = [
+    ": hello\r\n\r",
+    oa({"role": "assistant", "content": "A"}).replace("\n\n", "\r\n\n"),
+    MULTILINE_B.replace("\n", "\r", 1).replace("\n\n", "\r\n\r"),
+    oa({}, finish="stop").replace("\n\n", "\n\r"),
+    "data: [DONE]\n\r\n",
+]
+CRLF_SPLIT = [ev.replace("\n", "\r\n") for ev in
+              [": hello\n\n", oa({"role": "assistant", "content": "A"}), MULTILINE_B,
+               oa({}, finish="stop"), "data: [DONE]\n\n"]]
+
 MALFORMED = [
     oa({"role": "assistant", "content": "ok"}),
     'data: {"choices":[{"delta":{"content":"x"}\n\n',
@@ -500,6 +523,23 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.stream(OPENAI_TEXT[1:6] + ["data: [DONE]\n\n"])
         elif kind == "crlf":
             self.stream(CRLF)
+        elif kind == "barecr":
+            self.stream(BARECR)
+        elif kind == "barecrbytes":
+            self.stream(BARECR, split_bytes=True)
+        elif kind == "mixed":
+            self.stream(MIXED, split_bytes=True)
+        elif kind == "crsplit":
+            self.start_stream()
+            for ev in CRLF_SPLIT:
+                data = ev.encode()
+                while data:
+                    cut = data.find(b"\r") + 1 or len(data)
+                    self.write_chunk(data[:cut])
+                    time.sleep(0.002)
+                    data = data[cut:]
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
         elif kind == "malformed":
             self.stream(MALFORMED)
         elif kind == "slow":

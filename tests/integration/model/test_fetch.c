@@ -63,6 +63,7 @@ int main(int argc, char **argv)
     agt_registry_set_provider(reg, "FetchURL", agti_tool_fetchurl, NULL);
     agt_session_new(&sess, reg, "/tmp");
     agt_session_set_mode(sess, AGT_MODE_YOLO);
+    agt_session_set_fetch_private(sess, 1); /* the fake server is on 127.0.0.1 */
     char want[1024];
 
     agt_result *r = fetch("page.html");
@@ -153,7 +154,7 @@ int main(int argc, char **argv)
     T_CHECK(strstr(agt_result_text(r), "does not match pattern") != NULL,
             "file: URL fails the schema: %s", flat(agt_result_text(r)));
     agt_result_free(r);
-    agti_fetch_opts o0 = {1024, 1000, 1000, 5};
+    agti_fetch_opts o0 = {1024, 1000, 1000, 5, true};
     agti_fetch_result fr0;
     T_EQ_INT(agti_fetch("file:///etc/passwd", &o0, &fr0), AGT_EINVAL,
              "engine: file: URL → AGT_EINVAL");
@@ -163,7 +164,7 @@ int main(int argc, char **argv)
 
     char url[256];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/web/slow", srv.port);
-    agti_fetch_opts o = {1024, 500, 1000, 5};
+    agti_fetch_opts o = {1024, 500, 1000, 5, true};
     agti_fetch_result fr;
     T_EQ_INT(agti_fetch(url, &o, &fr), AGT_ETIMEOUT, "slow server: time cap → AGT_ETIMEOUT");
     agti_fetch_result_free(&fr);

@@ -360,6 +360,23 @@ static void test_vendor_shapes(void)
     agt_model_response_free(r);
     agt_model_free(m);
 
+    /* WHATWG line ends: bare CR, mixed CR/LF/CRLF in 5-byte pieces, and CRLF
+     * cut between the CR and the LF (an empty line there would dispatch half
+     * of the two-line data event: malformed JSON) */
+    const char *line_ends[] = {"barecr-1", "barecrbytes-1", "mixed-1", "crsplit-1"};
+    for (size_t i = 0; i < sizeof line_ends / sizeof *line_ends; i++) {
+        m = http_model(AGT_PROTOCOL_OPENAI, line_ends[i]);
+        T_EQ_INT(run(m, NULL, &r), AGT_OK, "%s stream: ok", line_ends[i]);
+        if (r == NULL)
+            t_diag("  %s", agt_error_message());
+        T_EQ_STR(r ? agt_model_response_text(r) : NULL, "AB", "%s stream: text", line_ends[i]);
+        T_EQ_STR(r ? agt_model_response_finish_reason(r) : NULL, "stop", "%s stream: finish",
+                 line_ends[i]);
+        agt_model_response_free(r);
+        r = NULL;
+        agt_model_free(m);
+    }
+
     /* non-streaming, and a server that ignores "stream" */
     for (int stream = 0; stream < 2; stream++) {
         m = http_model(AGT_PROTOCOL_OPENAI, stream ? "plain-2" : "plain-1");

@@ -139,6 +139,8 @@ static int fixture_open(fixture *fx, int mode, int max, const char *t0, const ch
         rc = agt_session_new(&fx->s, fx->reg, fx->root);
     if (rc == AGT_OK)
         rc = agt_session_set_mode(fx->s, mode);
+    if (rc == AGT_OK) /* FetchURL goes to the test server on 127.0.0.1 */
+        rc = agt_session_set_fetch_private(fx->s, 1);
     if (rc == AGT_OK)
         rc = agt_session_set_pre_hook(fx->s, pre_hook, &fx->tr);
     if (rc == AGT_OK)

@@ -211,6 +211,8 @@ static int fixture_open(fixture *fx, int mode, int max, int flags, char *turn0)
         rc = agt_session_new(&fx->s, fx->reg, fx->root);
     if (rc == AGT_OK)
         rc = agt_session_set_mode(fx->s, mode);
+    if (rc == AGT_OK) /* FetchURL goes to the test server on 127.0.0.1 */
+        rc = agt_session_set_fetch_private(fx->s, 1);
     if (rc == AGT_OK)
         rc = agt_session_set_pre_hook(fx->s, pre_hook, &fx->hk);
     if (rc == AGT_OK)
@@ -723,6 +725,7 @@ static char *sub_run(const char *prompt, int max, int *extra, double *ms)
     agt_registry_load_builtin(reg, "chat");
     agt_session_new(&s, reg, root);
     agt_session_set_mode(s, AGT_MODE_YOLO);
+    agt_session_set_fetch_private(s, 1); /* sub-agents inherit it */
     fx_http_model(&m, &msrv, "par");
     fx_agent_new(&a, s, m);
     agt_agent_enable_subagents(a);

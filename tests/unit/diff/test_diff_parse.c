@@ -254,6 +254,28 @@ static void test_errors(void)
     T_CHECK(strstr(agt_error_message(), "line 1") != NULL, "message names line 1");
     const char *big = "--- a/f\n+++ b/f\n@@ -1,99999999999 +1 @@\n";
     T_EQ_INT(agt_diff_parse(&d, big, strlen(big)), AGT_EPARSE, "count overflow refused");
+    /* counts the body cannot hold: 999,999,999 lines, 3 bytes of body */
+    const char *liar = "--- a/f\n+++ b/f\n@@ -1,999999999 +1 @@\n-a\n";
+    T_EQ_INT(agt_diff_parse(&d, liar, strlen(liar)), AGT_EPARSE, "999999999-line claim refused");
+    T_EQ_STR(agt_error_message(),
+             "diff: line 3: the hunk header claims 999999999 old and 1 new lines but only 3 bytes "
+             "of input follow it; the counts do not match the hunk's body (fix the counts in "
+             "'@@ -1,999999999 +1,1 @@')",
+             "999999999-line claim: message");
+    T_CHECK(d == NULL, "999999999-line claim: *out NULL");
+    /* the same with CRLF and a second file after it: still far too few bytes */
+    const char *liar2 = "--- a/f\r\n+++ b/f\r\n@@ -1 +1,999999999 @@\r\n+a\r\n"
+                        "--- a/g\n+++ b/g\n@@ -1 +1 @@\n-x\n+y\n";
+    T_EQ_INT(agt_diff_parse(&d, liar2, strlen(liar2)), AGT_EPARSE, "new-count claim refused");
+    T_CHECK(strstr(agt_error_message(), "claims 1 old and 999999999 new lines but only 38 bytes") !=
+                NULL,
+            "new-count claim: bytes after the CRLF header: %s", agt_error_message());
+    /* as many lines as bytes left is possible (empty context lines) */
+    const char *tight = "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n\n\n\n";
+    T_EQ_INT(agt_diff_parse(&d, tight, strlen(tight)), AGT_OK, "3 lines in 3 bytes: ok");
+    T_EQ_INT(agt_diff_file_count(d), 1, "3 lines in 3 bytes: one file");
+    agt_diff_free(d);
+    d = NULL;
 
     /* truncated hunk: best effort, flagged */
     d = parse("--- a/f\n+++ b/f\n@@ -1,5 +1,5 @@\n a\n-b\n+c\n");
