@@ -107,7 +107,7 @@ int agti_policy_evaluate(agt_session *s, const char *tool, json_t *args, int *ki
  * outside the root), and the absolute one. Malloc'd. */
 int agti_policy_path(const char *root, const char *path, char **rel, char **abs);
 
-/* ---- approval.c ---- */
+/* ---- policy.c, gate.c, pending.c (see approval_internal.h) ---- */
 agti_policy *agti_policy_new(void);
 void agti_policy_free(agti_policy *p);
 void agti_policy_drop_pending(agti_policy *p);
