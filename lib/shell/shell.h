@@ -192,16 +192,39 @@ const agti_sh_func *agti_sh_func_at(const agti_sh_script *s, size_t i);
 #define AGTI_SHX_WRAPPER_UNKNOWN 0x020u /* a wrapper's options could not be read */
 #define AGTI_SHX_WRITES 0x040u       /* has a redirection that writes a file */
 #define AGTI_SHX_SHELL_FILE 0x080u   /* a shell/interpreter running a script file */
+#define AGTI_SHX_MORE_ARGS 0x100u    /* more arguments are added when it runs (xargs,
+                                      * find -exec ... {} +): argv is a prefix */
+#define AGTI_SHX_CONTAINER 0x200u    /* runs the commands of a string (sh -c, eval,
+                                      * su -c, watch, env -S, trap, a static here-doc
+                                      * fed to a shell): they follow as execs whose
+                                      * parent is this one */
+#define AGTI_SHX_SYNTAX 0x400u       /* with EVAL_DYNAMIC: the string did not parse */
+/* The flags that make a command undecidable: a caller fails closed on them. */
+#define AGTI_SHX_FAIL_CLOSED                                                                       \
+    (AGTI_SHX_DYNAMIC_NAME | AGTI_SHX_EVAL_DYNAMIC | AGTI_SHX_SOURCE | AGTI_SHX_SHELL_STDIN |      \
+     AGTI_SHX_WRAPPER_UNKNOWN)
 
 typedef struct agti_sh_exec {
     char **argv;      /* the command as it runs: wrappers removed, argv[0] the
-                       * command word's basename when it was a path */
+                       * command word's basename when it was a path; points
+                       * into written (argv == written + stages[nstages - 1]) */
     size_t argc;
     const char *path; /* the command word as written when it held a '/', else NULL */
     const agti_sh_cmd *cmd; /* where it came from (the outermost written command) */
     char *wrappers;   /* the wrappers seen through, space-separated ("sudo timeout"), or NULL */
     unsigned flags;   /* AGTI_SHX_* */
     int depth;        /* re-parse depth: 0 written, 1 inside sh -c / eval, ... */
+    /* The whole simple command as written (its words after quote removal),
+     * each stage's command word reduced to its basename: "sudo -u x rm -rf d"
+     * with stages {0, 3}. A rule that forbids a wrapper (`sudo`) is checked
+     * against every stage. */
+    char **written;
+    size_t writtenc;
+    const unsigned *wflags; /* AGTI_SHW_* of each written word */
+    size_t *stages;         /* where each command starts in written; stages[0] == 0 */
+    size_t nstages;
+    int parent;             /* index of the exec whose string (sh -c, eval) or
+                             * -exec ran this one, -1 when none */
 } agti_sh_exec;
 
 typedef struct agti_sh_analysis agti_sh_analysis; /* opaque; owns the execs */
