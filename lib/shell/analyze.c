@@ -566,8 +566,11 @@ static int shell_opts(const words *ws, size_t at, size_t *cpos, size_t *operand,
     size_t j = at + 1;
     while (j < ws->n) {
         const char *a = ws->w[j];
-        if (ws->f[j] & WORD_DYN)
+        if (ws->f[j] & WORD_DYN) {
+            if (cflag)
+                break; /* the string (or an option: either way not static) */
             return W_UNKNOWN;
+        }
         if (strcmp(a, "--") == 0 || strcmp(a, "-") == 0) {
             j++;
             break;
