@@ -14,6 +14,7 @@
 #include "agenttools/agenttools.h"
 #include "session/policy.h"
 #include "session/session_internal.h"
+#include "old_split.h"
 
 #define NRULES 1000
 
@@ -118,20 +119,18 @@ int main(void)
     }
 
     /* warm the index */
-    int kind;
-    const agti_rule *rule;
-    json_t *parts;
-    agti_policy_evaluate(s, calls[0].tool, calls[0].args, &kind, &rule, &parts);
-    json_decref(parts);
+    agti_verdict v;
+    agti_policy_evaluate(s, calls[0].tool, calls[0].args, &v);
+    agti_verdict_clear(&v);
 
     const long iters = 200000;
     long verdicts[4] = {0};
     double t0 = now_s();
     for (long it = 0; it < iters; it++) {
         bench_call *c = &calls[(size_t)it % ncalls];
-        agti_policy_evaluate(s, c->tool, c->args, &kind, &rule, &parts);
-        json_decref(parts);
-        verdicts[kind + 1]++;
+        agti_policy_evaluate(s, c->tool, c->args, &v);
+        verdicts[v.kind + 1]++;
+        agti_verdict_clear(&v);
     }
     double eval_ns = (now_s() - t0) * 1e9 / (double)iters;
 
@@ -139,8 +138,8 @@ int main(void)
     for (size_t ci = 0; ci < ncalls; ci++) {
         double t1 = now_s();
         for (long it = 0; it < 20000; it++) {
-            agti_policy_evaluate(s, calls[ci].tool, calls[ci].args, &kind, &rule, &parts);
-            json_decref(parts);
+            agti_policy_evaluate(s, calls[ci].tool, calls[ci].args, &v);
+            agti_verdict_clear(&v);
         }
         printf("  %-9s %-70.70s %6.0f ns\n", specs[ci][0], specs[ci][1],
                (now_s() - t1) * 1e9 / 20000);
@@ -153,7 +152,7 @@ int main(void)
     for (long it = 0; it < naive_iters; it++) {
         bench_call *c = &calls[(size_t)it % ncalls];
         json_t *p = strcmp(c->tool, "Bash") == 0
-                        ? agti_command_split(json_string_value(json_object_get(c->args, "command")))
+                        ? bench_old_split(json_string_value(json_object_get(c->args, "command")))
                         : NULL;
         size_t np = p ? json_array_size(p) : 1;
         for (size_t pi = 0; pi < np; pi++)

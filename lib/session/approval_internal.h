@@ -27,8 +27,13 @@ typedef struct gate_ctx {
 
 /* ---- gate.c ---- */
 /* Whether the call must ask; *why gets the reason (malloc'd). */
-int agti_gate_need_ask(agt_session *s, agt_call *call, int kind, const agti_rule *rule,
-                       json_t *parts, bool *ask, char **why);
+int agti_gate_need_ask(agt_session *s, agt_call *call, const agti_verdict *v, bool *ask,
+                       char **why);
+/* Refuses (AGT_EDENIED, *out) what the verdict forbids in the session's
+ * mode: a deny rule, a limit, an undecidable command where nothing asks;
+ * then the plan-mode limits. */
+int agti_gate_verdict_check(agt_session *s, agt_call *call, const agti_verdict *v,
+                            agt_result **out);
 /* The result text of a call the user declined (malloc'd, NULL on OOM). */
 char *agti_gate_declined_text(agt_session *s, const char *tool, const char *reason);
 /* Adds an allow rule marked as added by an approve-for-session answer. */
@@ -45,7 +50,9 @@ int agti_gate_finish(agt_session *s, gate_ctx *g, const char *call_id, const cha
 /* ---- suggest.c ---- */
 /* The suggested "allow for session" rule of a call (malloc'd), NULL when
  * none or on OOM. */
-char *agti_suggest_rule(agt_session *s, const char *tool, json_t *args, json_t *parts);
+char *agti_suggest_rule(agt_session *s, const char *tool, json_t *args, const agti_verdict *v);
+/* The rules of a suggestion (one per line) as a JSON array of strings. */
+json_t *agti_rule_lines(const char *rules);
 
 /* ---- pending.c ---- */
 /* Parks the call as pending (takes why and suggested): AGT_EPENDING, or an

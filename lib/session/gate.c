@@ -46,10 +46,10 @@ static const char *access_phrase(int access)
 /* ---- the decision ----------------------------------------------------- */
 
 /* Whether the call must ask; *why gets the reason (malloc'd). */
-int agti_gate_need_ask(agt_session *s, agt_call *call, int kind, const agti_rule *rule,
-                       json_t *parts, bool *ask, char **why)
+int agti_gate_need_ask(agt_session *s, agt_call *call, const agti_verdict *v, bool *ask, char **why)
 {
     const char *tool = agt_call_tool(call);
+    int kind = v->kind;
     *ask = false;
     *why = NULL;
     if (strcmp(tool, "ExitPlanMode") == 0) {
@@ -62,9 +62,12 @@ int agti_gate_need_ask(agt_session *s, agt_call *call, int kind, const agti_rule
         return AGT_OK; /* the plan check let it through: it is the plan file */
     } else if (s->mode == AGT_MODE_AUTO && strcmp(tool, "AskUserQuestion") != 0) {
         return AGT_OK;
+    } else if (v->closed != NULL) {
+        *ask = true;
+        *why = agti_aprintf("this command cannot be checked before it runs: %s", v->closed);
     } else if (kind == AGT_RULE_ASK) {
         *ask = true;
-        *why = agti_aprintf("the rule '%s' is in the ask list", rule->text);
+        *why = agti_aprintf("the rule '%s' is in the ask list", v->rule->text);
     } else if (kind == AGT_RULE_ALLOW) {
         return AGT_OK;
     } else {
@@ -75,21 +78,17 @@ int agti_gate_need_ask(agt_session *s, agt_call *call, int kind, const agti_rule
             (strcmp(tool, "FetchURL") == 0 || strcmp(tool, "WebSearch") == 0))
             return AGT_OK;
         *ask = true;
-        if (parts != NULL && json_array_size(parts) > 1) {
-            const char *pick = "";
-            size_t i;
-            json_t *v;
-            json_array_foreach(parts, i, v)
-            {
-                const agti_rule *hit;
-                agti_ruleset_match(&s->policy->rules, tool, AGTI_SUBJ_COMMAND, json_string_value(v),
-                                   NULL, &hit);
-                if (hit == NULL) {
-                    pick = json_string_value(v);
-                    break;
-                }
-            }
-            *why = agti_aprintf("the command part '%s' is not covered by an allow rule", pick);
+        size_t nu = v->uncovered ? json_array_size(v->uncovered) : 0;
+        if (nu > 0 && v->ncommands > 1) {
+            agti_buf b = AGTI_BUF_INIT;
+            for (size_t i = 0; i < nu; i++)
+                agti_buf_printf(&b, "%s'%s'", i ? ", " : "",
+                                json_string_value(json_array_get(v->uncovered, i)));
+            *why = b.oom
+                       ? NULL
+                       : agti_aprintf("the command part%s %s %s not covered by an allow rule",
+                                      nu > 1 ? "s" : "", agti_buf_cstr(&b), nu > 1 ? "are" : "is");
+            agti_buf_free(&b);
         } else {
             *why = agti_aprintf("%s %s (access: %s) and the session is in %s mode", tool,
                                 access_phrase(access),
@@ -103,30 +102,77 @@ int agti_gate_need_ask(agt_session *s, agt_call *call, int kind, const agti_rule
     return *why ? AGT_OK : agti_oom();
 }
 
-/* Deny rules and plan-mode limits; also run again after a hook rewrote the
- * arguments. */
+static int refuse_text(agt_call *call, char *text, agt_result **out)
+{
+    if (text == NULL)
+        return agti_oom();
+    int rc = agti_refuse(call, AGT_EDENIED, text, out);
+    free(text);
+    return rc;
+}
+
+/* Deny rules, limits, undecidable commands where nothing asks, and
+ * plan-mode limits, on a verdict of the call's arguments. */
+int agti_gate_verdict_check(agt_session *s, agt_call *call, const agti_verdict *v, agt_result **out)
+{
+    const char *tool = agt_call_tool(call);
+    if (v->kind == AGT_RULE_DENY)
+        return refuse_text(call,
+                           agti_aprintf("%s call refused: the rule '%s' in the deny list forbids "
+                                        "it. Do not retry it; take another approach or ask the "
+                                        "user to change the rules.",
+                                        tool, v->rule->text),
+                           out);
+    if (v->refused != NULL)
+        return refuse_text(call, agti_aprintf("%s call refused: %s.", tool, v->refused), out);
+    if (v->closed != NULL && (s->mode == AGT_MODE_YOLO || s->mode == AGT_MODE_AUTO))
+        return refuse_text(
+            call,
+            agti_aprintf("%s call refused: this command cannot be checked before it runs: %s. "
+                         "The session is in %s mode, which does not ask, so such a command does "
+                         "not run. Write it with literal command names and strings (no $VAR or "
+                         "$(...) as a command, no eval or sh -c of a variable, no script piped "
+                         "into a shell), or ask the user to run it.",
+                         tool, v->closed, mode_name(s->mode)),
+            out);
+    return agti_plan_check(s, call, out);
+}
+
 int agti_policy_recheck(agt_session *s, agt_call *call, agt_result **out)
 {
-    int kind;
-    const agti_rule *rule;
-    json_t *parts;
-    int rc = agti_policy_evaluate(s, agt_call_tool(call), agti_call_args_json(call), &kind, &rule,
-                                  &parts);
-    json_decref(parts);
-    if (rc != AGT_OK)
-        return rc;
-    if (kind == AGT_RULE_DENY) {
-        char *text = agti_aprintf("%s call refused: the rule '%s' in the deny list forbids it. "
-                                  "Do not retry it; take another approach or ask the user to "
-                                  "change the rules.",
-                                  agt_call_tool(call), rule->text);
-        if (text == NULL)
-            return agti_oom();
-        rc = agti_refuse(call, AGT_EDENIED, text, out);
-        free(text);
-        return rc;
+    agti_verdict v;
+    int rc = agti_policy_evaluate(s, agt_call_tool(call), agti_call_args_json(call), &v);
+    if (rc == AGT_OK)
+        rc = agti_gate_verdict_check(s, call, &v, out);
+    agti_verdict_clear(&v);
+    return rc;
+}
+
+int agti_policy_recheck_rewrite(agt_session *s, agt_call *call, const char *before,
+                                agt_result **out)
+{
+    agti_verdict v;
+    int rc = agti_policy_evaluate(s, agt_call_tool(call), agti_call_args_json(call), &v);
+    if (rc == AGT_OK)
+        rc = agti_gate_verdict_check(s, call, &v, out);
+    const char *now = json_string_value(json_object_get(agti_call_args_json(call), "command"));
+    bool changed = now != NULL && (before == NULL || strcmp(before, now) != 0);
+    bool asks = v.closed != NULL ||
+                (v.kind == AGT_RULE_ASK && s->mode != AGT_MODE_YOLO && s->mode != AGT_MODE_AUTO);
+    if (rc == AGT_OK && changed && asks) {
+        char *why = v.closed ? agti_aprintf("it cannot be checked before it runs: %s", v.closed)
+                             : agti_aprintf("the rule '%s' is in the ask list", v.rule->text);
+        rc = why ? refuse_text(call,
+                               agti_aprintf("A pre-tool-use hook rewrote the command to `%s`, "
+                                            "which needs approval: %s. It did not run; ask the "
+                                            "user or take another approach.",
+                                            now, why),
+                               out)
+                 : agti_oom();
+        free(why);
     }
-    return agti_plan_check(s, call, out);
+    agti_verdict_clear(&v);
+    return rc;
 }
 
 char *agti_gate_declined_text(agt_session *s, const char *tool, const char *reason)
@@ -145,19 +191,45 @@ char *agti_gate_declined_text(agt_session *s, const char *tool, const char *reas
 static json_t *request_json(agt_call *call, const char *why, const char *suggested)
 {
     json_t *args = json_deep_copy(agti_call_args_json(call));
-    return json_pack("{s:s, s:s, s:o, s:s, s:s?}", "call_id", agt_call_id(call), "tool",
-                     agt_call_tool(call), "arguments", args ? args : json_object(), "reason", why,
-                     "suggested_rule", suggested);
+    json_t *j = json_pack("{s:s, s:s, s:o, s:s, s:s?}", "call_id", agt_call_id(call), "tool",
+                          agt_call_tool(call), "arguments", args ? args : json_object(), "reason",
+                          why, "suggested_rule", suggested);
+    if (j != NULL && suggested != NULL && strchr(suggested, '\n') != NULL &&
+        json_object_set_new(j, "suggested_rules", agti_rule_lines(suggested)) != 0) {
+        json_decref(j);
+        j = NULL;
+    }
+    return j;
 }
 
 int agti_gate_add_session_rule(agt_session *s, const char *text)
 {
-    agti_rule *r;
-    int rc = agti_rule_parse(text, AGT_RULE_ALLOW, s->root, &r);
-    if (rc != AGT_OK)
-        return rc;
-    r->session = true;
-    return agti_ruleset_add(&s->policy->rules, r);
+    /* a compound command's suggestion holds one rule per line: all or none */
+    agti_ruleset tmp = {0};
+    int rc = AGT_OK;
+    for (const char *p = text; rc == AGT_OK;) {
+        size_t n = strcspn(p, "\n");
+        char *one = agti_strndup(p, n);
+        agti_rule *r = NULL;
+        rc = one ? agti_rule_parse(one, AGT_RULE_ALLOW, s->root, &r) : agti_oom();
+        free(one);
+        if (rc == AGT_OK) {
+            r->session = true;
+            rc = agti_ruleset_add(&tmp, r);
+        }
+        if (p[n] == '\0')
+            break;
+        p += n + 1;
+    }
+    for (size_t i = 0; rc == AGT_OK && i < tmp.n; i++) {
+        rc = agti_ruleset_add(&s->policy->rules, tmp.rules[i]);
+        tmp.rules[i] = NULL;
+    }
+    for (size_t i = 0; i < tmp.n; i++)
+        agti_rule_free(tmp.rules[i]);
+    tmp.n = 0;
+    agti_ruleset_clear(&tmp);
+    return rc;
 }
 
 static int ask_approver(gate_ctx *g, agt_call *call, const char *why, const char *suggested,
@@ -229,19 +301,19 @@ int agti_session_gate(void *ctx, agt_call *call, agt_result **out)
     gate_ctx *g = ctx;
     agt_session *s = g->s;
     const char *tool = agt_call_tool(call);
-    int kind;
-    const agti_rule *rule;
-    json_t *parts;
-    int rc = agti_policy_evaluate(s, tool, agti_call_args_json(call), &kind, &rule, &parts);
-    if (rc != AGT_OK)
+    agti_verdict v;
+    int rc = agti_policy_evaluate(s, tool, agti_call_args_json(call), &v);
+    if (rc != AGT_OK) {
+        agti_verdict_clear(&v);
         return rc;
-    rc = agti_policy_recheck(s, call, out);
+    }
+    rc = agti_gate_verdict_check(s, call, &v, out);
     if (rc == AGT_OK && !g->approved) {
         bool ask;
         char *why;
-        rc = agti_gate_need_ask(s, call, kind, rule, parts, &ask, &why);
+        rc = agti_gate_need_ask(s, call, &v, &ask, &why);
         if (rc == AGT_OK && ask) {
-            char *suggested = agti_suggest_rule(s, tool, agti_call_args_json(call), parts);
+            char *suggested = agti_suggest_rule(s, tool, agti_call_args_json(call), &v);
             if (s->policy->approver != NULL) {
                 rc = ask_approver(g, call, why, suggested, out);
                 free(why);
@@ -251,7 +323,7 @@ int agti_session_gate(void *ctx, agt_call *call, agt_result **out)
             }
         }
     }
-    json_decref(parts);
+    agti_verdict_clear(&v);
     if (rc == AGT_OK)
         rc = still_registered(s, call, "waited for approval", out);
     if (rc != AGT_OK)
@@ -401,10 +473,19 @@ int agt_approval_set_rule(agt_approval *req, const char *rule)
 {
     if (req == NULL || rule == NULL)
         return agti_error(AGT_EINVAL, "agt_approval_set_rule: request or rule is NULL");
-    agti_rule *r;
-    int rc = agti_rule_parse(rule, AGT_RULE_ALLOW, "/", &r);
-    agti_rule_free(r);
-    if (rc != AGT_OK)
-        return rc;
+    /* one rule, or one per line (as a compound command's suggestion) */
+    for (const char *p = rule;;) {
+        size_t n = strcspn(p, "\n");
+        char *one = agti_strndup(p, n);
+        agti_rule *r = NULL;
+        int rc = one ? agti_rule_parse(one, AGT_RULE_ALLOW, "/", &r) : agti_oom();
+        free(one);
+        agti_rule_free(r);
+        if (rc != AGT_OK)
+            return rc;
+        if (p[n] == '\0')
+            break;
+        p += n + 1;
+    }
     return set_copy(&req->rule, rule, "agt_approval_set_rule");
 }

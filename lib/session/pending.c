@@ -63,17 +63,17 @@ static int repark_gate(void *ctx, agt_call *call, agt_result **out)
 {
     agt_session *s = ctx;
     const char *tool = agt_call_tool(call);
-    int kind;
-    const agti_rule *rule;
-    json_t *parts;
-    int rc = agti_policy_evaluate(s, tool, agti_call_args_json(call), &kind, &rule, &parts);
-    if (rc != AGT_OK)
+    agti_verdict v;
+    int rc = agti_policy_evaluate(s, tool, agti_call_args_json(call), &v);
+    if (rc != AGT_OK) {
+        agti_verdict_clear(&v);
         return rc;
-    rc = agti_policy_recheck(s, call, out);
+    }
+    rc = agti_gate_verdict_check(s, call, &v, out);
     bool ask = false;
     char *why = NULL;
     if (rc == AGT_OK)
-        rc = agti_gate_need_ask(s, call, kind, rule, parts, &ask, &why);
+        rc = agti_gate_need_ask(s, call, &v, &ask, &why);
     if (rc == AGT_OK && !ask) {
         free(why);
         why = agti_strdup("it waited for approval when the session was saved");
@@ -81,10 +81,10 @@ static int repark_gate(void *ctx, agt_call *call, agt_result **out)
     }
     if (rc == AGT_OK)
         rc = agti_pending_park(s, call, why,
-                               agti_suggest_rule(s, tool, agti_call_args_json(call), parts));
+                               agti_suggest_rule(s, tool, agti_call_args_json(call), &v));
     else
         free(why);
-    json_decref(parts);
+    agti_verdict_clear(&v);
     return rc;
 }
 
@@ -116,6 +116,11 @@ int agt_session_pending(const agt_session *s, char **out_json)
         json_t *item = json_pack("{s:s, s:s, s:o, s:s, s:s?}", "call_id", q->call_id, "tool",
                                  q->tool, "arguments", args ? args : json_object(), "reason",
                                  q->reason ? q->reason : "", "suggested_rule", q->suggested);
+        if (item != NULL && q->suggested != NULL && strchr(q->suggested, '\n') != NULL &&
+            json_object_set_new(item, "suggested_rules", agti_rule_lines(q->suggested)) != 0) {
+            json_decref(item);
+            item = NULL;
+        }
         if (item == NULL || json_array_append_new(list, item) != 0) {
             json_decref(list);
             list = NULL;

@@ -17,64 +17,38 @@ static void put_escaped(agti_buf *b, const char *s, size_t n)
     }
 }
 
-static bool plain_word(const char *w, size_t n)
+json_t *agti_rule_lines(const char *rules)
 {
-    if (n == 0 || w[0] == '-')
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = w[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.' || c == ':'))
-            return false;
+    json_t *a = json_array();
+    for (const char *p = rules; a != NULL;) {
+        size_t n = strcspn(p, "\n");
+        if (json_array_append_new(a, json_stringn(p, n)) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+        if (p[n] == '\0')
+            break;
+        p += n + 1;
     }
-    return true;
+    return a;
 }
 
-/* `Bash(git log *)` for "git log --oneline src/": the program and its
- * subcommand (a plain second word), then a star. */
-static void suggest_command(agti_buf *b, const char *part)
-{
-    const char *w1 = part;
-    size_t n1 = strcspn(w1, " \t");
-    const char *w2 = w1 + n1;
-    w2 += strspn(w2, " \t");
-    size_t n2 = strcspn(w2, " \t");
-    agti_buf_puts(b, "Bash(");
-    put_escaped(b, w1, n1);
-    if (plain_word(w2, n2)) {
-        agti_buf_putc(b, ' ');
-        put_escaped(b, w2, n2);
-        const char *rest = w2 + n2;
-        rest += strspn(rest, " \t");
-        agti_buf_puts(b, *rest ? " *)" : ")");
-    } else {
-        agti_buf_puts(b, n2 ? " *)" : ")");
-    }
-}
-
-char *agti_suggest_rule(agt_session *s, const char *tool, json_t *args, json_t *parts)
+char *agti_suggest_rule(agt_session *s, const char *tool, json_t *args, const agti_verdict *v)
 {
     agti_buf b = AGTI_BUF_INIT;
     int subject = agti_rule_subject(tool);
     if (strcmp(tool, "ExitPlanMode") == 0)
         return NULL;
-    if (subject == AGTI_SUBJ_COMMAND && parts != NULL) {
-        /* the first part that no allow rule covers */
-        const char *pick = NULL;
-        size_t i;
-        json_t *v;
-        json_array_foreach(parts, i, v)
-        {
-            const agti_rule *hit;
-            agti_ruleset_match(&s->policy->rules, tool, subject, json_string_value(v), NULL, &hit);
-            if (hit == NULL || hit->kind != AGT_RULE_ALLOW) {
-                pick = json_string_value(v);
-                break;
-            }
+    if (subject == AGTI_SUBJ_COMMAND) {
+        /* one narrow rule per command no allow rule covers, one per line */
+        size_t n = v->suggest ? json_array_size(v->suggest) : 0;
+        if (n == 0)
+            return NULL; /* nothing a rule could cover: approving it is for once */
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                agti_buf_putc(&b, '\n');
+            agti_buf_puts(&b, json_string_value(json_array_get(v->suggest, i)));
         }
-        if (pick == NULL)
-            pick = json_string_value(json_array_get(parts, 0));
-        suggest_command(&b, pick ? pick : "");
     } else if (subject == AGTI_SUBJ_PATH && json_is_string(json_object_get(args, "path"))) {
         char *rel, *abs;
         if (agti_policy_path(s->root, json_string_value(json_object_get(args, "path")), &rel,
