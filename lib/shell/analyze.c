@@ -290,6 +290,7 @@ static const wspec wrappers[] = {
     {"ionice", "t", "cn", "", "pPu", "|ignore|", "|class|classdata|", "|pid|pgid|uid|help|version|",
      0, 0},
     {"nice", "", "n", "", "", "||", "|adjustment|", "|help|version|", 0, WK_NUMOPT},
+    {"noglob", "", "", "", "", "||", "||", "||", 0, 0}, /* zsh precommand modifier */
     {"nohup", "", "", "", "", "||", "||", "|help|version|", 0, 0},
     {"setsid", "cfw", "", "", "", "|ctty|fork|wait|", "||", "|help|version|", 0, 0},
     {"stdbuf", "", "ioe", "", "", "||", "|input|output|error|", "|help|version|", 0, 0},
