@@ -27,8 +27,7 @@ typedef struct gate_ctx {
 
 /* ---- gate.c ---- */
 /* Whether the call must ask; *why gets the reason (malloc'd). */
-int agti_gate_need_ask(agt_session *s, agt_call *call, const agti_verdict *v, bool *ask,
-                       char **why);
+int agti_gate_need_ask(agt_session *s, agt_call *call, agti_verdict *v, bool *ask, char **why);
 /* Refuses (AGT_EDENIED, *out) what the verdict forbids in the session's
  * mode: a deny rule, a limit, an undecidable command where nothing asks;
  * then the plan-mode limits. */
@@ -50,7 +49,7 @@ int agti_gate_finish(agt_session *s, gate_ctx *g, const char *call_id, const cha
 /* ---- suggest.c ---- */
 /* The suggested "allow for session" rule of a call (malloc'd), NULL when
  * none or on OOM. */
-char *agti_suggest_rule(agt_session *s, const char *tool, json_t *args, const agti_verdict *v);
+char *agti_suggest_rule(agt_session *s, const char *tool, json_t *args, agti_verdict *v);
 /* The rules of a suggestion (one per line) as a JSON array of strings. */
 json_t *agti_rule_lines(const char *rules);
 

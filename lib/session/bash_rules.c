@@ -4,6 +4,7 @@
  * and rules are matched against the words of each, not against text cut on
  * separators. Undecidable commands fail closed; writing redirections are
  * writes; the suggested session rules name each uncovered command. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -744,16 +745,6 @@ static char *suggest_words(char *const *w, size_t n)
 
 /* ---- the verdict ----------------------------------------------------------- */
 
-void agti_verdict_clear(agti_verdict *v)
-{
-    free(v->closed);
-    free(v->refused);
-    json_decref(v->uncovered);
-    json_decref(v->suggest);
-    memset(v, 0, sizeof *v);
-    v->kind = -1;
-}
-
 static const char *closed_reason(unsigned f)
 {
     if (f & AGTI_SHX_DYNAMIC_NAME)
@@ -789,31 +780,60 @@ static int set_once(char **slot, char *text)
     return AGT_OK;
 }
 
-static int json_add_unique(json_t *a, const char *s)
-{
-    size_t i;
-    json_t *v;
-    json_array_foreach(a, i, v)
-    {
-        if (strcmp(json_string_value(v), s) == 0)
-            return AGT_OK;
-    }
-    return json_array_append_new(a, json_string(s)) == 0 ? AGT_OK : agti_oom();
-}
-
 static bool needs_allow_too(const char *w)
 {
     return strcmp(w, "sudo") == 0 || strcmp(w, "doas") == 0 || strcmp(w, "su") == 0 ||
            strcmp(w, "runuser") == 0;
 }
 
+/* What the verdict keeps of a Bash command for the details built only when
+ * the call asks (agti_verdict_details). */
+typedef struct unc {
+    size_t exec;       /* index of the exec no allow rule covers */
+    size_t priv_stage; /* a privilege wrapper's stage not covered, or SIZE_MAX */
+    bool inner;        /* the command as it runs is not covered */
+} unc;
+
+struct agti_bash_state {
+    agti_sh_script *script;
+    agti_sh_analysis *analysis;
+    unc *v;
+    size_t n, cap;
+};
+
+static void state_free(struct agti_bash_state *st)
+{
+    if (st == NULL)
+        return;
+    agti_sh_analysis_free(st->analysis);
+    agti_sh_free(st->script);
+    free(st->v);
+    free(st);
+}
+
+static int state_add(struct agti_bash_state *st, size_t exec, size_t priv, bool inner)
+{
+    if (st->n == st->cap) {
+        size_t cap = st->cap ? st->cap * 2 : 8;
+        unc *v = realloc(st->v, cap * sizeof *v);
+        if (v == NULL)
+            return agti_oom();
+        st->v = v;
+        st->cap = cap;
+    }
+    st->v[st->n++] = (unc){exec, priv, inner};
+    return AGT_OK;
+}
+
 /* One exec: deny/ask on every stage, allow on the command as it runs and on
  * any privilege wrapper around it. */
-static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, agti_verdict *v,
-                      const agti_rule **first_allow, bool *all_allowed, size_t *needing)
+static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_verdict *v,
+                      struct agti_bash_state *st, const agti_rule **first_allow, bool *all_allowed,
+                      size_t *needing)
 {
     int rc = AGT_OK;
-    bool inner_allowed = false, priv_ok = true;
+    bool inner_allowed = false;
+    size_t priv = SIZE_MAX;
     const agti_rule *allow_rule = NULL;
     for (size_t k = 0; k < e->nstages && rc == AGT_OK; k++) {
         size_t at = e->stages[k];
@@ -872,14 +892,8 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, agti_verdict *v,
             inner_allowed = allowed;
             if (allowed)
                 allow_rule = h.allow;
-        } else if (L.n > 0 && needs_allow_too(L.w[0]) && !allowed) {
-            priv_ok = false;
-            if (!(e->flags & AGTI_SHX_CONTAINER)) {
-                char *sug = suggest_words(L.w, L.n);
-                if (sug != NULL)
-                    rc = json_add_unique(v->suggest, sug);
-                free(sug);
-            }
+        } else if (L.n > 0 && needs_allow_too(L.w[0]) && !allowed && priv == SIZE_MAX) {
+            priv = k;
         }
     }
     if (rc != AGT_OK)
@@ -896,33 +910,104 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, agti_verdict *v,
     if (container)
         return AGT_OK;
     (*needing)++;
-    if (inner_allowed && priv_ok) {
+    if (inner_allowed && priv == SIZE_MAX) {
         if (*first_allow == NULL)
             *first_allow = allow_rule;
         return AGT_OK;
     }
     *all_allowed = false;
-    char *t = exec_text(e);
-    agti_buf arg = AGTI_BUF_INIT;
-    render(&arg, e->argv, e->argc);
-    if (t == NULL || arg.oom) {
-        free(t);
-        agti_buf_free(&arg);
+    return state_add(st, idx, priv, !inner_allowed);
+}
+
+/* A set of strings, for the unique lists of the details. */
+typedef struct sset {
+    const char **v;
+    size_t cap, n;
+} sset;
+
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* Adds s (owned by the caller's JSON array) unless present: true when added. */
+static int sset_add(sset *set, json_t *arr, char *s)
+{
+    if (s == NULL)
         return agti_oom();
-    }
-    if (!inner_allowed) {
-        rc = json_add_unique(v->uncovered, e->argc ? agti_buf_cstr(&arg) : t);
-        if (rc == AGT_OK && !(e->flags & (AGTI_SHX_WRITES | AGTI_SHX_FAIL_CLOSED))) {
-            char *sug = suggest_words(e->argv, e->argc);
-            if (sug != NULL)
-                rc = json_add_unique(v->suggest, sug);
-            free(sug);
+    if (set->n * 2 >= set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 64;
+        const char **v = calloc(cap, sizeof *v);
+        if (v == NULL) {
+            free(s);
+            return agti_oom();
         }
-    } else {
-        rc = json_add_unique(v->uncovered, t);
+        for (size_t i = 0; i < set->cap; i++)
+            if (set->v[i] != NULL) {
+                size_t j = (size_t)(fnv(set->v[i]) & (cap - 1));
+                while (v[j] != NULL)
+                    j = (j + 1) & (cap - 1);
+                v[j] = set->v[i];
+            }
+        free(set->v);
+        set->v = v;
+        set->cap = cap;
     }
-    free(t);
-    agti_buf_free(&arg);
+    size_t j = (size_t)(fnv(s) & (set->cap - 1));
+    while (set->v[j] != NULL) {
+        if (strcmp(set->v[j], s) == 0) {
+            free(s);
+            return AGT_OK;
+        }
+        j = (j + 1) & (set->cap - 1);
+    }
+    json_t *js = json_string(s);
+    free(s);
+    if (js == NULL || json_array_append_new(arr, js) != 0)
+        return agti_oom();
+    set->v[j] = json_string_value(js);
+    set->n++;
+    return AGT_OK;
+}
+
+int agti_verdict_details(agti_verdict *v)
+{
+    struct agti_bash_state *st = v->bash;
+    if (st == NULL || v->uncovered != NULL)
+        return AGT_OK;
+    v->uncovered = json_array();
+    v->suggest = json_array();
+    if (v->uncovered == NULL || v->suggest == NULL)
+        return agti_oom();
+    sset us = {0}, ss = {0};
+    int rc = AGT_OK;
+    for (size_t i = 0; rc == AGT_OK && i < st->n; i++) {
+        const agti_sh_exec *e = agti_sh_exec_at(st->analysis, st->v[i].exec);
+        if (st->v[i].inner && e->argc > 0) {
+            agti_buf arg = AGTI_BUF_INIT;
+            render(&arg, e->argv, e->argc);
+            rc = sset_add(&us, v->uncovered, agti_buf_detach(&arg));
+            if (rc == AGT_OK && !(e->flags & (AGTI_SHX_WRITES | AGTI_SHX_FAIL_CLOSED))) {
+                char *sug = suggest_words(e->argv, e->argc);
+                if (sug != NULL)
+                    rc = sset_add(&ss, v->suggest, sug);
+            }
+        } else {
+            rc = sset_add(&us, v->uncovered, exec_text(e));
+        }
+        size_t k = st->v[i].priv_stage;
+        if (rc == AGT_OK && k != SIZE_MAX && !(e->flags & AGTI_SHX_WRITES)) {
+            size_t at = e->stages[k];
+            char *sug = suggest_words(e->written + at, e->writtenc - at);
+            if (sug != NULL)
+                rc = sset_add(&ss, v->suggest, sug);
+        }
+    }
+    free(us.v);
+    free(ss.v);
     return rc;
 }
 
@@ -930,10 +1015,6 @@ int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v)
 {
     size_t len = strlen(command);
     v->kind = -1;
-    v->uncovered = json_array();
-    v->suggest = json_array();
-    if (v->uncovered == NULL || v->suggest == NULL)
-        return agti_oom();
     if (len > AGTI_SH_MAX_INPUT) {
         v->refused = agti_aprintf("the command is %zu bytes long, over the %u-byte (1 MiB) limit "
                                   "of the approval check; split it into smaller commands",
@@ -972,16 +1053,23 @@ int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v)
                                   err.message);
         return v->refused ? AGT_OK : agti_oom();
     }
+    struct agti_bash_state *st = calloc(1, sizeof *st);
+    if (st == NULL) {
+        agti_sh_analysis_free(a);
+        agti_sh_free(s);
+        return agti_oom();
+    }
+    st->script = s;
+    st->analysis = a;
+    v->bash = st;
     const agti_rule *first_allow = NULL;
     bool all_allowed = true;
     size_t needing = 0;
     for (size_t i = 0; rc == AGT_OK && i < agti_sh_nexecs(a); i++) {
-        rc = judge_exec(rs, agti_sh_exec_at(a, i), v, &first_allow, &all_allowed, &needing);
+        rc = judge_exec(rs, agti_sh_exec_at(a, i), i, v, st, &first_allow, &all_allowed, &needing);
         if (v->kind == AGT_RULE_DENY)
             break;
     }
-    agti_sh_analysis_free(a);
-    agti_sh_free(s);
     v->ncommands = needing;
     if (rc != AGT_OK || v->kind == AGT_RULE_DENY)
         return rc;
@@ -996,4 +1084,15 @@ int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v)
         v->rule = first_allow;
     }
     return AGT_OK;
+}
+
+void agti_verdict_clear(agti_verdict *v)
+{
+    free(v->closed);
+    free(v->refused);
+    json_decref(v->uncovered);
+    json_decref(v->suggest);
+    state_free(v->bash);
+    memset(v, 0, sizeof *v);
+    v->kind = -1;
 }

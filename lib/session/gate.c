@@ -46,7 +46,7 @@ static const char *access_phrase(int access)
 /* ---- the decision ----------------------------------------------------- */
 
 /* Whether the call must ask; *why gets the reason (malloc'd). */
-int agti_gate_need_ask(agt_session *s, agt_call *call, const agti_verdict *v, bool *ask, char **why)
+int agti_gate_need_ask(agt_session *s, agt_call *call, agti_verdict *v, bool *ask, char **why)
 {
     const char *tool = agt_call_tool(call);
     int kind = v->kind;
@@ -78,6 +78,8 @@ int agti_gate_need_ask(agt_session *s, agt_call *call, const agti_verdict *v, bo
             (strcmp(tool, "FetchURL") == 0 || strcmp(tool, "WebSearch") == 0))
             return AGT_OK;
         *ask = true;
+        if (agti_verdict_details(v) != AGT_OK)
+            return AGT_ENOMEM;
         size_t nu = v->uncovered ? json_array_size(v->uncovered) : 0;
         if (nu > 0 && v->ncommands > 1) {
             agti_buf b = AGTI_BUF_INIT;

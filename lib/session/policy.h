@@ -111,9 +111,11 @@ typedef struct agti_verdict {
     char *closed;          /* Bash: why the command cannot be decided (it asks, or is refused
                             * where nothing asks); kind is AGT_RULE_ASK then */
     char *refused;         /* Bash: over a limit of the check: refused in every mode */
-    json_t *uncovered;     /* Bash: the commands no allow rule covers (strings) */
-    json_t *suggest;       /* Bash: the narrow session rules for them (strings) */
-    size_t ncommands;      /* Bash: the commands an allow rule must cover */
+    /* Bash, filled by agti_verdict_details (only a call that asks needs them): */
+    json_t *uncovered;            /* the commands no allow rule covers (strings) */
+    json_t *suggest;              /* the narrow session rules for them (strings) */
+    struct agti_bash_state *bash; /* what the details are built from */
+    size_t ncommands;             /* Bash: the commands an allow rule must cover */
 } agti_verdict;
 
 /* Evaluates a call into *v (cleared first; agti_verdict_clear frees it).
@@ -123,6 +125,9 @@ typedef struct agti_verdict {
  * AGT_ENOMEM. */
 int agti_policy_evaluate(agt_session *s, const char *tool, json_t *args, agti_verdict *v);
 void agti_verdict_clear(agti_verdict *v);
+/* Builds v->uncovered and v->suggest of a Bash verdict (no-op otherwise, or
+ * when built already). AGT_OK or AGT_ENOMEM. */
+int agti_verdict_details(agti_verdict *v);
 
 /* ---- bash_rules.c ---- */
 struct agti_bash_pat;

@@ -33,7 +33,7 @@ json_t *agti_rule_lines(const char *rules)
     return a;
 }
 
-char *agti_suggest_rule(agt_session *s, const char *tool, json_t *args, const agti_verdict *v)
+char *agti_suggest_rule(agt_session *s, const char *tool, json_t *args, agti_verdict *v)
 {
     agti_buf b = AGTI_BUF_INIT;
     int subject = agti_rule_subject(tool);
@@ -41,6 +41,8 @@ char *agti_suggest_rule(agt_session *s, const char *tool, json_t *args, const ag
         return NULL;
     if (subject == AGTI_SUBJ_COMMAND) {
         /* one narrow rule per command no allow rule covers, one per line */
+        if (agti_verdict_details(v) != AGT_OK)
+            return NULL;
         size_t n = v->suggest ? json_array_size(v->suggest) : 0;
         if (n == 0)
             return NULL; /* nothing a rule could cover: approving it is for once */

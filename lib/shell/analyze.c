@@ -32,6 +32,8 @@ typedef struct actx {
     unsigned char *inh;    /* per command of s: INH_* from the tree */
     unsigned char *active; /* per function of s: being expanded (recursion guard) */
     unsigned char *called; /* per function of s: expanded at least once */
+    int *ftab;             /* open-addressing table of function names -> index */
+    size_t fcap;
     agti_sh_error *err;
 } actx;
 
@@ -978,13 +980,51 @@ static bool cmd_stdin(const agti_sh_cmd *cmd)
     return false;
 }
 
-static int find_function(const agti_sh_script *s, const char *name)
+static size_t name_hash(const char *s)
 {
-    size_t n = agti_sh_nfuncs(s);
-    for (size_t i = n; i-- > 0;) {
-        const agti_sh_func *f = agti_sh_func_at(s, i);
-        if (f->name != NULL && strcmp(f->name, name) == 0)
-            return (int)i;
+    size_t h = 5381;
+    for (; *s; s++)
+        h = h * 33 + (unsigned char)*s;
+    return h;
+}
+
+/* The table of the script's functions: a name's last definition wins. */
+static int build_ftab(actx *c)
+{
+    size_t nf = agti_sh_nfuncs(c->s);
+    if (nf == 0)
+        return AGTI_SH_OK;
+    size_t cap = 16;
+    while (cap < nf * 2)
+        cap *= 2;
+    c->ftab = malloc(cap * sizeof *c->ftab);
+    if (c->ftab == NULL)
+        return fail(c, AGTI_SH_ENOMEM, "out of memory");
+    for (size_t i = 0; i < cap; i++)
+        c->ftab[i] = -1;
+    c->fcap = cap;
+    for (size_t i = 0; i < nf; i++) {
+        const agti_sh_func *f = agti_sh_func_at(c->s, i);
+        if (f->name == NULL)
+            continue;
+        size_t j = name_hash(f->name) & (cap - 1);
+        while (c->ftab[j] >= 0 &&
+               strcmp(agti_sh_func_at(c->s, (size_t)c->ftab[j])->name, f->name) != 0)
+            j = (j + 1) & (cap - 1);
+        c->ftab[j] = (int)i; /* later definitions replace earlier ones */
+    }
+    return AGTI_SH_OK;
+}
+
+static int find_function(const actx *c, const char *name)
+{
+    if (c->ftab == NULL)
+        return -1;
+    size_t j = name_hash(name) & (c->fcap - 1);
+    while (c->ftab[j] >= 0) {
+        if (strcmp(agti_sh_func_at(c->s, (size_t)c->ftab[j])->name, name) == 0)
+            return c->ftab[j];
+        j = (j + 1) & (c->fcap - 1);
     }
     return -1;
 }
@@ -1041,7 +1081,7 @@ static int process_cmd(actx *c, size_t i)
     }
     const agti_sh_word *w0 = &cmd->argv[0];
     if (!(w0->flags & WORD_DYN) && w0->value != NULL) {
-        int fi = find_function(c->s, w0->value);
+        int fi = find_function(c, w0->value);
         if (fi >= 0)
             return expand_function(c, fi, cmd, writes ? INH_WRITES : 0);
     }
@@ -1070,6 +1110,8 @@ static int analyze_script(actx *pc, const agti_sh_script *s, int parent, unsigne
     if (c.inh == NULL || c.active == NULL || c.called == NULL)
         rc = fail(&c, AGTI_SH_ENOMEM, "out of memory");
     if (rc == AGTI_SH_OK)
+        rc = build_ftab(&c);
+    if (rc == AGTI_SH_OK)
         walk(&c, agti_sh_root(s), 0, 0);
     for (size_t i = 0; rc == AGTI_SH_OK && i < n; i++) {
         const agti_sh_cmd *cmd = agti_sh_cmd_at(s, i);
@@ -1084,6 +1126,7 @@ static int analyze_script(actx *pc, const agti_sh_script *s, int parent, unsigne
     free(c.inh);
     free(c.active);
     free(c.called);
+    free(c.ftab);
     return rc;
 }
 

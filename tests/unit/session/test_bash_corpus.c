@@ -17,6 +17,7 @@
 typedef struct {
     char label[8];
     char *cmd;
+    char *raw; /* as in the file (<NL> for newlines): test names stay one line */
 } line_t;
 
 static line_t lines[MAXLINES];
@@ -67,6 +68,7 @@ static void load(const char *path)
         memcpy(lines[nlines].label, buf, (size_t)(sp - buf));
         lines[nlines].label[sp - buf] = '\0';
         lines[nlines].cmd = unescape(sp + 1);
+        lines[nlines].raw = strdup(sp + 1);
         nlines++;
     }
     fclose(f);
@@ -139,7 +141,7 @@ static void run_corpus(agt_registry *reg, int mode, const char *mode_name)
     for (size_t i = 0; i < nlines; i++) {
         const char *want = want_for(lines[i].label, mode);
         T_EQ_STR(decide(s, lines[i].cmd), want, "%s %s line %zu: %s", mode_name, lines[i].label,
-                 i + 1, lines[i].cmd);
+                 i + 1, lines[i].raw);
     }
     agt_session_free(s);
 }
@@ -183,8 +185,8 @@ static void run_for_real(void)
         make_target();
         const char *got = decide(s, lines[i].cmd);
         T_CHECK(strcmp(got, "deny") == 0 || strcmp(got, "closed") == 0,
-                "real line %zu refused (%s): %s", i + 1, got, lines[i].cmd);
-        T_CHECK(keep_exists(), "real line %zu left d in place: %s", i + 1, lines[i].cmd);
+                "real line %zu refused (%s): %s", i + 1, got, lines[i].raw);
+        T_CHECK(keep_exists(), "real line %zu left d in place: %s", i + 1, lines[i].raw);
         n++;
     }
     /* the control the other way: a plain rm really removes (the check can fail) */
@@ -419,7 +421,9 @@ int main(int argc, char **argv)
     agt_registry_free(reg);
     run_for_real();
     remove_tree(ws_root);
-    for (size_t i = 0; i < nlines; i++)
+    for (size_t i = 0; i < nlines; i++) {
         free(lines[i].cmd);
+        free(lines[i].raw);
+    }
     return t_done();
 }
