@@ -503,6 +503,16 @@ static bool text_match(const agti_rule *r, const char *text)
 {
     if (agti_rule_text_match(r, text))
         return true;
+    if (r->cpat != NULL) { /* a trailing " *" also matches no more words: "ls *" covers "ls" */
+        size_t n = strlen(r->cpat);
+        if (n >= 2 && strcmp(r->cpat + n - 2, " *") == 0 && (n < 3 || r->cpat[n - 3] != '\\')) {
+            char *head = agti_strndup(r->cpat, n - 2);
+            bool hit = head != NULL && agti_star_match(head, text);
+            free(head);
+            if (hit)
+                return true;
+        }
+    }
     if (r->colon) { /* "x:*": also "x ..." */
         size_t n = strlen(r->cpat);
         return n > 0 && strncmp(text, r->cpat, n) == 0 && text[n] == ' ';

@@ -392,6 +392,60 @@ static void test_limits(agt_registry *reg)
     agt_session_free(s);
 }
 
+/* The examples of docs/session.md, "Bash rules". */
+static void test_doc_examples(agt_registry *reg)
+{
+    const char *rules = "{\"deny\":[\"Bash(rm -rf*)\"],"
+                        "\"allow\":[\"Bash(git *)\",\"Bash(ls *)\",\"Bash(echo *)\"]}";
+    static const struct {
+        const char *cmd, *manual, *yolo;
+    } ex[] = {
+        {"timeout 5 rm -rf d", "deny", "deny"},
+        {"env FOO=1 rm -fr d", "deny", "deny"},
+        {"bash -c 'rm -rf d'", "deny", "deny"},
+        {"git log $(rm -rf d)", "deny", "deny"},
+        {"f() { rm -rf d; }; f", "deny", "deny"},
+        {"sudo -u x rm -r -f d", "deny", "deny"},
+        {"X=rm; $X -rf d", "pending", "closed"},
+        {"echo cm0gLXJmIGQ= | base64 -d | sh", "pending", "closed"},
+        {"echo 'a; rm -rf d'", "ran", "ran"},
+        {"git  status", "ran", "ran"},
+        {"ls > /dev/null 2>&1", "ran", "ran"},
+        {"echo x > notes.txt", "pending", "ran"},
+        {"git status && curl x", "pending", "ran"},
+        {"./git status", "pending", "ran"},
+        {"/usr/bin/git status", "ran", "ran"},
+        {"rm -r d", "pending", "ran"},
+    };
+    for (int mode = 0; mode < 2; mode++) {
+        agt_session *s = NULL;
+        agt_session_new(&s, reg, ws_root);
+        agt_session_load_rules(s, rules, strlen(rules));
+        agt_session_set_mode(s, mode ? AGT_MODE_YOLO : AGT_MODE_MANUAL);
+        for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++)
+            T_EQ_STR(decide(s, ex[i].cmd), mode ? ex[i].yolo : ex[i].manual, "doc %s: %s",
+                     mode ? "yolo" : "manual", ex[i].cmd);
+        agt_session_free(s);
+    }
+    /* privilege wrappers need their own allow rule; a deny rule on a wrapper */
+    agt_session *s = NULL;
+    agt_session_new(&s, reg, ws_root);
+    agt_session_add_rule(s, AGT_RULE_ALLOW, "Bash(apt update)");
+    T_EQ_STR(decide(s, "apt update"), "ran", "apt update allowed");
+    T_EQ_STR(decide(s, "sudo apt update"), "pending", "sudo apt update is not");
+    agt_session_add_rule(s, AGT_RULE_ALLOW, "Bash(sudo apt update)");
+    T_EQ_STR(decide(s, "sudo apt update"), "ran", "with a rule for the sudo stage it is");
+    agt_session_add_rule(s, AGT_RULE_DENY, "Bash(sudo *)");
+    agt_session_add_rule(s, AGT_RULE_ALLOW, "Bash(ls *)");
+    T_EQ_STR(decide(s, "timeout 5 sudo ls -la"),
+             "refused:Bash call refused: the rule 'Bash(sudo "
+             "*)' in the deny list forbids it. Do not retry it; "
+             "take another approach or ask the user to change "
+             "the rules.",
+             "a deny rule on a wrapper stage");
+    agt_session_free(s);
+}
+
 int main(int argc, char **argv)
 {
     (void)outcome;
@@ -418,6 +472,7 @@ int main(int argc, char **argv)
     test_suggestions(reg);
     test_hook_rewrite(reg);
     test_limits(reg);
+    test_doc_examples(reg);
     agt_registry_free(reg);
     run_for_real();
     remove_tree(ws_root);
