@@ -506,6 +506,8 @@ static bool text_match(const agti_rule *r, const char *text)
     if (r->cpat != NULL) { /* a trailing " *" also matches no more words: "ls *" covers "ls" */
         size_t n = strlen(r->cpat);
         if (n >= 2 && strcmp(r->cpat + n - 2, " *") == 0 && (n < 3 || r->cpat[n - 3] != '\\')) {
+            if (memchr(r->cpat, '*', n - 2) == NULL && memchr(r->cpat, '\\', n - 2) == NULL)
+                return strlen(text) == n - 2 && memcmp(text, r->cpat, n - 2) == 0;
             char *head = agti_strndup(r->cpat, n - 2);
             bool hit = head != NULL && agti_star_match(head, text);
             free(head);
@@ -657,6 +659,17 @@ static void put_rule_word(agti_buf *b, const char *w)
     agti_buf_free(&tmp);
 }
 
+/* python, python3, python3.12 */
+static bool is_python(const char *w)
+{
+    if (strncmp(w, "python", 6) != 0)
+        return false;
+    for (w += 6; *w; w++)
+        if (!((*w >= '0' && *w <= '9') || *w == '.'))
+            return false;
+    return true;
+}
+
 /* How many words of an interpreter's or runner's command name what it runs:
  * `python3 -m pytest`, `node x.js`, `java -jar a.jar`, `go run ./cmd`,
  * `cargo run --bin x`, `uv run pytest`, `npx tsc`. 0: not a runner; n: the
@@ -664,7 +677,7 @@ static void put_rule_word(agti_buf *b, const char *w)
 static size_t runner_words(char *const *w, size_t n, int depth)
 {
     const char *p = w[0];
-    bool py = strncmp(p, "python", 6) == 0 && strspn(p + 6, "0123456789.") == strlen(p + 6);
+    bool py = is_python(p);
     const char *code = NULL, *target = NULL, *withval = "";
     if (py) {
         code = "|-c|";
