@@ -13,6 +13,7 @@
  * bound.
  */
 #include <limits.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +23,13 @@
 
 /* Arena bytes allowed: this many times the input, plus a fixed slack. */
 #define SH_BUDGET_FACTOR 64u
-#define SH_BUDGET_SLACK (1u << 20)
-#define SH_CHUNK (64u * 1024u)
+#define SH_BUDGET_SLACK (8u << 20) /* room for AGTI_SH_MAX_COMMANDS short commands */
+/* Arena chunks start small (most scripts are one line) and double. */
+#define SH_CHUNK_MIN (4u * 1024u)
+#define SH_CHUNK_MAX (1024u * 1024u)
+/* Bytes the `((` look-ahead may scan in all: this many times the input. */
+#define SH_LOOKAHEAD_FACTOR 8u
+#define SH_LOOKAHEAD_SLACK (64u * 1024u)
 
 enum sh_kw {
     KW_NONE,
@@ -50,18 +56,21 @@ enum sh_kw {
     KW_DRBRACK
 };
 
+/* Sorted by length; kw_first[n] is the first of length n. */
 static const struct {
     const char *word;
+    size_t len;
     int kw;
 } keywords[] = {
-    {"if", KW_IF},         {"then", KW_THEN},   {"else", KW_ELSE},
-    {"elif", KW_ELIF},     {"fi", KW_FI},       {"do", KW_DO},
-    {"done", KW_DONE},     {"case", KW_CASE},   {"esac", KW_ESAC},
-    {"while", KW_WHILE},   {"until", KW_UNTIL}, {"for", KW_FOR},
-    {"select", KW_SELECT}, {"in", KW_IN},       {"function", KW_FUNCTION},
-    {"time", KW_TIME},     {"{", KW_LBRACE},    {"}", KW_RBRACE},
-    {"!", KW_BANG},        {"[[", KW_DLBRACK},  {"]]", KW_DRBRACK},
+    {"{", 1, KW_LBRACE},    {"}", 1, KW_RBRACE},      {"!", 1, KW_BANG},
+    {"if", 2, KW_IF},       {"fi", 2, KW_FI},         {"do", 2, KW_DO},
+    {"in", 2, KW_IN},       {"[[", 2, KW_DLBRACK},    {"]]", 2, KW_DRBRACK},
+    {"for", 3, KW_FOR},     {"then", 4, KW_THEN},     {"else", 4, KW_ELSE},
+    {"elif", 4, KW_ELIF},   {"done", 4, KW_DONE},     {"case", 4, KW_CASE},
+    {"esac", 4, KW_ESAC},   {"time", 4, KW_TIME},     {"while", 5, KW_WHILE},
+    {"until", 5, KW_UNTIL}, {"select", 6, KW_SELECT}, {"function", 8, KW_FUNCTION},
 };
+static const size_t kw_first[10] = {21, 0, 3, 9, 10, 17, 19, 21, 20, 21};
 
 /* ---- failure, arena, depth ----------------------------------------------- */
 
@@ -89,7 +98,11 @@ void *agti_shp_alloc(sh_parser *p, size_t n)
         n = 16;
     sh_chunk *c = sc->chunks;
     if (!c || c->cap - c->used < n) {
-        size_t cap = n > SH_CHUNK ? n : SH_CHUNK;
+        size_t cap = c ? c->cap * 2 : SH_CHUNK_MIN;
+        if (cap > SH_CHUNK_MAX)
+            cap = SH_CHUNK_MAX;
+        if (cap < n)
+            cap = n;
         if (sc->arena_bytes + cap > p->budget) {
             agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos,
                           "the script needs more than %zu bytes of parser memory "
@@ -187,7 +200,24 @@ static bool skip_linebreaks(sh_parser *p)
 
 /* The reserved word at p->pos (unquoted, followed by a metacharacter or the
  * end), or KW_NONE. */
+static int peek_kw_scan(const sh_parser *p, size_t *len);
+
 static int peek_kw(const sh_parser *p, size_t *len)
+{
+    sh_parser *m = (sh_parser *)(uintptr_t)p; /* the cache only */
+    if (m->kw_s != p->s || m->kw_pos != p->pos || m->kw_end != p->end) {
+        m->kw_len = 0;
+        m->kw = peek_kw_scan(p, &m->kw_len);
+        m->kw_s = p->s;
+        m->kw_pos = p->pos;
+        m->kw_end = p->end;
+    }
+    if (len && m->kw != KW_NONE)
+        *len = m->kw_len;
+    return m->kw;
+}
+
+static int peek_kw_scan(const sh_parser *p, size_t *len)
 {
     size_t i = p->pos;
     while (i < p->end && i - p->pos < 9) {
@@ -201,8 +231,16 @@ static int peek_kw(const sh_parser *p, size_t *len)
     if (i < p->end && !agti_shp_is_meta(p->s[i]))
         return KW_NONE;
     size_t n = i - p->pos;
-    for (size_t k = 0; k < sizeof keywords / sizeof keywords[0]; k++) {
-        if (strlen(keywords[k].word) == n && memcmp(keywords[k].word, p->s + p->pos, n) == 0) {
+    if (n == 0)
+        return KW_NONE;
+    const char *w = p->s + p->pos;
+    /* keywords[] is sorted by length: look at the ones of length n only */
+    for (size_t k = kw_first[n]; k < sizeof keywords / sizeof keywords[0] && keywords[k].len == n;
+         k++) {
+        size_t j = 0;
+        while (j < n && keywords[k].word[j] == w[j])
+            j++;
+        if (j == n) {
             if (len)
                 *len = n;
             return keywords[k].kw;
@@ -1589,6 +1627,7 @@ int agti_sh_parse(const char *text, size_t len, agti_sh_script **out, agti_sh_er
     p.sc = sc;
     p.func = -1;
     p.budget = len * SH_BUDGET_FACTOR + SH_BUDGET_SLACK;
+    p.lookahead_left = len * SH_LOOKAHEAD_FACTOR + SH_LOOKAHEAD_SLACK;
     agti_sh_node *root = agti_shp_list(&p);
     if (root && p.pos < p.end)
         fail_unexpected(&p, NULL);
@@ -1598,6 +1637,7 @@ int agti_sh_parse(const char *text, size_t len, agti_sh_script **out, agti_sh_er
         apply_inherited(&p);
     free(p.pend);
     free(p.inh);
+    agti_buf_free(&p.scratch);
     if (p.failed) {
         free_script(sc);
         return p.status;

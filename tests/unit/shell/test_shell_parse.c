@@ -254,6 +254,115 @@ static void test_error_nul(void)
     }
 }
 
+static char *repeat(const char *head, const char *unit, size_t n, const char *tail)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    agti_buf_puts(&b, head);
+    for (size_t i = 0; i < n; i++)
+        agti_buf_puts(&b, unit);
+    agti_buf_puts(&b, tail);
+    return agti_buf_detach(&b);
+}
+
+static int parse_status(const char *src, size_t *ncmds, agti_sh_error *e)
+{
+    agti_sh_script *s = NULL;
+    int rc = agti_sh_parse(src, strlen(src), &s, e);
+    if (ncmds)
+        *ncmds = s ? agti_sh_ncmds(s) : 0;
+    agti_sh_free(s);
+    return rc;
+}
+
+/* 100,000 levels of each nesting construct: refused at level 256 with
+ * ETOODEEP, without recursing further (the C stack stays bounded). */
+static void test_deep(void)
+{
+    static const char *const units[] = {
+        "$(",     "{ ",     "\"$(",  "${x:-",         "if ",    "<(",       "f() { ",
+        "$(( $(", "while ", "a | (", "case x in x) ", "[[ $( ", "\"${x:-\""};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        size_t n = strstr(units[i], "case") ? 60000 : 100000;
+        char *src = repeat("", units[i], n, "");
+        agti_sh_error e;
+        int rc = parse_status(src, NULL, &e);
+        T_EQ_INT(rc, AGTI_SH_ETOODEEP, "deep %s refused as too deep", units[i]);
+        T_CHECK(strstr(e.message, "deeper than 256") != NULL, "deep %s: message names the limit",
+                units[i]);
+        free(src);
+    }
+    /* 255 levels are fine */
+    char *src = repeat("", "$(", 255, "ls");
+    char *tail = repeat(src, ")", 255, "");
+    size_t n = 0;
+    T_EQ_INT(parse_status(tail, &n, NULL), AGTI_SH_OK, "255 nested $( parse");
+    T_EQ_INT(n, 256, "255 nested $(: 256 commands");
+    free(src);
+    free(tail);
+}
+
+static void test_limits(void)
+{
+    agti_sh_error e;
+    /* over 1 MiB: refused before anything is parsed */
+    char *big = repeat("", "a", AGTI_SH_MAX_INPUT + 1, "");
+    T_EQ_INT(parse_status(big, NULL, &e), AGTI_SH_ETOOLONG, "1 MiB + 1 refused");
+    T_CHECK(strstr(e.message, "over the limit") != NULL, "too long: message");
+    big[AGTI_SH_MAX_INPUT] = '\0';
+    size_t n = 0;
+    T_EQ_INT(parse_status(big, &n, NULL), AGTI_SH_OK, "exactly 1 MiB accepted");
+    T_EQ_INT(n, 1, "1 MiB word: one command");
+    free(big);
+    /* 10,000 commands fine, 10,001 refused */
+    char *many = repeat("", "a;", AGTI_SH_MAX_COMMANDS, "");
+    T_EQ_INT(parse_status(many, &n, NULL), AGTI_SH_OK, "10000 commands accepted");
+    T_EQ_INT(n, AGTI_SH_MAX_COMMANDS, "10000 commands listed");
+    free(many);
+    many = repeat("", "a;", AGTI_SH_MAX_COMMANDS, "b");
+    T_EQ_INT(parse_status(many, NULL, &e), AGTI_SH_ETOOMANY, "10001 commands refused");
+    T_EQ_INT(e.offset, 2 * AGTI_SH_MAX_COMMANDS, "too many: offset of the 10001st");
+    free(many);
+    /* a word copied at every level of 200 nested substitutions: the arena
+     * budget refuses it instead of growing to 200 times the input */
+    char *dup = repeat("", "$(echo ", 200, "");
+    char *mid = repeat(dup, "a ", 300000, "");
+    char *all = repeat(mid, ")", 200, "");
+    T_EQ_INT(parse_status(all, NULL, &e), AGTI_SH_ENOMEM, "quadratic copy refused");
+    T_CHECK(strstr(e.message, "times its length") != NULL, "budget message");
+    free(dup);
+    free(mid);
+    free(all);
+}
+
+/* 1 MB inputs that are hard in other ways all finish (no time asserted). */
+static void test_pathological(void)
+{
+    static const struct {
+        const char *head, *unit, *tail;
+        size_t n;
+        int rc;
+    } cs[] = {
+        {"", "$((", "", 300000, AGTI_SH_ETOODEEP},
+        {"", "((", "", 500000, AGTI_SH_ESYNTAX},
+        {"echo ", "a ", "", 500000, AGTI_SH_OK},
+        {"cat <<EOF\n", "line $x $(\n", "", 90000, AGTI_SH_ETOODEEP},
+        {"cat <<EOF\n", "line $x $(id)\n", "EOF\n", 70000, AGTI_SH_ETOOMANY},
+        {"cat", " <<E", "\n", 200000, AGTI_SH_OK},
+        {"echo \"", "\\\"", "\"", 300000, AGTI_SH_OK},
+        {"x=(", "a ", ")", 400000, AGTI_SH_OK},
+        {"[[ ", "( ", "", 400000, AGTI_SH_ESYNTAX},
+        {"echo ", "``", "", 4000, AGTI_SH_OK},
+        {"", "'", "", 1000000, AGTI_SH_OK},
+        {"echo $(( ", "(1)+", "1 ))", 200000, AGTI_SH_OK},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        char *src = repeat(cs[i].head, cs[i].unit, cs[i].n, cs[i].tail);
+        T_EQ_INT(parse_status(src, NULL, NULL), cs[i].rc, "pathological %zu (%s x %zu)", i,
+                 cs[i].unit, cs[i].n);
+        free(src);
+    }
+}
+
 int main(void)
 {
     RUN("words", words);
@@ -267,5 +376,8 @@ int main(void)
     test_functions_list();
     RUN("errors", errors);
     test_error_nul();
+    test_deep();
+    test_limits();
+    test_pathological();
     return t_done();
 }
