@@ -53,7 +53,8 @@ enum sh_kw {
     KW_RBRACE,
     KW_BANG,
     KW_DLBRACK,
-    KW_DRBRACK
+    KW_DRBRACK,
+    KW_COPROC
 };
 
 /* Sorted by length; kw_first[n] is the first of length n. */
@@ -62,15 +63,19 @@ static const struct {
     size_t len;
     int kw;
 } keywords[] = {
-    {"{", 1, KW_LBRACE},    {"}", 1, KW_RBRACE},      {"!", 1, KW_BANG},
-    {"if", 2, KW_IF},       {"fi", 2, KW_FI},         {"do", 2, KW_DO},
-    {"in", 2, KW_IN},       {"[[", 2, KW_DLBRACK},    {"]]", 2, KW_DRBRACK},
-    {"for", 3, KW_FOR},     {"then", 4, KW_THEN},     {"else", 4, KW_ELSE},
-    {"elif", 4, KW_ELIF},   {"done", 4, KW_DONE},     {"case", 4, KW_CASE},
-    {"esac", 4, KW_ESAC},   {"time", 4, KW_TIME},     {"while", 5, KW_WHILE},
-    {"until", 5, KW_UNTIL}, {"select", 6, KW_SELECT}, {"function", 8, KW_FUNCTION},
+    {"{", 1, KW_LBRACE},      {"}", 1, KW_RBRACE},
+    {"!", 1, KW_BANG},        {"if", 2, KW_IF},
+    {"fi", 2, KW_FI},         {"do", 2, KW_DO},
+    {"in", 2, KW_IN},         {"[[", 2, KW_DLBRACK},
+    {"]]", 2, KW_DRBRACK},    {"for", 3, KW_FOR},
+    {"then", 4, KW_THEN},     {"else", 4, KW_ELSE},
+    {"elif", 4, KW_ELIF},     {"done", 4, KW_DONE},
+    {"case", 4, KW_CASE},     {"esac", 4, KW_ESAC},
+    {"time", 4, KW_TIME},     {"while", 5, KW_WHILE},
+    {"until", 5, KW_UNTIL},   {"select", 6, KW_SELECT},
+    {"coproc", 6, KW_COPROC}, {"function", 8, KW_FUNCTION},
 };
-static const size_t kw_first[10] = {21, 0, 3, 9, 10, 17, 19, 21, 20, 21};
+static const size_t kw_first[10] = {22, 0, 3, 9, 10, 17, 19, 22, 21, 22};
 
 /* ---- failure, arena, depth ----------------------------------------------- */
 
@@ -584,6 +589,15 @@ static bool read_one_heredoc(sh_parser *p, const sh_pending *pd)
             p->pos = nl ? le + 1 : le;
             goto done;
         }
+        /* Inside $( ), bash also ends the body at a line `DELIM)`, the `)`
+         * closing the substitution. */
+        if (p->in_cmdsubst > 0 && le - cs > r->target.vlen &&
+            memcmp(p->s + cs, r->target.value, r->target.vlen) == 0 &&
+            p->s[cs + r->target.vlen] == ')') {
+            body_end = ls;
+            p->pos = cs + r->target.vlen;
+            goto done;
+        }
         agti_buf_put(&body, p->s + cs, le - cs);
         if (nl)
             agti_buf_putc(&body, '\n');
@@ -721,6 +735,13 @@ static bool parse_array_assign(sh_parser *p, agti_sh_word *w, size_t start)
 
 static agti_sh_node *parse_function_body(sh_parser *p, const agti_sh_word *name, size_t start);
 
+static bool is_declaration(const agti_sh_word *w)
+{
+    return !(w->flags & AGTI_SHW_DYNAMIC) &&
+           (word_is(w, "declare") || word_is(w, "local") || word_is(w, "export") ||
+            word_is(w, "readonly") || word_is(w, "typeset"));
+}
+
 static agti_sh_node *parse_simple(sh_parser *p)
 {
     size_t start = p->pos;
@@ -758,9 +779,17 @@ static agti_sh_node *parse_simple(sh_parser *p)
                     return NULL;
             }
         } else {
+            bool decl = av.n > 0 && is_declaration(&av.v[0]) && agti_shp_assign_prefix(p) > 0;
             agti_sh_word *w = push_word(p, &av);
             if (!w || !agti_shp_word(p, w, 0))
                 return NULL;
+            /* declare/local/export/readonly/typeset take name=(...) arrays */
+            if (decl && at(p, 0) == '(' &&
+                w->length ==
+                    agti_shp_assign_prefix(&(sh_parser){.s = p->s, .end = p->end, .pos = ws})) {
+                if (!parse_array_assign(p, w, ws))
+                    return NULL;
+            }
         }
         end = p->pos;
     }
@@ -810,6 +839,7 @@ static agti_sh_node *parse_simple(sh_parser *p)
 /* ---- compound commands ---------------------------------------------------------------- */
 
 static agti_sh_node *parse_command(sh_parser *p);
+static bool command_ahead(const sh_parser *p);
 
 /* A list that must hold at least one command. */
 static agti_sh_node *nonempty_list(sh_parser *p, const char *what, size_t open)
@@ -1358,6 +1388,61 @@ static agti_sh_node *parse_function_body(sh_parser *p, const agti_sh_word *name,
     return n;
 }
 
+/* coproc [NAME] compound-command, or coproc simple-command: runs
+ * asynchronously, so its commands are flagged BACKGROUND. */
+static agti_sh_node *parse_coproc(sh_parser *p, size_t kwlen)
+{
+    size_t start = p->pos;
+    p->pos += kwlen;
+    agti_shp_skip_blanks(p);
+    agti_sh_node *n = new_node(p, AGTI_SHN_COPROC, start);
+    if (!n)
+        return NULL;
+    n->word.value = agti_shp_strdup(p, "COPROC", 6);
+    n->word.vlen = 6;
+    n->word.offset = p->base + start;
+    if (!n->word.value)
+        return NULL;
+    /* NAME followed by a compound command */
+    size_t i = p->pos;
+    while (i < p->end &&
+           ((p->s[i] >= 'a' && p->s[i] <= 'z') || (p->s[i] >= 'A' && p->s[i] <= 'Z') ||
+            (p->s[i] >= '0' && p->s[i] <= '9') || p->s[i] == '_'))
+        i++;
+    if (i > p->pos && i < p->end && (p->s[i] == ' ' || p->s[i] == '\t')) {
+        size_t save = p->pos;
+        p->pos = i;
+        agti_shp_skip_blanks(p);
+        size_t l2 = 0;
+        int kw2 = peek_kw(p, &l2);
+        if (is_compound_start(p, kw2)) {
+            n->word.value = agti_shp_strdup(p, p->s + save, i - save);
+            n->word.vlen = i - save;
+            n->word.offset = p->base + save;
+            n->word.length = i - save;
+            if (!n->word.value)
+                return NULL;
+        } else {
+            p->pos = save;
+        }
+    }
+    if (!command_ahead(p)) {
+        fail_unexpected(p, "after `coproc`");
+        return NULL;
+    }
+    size_t first_cmd = p->sc->ncmds, first_pend = p->npend;
+    size_t len = 0;
+    int kw = peek_kw(p, &len);
+    agti_sh_node *c = is_compound_start(p, kw) ? parse_compound(p, kw, len) : parse_simple(p);
+    size_t cap = 0;
+    if (!c || !add_child(p, n, c, &cap))
+        return NULL;
+    mark_range(p, first_cmd, AGTI_SHC_BACKGROUND);
+    mark_pending(p, first_pend, AGTI_SHC_BACKGROUND);
+    end_node(p, n);
+    return n;
+}
+
 static agti_sh_node *parse_command(sh_parser *p)
 {
     size_t len = 0;
@@ -1385,6 +1470,8 @@ static agti_sh_node *parse_command(sh_parser *p)
         }
         return parse_function_body(p, &name, start);
     }
+    if (kw == KW_COPROC)
+        return parse_coproc(p, len);
     if (is_compound_start(p, kw))
         return parse_compound(p, kw, len);
     if (kw != KW_NONE && kw != KW_IN && kw != KW_DRBRACK && kw != KW_TIME && kw != KW_BANG) {
@@ -1433,8 +1520,14 @@ static agti_sh_node *parse_pipeline(sh_parser *p)
     }
     if (!command_ahead(p)) {
         if (bang || timed) {
-            fail_unexpected(p, bang ? "after `!`" : "after `time`");
-            return NULL;
+            /* bash takes `!` and `time` with no command (status 1 / times) */
+            agti_sh_node *e = new_node(p, AGTI_SHN_PIPELINE, start);
+            if (e) {
+                e->bang = bang;
+                e->timed = timed;
+                end_node(p, e);
+            }
+            return e;
         }
         fail_unexpected(p, "where a command was expected");
         return NULL;

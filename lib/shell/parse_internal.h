@@ -49,6 +49,7 @@ typedef struct sh_parser {
     size_t pos;
     size_t base; /* added to positions to make offsets in the script */
     int depth;
+    int in_cmdsubst; /* open $( ... ) levels in this text */
     bool failed;
     int status; /* of the first failure */
     agti_sh_error *err;

@@ -227,7 +227,9 @@ static bool lex_cmdsubst(sh_parser *p, size_t open, const char *what)
         return false;
     unsigned save_ctx = p->ctx;
     p->ctx |= AGTI_SHC_IN_SUBST;
+    p->in_cmdsubst++;
     agti_sh_node *n = agti_shp_list(p);
+    p->in_cmdsubst--;
     p->ctx = save_ctx;
     agti_shp_leave(p);
     if (!n)
@@ -545,7 +547,10 @@ static bool lex_backtick(sh_parser *p, agti_buf *v, unsigned *fl, bool dq)
     p->base = save_base + open + 1;
     p->pend_floor = p->npend;
     p->ctx |= AGTI_SHC_IN_SUBST;
+    int save_in = p->in_cmdsubst;
+    p->in_cmdsubst = 0;
     agti_sh_node *n = agti_shp_list(p);
+    p->in_cmdsubst = save_in;
     if (n && p->pos < p->end)
         agti_shp_fail(p, AGTI_SH_ESYNTAX, p->pos,
                       "unexpected `%c` at byte %zu inside the backquotes starting at byte %zu",
@@ -743,7 +748,7 @@ bool agti_shp_word(sh_parser *p, agti_sh_word *w, unsigned mode)
         return false;
     }
     w->vlen = v->len - vstart;
-    w->value = agti_shp_strdup(p, v->ptr + vstart, w->vlen);
+    w->value = agti_shp_strdup(p, agti_buf_cstr(v) + vstart, w->vlen);
     agti_buf_truncate(v, vstart);
     w->offset = p->base + start;
     w->length = p->pos - start;
