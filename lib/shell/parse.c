@@ -511,7 +511,8 @@ static bool parse_redir(sh_parser *p, agti_sh_redir *r, size_t prefix, int op)
     p->pos += redir_op(p, 0, &dummy);
     r->op = op;
     agti_shp_skip_blanks(p);
-    if (p->pos >= p->end || agti_shp_is_meta(p->s[p->pos])) {
+    bool procsubst = (at(p, 0) == '<' || at(p, 0) == '>') && at(p, 1) == '(';
+    if (p->pos >= p->end || (agti_shp_is_meta(p->s[p->pos]) && !procsubst)) {
         char b[16];
         agti_shp_fail(p, AGTI_SH_ESYNTAX, p->pos,
                       "the redirection at byte %zu needs a %s, found %s", p->base + start,
@@ -1221,6 +1222,7 @@ static agti_sh_node *parse_group(sh_parser *p, int kind, size_t start)
 static bool compound_redirs(sh_parser *p, agti_sh_node *n, size_t first_cmd)
 {
     size_t cap = 0;
+    size_t body_end = p->sc->ncmds; /* not the commands of redirection targets */
     for (;;) {
         agti_shp_skip_blanks(p);
         size_t prefix = 0;
@@ -1238,7 +1240,7 @@ static bool compound_redirs(sh_parser *p, agti_sh_node *n, size_t first_cmd)
         return true;
     if (!queue_heredocs(p, n->redirs, n->nredirs, 0))
         return false;
-    if (first_cmd == p->sc->ncmds) {
+    if (first_cmd == body_end) {
         /* Nothing inside runs (`case x in esac > f`) but the redirections are
          * still performed: list them as a command of their own. */
         agti_sh_cmd c = {0};
@@ -1263,7 +1265,7 @@ static bool compound_redirs(sh_parser *p, agti_sh_node *n, size_t first_cmd)
         p->capinh = ncap;
     }
     p->inh[p->ninh].first = first_cmd;
-    p->inh[p->ninh].end = p->sc->ncmds;
+    p->inh[p->ninh].end = body_end;
     p->inh[p->ninh].redirs = n->redirs;
     p->inh[p->ninh].nredirs = n->nredirs;
     p->ninh++;

@@ -89,6 +89,10 @@ static const case_t assigns[] = {
     {"A=1 B=\"x y\" env", "A=1 [B=x y] env"},
     {"'A'=1 ls", "A=1 ls"},
     {"a[$(id)]=1", "id {S}\na[$(id)]=1 {A}"},
+    {"local a=(x \"y z\" $(id)) b=1", "id {S}\nlocal [a=(x y z $(id))] b=1"},
+    {"declare -a x=(1 2); export y=(3); readonly z=(); typeset t=(a)",
+     "declare -a [x=(1 2)]\nexport y=(3)\nreadonly z=()\ntypeset t=(a)"},
+    {"echo x=(1)", "ERROR 1 @7: unexpected `(` at byte 7"},
 };
 
 static const case_t redirs[] = {
@@ -111,6 +115,13 @@ static const case_t redirs[] = {
     {"echo 2>(true)", "true {S}\necho 2>(true)"},
     {"echo a 2 >f", "echo a 2 >f {W}"},
     {"ls &>/dev/null", "ls &>/dev/null"},
+    /* a process substitution as the target (reported by the rules helper) */
+    {"echo x > >(rm -rf d)", "rm -rf d {S}\necho x >[>(rm -rf d)] {W}"},
+    {"cat < <(ls)", "ls {S}\ncat <<(ls) {I}"},
+    /* the target's commands are not inside the compound */
+    {"while read l; do :; done < <(find .)",
+     "read l <[<(find .)] {I}\n: <[<(find .)] {I}\nfind . {S}"},
+    {"{ ls; } > $(id)", "ls >$(id) {W}\nid {S}"},
 };
 
 static const case_t heredocs[] = {
@@ -131,6 +142,11 @@ static const case_t heredocs[] = {
     {"while read l; do echo $l; done <<EOF\na\nEOF",
      "read l <<EOF:[a\\n] {I}\necho $l <<EOF:[a\\n] {I}"},
     {"cat <<EOF\n\\$(not) $(yes)\nEOF", "cat <<EOF:[\\\\$(not) $(yes)\\n] {I}\nyes {S}"},
+    /* bash ends the body at `EOF)` inside $( ) */
+    {"x=$(cat <<EOF\nhi\nEOF)\nls", "cat <<EOF:[hi\\n] {SI}\n[x=$(cat <<EOF\\nhi\\nEOF)] {A}\nls"},
+    {"x=`cat <<EOF\nhi\nEOF`", "cat <<EOF:[hi\\n] {SI}\n[x=`cat <<EOF\\nhi\\nEOF`] {A}"},
+    /* a body pending when a function's brace closes still belongs to it */
+    {"f() { cat <<EOF; }\n$(id)\nEOF", "cat <<EOF:[$(id)\\n] {FI}\nid {SF}"},
 };
 
 static const case_t lists[] = {
@@ -145,6 +161,13 @@ static const case_t lists[] = {
     {"time -p ls", "ls"},
     {"echo time if then", "echo time if then"},
     {"curl x | sh", "curl x\nsh {P}"},
+    {"!", ""},
+    {"time", ""},
+    {"! ; ls", "ls"},
+    {"coproc cat f; ls", "cat f {B}\nls"},
+    {"coproc X { ls; id; }", "ls {B}\nid {B}"},
+    {"coproc (id) >/dev/null", "id >/dev/null {B}"},
+    {"echo coproc", "echo coproc"},
 };
 
 static const case_t compounds[] = {
