@@ -13,6 +13,7 @@
  * bound.
  */
 #include <limits.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +23,13 @@
 
 /* Arena bytes allowed: this many times the input, plus a fixed slack. */
 #define SH_BUDGET_FACTOR 64u
-#define SH_BUDGET_SLACK (1u << 20)
-#define SH_CHUNK (64u * 1024u)
+#define SH_BUDGET_SLACK (8u << 20) /* room for AGTI_SH_MAX_COMMANDS short commands */
+/* Arena chunks start small (most scripts are one line) and double. */
+#define SH_CHUNK_MIN (4u * 1024u)
+#define SH_CHUNK_MAX (1024u * 1024u)
+/* Bytes the `((` look-ahead may scan in all: this many times the input. */
+#define SH_LOOKAHEAD_FACTOR 8u
+#define SH_LOOKAHEAD_SLACK (64u * 1024u)
 
 enum sh_kw {
     KW_NONE,
@@ -47,21 +53,29 @@ enum sh_kw {
     KW_RBRACE,
     KW_BANG,
     KW_DLBRACK,
-    KW_DRBRACK
+    KW_DRBRACK,
+    KW_COPROC
 };
 
+/* Sorted by length; kw_first[n] is the first of length n. */
 static const struct {
     const char *word;
+    size_t len;
     int kw;
 } keywords[] = {
-    {"if", KW_IF},         {"then", KW_THEN},   {"else", KW_ELSE},
-    {"elif", KW_ELIF},     {"fi", KW_FI},       {"do", KW_DO},
-    {"done", KW_DONE},     {"case", KW_CASE},   {"esac", KW_ESAC},
-    {"while", KW_WHILE},   {"until", KW_UNTIL}, {"for", KW_FOR},
-    {"select", KW_SELECT}, {"in", KW_IN},       {"function", KW_FUNCTION},
-    {"time", KW_TIME},     {"{", KW_LBRACE},    {"}", KW_RBRACE},
-    {"!", KW_BANG},        {"[[", KW_DLBRACK},  {"]]", KW_DRBRACK},
+    {"{", 1, KW_LBRACE},      {"}", 1, KW_RBRACE},
+    {"!", 1, KW_BANG},        {"if", 2, KW_IF},
+    {"fi", 2, KW_FI},         {"do", 2, KW_DO},
+    {"in", 2, KW_IN},         {"[[", 2, KW_DLBRACK},
+    {"]]", 2, KW_DRBRACK},    {"for", 3, KW_FOR},
+    {"then", 4, KW_THEN},     {"else", 4, KW_ELSE},
+    {"elif", 4, KW_ELIF},     {"done", 4, KW_DONE},
+    {"case", 4, KW_CASE},     {"esac", 4, KW_ESAC},
+    {"time", 4, KW_TIME},     {"while", 5, KW_WHILE},
+    {"until", 5, KW_UNTIL},   {"select", 6, KW_SELECT},
+    {"coproc", 6, KW_COPROC}, {"function", 8, KW_FUNCTION},
 };
+static const size_t kw_first[10] = {22, 0, 3, 9, 10, 17, 19, 22, 21, 22};
 
 /* ---- failure, arena, depth ----------------------------------------------- */
 
@@ -89,7 +103,11 @@ void *agti_shp_alloc(sh_parser *p, size_t n)
         n = 16;
     sh_chunk *c = sc->chunks;
     if (!c || c->cap - c->used < n) {
-        size_t cap = n > SH_CHUNK ? n : SH_CHUNK;
+        size_t cap = c ? c->cap * 2 : SH_CHUNK_MIN;
+        if (cap > SH_CHUNK_MAX)
+            cap = SH_CHUNK_MAX;
+        if (cap < n)
+            cap = n;
         if (sc->arena_bytes + cap > p->budget) {
             agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos,
                           "the script needs more than %zu bytes of parser memory "
@@ -187,7 +205,24 @@ static bool skip_linebreaks(sh_parser *p)
 
 /* The reserved word at p->pos (unquoted, followed by a metacharacter or the
  * end), or KW_NONE. */
+static int peek_kw_scan(const sh_parser *p, size_t *len);
+
 static int peek_kw(const sh_parser *p, size_t *len)
+{
+    sh_parser *m = (sh_parser *)(uintptr_t)p; /* the cache only */
+    if (m->kw_s != p->s || m->kw_pos != p->pos || m->kw_end != p->end) {
+        m->kw_len = 0;
+        m->kw = peek_kw_scan(p, &m->kw_len);
+        m->kw_s = p->s;
+        m->kw_pos = p->pos;
+        m->kw_end = p->end;
+    }
+    if (len && m->kw != KW_NONE)
+        *len = m->kw_len;
+    return m->kw;
+}
+
+static int peek_kw_scan(const sh_parser *p, size_t *len)
 {
     size_t i = p->pos;
     while (i < p->end && i - p->pos < 9) {
@@ -201,8 +236,16 @@ static int peek_kw(const sh_parser *p, size_t *len)
     if (i < p->end && !agti_shp_is_meta(p->s[i]))
         return KW_NONE;
     size_t n = i - p->pos;
-    for (size_t k = 0; k < sizeof keywords / sizeof keywords[0]; k++) {
-        if (strlen(keywords[k].word) == n && memcmp(keywords[k].word, p->s + p->pos, n) == 0) {
+    if (n == 0)
+        return KW_NONE;
+    const char *w = p->s + p->pos;
+    /* keywords[] is sorted by length: look at the ones of length n only */
+    for (size_t k = kw_first[n]; k < sizeof keywords / sizeof keywords[0] && keywords[k].len == n;
+         k++) {
+        size_t j = 0;
+        while (j < n && keywords[k].word[j] == w[j])
+            j++;
+        if (j == n) {
             if (len)
                 *len = n;
             return keywords[k].kw;
@@ -468,7 +511,8 @@ static bool parse_redir(sh_parser *p, agti_sh_redir *r, size_t prefix, int op)
     p->pos += redir_op(p, 0, &dummy);
     r->op = op;
     agti_shp_skip_blanks(p);
-    if (p->pos >= p->end || agti_shp_is_meta(p->s[p->pos])) {
+    bool procsubst = (at(p, 0) == '<' || at(p, 0) == '>') && at(p, 1) == '(';
+    if (p->pos >= p->end || (agti_shp_is_meta(p->s[p->pos]) && !procsubst)) {
         char b[16];
         agti_shp_fail(p, AGTI_SH_ESYNTAX, p->pos,
                       "the redirection at byte %zu needs a %s, found %s", p->base + start,
@@ -544,6 +588,15 @@ static bool read_one_heredoc(sh_parser *p, const sh_pending *pd)
         if (le - cs == r->target.vlen && memcmp(p->s + cs, r->target.value, le - cs) == 0) {
             body_end = ls;
             p->pos = nl ? le + 1 : le;
+            goto done;
+        }
+        /* Inside $( ), bash also ends the body at a line `DELIM)`, the `)`
+         * closing the substitution. */
+        if (p->in_cmdsubst > 0 && le - cs > r->target.vlen &&
+            memcmp(p->s + cs, r->target.value, r->target.vlen) == 0 &&
+            p->s[cs + r->target.vlen] == ')') {
+            body_end = ls;
+            p->pos = cs + r->target.vlen;
             goto done;
         }
         agti_buf_put(&body, p->s + cs, le - cs);
@@ -683,6 +736,13 @@ static bool parse_array_assign(sh_parser *p, agti_sh_word *w, size_t start)
 
 static agti_sh_node *parse_function_body(sh_parser *p, const agti_sh_word *name, size_t start);
 
+static bool is_declaration(const agti_sh_word *w)
+{
+    return !(w->flags & AGTI_SHW_DYNAMIC) &&
+           (word_is(w, "declare") || word_is(w, "local") || word_is(w, "export") ||
+            word_is(w, "readonly") || word_is(w, "typeset"));
+}
+
 static agti_sh_node *parse_simple(sh_parser *p)
 {
     size_t start = p->pos;
@@ -720,9 +780,17 @@ static agti_sh_node *parse_simple(sh_parser *p)
                     return NULL;
             }
         } else {
+            bool decl = av.n > 0 && is_declaration(&av.v[0]) && agti_shp_assign_prefix(p) > 0;
             agti_sh_word *w = push_word(p, &av);
             if (!w || !agti_shp_word(p, w, 0))
                 return NULL;
+            /* declare/local/export/readonly/typeset take name=(...) arrays */
+            if (decl && at(p, 0) == '(' &&
+                w->length ==
+                    agti_shp_assign_prefix(&(sh_parser){.s = p->s, .end = p->end, .pos = ws})) {
+                if (!parse_array_assign(p, w, ws))
+                    return NULL;
+            }
         }
         end = p->pos;
     }
@@ -772,6 +840,7 @@ static agti_sh_node *parse_simple(sh_parser *p)
 /* ---- compound commands ---------------------------------------------------------------- */
 
 static agti_sh_node *parse_command(sh_parser *p);
+static bool command_ahead(const sh_parser *p);
 
 /* A list that must hold at least one command. */
 static agti_sh_node *nonempty_list(sh_parser *p, const char *what, size_t open)
@@ -1153,6 +1222,7 @@ static agti_sh_node *parse_group(sh_parser *p, int kind, size_t start)
 static bool compound_redirs(sh_parser *p, agti_sh_node *n, size_t first_cmd)
 {
     size_t cap = 0;
+    size_t body_end = p->sc->ncmds; /* not the commands of redirection targets */
     for (;;) {
         agti_shp_skip_blanks(p);
         size_t prefix = 0;
@@ -1170,7 +1240,7 @@ static bool compound_redirs(sh_parser *p, agti_sh_node *n, size_t first_cmd)
         return true;
     if (!queue_heredocs(p, n->redirs, n->nredirs, 0))
         return false;
-    if (first_cmd == p->sc->ncmds) {
+    if (first_cmd == body_end) {
         /* Nothing inside runs (`case x in esac > f`) but the redirections are
          * still performed: list them as a command of their own. */
         agti_sh_cmd c = {0};
@@ -1195,7 +1265,7 @@ static bool compound_redirs(sh_parser *p, agti_sh_node *n, size_t first_cmd)
         p->capinh = ncap;
     }
     p->inh[p->ninh].first = first_cmd;
-    p->inh[p->ninh].end = p->sc->ncmds;
+    p->inh[p->ninh].end = body_end;
     p->inh[p->ninh].redirs = n->redirs;
     p->inh[p->ninh].nredirs = n->nredirs;
     p->ninh++;
@@ -1320,6 +1390,61 @@ static agti_sh_node *parse_function_body(sh_parser *p, const agti_sh_word *name,
     return n;
 }
 
+/* coproc [NAME] compound-command, or coproc simple-command: runs
+ * asynchronously, so its commands are flagged BACKGROUND. */
+static agti_sh_node *parse_coproc(sh_parser *p, size_t kwlen)
+{
+    size_t start = p->pos;
+    p->pos += kwlen;
+    agti_shp_skip_blanks(p);
+    agti_sh_node *n = new_node(p, AGTI_SHN_COPROC, start);
+    if (!n)
+        return NULL;
+    n->word.value = agti_shp_strdup(p, "COPROC", 6);
+    n->word.vlen = 6;
+    n->word.offset = p->base + start;
+    if (!n->word.value)
+        return NULL;
+    /* NAME followed by a compound command */
+    size_t i = p->pos;
+    while (i < p->end &&
+           ((p->s[i] >= 'a' && p->s[i] <= 'z') || (p->s[i] >= 'A' && p->s[i] <= 'Z') ||
+            (p->s[i] >= '0' && p->s[i] <= '9') || p->s[i] == '_'))
+        i++;
+    if (i > p->pos && i < p->end && (p->s[i] == ' ' || p->s[i] == '\t')) {
+        size_t save = p->pos;
+        p->pos = i;
+        agti_shp_skip_blanks(p);
+        size_t l2 = 0;
+        int kw2 = peek_kw(p, &l2);
+        if (is_compound_start(p, kw2)) {
+            n->word.value = agti_shp_strdup(p, p->s + save, i - save);
+            n->word.vlen = i - save;
+            n->word.offset = p->base + save;
+            n->word.length = i - save;
+            if (!n->word.value)
+                return NULL;
+        } else {
+            p->pos = save;
+        }
+    }
+    if (!command_ahead(p)) {
+        fail_unexpected(p, "after `coproc`");
+        return NULL;
+    }
+    size_t first_cmd = p->sc->ncmds, first_pend = p->npend;
+    size_t len = 0;
+    int kw = peek_kw(p, &len);
+    agti_sh_node *c = is_compound_start(p, kw) ? parse_compound(p, kw, len) : parse_simple(p);
+    size_t cap = 0;
+    if (!c || !add_child(p, n, c, &cap))
+        return NULL;
+    mark_range(p, first_cmd, AGTI_SHC_BACKGROUND);
+    mark_pending(p, first_pend, AGTI_SHC_BACKGROUND);
+    end_node(p, n);
+    return n;
+}
+
 static agti_sh_node *parse_command(sh_parser *p)
 {
     size_t len = 0;
@@ -1347,6 +1472,8 @@ static agti_sh_node *parse_command(sh_parser *p)
         }
         return parse_function_body(p, &name, start);
     }
+    if (kw == KW_COPROC)
+        return parse_coproc(p, len);
     if (is_compound_start(p, kw))
         return parse_compound(p, kw, len);
     if (kw != KW_NONE && kw != KW_IN && kw != KW_DRBRACK && kw != KW_TIME && kw != KW_BANG) {
@@ -1395,8 +1522,14 @@ static agti_sh_node *parse_pipeline(sh_parser *p)
     }
     if (!command_ahead(p)) {
         if (bang || timed) {
-            fail_unexpected(p, bang ? "after `!`" : "after `time`");
-            return NULL;
+            /* bash takes `!` and `time` with no command (status 1 / times) */
+            agti_sh_node *e = new_node(p, AGTI_SHN_PIPELINE, start);
+            if (e) {
+                e->bang = bang;
+                e->timed = timed;
+                end_node(p, e);
+            }
+            return e;
         }
         fail_unexpected(p, "where a command was expected");
         return NULL;
@@ -1589,6 +1722,7 @@ int agti_sh_parse(const char *text, size_t len, agti_sh_script **out, agti_sh_er
     p.sc = sc;
     p.func = -1;
     p.budget = len * SH_BUDGET_FACTOR + SH_BUDGET_SLACK;
+    p.lookahead_left = len * SH_LOOKAHEAD_FACTOR + SH_LOOKAHEAD_SLACK;
     agti_sh_node *root = agti_shp_list(&p);
     if (root && p.pos < p.end)
         fail_unexpected(&p, NULL);
@@ -1598,6 +1732,7 @@ int agti_sh_parse(const char *text, size_t len, agti_sh_script **out, agti_sh_er
         apply_inherited(&p);
     free(p.pend);
     free(p.inh);
+    agti_buf_free(&p.scratch);
     if (p.failed) {
         free_script(sc);
         return p.status;

@@ -49,17 +49,27 @@ typedef struct sh_parser {
     size_t pos;
     size_t base; /* added to positions to make offsets in the script */
     int depth;
+    int in_cmdsubst; /* open $( ... ) levels in this text */
     bool failed;
     int status; /* of the first failure */
     agti_sh_error *err;
     agti_sh_script *sc;
-    size_t budget; /* arena bytes allowed */
-    unsigned ctx;  /* AGTI_SHC_* given to every command made now */
-    int func;      /* innermost function being parsed, or -1 */
+    size_t budget;         /* arena bytes allowed */
+    size_t lookahead_left; /* bytes the `((` look-ahead may still scan */
+    unsigned ctx;          /* AGTI_SHC_* given to every command made now */
+    int func;              /* innermost function being parsed, or -1 */
     sh_pending *pend;
     size_t npend, cappend, pend_floor;
     sh_inherit *inh;
     size_t ninh, capinh;
+    /* Word values are built here, as a stack: a word inside a substitution
+     * inside a word appends after the outer one's bytes and truncates back. */
+    agti_buf scratch;
+    /* The last reserved-word look-up (the grammar asks several times at
+     * the same place). */
+    const char *kw_s;
+    size_t kw_pos, kw_end, kw_len;
+    int kw;
 } sh_parser;
 
 /* ---- parse.c ---- */
@@ -79,15 +89,36 @@ void agti_shp_skip_blanks(sh_parser *p);
 #define SHW_MODE_COND 0x1u  /* inside [[ ]]: extglob patterns are words */
 #define SHW_MODE_REGEX 0x2u /* the operand of =~: ( ) | and blanks in ( ) are word chars */
 
-bool agti_shp_is_meta(char c);
+/* Metacharacters end an unquoted word: blank, newline, | & ; ( ) < > */
+static inline bool agti_shp_is_meta(char c)
+{
+    switch (c) {
+    case ' ':
+    case '\t':
+    case '\n':
+    case '|':
+    case '&':
+    case ';':
+    case '(':
+    case ')':
+    case '<':
+    case '>':
+        return true;
+    default:
+        return false;
+    }
+}
 /* Reads one word at p->pos (which must not be a metacharacter). */
 bool agti_shp_word(sh_parser *p, agti_sh_word *w, unsigned mode);
 /* Length of an assignment prefix `NAME=`, `NAME+=`, `NAME[...]=` at p->pos,
  * 0 when the word there is not an assignment. */
 size_t agti_shp_assign_prefix(const sh_parser *p);
 /* After `((` (p->pos just past them): whether the construct closes with
- * `))` (arithmetic) rather than `) )` (nested subshells). */
-bool agti_shp_arith_ahead(const sh_parser *p);
+ * `))` (arithmetic) rather than `) )` (nested subshells). The look-ahead
+ * has a budget of a few times the input (nested `$((` would make it
+ * quadratic); past it, `((` is taken as arithmetic, which at worst turns a
+ * rare `$( (cmd) )` spelling into a syntax error. */
+bool agti_shp_arith_ahead(sh_parser *p);
 /* Reads an arithmetic expression up to and past `))`; *flags gets DYNAMIC
  * when it holds expansions. */
 bool agti_shp_arith(sh_parser *p, size_t open_pos, unsigned *flags);

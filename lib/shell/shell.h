@@ -157,7 +157,9 @@ enum agti_sh_node_kind {
     AGTI_SHN_SELECT = 12,  /* as FOR */
     AGTI_SHN_FUNCTION = 13, /* func: index; word: name; children[0]: body */
     AGTI_SHN_COND = 14,    /* [[ ]] : cmd index; argv "[[" operands/operators... "]]" */
-    AGTI_SHN_ARITH = 15    /* (( )) : cmd index; argv "((" expression-as-written "))" */
+    AGTI_SHN_ARITH = 15,   /* (( )) : cmd index; argv "((" expression-as-written "))" */
+    AGTI_SHN_COPROC = 16   /* coproc [NAME] command: word: NAME ("COPROC" when none);
+                            * children[0]: the command; its commands are BACKGROUND */
 };
 
 /* How a case item ended. */

@@ -23,10 +23,12 @@ static bool lex_dollar(sh_parser *p, agti_buf *v, unsigned *fl, bool dq);
 static bool lex_backtick(sh_parser *p, agti_buf *v, unsigned *fl, bool dq);
 static bool lex_dquote(sh_parser *p, agti_buf *v, unsigned *fl);
 
-bool agti_shp_is_meta(char c)
+/* A byte with no meaning of its own inside an unquoted word. */
+static bool is_plain(char c)
 {
-    return c == ' ' || c == '\t' || c == '\n' || c == '|' || c == '&' || c == ';' || c == '(' ||
-           c == ')' || c == '<' || c == '>';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '/' || c == '.' || c == '+' || c == '%' || c == '@' || c == '=' ||
+           c == '^' || (unsigned char)c >= 0x80;
 }
 
 static bool is_name_start(char c)
@@ -225,7 +227,9 @@ static bool lex_cmdsubst(sh_parser *p, size_t open, const char *what)
         return false;
     unsigned save_ctx = p->ctx;
     p->ctx |= AGTI_SHC_IN_SUBST;
+    p->in_cmdsubst++;
     agti_sh_node *n = agti_shp_list(p);
+    p->in_cmdsubst--;
     p->ctx = save_ctx;
     agti_shp_leave(p);
     if (!n)
@@ -245,11 +249,13 @@ static bool lex_cmdsubst(sh_parser *p, size_t open, const char *what)
     return true;
 }
 
-bool agti_shp_arith_ahead(const sh_parser *p)
+bool agti_shp_arith_ahead(sh_parser *p)
 {
     size_t i = p->pos;
+    size_t end = p->end - p->pos > p->lookahead_left ? p->pos + p->lookahead_left : p->end;
+    bool arith = true; /* also when the look-ahead runs out */
     long depth = 0;
-    while (i < p->end) {
+    while (i < end) {
         char c = p->s[i];
         if (c == '\\') {
             i += 2;
@@ -257,7 +263,7 @@ bool agti_shp_arith_ahead(const sh_parser *p)
         }
         if (c == '\'' || c == '"') {
             i++;
-            while (i < p->end && p->s[i] != c) {
+            while (i < end && p->s[i] != c) {
                 if (c == '"' && p->s[i] == '\\')
                     i++;
                 i++;
@@ -265,16 +271,21 @@ bool agti_shp_arith_ahead(const sh_parser *p)
             i++;
             continue;
         }
-        if (c == '(')
+        if (c == '(') {
             depth++;
-        else if (c == ')') {
-            if (depth == 0)
-                return i + 1 < p->end && p->s[i + 1] == ')';
+        } else if (c == ')') {
+            if (depth == 0) {
+                arith = i + 1 < p->end && p->s[i + 1] == ')';
+                break;
+            }
             depth--;
         }
         i++;
     }
-    return true;
+    if (i > end)
+        i = end;
+    p->lookahead_left -= i - p->pos;
+    return arith;
 }
 
 /* Reads to the closing `))` (or `]` of $[...]); parentheses nest. */
@@ -536,7 +547,10 @@ static bool lex_backtick(sh_parser *p, agti_buf *v, unsigned *fl, bool dq)
     p->base = save_base + open + 1;
     p->pend_floor = p->npend;
     p->ctx |= AGTI_SHC_IN_SUBST;
+    int save_in = p->in_cmdsubst;
+    p->in_cmdsubst = 0;
     agti_sh_node *n = agti_shp_list(p);
+    p->in_cmdsubst = save_in;
     if (n && p->pos < p->end)
         agti_shp_fail(p, AGTI_SH_ESYNTAX, p->pos,
                       "unexpected `%c` at byte %zu inside the backquotes starting at byte %zu",
@@ -644,7 +658,8 @@ size_t agti_shp_assign_prefix(const sh_parser *p)
 bool agti_shp_word(sh_parser *p, agti_sh_word *w, unsigned mode)
 {
     size_t start = p->pos;
-    agti_buf v = AGTI_BUF_INIT;
+    agti_buf *v = &p->scratch;
+    size_t vstart = v->len;
     unsigned fl = 0;
     bool open_bracket = false, brace_open = false, brace_sep = false;
     size_t assign = mode & (SHW_MODE_COND | SHW_MODE_REGEX) ? 0 : agti_shp_assign_prefix(p);
@@ -655,7 +670,7 @@ bool agti_shp_word(sh_parser *p, agti_sh_word *w, unsigned mode)
         bool ok = true;
         if (c == '\\') {
             if (p->pos + 1 >= p->end) {
-                agti_buf_putc(&v, '\\');
+                agti_buf_putc(v, '\\');
                 p->pos++;
                 continue;
             }
@@ -663,40 +678,46 @@ bool agti_shp_word(sh_parser *p, agti_sh_word *w, unsigned mode)
                 p->pos += 2;
                 continue;
             }
-            agti_buf_putc(&v, p->s[p->pos + 1]);
+            agti_buf_putc(v, p->s[p->pos + 1]);
             fl |= AGTI_SHW_QUOTED;
             p->pos += 2;
             continue;
         }
         if (c == '\'') {
             fl |= AGTI_SHW_QUOTED;
-            ok = lex_squote(p, &v);
+            ok = lex_squote(p, v);
         } else if (c == '"') {
             fl |= AGTI_SHW_QUOTED;
             p->pos++;
-            ok = lex_dquote(p, &v, &fl);
+            ok = lex_dquote(p, v, &fl);
         } else if (c == '$') {
-            ok = lex_dollar(p, &v, &fl, false);
+            ok = lex_dollar(p, v, &fl, false);
         } else if (c == '`') {
-            ok = lex_backtick(p, &v, &fl, false);
+            ok = lex_backtick(p, v, &fl, false);
         } else if ((c == '<' || c == '>') && p->pos + 1 < p->end && p->s[p->pos + 1] == '(') {
             size_t open = p->pos;
             p->pos += 2;
             ok = lex_cmdsubst(p, open, c == '<' ? "<(" : ">(");
             if (ok) {
-                agti_buf_put(&v, p->s + open, p->pos - open);
+                agti_buf_put(v, p->s + open, p->pos - open);
                 fl |= AGTI_SHW_DYNAMIC | AGTI_SHW_UNQUOTED_EXP;
             }
         } else if (c == '(' && (mode & (SHW_MODE_COND | SHW_MODE_REGEX)) &&
                    ((mode & SHW_MODE_REGEX) ||
                     (p->pos > start && strchr("@!+*?", p->s[p->pos - 1])))) {
             fl |= AGTI_SHW_GLOB;
-            ok = lex_group(p, &v, &fl);
+            ok = lex_group(p, v, &fl);
         } else if (c == '|' && (mode & SHW_MODE_REGEX)) {
-            agti_buf_putc(&v, c);
+            agti_buf_putc(v, c);
             p->pos++;
         } else if (agti_shp_is_meta(c)) {
             break;
+        } else if (!brace_open && is_plain(c)) {
+            size_t run = p->pos + 1;
+            while (run < p->end && is_plain(p->s[run]))
+                run++;
+            agti_buf_put(v, p->s + p->pos, run - p->pos);
+            p->pos = run;
         } else {
             if (c == '*' || c == '?')
                 fl |= AGTI_SHW_GLOB;
@@ -714,22 +735,21 @@ bool agti_shp_word(sh_parser *p, agti_sh_word *w, unsigned mode)
             else if (c == '~' && (p->pos == start || (assign && p->pos == start + assign) ||
                                   (assign && p->pos > start + assign && p->s[p->pos - 1] == ':')))
                 fl |= AGTI_SHW_TILDE;
-            agti_buf_putc(&v, c);
+            agti_buf_putc(v, c);
             p->pos++;
         }
         if (!ok) {
-            agti_buf_free(&v);
+            agti_buf_truncate(v, vstart);
             return false;
         }
     }
-    if (v.oom) {
-        agti_buf_free(&v);
+    if (v->oom) {
         agti_shp_fail(p, AGTI_SH_ENOMEM, start, "out of memory");
         return false;
     }
-    w->vlen = v.len;
-    w->value = agti_shp_strdup(p, agti_buf_cstr(&v), v.len);
-    agti_buf_free(&v);
+    w->vlen = v->len - vstart;
+    w->value = agti_shp_strdup(p, agti_buf_cstr(v) + vstart, w->vlen);
+    agti_buf_truncate(v, vstart);
     w->offset = p->base + start;
     w->length = p->pos - start;
     w->flags = fl;

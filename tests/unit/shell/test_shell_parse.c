@@ -89,6 +89,10 @@ static const case_t assigns[] = {
     {"A=1 B=\"x y\" env", "A=1 [B=x y] env"},
     {"'A'=1 ls", "A=1 ls"},
     {"a[$(id)]=1", "id {S}\na[$(id)]=1 {A}"},
+    {"local a=(x \"y z\" $(id)) b=1", "id {S}\nlocal [a=(x y z $(id))] b=1"},
+    {"declare -a x=(1 2); export y=(3); readonly z=(); typeset t=(a)",
+     "declare -a [x=(1 2)]\nexport y=(3)\nreadonly z=()\ntypeset t=(a)"},
+    {"echo x=(1)", "ERROR 1 @7: unexpected `(` at byte 7"},
 };
 
 static const case_t redirs[] = {
@@ -111,6 +115,13 @@ static const case_t redirs[] = {
     {"echo 2>(true)", "true {S}\necho 2>(true)"},
     {"echo a 2 >f", "echo a 2 >f {W}"},
     {"ls &>/dev/null", "ls &>/dev/null"},
+    /* a process substitution as the target (reported by the rules helper) */
+    {"echo x > >(rm -rf d)", "rm -rf d {S}\necho x >[>(rm -rf d)] {W}"},
+    {"cat < <(ls)", "ls {S}\ncat <<(ls) {I}"},
+    /* the target's commands are not inside the compound */
+    {"while read l; do :; done < <(find .)",
+     "read l <[<(find .)] {I}\n: <[<(find .)] {I}\nfind . {S}"},
+    {"{ ls; } > $(id)", "ls >$(id) {W}\nid {S}"},
 };
 
 static const case_t heredocs[] = {
@@ -131,6 +142,11 @@ static const case_t heredocs[] = {
     {"while read l; do echo $l; done <<EOF\na\nEOF",
      "read l <<EOF:[a\\n] {I}\necho $l <<EOF:[a\\n] {I}"},
     {"cat <<EOF\n\\$(not) $(yes)\nEOF", "cat <<EOF:[\\\\$(not) $(yes)\\n] {I}\nyes {S}"},
+    /* bash ends the body at `EOF)` inside $( ) */
+    {"x=$(cat <<EOF\nhi\nEOF)\nls", "cat <<EOF:[hi\\n] {SI}\n[x=$(cat <<EOF\\nhi\\nEOF)] {A}\nls"},
+    {"x=`cat <<EOF\nhi\nEOF`", "cat <<EOF:[hi\\n] {SI}\n[x=`cat <<EOF\\nhi\\nEOF`] {A}"},
+    /* a body pending when a function's brace closes still belongs to it */
+    {"f() { cat <<EOF; }\n$(id)\nEOF", "cat <<EOF:[$(id)\\n] {FI}\nid {SF}"},
 };
 
 static const case_t lists[] = {
@@ -145,6 +161,13 @@ static const case_t lists[] = {
     {"time -p ls", "ls"},
     {"echo time if then", "echo time if then"},
     {"curl x | sh", "curl x\nsh {P}"},
+    {"!", ""},
+    {"time", ""},
+    {"! ; ls", "ls"},
+    {"coproc cat f; ls", "cat f {B}\nls"},
+    {"coproc X { ls; id; }", "ls {B}\nid {B}"},
+    {"coproc (id) >/dev/null", "id >/dev/null {B}"},
+    {"echo coproc", "echo coproc"},
 };
 
 static const case_t compounds[] = {
@@ -254,6 +277,115 @@ static void test_error_nul(void)
     }
 }
 
+static char *repeat(const char *head, const char *unit, size_t n, const char *tail)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    agti_buf_puts(&b, head);
+    for (size_t i = 0; i < n; i++)
+        agti_buf_puts(&b, unit);
+    agti_buf_puts(&b, tail);
+    return agti_buf_detach(&b);
+}
+
+static int parse_status(const char *src, size_t *ncmds, agti_sh_error *e)
+{
+    agti_sh_script *s = NULL;
+    int rc = agti_sh_parse(src, strlen(src), &s, e);
+    if (ncmds)
+        *ncmds = s ? agti_sh_ncmds(s) : 0;
+    agti_sh_free(s);
+    return rc;
+}
+
+/* 100,000 levels of each nesting construct: refused at level 256 with
+ * ETOODEEP, without recursing further (the C stack stays bounded). */
+static void test_deep(void)
+{
+    static const char *const units[] = {
+        "$(",     "{ ",     "\"$(",  "${x:-",         "if ",    "<(",       "f() { ",
+        "$(( $(", "while ", "a | (", "case x in x) ", "[[ $( ", "\"${x:-\""};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        size_t n = strstr(units[i], "case") ? 60000 : 100000;
+        char *src = repeat("", units[i], n, "");
+        agti_sh_error e;
+        int rc = parse_status(src, NULL, &e);
+        T_EQ_INT(rc, AGTI_SH_ETOODEEP, "deep %s refused as too deep", units[i]);
+        T_CHECK(strstr(e.message, "deeper than 256") != NULL, "deep %s: message names the limit",
+                units[i]);
+        free(src);
+    }
+    /* 255 levels are fine */
+    char *src = repeat("", "$(", 255, "ls");
+    char *tail = repeat(src, ")", 255, "");
+    size_t n = 0;
+    T_EQ_INT(parse_status(tail, &n, NULL), AGTI_SH_OK, "255 nested $( parse");
+    T_EQ_INT(n, 256, "255 nested $(: 256 commands");
+    free(src);
+    free(tail);
+}
+
+static void test_limits(void)
+{
+    agti_sh_error e;
+    /* over 1 MiB: refused before anything is parsed */
+    char *big = repeat("", "a", AGTI_SH_MAX_INPUT + 1, "");
+    T_EQ_INT(parse_status(big, NULL, &e), AGTI_SH_ETOOLONG, "1 MiB + 1 refused");
+    T_CHECK(strstr(e.message, "over the limit") != NULL, "too long: message");
+    big[AGTI_SH_MAX_INPUT] = '\0';
+    size_t n = 0;
+    T_EQ_INT(parse_status(big, &n, NULL), AGTI_SH_OK, "exactly 1 MiB accepted");
+    T_EQ_INT(n, 1, "1 MiB word: one command");
+    free(big);
+    /* 10,000 commands fine, 10,001 refused */
+    char *many = repeat("", "a;", AGTI_SH_MAX_COMMANDS, "");
+    T_EQ_INT(parse_status(many, &n, NULL), AGTI_SH_OK, "10000 commands accepted");
+    T_EQ_INT(n, AGTI_SH_MAX_COMMANDS, "10000 commands listed");
+    free(many);
+    many = repeat("", "a;", AGTI_SH_MAX_COMMANDS, "b");
+    T_EQ_INT(parse_status(many, NULL, &e), AGTI_SH_ETOOMANY, "10001 commands refused");
+    T_EQ_INT(e.offset, 2 * AGTI_SH_MAX_COMMANDS, "too many: offset of the 10001st");
+    free(many);
+    /* a word copied at every level of 200 nested substitutions: the arena
+     * budget refuses it instead of growing to 200 times the input */
+    char *dup = repeat("", "$(echo ", 200, "");
+    char *mid = repeat(dup, "a ", 300000, "");
+    char *all = repeat(mid, ")", 200, "");
+    T_EQ_INT(parse_status(all, NULL, &e), AGTI_SH_ENOMEM, "quadratic copy refused");
+    T_CHECK(strstr(e.message, "times its length") != NULL, "budget message");
+    free(dup);
+    free(mid);
+    free(all);
+}
+
+/* 1 MB inputs that are hard in other ways all finish (no time asserted). */
+static void test_pathological(void)
+{
+    static const struct {
+        const char *head, *unit, *tail;
+        size_t n;
+        int rc;
+    } cs[] = {
+        {"", "$((", "", 300000, AGTI_SH_ETOODEEP},
+        {"", "((", "", 500000, AGTI_SH_ESYNTAX},
+        {"echo ", "a ", "", 500000, AGTI_SH_OK},
+        {"cat <<EOF\n", "line $x $(\n", "", 90000, AGTI_SH_ETOODEEP},
+        {"cat <<EOF\n", "line $x $(id)\n", "EOF\n", 70000, AGTI_SH_ETOOMANY},
+        {"cat", " <<E", "\n", 200000, AGTI_SH_OK},
+        {"echo \"", "\\\"", "\"", 300000, AGTI_SH_OK},
+        {"x=(", "a ", ")", 400000, AGTI_SH_OK},
+        {"[[ ", "( ", "", 400000, AGTI_SH_ESYNTAX},
+        {"echo ", "``", "", 4000, AGTI_SH_OK},
+        {"", "'", "", 1000000, AGTI_SH_OK},
+        {"echo $(( ", "(1)+", "1 ))", 200000, AGTI_SH_OK},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        char *src = repeat(cs[i].head, cs[i].unit, cs[i].n, cs[i].tail);
+        T_EQ_INT(parse_status(src, NULL, NULL), cs[i].rc, "pathological %zu (%s x %zu)", i,
+                 cs[i].unit, cs[i].n);
+        free(src);
+    }
+}
+
 int main(void)
 {
     RUN("words", words);
@@ -267,5 +399,8 @@ int main(void)
     test_functions_list();
     RUN("errors", errors);
     test_error_nul();
+    test_deep();
+    test_limits();
+    test_pathological();
     return t_done();
 }
