@@ -34,6 +34,8 @@ typedef struct actx {
     unsigned char *called; /* per function of s: expanded at least once */
     int *ftab;             /* open-addressing table of function names -> index */
     size_t fcap;
+    size_t *fcmds;  /* the commands of each function, grouped: function f's are */
+    size_t *fstart; /* fcmds[fstart[f] .. fstart[f + 1]) */
     agti_sh_error *err;
 } actx;
 
@@ -1016,6 +1018,40 @@ static int build_ftab(actx *c)
     return AGTI_SH_OK;
 }
 
+/* The commands of each function: every command flagged IN_FUNCTION with its
+ * index, also those listed after its range (a here-doc read after the
+ * closing brace). */
+static int build_fcmds(actx *c)
+{
+    size_t nf = agti_sh_nfuncs(c->s), n = agti_sh_ncmds(c->s);
+    if (nf == 0)
+        return AGTI_SH_OK;
+    c->fstart = calloc(nf + 1, sizeof *c->fstart);
+    c->fcmds = malloc((n ? n : 1) * sizeof *c->fcmds);
+    size_t *fill = calloc(nf, sizeof *fill);
+    if (c->fstart == NULL || c->fcmds == NULL || fill == NULL) {
+        free(fill);
+        return fail(c, AGTI_SH_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const agti_sh_cmd *cmd = agti_sh_cmd_at(c->s, i);
+        if ((cmd->flags & AGTI_SHC_IN_FUNCTION) && cmd->function >= 0 && (size_t)cmd->function < nf)
+            c->fstart[cmd->function + 1]++;
+    }
+    for (size_t f = 0; f < nf; f++)
+        c->fstart[f + 1] += c->fstart[f];
+    for (size_t i = 0; i < n; i++) {
+        const agti_sh_cmd *cmd = agti_sh_cmd_at(c->s, i);
+        if ((cmd->flags & AGTI_SHC_IN_FUNCTION) && cmd->function >= 0 &&
+            (size_t)cmd->function < nf) {
+            size_t f = (size_t)cmd->function;
+            c->fcmds[c->fstart[f] + fill[f]++] = i;
+        }
+    }
+    free(fill);
+    return AGTI_SH_OK;
+}
+
 static int find_function(const actx *c, const char *name)
 {
     if (c->ftab == NULL)
@@ -1044,12 +1080,9 @@ static int expand_function(actx *c, int fi, const agti_sh_cmd *call, unsigned in
         c->origin = call;
     c->inherit |= inherit;
     int rc = AGTI_SH_OK;
-    size_t end = f->first_cmd + f->ncmds, total = agti_sh_ncmds(c->s);
-    for (size_t k = f->first_cmd; rc == AGTI_SH_OK && k < end && k < total; k++) {
-        const agti_sh_cmd *b = agti_sh_cmd_at(c->s, k);
-        if ((b->flags & AGTI_SHC_IN_FUNCTION) && b->function == fi)
-            rc = process_cmd(c, k);
-    }
+    (void)f;
+    for (size_t k = c->fstart[fi]; rc == AGTI_SH_OK && k < c->fstart[fi + 1]; k++)
+        rc = process_cmd(c, c->fcmds[k]);
     c->origin = saved_origin;
     c->inherit = saved_inherit;
     c->active[fi] = 0;
@@ -1112,6 +1145,8 @@ static int analyze_script(actx *pc, const agti_sh_script *s, int parent, unsigne
     if (rc == AGTI_SH_OK)
         rc = build_ftab(&c);
     if (rc == AGTI_SH_OK)
+        rc = build_fcmds(&c);
+    if (rc == AGTI_SH_OK)
         walk(&c, agti_sh_root(s), 0, 0);
     for (size_t i = 0; rc == AGTI_SH_OK && i < n; i++) {
         const agti_sh_cmd *cmd = agti_sh_cmd_at(s, i);
@@ -1127,6 +1162,8 @@ static int analyze_script(actx *pc, const agti_sh_script *s, int parent, unsigne
     free(c.active);
     free(c.called);
     free(c.ftab);
+    free(c.fcmds);
+    free(c.fstart);
     return rc;
 }
 

@@ -82,7 +82,11 @@ static void run_cases(const char *group, const case_t *cs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         char *got = analyze(cs[i].src);
-        T_EQ_STR(got, cs[i].want, "%s %zu: %s", group, i, cs[i].src);
+        agti_buf name = AGTI_BUF_INIT; /* a test name is one line */
+        for (const char *p = cs[i].src; *p; p++)
+            agti_buf_puts(&name, *p == '\n' ? "\\n" : (char[]){*p, '\0'});
+        T_EQ_STR(got, cs[i].want, "%s %zu: %s", group, i, agti_buf_cstr(&name));
+        agti_buf_free(&name);
         free(got);
     }
 }
@@ -221,6 +225,7 @@ static const case_t funcs[] = {
     {"f() { f; }; f", ""},
     {"ls() { rm -rf d; }; ls -la", "rm -rf d"},
     {"g() { rm -rf d; }; f() { g; }; f", "rm -rf d"},
+    {"f() { cat <<EOF; }\n$(rm -rf d)\nEOF\nf", "cat\nrm -rf d"},
 };
 
 /* Redirections that write a file. */
