@@ -317,12 +317,16 @@ static const wspec wrappers[] = {
      "|show-limits|help|version|", 0, WK_XARGS},
 };
 
+static int cmp_wspec(const void *key, const void *elem)
+{
+    return strcmp(key, ((const wspec *)elem)->name);
+}
+
+/* The table is in name order: a binary search. */
 static const wspec *find_wrapper(const char *name)
 {
-    for (size_t i = 0; i < sizeof wrappers / sizeof wrappers[0]; i++)
-        if (strcmp(wrappers[i].name, name) == 0)
-            return &wrappers[i];
-    return NULL;
+    return bsearch(name, wrappers, sizeof wrappers / sizeof wrappers[0], sizeof wrappers[0],
+                   cmp_wspec);
 }
 
 /* Whether "|name|" occurs in list for the first n bytes of name. */
@@ -644,11 +648,26 @@ static const char *static_stdin(const agti_sh_cmd *cmd, size_t *len)
     return NULL;
 }
 
+static int cmp_name(const void *key, const void *elem)
+{
+    return strcmp(key, *(const char *const *)elem);
+}
+
+/* Every name find_runner looks at (but python*), in strcmp order. */
+static const char *const runner_names[] = {
+    ".",    "ash",    "bash",   "dash",  "eval", "fish", "ksh",   "lksh", "lua",
+    "mksh", "node",   "nodejs", "perl",  "php",  "posh", "rbash", "ruby", "runuser",
+    "sh",   "source", "su",     "tclsh", "trap", "yash", "zsh"};
+
 static int find_runner(const words *ws, size_t at, bool stdin_fed, runner *r)
 {
     memset(r, 0, sizeof *r);
     const char *name = ws->w[at];
     size_t n = ws->n;
+    if (strncmp(name, "python", 6) != 0 &&
+        bsearch(name, runner_names, sizeof runner_names / sizeof runner_names[0],
+                sizeof runner_names[0], cmp_name) == NULL)
+        return AGTI_SH_OK; /* the common case: an ordinary command */
     if (name_is(name, shells)) {
         size_t cpos, operand;
         bool sflag;

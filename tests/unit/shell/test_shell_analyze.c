@@ -173,6 +173,9 @@ static const case_t wrap[] = {
     {"busybox rm -rf d", "rm -rf d <busybox>"},
     {"chroot /srv rm -rf d", "rm -rf d <chroot>"},
     {"watch -x rm -rf d", "rm -rf d <watch>"},
+    {"noglob rm -rf d", "rm -rf d <noglob>"},
+    {"/usr/bin/time -f %e rm -rf d", "rm -rf d <time>"},
+    {"command time -p rm -rf d", "rm -rf d <command time>"},
 };
 
 /* find -exec and friends: find, then each command it runs (^0). */
