@@ -14,6 +14,7 @@
 #include "agenttools/agenttools.h"
 #include "session/policy.h"
 #include "session/session_internal.h"
+#include "old_split.h"
 
 #define NRULES 1000
 
@@ -77,6 +78,117 @@ static void add_rules(agt_session *s)
     }
 }
 
+/* ---- parse + decide of shell commands (lib/shell + bash_rules.c) ------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The old way: the splitter, then each part matched and checked for a
+ * redirection into a file. */
+static int old_decide(agt_session *s, const char *cmd)
+{
+    json_t *parts = bench_old_split(cmd);
+    int verdict = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach(parts, i, v)
+    {
+        const agti_rule *hit;
+        agti_ruleset_match(&s->policy->rules, "Bash", AGTI_SUBJ_COMMAND, json_string_value(v), NULL,
+                           &hit);
+        if (hit != NULL && bench_old_redirects_to_file(json_string_value(v)))
+            hit = NULL;
+        verdict += hit ? hit->kind + 1 : 0;
+    }
+    json_decref(parts);
+    return verdict;
+}
+
+/* Median CPU time per call of the new and the old decision for one command,
+ * from alternating rounds. */
+static void time_shell(agt_session *s, const char *label, const char *cmd, long iters,
+                       double target_us)
+{
+    json_t *args = json_pack("{s:s}", "command", cmd);
+    enum { ROUNDS = 9 };
+    double t_new[ROUNDS], t_old[ROUNDS];
+    int kind = -2;
+    long sink = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        double t0 = now_s();
+        for (long i = 0; i < iters; i++) {
+            agti_verdict v;
+            agti_policy_evaluate(s, "Bash", args, &v);
+            kind = v.kind;
+            agti_verdict_clear(&v);
+        }
+        t_new[r] = (now_s() - t0) / (double)iters;
+        t0 = now_s();
+        for (long i = 0; i < iters; i++)
+            sink += old_decide(s, cmd);
+        t_old[r] = (now_s() - t0) / (double)iters;
+    }
+    qsort(t_new, ROUNDS, sizeof t_new[0], cmp_double);
+    qsort(t_old, ROUNDS, sizeof t_old[0], cmp_double);
+    double n_us = t_new[ROUNDS / 2] * 1e6, o_us = t_old[ROUNDS / 2] * 1e6;
+    const char *verdict = kind == AGT_RULE_DENY    ? "deny"
+                          : kind == AGT_RULE_ASK   ? "ask"
+                          : kind == AGT_RULE_ALLOW ? "allow"
+                                                   : "no rule";
+    printf("  %-34s %7zu bytes  parse+decide %10.2f us (target < %.0f us: %s)  old splitter "
+           "%10.2f us  (%.1fx the old cost; verdict %s, %ld)\n",
+           label, strlen(cmd), n_us, target_us, n_us < target_us ? "met" : "MISSED", o_us,
+           n_us / o_us, verdict, sink % 7);
+    json_decref(args);
+}
+
+/* A script of about `bytes` bytes in the shapes models write. */
+static char *make_script(size_t bytes)
+{
+    static const char *const block =
+        "#!/bin/bash\n"
+        "set -euo pipefail\n"
+        "build() {\n"
+        "  local dir=\"$1\"\n"
+        "  cd \"$dir\" && make -j4 2>&1 | tail -20\n"
+        "}\n"
+        "for f in src/*.c; do\n"
+        "  if grep -q 'TODO' \"$f\"; then echo \"todo: $f\" >> todo.txt; fi\n"
+        "done\n"
+        "case \"${MODE:-fast}\" in\n"
+        "  fast) timeout 60 npm run test -- --watch=false ;;\n"
+        "  full) FOO=1 python3 -m pytest tests/ -q || exit 1 ;;\n"
+        "esac\n"
+        "git status --short | grep -v '^?\?' | head -5\n"
+        "cat <<EOF > notes.md\n# Notes $(date +%F)\nbuilt on $(uname -s)\nEOF\n"
+        "build lib && echo \"done in $((SECONDS / 60)) min\"\n";
+    size_t bl = strlen(block), n = 0;
+    char *out = malloc(bytes + bl + 1);
+    while (n < bytes) {
+        memcpy(out + n, block, bl);
+        n += bl;
+    }
+    out[n] = '\0';
+    return out;
+}
+
+static void bench_shell(agt_session *s)
+{
+    const char *cmd200 = "cd src && git status --short | grep -v '^?\?' | head -20 && make -j4 "
+                         "2>&1 | tail -5; FOO=1 timeout 60 npm run test -- --watch=false > "
+                         "/dev/null || echo \"failed: $(date +%s)\" >&2; ls -la build";
+    printf("bench-approval: Bash commands parsed and decided against the same %d rules "
+           "(median of 9 alternating rounds, CPU time)\n",
+           NRULES);
+    time_shell(s, "200-character compound command", cmd200, 2000, 20);
+    char *script = make_script(100 * 1024);
+    time_shell(s, "100 KB script", script, 5, 5000);
+    free(script);
+}
+
 typedef struct bench_call {
     const char *tool;
     json_t *args;
@@ -118,20 +230,18 @@ int main(void)
     }
 
     /* warm the index */
-    int kind;
-    const agti_rule *rule;
-    json_t *parts;
-    agti_policy_evaluate(s, calls[0].tool, calls[0].args, &kind, &rule, &parts);
-    json_decref(parts);
+    agti_verdict v;
+    agti_policy_evaluate(s, calls[0].tool, calls[0].args, &v);
+    agti_verdict_clear(&v);
 
     const long iters = 200000;
     long verdicts[4] = {0};
     double t0 = now_s();
     for (long it = 0; it < iters; it++) {
         bench_call *c = &calls[(size_t)it % ncalls];
-        agti_policy_evaluate(s, c->tool, c->args, &kind, &rule, &parts);
-        json_decref(parts);
-        verdicts[kind + 1]++;
+        agti_policy_evaluate(s, c->tool, c->args, &v);
+        verdicts[v.kind + 1]++;
+        agti_verdict_clear(&v);
     }
     double eval_ns = (now_s() - t0) * 1e9 / (double)iters;
 
@@ -139,8 +249,8 @@ int main(void)
     for (size_t ci = 0; ci < ncalls; ci++) {
         double t1 = now_s();
         for (long it = 0; it < 20000; it++) {
-            agti_policy_evaluate(s, calls[ci].tool, calls[ci].args, &kind, &rule, &parts);
-            json_decref(parts);
+            agti_policy_evaluate(s, calls[ci].tool, calls[ci].args, &v);
+            agti_verdict_clear(&v);
         }
         printf("  %-9s %-70.70s %6.0f ns\n", specs[ci][0], specs[ci][1],
                (now_s() - t1) * 1e9 / 20000);
@@ -153,7 +263,7 @@ int main(void)
     for (long it = 0; it < naive_iters; it++) {
         bench_call *c = &calls[(size_t)it % ncalls];
         json_t *p = strcmp(c->tool, "Bash") == 0
-                        ? agti_command_split(json_string_value(json_object_get(c->args, "command")))
+                        ? bench_old_split(json_string_value(json_object_get(c->args, "command")))
                         : NULL;
         size_t np = p ? json_array_size(p) : 1;
         for (size_t pi = 0; pi < np; pi++)
@@ -194,6 +304,7 @@ int main(void)
     printf("  full dispatch incl. schema:   %8.0f ns/call\n", disp_ns);
     printf("  verdicts: none %ld, allow %ld, ask %ld, deny %ld (naive hits %ld)\n", verdicts[0],
            verdicts[1], verdicts[2], verdicts[3], hits);
+    bench_shell(s);
     for (size_t i = 0; i < ncalls; i++)
         json_decref(calls[i].args);
     agt_session_free(s);

@@ -116,12 +116,18 @@ enum agt_decision {
 /**
  * Adds a permission rule. A rule is `Tool` (every call of the tool) or
  * `Tool(pattern)`. What the pattern is matched against:
- *  - Bash: the command. `*` matches any characters, '/' and spaces included;
- *    `\*` is a literal star; every other character is literal. A compound
- *    command (parts split on `;`, `&&`, `||`, `|`, `&`, newlines, parentheses,
- *    with backtick, `$(...)`, `<(...)` and `>(...)` bodies as parts of their
- *    own; quotes respected, so `echo "a;b"` is one part) is allowed only when
- *    every part is allowed, and denied when any part is denied.
+ *  - Bash: every command the parsed command line can run, as it would run
+ *    (wrappers such as env, timeout, sudo, xargs seen through; sh -c and
+ *    eval strings parsed again; functions expanded; the command word's
+ *    basename), as its words joined by one space. `*` matches any
+ *    characters, '/' and spaces included; `\*` is a literal star; a trailing
+ *    ` *` also matches no more words; `x:*` is x alone or followed by words.
+ *    Deny and ask rules match option clusters in any spelling and order
+ *    (`-rf` = `-fr` = `-r -f`). The line is allowed only when every command
+ *    is allowed, denied when any is denied; a command that cannot be
+ *    decided before it runs (`$X args`, `eval "$v"`, `| sh`, source) asks,
+ *    and is refused in yolo and auto mode; a redirection into a file is not
+ *    covered by an allow rule with a pattern. docs/session.md has the rules.
  *  - Read, Write, Edit, ReadMediaFile: the path, resolved as the file tools
  *    resolve it (absolute against the workspace root, `~` expanded, symbolic
  *    links followed; lexical only when it cannot be resolved, e.g. a link
@@ -171,7 +177,9 @@ AGT_EXTERN int agt_session_rules(const agt_session *s, char **out_json);
 /**
  * The calls waiting for approval, oldest first, as
  * [{"call_id","tool","arguments":{...},"reason":"why it asks",
- *   "suggested_rule":"Bash(git log *)" or null}].
+ *   "suggested_rule":"Bash(git log *)" or null}]; for a compound Bash command
+ * the suggested rule holds one rule per uncovered command, one per line, and
+ * "suggested_rules" lists them.
  * The suggested rule is what AGT_DECISION_APPROVE_SESSION stores: broader
  * than the call (the command's first words followed by ` *`, the parent
  * folder of a path followed by a slash and `**`); null when the tool always

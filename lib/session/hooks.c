@@ -135,10 +135,18 @@ int agti_hook_pre(agt_session *s, agt_call *call, agt_result **out, agti_buf *no
         if (rc == AGT_EINVALID) {
             rc = rewrite_invalid(call, errors, out);
         } else if (rc == AGT_OK) {
-            rc = agti_call_replace_args(call, h.rewrite);
-            h.rewrite = NULL;
+            const char *cmd =
+                json_string_value(json_object_get(agti_call_args_json(call), "command"));
+            char *before = cmd ? agti_strdup(cmd) : NULL;
+            if (cmd != NULL && before == NULL) {
+                rc = agti_oom();
+            } else {
+                rc = agti_call_replace_args(call, h.rewrite);
+                h.rewrite = NULL;
+            }
             if (rc == AGT_OK)
-                rc = agti_policy_recheck(s, call, out);
+                rc = agti_policy_recheck_rewrite(s, call, before, out);
+            free(before);
         }
         json_decref(errors);
     }

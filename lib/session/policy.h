@@ -40,6 +40,11 @@ typedef struct agti_rule {
     char *glob_text; /* the compiled path glob, for pre/suf */
     struct agti_glob *glob;
     struct agti_wm *wm;
+    /* Bash: the pattern's words as canonical text (one space between words,
+     * quoted as bash_rules.c renders a command), what `*` is matched on */
+    char *cpat;
+    bool colon;                 /* written `x:*`: x alone or x followed by words */
+    struct agti_bash_pat *bash; /* the option-set form for deny and ask rules */
 } agti_rule;
 
 /* A rule list with a (tool, key) index rebuilt lazily after changes. */
@@ -84,9 +89,13 @@ bool agti_ruleset_has_tool(agti_ruleset *rs, const char *tool);
 /* The subject kind of a tool name. */
 int agti_rule_subject(const char *tool);
 
-/* Splits a shell command into its simple commands (see session.h). Returns a
- * JSON array of strings, or NULL on OOM. */
-json_t *agti_command_split(const char *cmd);
+/* `*` matches any run of characters (slashes and spaces too), `\*` a star. */
+bool agti_star_match(const char *pattern, const char *text);
+/* Whether a COMMAND or TEXT rule's pattern matches text (affixes, then stars). */
+bool agti_rule_text_match(const agti_rule *r, const char *text);
+/* Calls fn for every rule of tool whose index key is key. */
+void agti_ruleset_each(agti_ruleset *rs, const char *tool, const char *key,
+                       void (*fn)(const agti_rule *r, void *ctx), void *ctx);
 
 /* The strongest rule matching one subject: sets *hit (NULL: none). For a
  * path subject, rel is the root-relative path (NULL when outside the root)
@@ -94,14 +103,39 @@ json_t *agti_command_split(const char *cmd);
 void agti_ruleset_match(agti_ruleset *rs, const char *tool, int subject, const char *text,
                         const char *abs, const agti_rule **hit);
 
-/* Evaluates a call: *kind = AGT_RULE_* of the strongest applicable verdict
- * or -1 when no rule applies (for compound commands: deny if any part is
- * denied, ask if any part asks, allow only if every part is allowed);
- * *rule = the rule that decided (borrowed, may be NULL); *unmatched = the
- * first command part no rule allowed (for suggestions; borrowed from a
- * json array kept in *parts, which the caller frees; may be NULL). */
-int agti_policy_evaluate(agt_session *s, const char *tool, json_t *args, int *kind,
-                         const agti_rule **rule, json_t **parts);
+/* What the rules say of a call. */
+typedef struct agti_verdict {
+    int kind;              /* AGT_RULE_* of the strongest verdict, -1 when no rule applies */
+    const agti_rule *rule; /* the rule that decided (borrowed), may be NULL */
+    const agti_rule *ask;  /* Bash: the first ask rule that matched a command */
+    char *closed;          /* Bash: why the command cannot be decided (it asks, or is refused
+                            * where nothing asks); kind is AGT_RULE_ASK then */
+    char *refused;         /* Bash: over a limit of the check: refused in every mode */
+    /* Bash, filled by agti_verdict_details (only a call that asks needs them): */
+    json_t *uncovered;            /* the commands no allow rule covers (strings) */
+    json_t *suggest;              /* the narrow session rules for them (strings) */
+    struct agti_bash_state *bash; /* what the details are built from */
+    size_t ncommands;             /* Bash: the commands an allow rule must cover */
+} agti_verdict;
+
+/* Evaluates a call into *v (cleared first; agti_verdict_clear frees it).
+ * For Bash: every command the parsed script can run (bash_rules.c): deny
+ * if a deny rule matches any, then refused/closed, ask if an ask rule
+ * matches any, allow only if every command is allowed. AGT_OK or
+ * AGT_ENOMEM. */
+int agti_policy_evaluate(agt_session *s, const char *tool, json_t *args, agti_verdict *v);
+void agti_verdict_clear(agti_verdict *v);
+/* Builds v->uncovered and v->suggest of a Bash verdict (no-op otherwise, or
+ * when built already). AGT_OK or AGT_ENOMEM. */
+int agti_verdict_details(agti_verdict *v);
+
+/* ---- bash_rules.c ---- */
+struct agti_bash_pat;
+/* Compiles r->pattern of a Bash rule (r->cpat, r->colon, r->bash). */
+int agti_bash_compile(agti_rule *r);
+void agti_bash_pat_free(struct agti_bash_pat *bp);
+/* The Bash part of agti_policy_evaluate. */
+int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v);
 
 /* The root-relative normalised form of a path argument (NULL when it lies
  * outside the root), and the absolute one. Malloc'd. */
@@ -116,7 +150,7 @@ int agti_policy_path(const char *root, const char *path, char **rel, char **abs)
  * AGT_ENOMEM. */
 int agti_plan_path_check(agt_session *s, const char *path, bool restored, char **out);
 
-/* ---- approval.c ---- */
+/* ---- policy.c, gate.c, pending.c (see approval_internal.h) ---- */
 agti_policy *agti_policy_new(void);
 void agti_policy_free(agti_policy *p);
 void agti_policy_drop_pending(agti_policy *p);
@@ -129,6 +163,11 @@ int agti_session_dispatch(agt_session *s, const char *call_id, const char *tool,
 
 /* Deny rules and plan-mode limits (also after a hook rewrote the args). */
 int agti_policy_recheck(agt_session *s, agt_call *call, agt_result **out);
+/* After a pre-tool-use hook replaced the arguments: agti_policy_recheck,
+ * and a Bash command it changed (before: the command it had) that an ask
+ * rule matches or that cannot be decided is refused: nobody approved it. */
+int agti_policy_recheck_rewrite(agt_session *s, agt_call *call, const char *before,
+                                agt_result **out);
 /* {"allow":[...],...} → rules appended to `into`; AGT_EINVALID names `where`. */
 int agti_rules_from_json(agt_session *s, json_t *doc, agti_ruleset *into, const char *where);
 /* The rule lists as {"allow","ask","deny","session"}; NULL on OOM. */

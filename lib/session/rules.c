@@ -9,9 +9,6 @@
 #include "policy.h"
 #include "session_internal.h"
 
-/* Nesting limit for command substitutions inside command substitutions. */
-#define SPLIT_MAX_DEPTH 16
-
 int agti_rule_subject(const char *tool)
 {
     if (strcmp(tool, "Bash") == 0)
@@ -36,6 +33,8 @@ void agti_rule_free(agti_rule *r)
     free(r->needle);
     agti_glob_free(r->glob);
     agti_wm_free(r->wm);
+    free(r->cpat);
+    agti_bash_pat_free(r->bash);
     free(r);
 }
 
@@ -232,16 +231,21 @@ int agti_rule_parse(const char *text, int kind, const char *root, agti_rule **ou
     } else if (r->subject == AGTI_SUBJ_PATH) {
         rc = compile_path_pattern(r, root);
     } else {
-        r->key = r->subject == AGTI_SUBJ_COMMAND ? command_key(r->pattern) : agti_strdup("");
-        rc = r->key ? AGT_OK : agti_oom();
-        r->pre = r->pattern;
-        r->pre_len = strcspn(r->pattern, "*\\");
+        if (r->subject == AGTI_SUBJ_COMMAND)
+            rc = agti_bash_compile(r);
+        const char *pat = r->cpat ? r->cpat : r->pattern;
+        if (rc == AGT_OK) {
+            r->key = r->subject == AGTI_SUBJ_COMMAND ? command_key(pat) : agti_strdup("");
+            rc = r->key ? AGT_OK : agti_oom();
+        }
+        r->pre = pat;
+        r->pre_len = strcspn(pat, "*\\");
         r->pre_ok = true;
-        set_suffix(r, r->pattern, "*\\");
-        if (rc == AGT_OK && strchr(r->pattern, '\\') == NULL) {
+        set_suffix(r, pat, "*\\");
+        if (rc == AGT_OK && strchr(pat, '\\') == NULL) {
             const char *best = NULL;
             size_t best_len = 0;
-            for (const char *q = r->pattern; *q;) {
+            for (const char *q = pat; *q;) {
                 size_t run = strcspn(q, "*");
                 if (run > best_len) {
                     best = q;
@@ -316,8 +320,7 @@ static bool reindex(agti_ruleset *rs)
     return true;
 }
 
-/* `*` matches any run of characters (slashes and spaces too), `\*` a star. */
-static bool star_match(const char *p, const char *t)
+bool agti_star_match(const char *p, const char *t)
 {
     const char *star_p = NULL, *star_t = NULL;
     while (*t) {
@@ -388,12 +391,19 @@ static bool rule_match(const agti_rule *r, int subject, const char *text, const 
         return path_rule_match(r, text, abs);
     if (text == NULL)
         return false;
+    return agti_rule_text_match(r, text);
+}
+
+bool agti_rule_text_match(const agti_rule *r, const char *text)
+{
+    if (r->pattern == NULL)
+        return true;
     bool suffix_ok;
     if (!has_affixes(r, text, strlen(text), &suffix_ok) || !suffix_ok)
         return false;
     if (r->needle != NULL && strstr(text, r->needle) == NULL)
         return false;
-    return star_match(r->pattern, text);
+    return agti_star_match(r->cpat ? r->cpat : r->pattern, text);
 }
 
 static size_t lower_bound(agti_rule **v, size_t n, const char *tool, const char *key)
@@ -460,188 +470,26 @@ void agti_ruleset_match(agti_ruleset *rs, const char *tool, int subject, const c
     scan_bucket(rs, tool, key, subject, text, abs, hit);
 }
 
-/* ---- command splitting ---------------------------------------------- */
-
-static void flush_part(json_t *parts, agti_buf *cur)
-{
-    size_t a = 0, e = cur->len;
-    const char *p = agti_buf_cstr(cur);
-    while (a < e && is_space(p[a]))
-        a++;
-    while (e > a && is_space(p[e - 1]))
-        e--;
-    if (e > a)
-        json_array_append_new(parts, json_stringn(p + a, e - a));
-    agti_buf_truncate(cur, 0);
-}
-
-/* End (index of the closing char) of a substitution body starting at i. */
-static size_t subst_end(const char *s, size_t len, size_t i, char close)
-{
-    int depth = 0;
-    bool sq = false, dq = false;
-    for (; i < len; i++) {
-        char c = s[i];
-        if (sq) {
-            sq = c != '\'';
-            continue;
-        }
-        if (c == '\\') {
-            i++;
-            continue;
-        }
-        if (close == '`') {
-            if (c == '`')
-                return i;
-            continue;
-        }
-        if (dq) {
-            dq = c != '"';
-            continue;
-        }
-        if (c == '\'')
-            sq = true;
-        else if (c == '"')
-            dq = true;
-        else if (c == '(')
-            depth++;
-        else if (c == ')' && depth-- == 0)
-            return i;
-    }
-    return len;
-}
-
-static void split_into(json_t *parts, const char *s, size_t len, int depth)
-{
-    agti_buf cur = AGTI_BUF_INIT;
-    bool sq = false, dq = false;
-    size_t i = 0;
-    while (i < len) {
-        char c = s[i];
-        char next = i + 1 < len ? s[i + 1] : '\0';
-        char prev = cur.len ? cur.ptr[cur.len - 1] : '\0';
-        if (sq) {
-            agti_buf_putc(&cur, c);
-            sq = c != '\'';
-            i++;
-            continue;
-        }
-        if (c == '\\' && i + 1 < len) {
-            agti_buf_put(&cur, s + i, 2);
-            i += 2;
-            continue;
-        }
-        bool subst =
-            c == '`' || (c == '$' && next == '(') || (!dq && (c == '<' || c == '>') && next == '(');
-        if (subst) {
-            size_t body = c == '`' ? i + 1 : i + 2;
-            size_t end = subst_end(s, len, body, c == '`' ? '`' : ')');
-            if (depth < SPLIT_MAX_DEPTH)
-                split_into(parts, s + body, end - body, depth + 1);
-            else
-                json_array_append_new(parts, json_stringn(s + body, end - body));
-            size_t stop = end < len ? end + 1 : len;
-            agti_buf_put(&cur, s + i, stop - i);
-            i = stop;
-            continue;
-        }
-        if (dq) {
-            agti_buf_putc(&cur, c);
-            dq = c != '"';
-            i++;
-            continue;
-        }
-        bool split = false;
-        if (c == ';' || c == '\n' || c == '(' || c == ')')
-            split = true;
-        else if (c == '|')
-            split = prev != '>'; /* ">|" is a redirection */
-        else if (c == '&')
-            split = prev != '>' && prev != '<' && next != '>'; /* 2>&1, &>file */
-        if (split) {
-            flush_part(parts, &cur);
-            i++;
-            continue;
-        }
-        if (c == '\'')
-            sq = true;
-        else if (c == '"')
-            dq = true;
-        agti_buf_putc(&cur, c);
-        i++;
-    }
-    flush_part(parts, &cur);
-    agti_buf_free(&cur);
-}
-
-json_t *agti_command_split(const char *cmd)
-{
-    json_t *parts = json_array();
-    if (parts == NULL)
-        return NULL;
-    if (strpbrk(cmd, ";&|\n()`$<>'\"\\") == NULL) {
-        /* nothing to split or quote: one simple command */
-        size_t a = 0, e = strlen(cmd);
-        while (a < e && is_space(cmd[a]))
-            a++;
-        while (e > a && is_space(cmd[e - 1]))
-            e--;
-        if (e > a && json_array_append_new(parts, json_stringn(cmd + a, e - a)) != 0) {
-            json_decref(parts);
-            return NULL;
-        }
-        return parts;
-    }
-    split_into(parts, cmd, strlen(cmd), 0);
-    return parts;
-}
-
 /* ---- evaluating a call ---------------------------------------------- */
 
-/* Whether a simple command redirects output into a file (`>`, `>>`, `>|`,
- * `&>`, `2>`), outside quotes. Duplications (`2>&1`, `>&-`) and /dev/null
- * write nothing. Used so that an allow rule such as `Bash(ls *)`, whose `*`
- * also matches "> file", does not let a command write files unasked. */
-static bool redirects_to_file(const char *cmd)
+void agti_ruleset_each(agti_ruleset *rs, const char *tool, const char *key,
+                       void (*fn)(const agti_rule *r, void *ctx), void *ctx)
 {
-    bool sq = false, dq = false;
-    for (size_t i = 0; cmd[i]; i++) {
-        char c = cmd[i];
-        if (sq) {
-            sq = c != '\'';
-            continue;
-        }
-        if (c == '\\' && cmd[i + 1]) {
-            i++;
-            continue;
-        }
-        if (dq) {
-            dq = c != '"';
-            continue;
-        }
-        if (c == '\'') {
-            sq = true;
-            continue;
-        }
-        if (c == '"') {
-            dq = true;
-            continue;
-        }
-        if (c != '>' || cmd[i + 1] == '(')
-            continue;
-        size_t j = i + 1;
-        if (cmd[j] == '>' || cmd[j] == '|')
-            j++;
-        while (cmd[j] == ' ' || cmd[j] == '\t')
-            j++;
-        if (cmd[j] == '&')
-            continue; /* >&2, >&- : a duplication */
-        if (strncmp(cmd + j, "/dev/null", 9) == 0 &&
-            (cmd[j + 9] == '\0' || cmd[j + 9] == ' ' || cmd[j + 9] == '\t'))
-            continue;
-        return true;
+    if (rs->n == 0)
+        return;
+    if (rs->dirty && !reindex(rs)) {
+        /* no index (out of memory): every rule of the tool with that key */
+        for (size_t i = 0; i < rs->n; i++)
+            if (strcmp(rs->rules[i]->tool, tool) == 0 && strcmp(rs->rules[i]->key, key) == 0)
+                fn(rs->rules[i], ctx);
+        return;
     }
-    return false;
+    for (size_t i = lower_bound(rs->sorted, rs->n, tool, key); i < rs->n; i++) {
+        const agti_rule *r = rs->sorted[i];
+        if (cmp_tool_key(r->tool, r->key, tool, key) != 0)
+            break;
+        fn(r, ctx);
+    }
 }
 
 int agti_policy_path(const char *root, const char *path, char **rel, char **abs)
@@ -691,16 +539,14 @@ static const char *subject_arg(int subject, const char *tool)
     }
 }
 
-int agti_policy_evaluate(agt_session *s, const char *tool, json_t *args, int *kind,
-                         const agti_rule **rule, json_t **parts)
+int agti_policy_evaluate(agt_session *s, const char *tool, json_t *args, agti_verdict *v)
 {
     agti_ruleset *rs = &s->policy->rules;
     int subject = agti_rule_subject(tool);
     const char *arg = subject_arg(subject, tool);
     const char *text = arg ? json_string_value(json_object_get(args, arg)) : NULL;
-    *kind = -1;
-    *rule = NULL;
-    *parts = NULL;
+    memset(v, 0, sizeof *v);
+    v->kind = -1;
     if (subject == AGTI_SUBJ_PATH && text != NULL) {
         /* resolving the path costs a stat per component: only when a rule
          * for this tool could use it */
@@ -709,51 +555,15 @@ int agti_policy_evaluate(agt_session *s, const char *tool, json_t *args, int *ki
         char *rel, *abs;
         if (agti_policy_path(s->root, text, &rel, &abs) != AGT_OK)
             return AGT_ENOMEM;
-        agti_ruleset_match(rs, tool, subject, rel, abs, rule);
+        agti_ruleset_match(rs, tool, subject, rel, abs, &v->rule);
         free(rel);
         free(abs);
     } else if (subject == AGTI_SUBJ_COMMAND && text != NULL) {
-        json_t *p = agti_command_split(text);
-        if (p == NULL)
-            return agti_oom();
-        if (json_array_size(p) == 0)
-            json_array_append_new(p, json_string(text));
-        *parts = p;
-        const agti_rule *first_allow = NULL, *ask = NULL;
-        bool all_allowed = true;
-        size_t i;
-        json_t *v;
-        json_array_foreach(p, i, v)
-        {
-            const agti_rule *hit;
-            agti_ruleset_match(rs, tool, subject, json_string_value(v), NULL, &hit);
-            if (hit != NULL && hit->kind == AGT_RULE_ALLOW && hit->pattern != NULL &&
-                strchr(hit->pattern, '>') == NULL && redirects_to_file(json_string_value(v)))
-                hit = NULL; /* the rule allows the command, not a file write */
-            if (hit != NULL && hit->kind == AGT_RULE_DENY) {
-                *kind = AGT_RULE_DENY;
-                *rule = hit;
-                return AGT_OK;
-            }
-            if (hit != NULL && hit->kind == AGT_RULE_ASK && ask == NULL)
-                ask = hit;
-            if (hit == NULL || hit->kind != AGT_RULE_ALLOW)
-                all_allowed = false;
-            else if (first_allow == NULL)
-                first_allow = hit;
-        }
-        if (ask != NULL) {
-            *kind = AGT_RULE_ASK;
-            *rule = ask;
-        } else if (all_allowed) {
-            *kind = AGT_RULE_ALLOW;
-            *rule = first_allow;
-        }
-        return AGT_OK;
+        return agti_bash_evaluate(rs, text, v);
     } else {
-        agti_ruleset_match(rs, tool, subject, text, NULL, rule);
+        agti_ruleset_match(rs, tool, subject, text, NULL, &v->rule);
     }
-    if (*rule != NULL)
-        *kind = (*rule)->kind;
+    if (v->rule != NULL)
+        v->kind = v->rule->kind;
     return AGT_OK;
 }

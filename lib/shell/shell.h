@@ -98,6 +98,9 @@ typedef struct agti_sh_redir {
      * /dev/stdout, /dev/stderr, /dev/fd/N and for fd duplications/closes. A
      * dynamic target that may write counts as writing. */
     bool writes;
+    /* Copied from an enclosing compound command (`{ a; b; } > f` gives a and
+     * b the `> f`), after the command's own redirections. */
+    bool inherited;
 } agti_sh_redir;
 
 /* ---- simple commands as written ------------------------------------- */
@@ -133,22 +136,37 @@ typedef struct agti_sh_func {
 
 /* ---- the tree ---------------------------------------------------------- */
 enum agti_sh_node_kind {
-    AGTI_SHN_LIST = 0,     /* children run in order; sep[i] is ';' '&' or '\n' after child i */
+    AGTI_SHN_LIST = 0,     /* children run in order; sep[i] is ';' '&' or '\n' after child i,
+                            * 0 when nothing followed it */
     AGTI_SHN_AND = 1,      /* a && b */
     AGTI_SHN_OR = 2,       /* a || b */
-    AGTI_SHN_PIPELINE = 3, /* a | b |& c; bang for ! */
+    AGTI_SHN_PIPELINE = 3, /* a | b |& c; bang for !, timed for `time`; only made for
+                            * two commands or more, or a ! or time prefix */
     AGTI_SHN_SIMPLE = 4,   /* cmd: index in the command list */
     AGTI_SHN_SUBSHELL = 5, /* ( list ) */
     AGTI_SHN_GROUP = 6,    /* { list; } */
     AGTI_SHN_IF = 7,       /* children: cond, then, [elif cond, then]..., [else] */
     AGTI_SHN_WHILE = 8,
     AGTI_SHN_UNTIL = 9,
-    AGTI_SHN_FOR = 10,     /* word: variable; words: the list (also arithmetic for) */
-    AGTI_SHN_CASE = 11,    /* word: subject; children: one LIST per item */
-    AGTI_SHN_SELECT = 12,
-    AGTI_SHN_FUNCTION = 13, /* func: index; children[0]: body */
-    AGTI_SHN_COND = 14,    /* [[ ]] : cmd index */
-    AGTI_SHN_ARITH = 15    /* (( )) : cmd index */
+    AGTI_SHN_FOR = 10,     /* word: variable; words: the list (has_in: an `in` was
+                            * written); arith: `for ((a;b;c))` with words[0] the
+                            * expressions as written and cmd a KEYWORD command for them;
+                            * children[0]: body */
+    AGTI_SHN_CASE = 11,    /* word: subject; children: one LIST per item, with
+                            * words: its patterns and case_term: how it ended */
+    AGTI_SHN_SELECT = 12,  /* as FOR */
+    AGTI_SHN_FUNCTION = 13, /* func: index; word: name; children[0]: body */
+    AGTI_SHN_COND = 14,    /* [[ ]] : cmd index; argv "[[" operands/operators... "]]" */
+    AGTI_SHN_ARITH = 15,   /* (( )) : cmd index; argv "((" expression-as-written "))" */
+    AGTI_SHN_COPROC = 16   /* coproc [NAME] command: word: NAME ("COPROC" when none);
+                            * children[0]: the command; its commands are BACKGROUND */
+};
+
+/* How a case item ended. */
+enum agti_sh_case_term {
+    AGTI_SH_CASE_BREAK = 0,       /* ;; (or the last item before esac) */
+    AGTI_SH_CASE_FALLTHROUGH = 1, /* ;& : runs the next item's list too */
+    AGTI_SH_CASE_TEST_NEXT = 2    /* ;;& : tests the next patterns too */
 };
 
 typedef struct agti_sh_node {
@@ -159,9 +177,17 @@ typedef struct agti_sh_node {
     bool bang;      /* PIPELINE: leading ! */
     int cmd;        /* SIMPLE/COND/ARITH: index in the command list, else -1 */
     int func;       /* FUNCTION: index in the function list, else -1 */
-    agti_sh_redir *redirs; /* redirections on a compound command (`{ ...; } > f`) */
+    agti_sh_redir *redirs; /* redirections on a compound command (`{ ...; } > f`);
+                            * also copied onto every command inside (inherited) */
     size_t nredirs;
     size_t offset, length;
+    agti_sh_word word;   /* FOR/SELECT: variable; CASE: subject; FUNCTION: name */
+    agti_sh_word *words; /* FOR/SELECT: the list; case item LIST: its patterns */
+    size_t nwords;
+    bool arith;    /* FOR: `for (( ; ; ))` */
+    bool has_in;   /* FOR/SELECT: `in` was written (else the list is "$@") */
+    bool timed;    /* PIPELINE: `time` prefix */
+    int case_term; /* case item LIST: enum agti_sh_case_term */
 } agti_sh_node;
 
 typedef struct agti_sh_script agti_sh_script; /* opaque; owns everything above */
@@ -192,16 +218,39 @@ const agti_sh_func *agti_sh_func_at(const agti_sh_script *s, size_t i);
 #define AGTI_SHX_WRAPPER_UNKNOWN 0x020u /* a wrapper's options could not be read */
 #define AGTI_SHX_WRITES 0x040u       /* has a redirection that writes a file */
 #define AGTI_SHX_SHELL_FILE 0x080u   /* a shell/interpreter running a script file */
+#define AGTI_SHX_MORE_ARGS 0x100u    /* more arguments are added when it runs (xargs,
+                                      * find -exec ... {} +): argv is a prefix */
+#define AGTI_SHX_CONTAINER 0x200u    /* runs the commands of a string (sh -c, eval,
+                                      * su -c, watch, env -S, trap, a static here-doc
+                                      * fed to a shell): they follow as execs whose
+                                      * parent is this one */
+#define AGTI_SHX_SYNTAX 0x400u       /* with EVAL_DYNAMIC: the string did not parse */
+/* The flags that make a command undecidable: a caller fails closed on them. */
+#define AGTI_SHX_FAIL_CLOSED                                                                       \
+    (AGTI_SHX_DYNAMIC_NAME | AGTI_SHX_EVAL_DYNAMIC | AGTI_SHX_SOURCE | AGTI_SHX_SHELL_STDIN |      \
+     AGTI_SHX_WRAPPER_UNKNOWN)
 
 typedef struct agti_sh_exec {
     char **argv;      /* the command as it runs: wrappers removed, argv[0] the
-                       * command word's basename when it was a path */
+                       * command word's basename when it was a path; points
+                       * into written (argv == written + stages[nstages - 1]) */
     size_t argc;
     const char *path; /* the command word as written when it held a '/', else NULL */
     const agti_sh_cmd *cmd; /* where it came from (the outermost written command) */
     char *wrappers;   /* the wrappers seen through, space-separated ("sudo timeout"), or NULL */
     unsigned flags;   /* AGTI_SHX_* */
     int depth;        /* re-parse depth: 0 written, 1 inside sh -c / eval, ... */
+    /* The whole simple command as written (its words after quote removal),
+     * each stage's command word reduced to its basename: "sudo -u x rm -rf d"
+     * with stages {0, 3}. A rule that forbids a wrapper (`sudo`) is checked
+     * against every stage. */
+    char **written;
+    size_t writtenc;
+    const unsigned *wflags; /* AGTI_SHW_* of each written word */
+    size_t *stages;         /* where each command starts in written; stages[0] == 0 */
+    size_t nstages;
+    int parent;             /* index of the exec whose string (sh -c, eval) or
+                             * -exec ran this one, -1 when none */
 } agti_sh_exec;
 
 typedef struct agti_sh_analysis agti_sh_analysis; /* opaque; owns the execs */

@@ -1,0 +1,1121 @@
+/* Bash rules on the shell engine's output (lib/shell): a command is parsed,
+ * every simple command that can run is listed as it would run (wrappers
+ * seen through, sh -c and eval strings parsed again, functions expanded),
+ * and rules are matched against the words of each, not against text cut on
+ * separators. Undecidable commands fail closed; writing redirections are
+ * writes; the suggested session rules name each uncovered command. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "policy.h"
+#include "session_internal.h"
+#include "shell/shell.h"
+
+#define WORD_DYN (AGTI_SHW_DYNAMIC | AGTI_SHW_UNQUOTED_EXP | AGTI_SHW_GLOB | AGTI_SHW_BRACE)
+
+/* ---- canonical text: words joined by one space ------------------------- */
+
+static bool needs_quote(const char *w)
+{
+    if (*w == '\0')
+        return true;
+    return strpbrk(w, " \t\n\r'\"\\") != NULL;
+}
+
+static void put_word(agti_buf *b, const char *w)
+{
+    if (!needs_quote(w)) {
+        agti_buf_puts(b, w);
+        return;
+    }
+    agti_buf_putc(b, '\'');
+    for (; *w; w++) {
+        if (*w == '\'')
+            agti_buf_puts(b, "'\\''");
+        else
+            agti_buf_putc(b, *w);
+    }
+    agti_buf_putc(b, '\'');
+}
+
+static void render(agti_buf *b, char *const *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            agti_buf_putc(b, ' ');
+        put_word(b, w[i]);
+    }
+}
+
+/* ---- patterns -------------------------------------------------------- */
+
+/* A pattern word: literal characters, with wildcard stars marked. */
+typedef struct pword {
+    agti_buf lit;  /* the characters, a wildcard as '*', a literal star as '*' too */
+    agti_buf mask; /* one byte per character: 1 = wildcard */
+} pword;
+
+static void pword_free(pword *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        agti_buf_free(&v[i].lit);
+        agti_buf_free(&v[i].mask);
+    }
+    free(v);
+}
+
+static void pw_put(pword *w, char c, bool wild)
+{
+    agti_buf_putc(&w->lit, c);
+    agti_buf_putc(&w->mask, wild ? 1 : 0);
+}
+
+/* Splits a pattern into words as the shell would (quotes, backslashes);
+ * an unquoted `*` is a wildcard. AGT_EINVALID on an unterminated quote. */
+static int split_pattern(const char *p, pword **out, size_t *nout)
+{
+    size_t cap = 8, n = 0;
+    pword *v = calloc(cap, sizeof *v);
+    if (v == NULL)
+        return agti_oom();
+    bool in_word = false;
+    for (size_t i = 0; p[i];) {
+        char c = p[i];
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            in_word = false;
+            i++;
+            continue;
+        }
+        if (!in_word) {
+            if (n == cap) {
+                pword *nv = realloc(v, cap * 2 * sizeof *nv);
+                if (nv == NULL) {
+                    pword_free(v, n);
+                    return agti_oom();
+                }
+                memset(nv + cap, 0, cap * sizeof *nv);
+                v = nv;
+                cap *= 2;
+            }
+            n++;
+            in_word = true;
+            /* an empty word ('') still exists: make lit non-NULL */
+            agti_buf_reserve(&v[n - 1].lit, 1);
+            agti_buf_reserve(&v[n - 1].mask, 1);
+        }
+        pword *w = &v[n - 1];
+        if (c == '\'') {
+            size_t e = i + 1;
+            while (p[e] && p[e] != '\'')
+                e++;
+            if (!p[e]) {
+                pword_free(v, n);
+                return AGT_EINVALID;
+            }
+            for (size_t k = i + 1; k < e; k++)
+                pw_put(w, p[k], false);
+            i = e + 1;
+        } else if (c == '"') {
+            size_t e = i + 1;
+            while (p[e] && p[e] != '"') {
+                if (p[e] == '\\' && p[e + 1] && strchr("\"\\$`", p[e + 1]))
+                    e++;
+                e++;
+            }
+            if (!p[e]) {
+                pword_free(v, n);
+                return AGT_EINVALID;
+            }
+            for (size_t k = i + 1; k < e; k++) {
+                if (p[k] == '\\' && strchr("\"\\$`", p[k + 1]))
+                    k++;
+                pw_put(w, p[k], false);
+            }
+            i = e + 1;
+        } else if (c == '\\' && p[i + 1]) {
+            pw_put(w, p[i + 1], false);
+            i += 2;
+        } else {
+            pw_put(w, c, c == '*');
+            i++;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (v[i].lit.oom || v[i].mask.oom) {
+            pword_free(v, n);
+            return agti_oom();
+        }
+    *out = v;
+    *nout = n;
+    return AGT_OK;
+}
+
+/* The star pattern (rules.c's star_match syntax) of one pattern word. */
+static void put_pword(agti_buf *b, const pword *w)
+{
+    const char *s = agti_buf_cstr(&w->lit);
+    const char *m = agti_buf_cstr(&w->mask);
+    size_t n = w->lit.len;
+    bool q = n == 0;
+    for (size_t i = 0; i < n; i++)
+        if (!m[i] && strchr(" \t\n\r'\"\\", s[i]))
+            q = true;
+    if (q)
+        agti_buf_putc(b, '\'');
+    for (size_t i = 0; i < n; i++) {
+        if (m[i])
+            agti_buf_putc(b, '*');
+        else if (s[i] == '*')
+            agti_buf_puts(b, "\\*");
+        else if (q && s[i] == '\'')
+            agti_buf_puts(b, "'\\''");
+        else
+            agti_buf_putc(b, s[i]);
+    }
+    if (q)
+        agti_buf_putc(b, '\'');
+}
+
+static bool pword_has_wild(const pword *w)
+{
+    return memchr(agti_buf_cstr(&w->mask), 1, w->mask.len) != NULL;
+}
+
+static bool pword_option(const pword *w)
+{
+    const char *s = agti_buf_cstr(&w->lit);
+    return w->lit.len > 1 && s[0] == '-' && !agti_buf_cstr(&w->mask)[0] && strcmp(s, "--") != 0;
+}
+
+/* ---- option tokens ----------------------------------------------------- */
+
+typedef struct alias {
+    const char *cmd, *sub, *from, *to;
+} alias;
+
+/* Spellings of the same option, so `rm --recursive --force` is `rm -rf`. */
+static const alias aliases[] = {
+    {"rm", NULL, "-R", "-r"},
+    {"rm", NULL, "--recursive", "-r"},
+    {"rm", NULL, "--force", "-f"},
+    {"rm", NULL, "--dir", "-d"},
+    {"cp", NULL, "-R", "-r"},
+    {"cp", NULL, "--recursive", "-r"},
+    {"cp", NULL, "--force", "-f"},
+    {"mv", NULL, "--force", "-f"},
+    {"chmod", NULL, "--recursive", "-R"},
+    {"chown", NULL, "--recursive", "-R"},
+    {"chgrp", NULL, "--recursive", "-R"},
+    {"git", "push", "-f", "--force"},
+    {"git", "clean", "--force", "-f"},
+};
+
+static const char *alias_of(const char *cmd, const char *sub, const char *tok)
+{
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strcmp(aliases[i].cmd, cmd) == 0 &&
+            (aliases[i].sub == NULL || (sub && strcmp(aliases[i].sub, sub) == 0)) &&
+            strcmp(aliases[i].from, tok) == 0)
+            return aliases[i].to;
+    return tok;
+}
+
+/* A set of option tokens ("-r", "--force"), small and unsorted. */
+typedef struct tokset {
+    char **v;
+    size_t n, cap;
+    bool oom;
+} tokset;
+
+static void tok_add(tokset *t, const char *tok, size_t len)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (strlen(t->v[i]) == len && memcmp(t->v[i], tok, len) == 0)
+            return;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 8;
+        char **v = realloc(t->v, cap * sizeof *v);
+        if (v == NULL) {
+            t->oom = true;
+            return;
+        }
+        t->v = v;
+        t->cap = cap;
+    }
+    if ((t->v[t->n] = agti_strndup(tok, len)) == NULL)
+        t->oom = true;
+    else
+        t->n++;
+}
+
+static void tok_free(tokset *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->v[i]);
+    free(t->v);
+    memset(t, 0, sizeof *t);
+}
+
+/* Adds the tokens of one option word: -abc gives -a -b -c, --x=v gives --x. */
+static void tok_word(tokset *t, const char *cmd, const char *sub, const char *w)
+{
+    if (w[1] == '-') {
+        size_t n = strcspn(w, "=");
+        char tmp[128];
+        if (n >= sizeof tmp) {
+            tok_add(t, w, n);
+            return;
+        }
+        memcpy(tmp, w, n);
+        tmp[n] = '\0';
+        const char *a = alias_of(cmd, sub, tmp);
+        tok_add(t, a, strlen(a));
+        return;
+    }
+    for (size_t i = 1; w[i]; i++) {
+        char tmp[3] = {'-', w[i], '\0'};
+        const char *a = alias_of(cmd, sub, tmp);
+        tok_add(t, a, strlen(a));
+    }
+}
+
+/* ---- compiled Bash patterns -------------------------------------------- */
+
+struct agti_bash_pat {
+    char **lead; /* literal words before the options (structured form) */
+    size_t nlead;
+    tokset opts; /* the options the pattern names */
+    char *rest;  /* star pattern for the operands */
+    bool structured;
+    char **lit; /* the literal words the pattern starts with (for undecidable words) */
+    size_t nlit;
+};
+
+void agti_bash_pat_free(struct agti_bash_pat *bp)
+{
+    if (bp == NULL)
+        return;
+    for (size_t i = 0; i < bp->nlead; i++)
+        free(bp->lead[i]);
+    free(bp->lead);
+    for (size_t i = 0; i < bp->nlit; i++)
+        free(bp->lit[i]);
+    free(bp->lit);
+    tok_free(&bp->opts);
+    free(bp->rest);
+    free(bp);
+}
+
+static char **copy_lits(const pword *w, size_t n)
+{
+    char **v = calloc(n ? n : 1, sizeof *v);
+    for (size_t i = 0; v != NULL && i < n; i++)
+        if ((v[i] = agti_strdup(agti_buf_cstr(&w[i].lit))) == NULL) {
+            for (size_t k = 0; k < i; k++)
+                free(v[k]);
+            free(v);
+            return NULL;
+        }
+    return v;
+}
+
+int agti_bash_compile(agti_rule *r)
+{
+    const char *pat = r->pattern;
+    size_t plen = strlen(pat);
+    bool colon =
+        plen >= 2 && strcmp(pat + plen - 2, ":*") == 0 && (plen < 3 || pat[plen - 3] != '\\');
+    char *base = agti_strndup(pat, colon ? plen - 2 : plen);
+    if (base == NULL)
+        return agti_oom();
+    pword *w = NULL;
+    size_t n = 0;
+    int rc = split_pattern(base, &w, &n);
+    free(base);
+    if (rc == AGT_EINVALID)
+        return agti_error(AGT_EINVALID,
+                          "rule '%s': the pattern has an unterminated quote; quote each word "
+                          "as the shell would",
+                          r->text);
+    if (rc != AGT_OK)
+        return rc;
+    agti_buf b = AGTI_BUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            agti_buf_putc(&b, ' ');
+        put_pword(&b, &w[i]);
+    }
+    struct agti_bash_pat *bp = calloc(1, sizeof *bp);
+    if (bp == NULL || b.oom) {
+        free(bp);
+        agti_buf_free(&b);
+        pword_free(w, n);
+        return agti_oom();
+    }
+    r->cpat = agti_buf_detach(&b);
+    r->colon = colon; /* "x:*" = "x" or "x *" */
+    /* the literal leading words */
+    size_t nlit = 0;
+    while (nlit < n && !pword_has_wild(&w[nlit]))
+        nlit++;
+    bp->lit = copy_lits(w, nlit);
+    bp->nlit = nlit;
+    /* the structured form: lead words, options, operands */
+    size_t nlead = 0;
+    while (nlead < n && !pword_has_wild(&w[nlead]) && agti_buf_cstr(&w[nlead].lit)[0] != '-')
+        nlead++;
+    size_t k = nlead;
+    bool rest_any = false, ok = nlead > 0 && k < n && (agti_buf_cstr(&w[k].lit)[0] == '-');
+    const char *cmd = nlead ? agti_buf_cstr(&w[0].lit) : "";
+    const char *sub = nlead > 1 ? agti_buf_cstr(&w[1].lit) : NULL;
+    while (ok && k < n && agti_buf_cstr(&w[k].lit)[0] == '-') {
+        const char *s = agti_buf_cstr(&w[k].lit);
+        const char *m = agti_buf_cstr(&w[k].mask);
+        size_t len = w[k].lit.len;
+        if (len < 2 || strcmp(s, "--") == 0)
+            break;
+        size_t wild = 0;
+        for (size_t i = 0; i < len; i++)
+            wild += m[i] ? 1 : 0;
+        if (wild == 0) {
+            tok_word(&bp->opts, cmd, sub, s);
+            k++;
+            continue;
+        }
+        if (wild == 1 && m[len - 1] && len > 2) {
+            char *t = agti_strndup(s, len - 1);
+            if (t == NULL)
+                bp->opts.oom = true;
+            else
+                tok_word(&bp->opts, cmd, sub, t);
+            free(t);
+            rest_any = true;
+            k++;
+            if (k != n)
+                ok = false; /* "-rf* x": not a form the structured match reads */
+            break;
+        }
+        ok = false;
+    }
+    (void)pword_option;
+    if (ok && bp->opts.n > 0) {
+        agti_buf rb = AGTI_BUF_INIT;
+        for (size_t i = k; i < n; i++) {
+            if (i > k)
+                agti_buf_putc(&rb, ' ');
+            put_pword(&rb, &w[i]);
+        }
+        if (rest_any)
+            agti_buf_putc(&rb, '*');
+        bp->rest = agti_buf_detach(&rb);
+        bp->lead = copy_lits(w, nlead);
+        bp->nlead = nlead;
+        bp->structured = bp->rest != NULL && bp->lead != NULL;
+        if (bp->rest == NULL || bp->lead == NULL)
+            bp->opts.oom = true;
+    }
+    pword_free(w, n);
+    if (r->cpat == NULL || bp->lit == NULL || bp->opts.oom) {
+        agti_bash_pat_free(bp);
+        return agti_oom();
+    }
+    r->bash = bp;
+    return AGT_OK;
+}
+
+/* ---- matching one command ---------------------------------------------- */
+
+/* A command as one rule sees it: words (argv of a stage), their flags. */
+typedef struct layer {
+    char *const *w;
+    const unsigned *f;
+    size_t n;
+    bool more;  /* more arguments come at run time */
+    bool inner; /* the command as it runs (not a wrapper stage) */
+} layer;
+
+static bool layer_dynamic(const layer *L)
+{
+    if (L->more)
+        return true;
+    for (size_t i = 0; i < L->n; i++)
+        if (L->f[i] & WORD_DYN)
+            return true;
+    return false;
+}
+
+static bool structured_match(const struct agti_bash_pat *bp, const layer *L)
+{
+    if (!bp->structured || L->n < bp->nlead)
+        return false;
+    for (size_t i = 0; i < bp->nlead; i++)
+        if (strcmp(L->w[i], bp->lead[i]) != 0)
+            return false;
+    const char *cmd = L->w[0];
+    const char *sub = L->n > 1 ? L->w[1] : NULL;
+    tokset have = {0};
+    agti_buf ops = AGTI_BUF_INIT;
+    bool dashdash = false, first = true;
+    for (size_t i = bp->nlead; i < L->n; i++) {
+        const char *a = L->w[i];
+        if (!dashdash && strcmp(a, "--") == 0) {
+            dashdash = true;
+            continue;
+        }
+        if (!dashdash && a[0] == '-' && a[1] != '\0') {
+            tok_word(&have, cmd, sub, a);
+            continue;
+        }
+        if (!first)
+            agti_buf_putc(&ops, ' ');
+        first = false;
+        put_word(&ops, a);
+    }
+    bool ok = !have.oom && !ops.oom;
+    for (size_t i = 0; ok && i < bp->opts.n; i++) {
+        bool found = false;
+        for (size_t j = 0; j < have.n && !found; j++)
+            found = strcmp(bp->opts.v[i], have.v[j]) == 0;
+        ok = found;
+    }
+    if (ok)
+        ok = agti_star_match(bp->rest, agti_buf_cstr(&ops));
+    tok_free(&have);
+    agti_buf_free(&ops);
+    return ok;
+}
+
+/* Whether the words could still match once their dynamic parts are known:
+ * the static words before the first dynamic one agree with the pattern's
+ * literal leading words. */
+static bool maybe_match(const struct agti_bash_pat *bp, const layer *L)
+{
+    size_t i = 0;
+    for (; i < L->n && !(L->f[i] & WORD_DYN); i++)
+        if (i < bp->nlit && strcmp(L->w[i], bp->lit[i]) != 0)
+            return false;
+    return true;
+}
+
+static bool text_match(const agti_rule *r, const char *text)
+{
+    if (agti_rule_text_match(r, text))
+        return true;
+    if (r->cpat != NULL) { /* a trailing " *" also matches no more words: "ls *" covers "ls" */
+        size_t n = strlen(r->cpat);
+        if (n >= 2 && strcmp(r->cpat + n - 2, " *") == 0 && (n < 3 || r->cpat[n - 3] != '\\')) {
+            if (memchr(r->cpat, '*', n - 2) == NULL && memchr(r->cpat, '\\', n - 2) == NULL)
+                return strlen(text) == n - 2 && memcmp(text, r->cpat, n - 2) == 0;
+            char *head = agti_strndup(r->cpat, n - 2);
+            bool hit = head != NULL && agti_star_match(head, text);
+            free(head);
+            if (hit)
+                return true;
+        }
+    }
+    if (r->colon) { /* "x:*": also "x ..." */
+        size_t n = strlen(r->cpat);
+        return n > 0 && strncmp(text, r->cpat, n) == 0 && text[n] == ' ';
+    }
+    return false;
+}
+
+/* What the rules say of one layer. */
+typedef struct hits {
+    const agti_rule *deny, *ask, *allow, *maybe;
+} hits;
+
+typedef struct lctx {
+    const layer *L;
+    const char *text;  /* canonical, command word basename */
+    const char *ptext; /* canonical with the command word as written (a path), or NULL */
+    bool path_ok;      /* an allow rule naming the basename covers the path */
+    bool dyn;
+    hits *h;
+} lctx;
+
+static void check_rule(const agti_rule *r, void *ctx)
+{
+    lctx *c = ctx;
+    hits *h = c->h;
+    bool hit;
+    if (r->pattern == NULL) {
+        hit = true;
+    } else {
+        bool path_pat = r->key != NULL && strchr(r->key, '/') != NULL;
+        if (path_pat)
+            hit = c->ptext != NULL && text_match(r, c->ptext);
+        else
+            hit = text_match(r, c->text) && (r->kind != AGT_RULE_ALLOW || c->path_ok);
+        if (!hit && r->kind != AGT_RULE_ALLOW && r->bash != NULL && !path_pat)
+            hit = structured_match(r->bash, c->L);
+        if (!hit && r->kind != AGT_RULE_ALLOW && c->dyn && r->bash != NULL && !path_pat &&
+            maybe_match(r->bash, c->L)) {
+            if (h->maybe == NULL || r->kind > h->maybe->kind)
+                h->maybe = r;
+            return;
+        }
+    }
+    if (!hit)
+        return;
+    const agti_rule **slot = r->kind == AGT_RULE_DENY  ? &h->deny
+                             : r->kind == AGT_RULE_ASK ? &h->ask
+                                                       : &h->allow;
+    if (*slot == NULL)
+        *slot = r;
+}
+
+static bool system_path(const char *path)
+{
+    static const char *const dirs[] = {
+        "/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/", NULL};
+    const char *slash = strrchr(path, '/');
+    for (size_t i = 0; dirs[i]; i++) {
+        size_t n = strlen(dirs[i]);
+        if ((size_t)(slash - path) + 1 == n && strncmp(path, dirs[i], n) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int match_layer(agti_ruleset *rs, const layer *L, const char *path, hits *h)
+{
+    agti_buf t = AGTI_BUF_INIT, pt = AGTI_BUF_INIT;
+    render(&t, L->w, L->n);
+    if (path != NULL) {
+        put_word(&pt, path);
+        if (L->n > 1) {
+            agti_buf_putc(&pt, ' ');
+            render(&pt, L->w + 1, L->n - 1);
+        }
+    }
+    if (t.oom || pt.oom) {
+        agti_buf_free(&t);
+        agti_buf_free(&pt);
+        return agti_oom();
+    }
+    lctx c = {L,
+              agti_buf_cstr(&t),
+              path ? agti_buf_cstr(&pt) : NULL,
+              path == NULL || system_path(path),
+              layer_dynamic(L),
+              h};
+    agti_ruleset_each(rs, "Bash", "", check_rule, &c);
+    if (L->n > 0)
+        agti_ruleset_each(rs, "Bash", L->w[0], check_rule, &c);
+    if (path != NULL)
+        agti_ruleset_each(rs, "Bash", path, check_rule, &c);
+    agti_buf_free(&t);
+    agti_buf_free(&pt);
+    return AGT_OK;
+}
+
+/* git's global options (-C dir, -c k=v, --no-pager, ...) before its
+ * subcommand: the words without them, so `git -C x push --force` is a
+ * `git push --force`. Returns the number of words skipped (0: none). */
+static size_t git_globals(const layer *L)
+{
+    if (L->n < 2 || strcmp(L->w[0], "git") != 0)
+        return 0;
+    size_t i = 1;
+    while (i < L->n && L->w[i][0] == '-') {
+        const char *a = L->w[i];
+        if (strcmp(a, "-C") == 0 || strcmp(a, "-c") == 0 || strcmp(a, "--git-dir") == 0 ||
+            strcmp(a, "--work-tree") == 0 || strcmp(a, "--namespace") == 0 ||
+            strcmp(a, "--config-env") == 0)
+            i += 2;
+        else
+            i++;
+    }
+    return i > 1 && i < L->n ? i - 1 : 0;
+}
+
+/* ---- suggestions --------------------------------------------------------- */
+
+static bool plain_word(const char *w)
+{
+    if (*w == '\0' || w[0] == '-')
+        return false;
+    for (; *w; w++) {
+        char c = *w;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.' || c == ':'))
+            return false;
+    }
+    return true;
+}
+
+static void put_rule_word(agti_buf *b, const char *w)
+{
+    agti_buf tmp = AGTI_BUF_INIT;
+    put_word(&tmp, w);
+    for (const char *p = agti_buf_cstr(&tmp); *p; p++) {
+        if (*p == '*' || (*p == '\\' && p[1] == '*'))
+            agti_buf_putc(b, '\\');
+        agti_buf_putc(b, *p);
+    }
+    agti_buf_free(&tmp);
+}
+
+/* python, python3, python3.12 */
+static bool is_python(const char *w)
+{
+    if (strncmp(w, "python", 6) != 0)
+        return false;
+    for (w += 6; *w; w++)
+        if (!((*w >= '0' && *w <= '9') || *w == '.'))
+            return false;
+    return true;
+}
+
+/* How many words of an interpreter's or runner's command name what it runs:
+ * `python3 -m pytest`, `node x.js`, `java -jar a.jar`, `go run ./cmd`,
+ * `cargo run --bin x`, `uv run pytest`, `npx tsc`. 0: not a runner; n: the
+ * whole command is code (-c, -e): the rule is the command itself. */
+static size_t runner_words(char *const *w, size_t n, int depth)
+{
+    const char *p = w[0];
+    bool py = is_python(p);
+    const char *code = NULL, *target = NULL, *withval = "";
+    if (py) {
+        code = "|-c|";
+        target = "|-m|";
+        withval = "|-W|-X|";
+    } else if (strcmp(p, "node") == 0 || strcmp(p, "nodejs") == 0) {
+        code = "|-e|--eval|-p|--print|";
+        withval = "|-r|--require|--import|";
+    } else if (strcmp(p, "perl") == 0 || strcmp(p, "ruby") == 0) {
+        code = "|-e|-E|";
+        withval = "|-I|";
+    } else if (strcmp(p, "bash") == 0 || strcmp(p, "sh") == 0) {
+        code = "|-c|";
+        withval = "|-o|-O|--rcfile|--init-file|";
+    } else if (strcmp(p, "java") == 0) {
+        target = "|-jar|";
+        withval = "|-cp|-classpath|--class-path|-p|--module-path|-m|--module|";
+    } else if (strcmp(p, "npx") == 0) {
+        withval = "|-p|--package|";
+    } else if ((strcmp(p, "go") == 0 || strcmp(p, "cargo") == 0) && n > 1 &&
+               strcmp(w[1], "run") == 0) {
+        size_t i = 2;
+        if (strcmp(p, "cargo") == 0) {
+            while (i < n && w[i][0] == '-' && strcmp(w[i], "--") != 0)
+                i += (strcmp(w[i], "--bin") == 0 || strcmp(w[i], "-p") == 0 ||
+                      strcmp(w[i], "--package") == 0 || strcmp(w[i], "--example") == 0)
+                         ? 2
+                         : 1;
+            return i < n ? i : n;
+        }
+        while (i < n && w[i][0] == '-')
+            i++;
+        return i < n ? i + 1 : n;
+    } else if (strcmp(p, "uv") == 0 && n > 1 && strcmp(w[1], "run") == 0) {
+        size_t i = 2;
+        while (i < n && w[i][0] == '-')
+            i += (strcmp(w[i], "--with") == 0 || strcmp(w[i], "--python") == 0 ||
+                  strcmp(w[i], "-p") == 0 || strcmp(w[i], "--directory") == 0)
+                     ? 2
+                     : 1;
+        if (i >= n)
+            return n;
+        size_t inner = depth < 2 ? runner_words(w + i, n - i, depth + 1) : 0;
+        return i + (inner ? inner : 1);
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        char key[64];
+        snprintf(key, sizeof key, "|%s|", w[i]);
+        if (code && strstr(code, key))
+            return n;
+        if (target && strstr(target, key))
+            return i + 2 <= n ? i + 2 : n;
+        if (w[i][0] != '-')
+            return i + 1;
+        if (strstr(withval, key))
+            i++;
+    }
+    return n;
+}
+
+/* The session rule for one command: as narrow as the command allows. */
+static char *suggest_words(char *const *w, size_t n)
+{
+    if (n == 0)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strpbrk(w[i], "\n\r") != NULL)
+            n = i; /* a rule is one line: stop before such a word */
+    if (n == 0)
+        return NULL;
+    size_t keep = runner_words(w, n, 0);
+    if (keep == 0)
+        keep = n > 1 && plain_word(w[1]) ? 2 : 1;
+    if (keep > n)
+        keep = n;
+    agti_buf b = AGTI_BUF_INIT;
+    agti_buf_puts(&b, "Bash(");
+    for (size_t i = 0; i < keep; i++) {
+        if (i)
+            agti_buf_putc(&b, ' ');
+        put_rule_word(&b, w[i]);
+    }
+    agti_buf_puts(&b, keep < n ? " *)" : ")");
+    return agti_buf_detach(&b);
+}
+
+/* ---- the verdict ----------------------------------------------------------- */
+
+static const char *closed_reason(unsigned f)
+{
+    if (f & AGTI_SHX_DYNAMIC_NAME)
+        return "its command name is only known when it runs";
+    if ((f & AGTI_SHX_EVAL_DYNAMIC) && (f & AGTI_SHX_SYNTAX))
+        return "it runs a string (sh -c, eval) that does not parse as shell";
+    if (f & AGTI_SHX_EVAL_DYNAMIC)
+        return "it runs a string (sh -c, eval) that is only known when it runs";
+    if (f & AGTI_SHX_SOURCE)
+        return "it runs the commands of a file (source or .)";
+    if (f & AGTI_SHX_SHELL_STDIN)
+        return "it feeds a script to a shell or interpreter on its input";
+    return "it has wrapper options that cannot be read";
+}
+
+static char *exec_text(const agti_sh_exec *e)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    render(&b, e->written, e->writtenc);
+    if (e->writtenc == 0)
+        agti_buf_puts(&b, "(redirection)");
+    return agti_buf_detach(&b);
+}
+
+static int set_once(char **slot, char *text)
+{
+    if (text == NULL)
+        return agti_oom();
+    if (*slot == NULL)
+        *slot = text;
+    else
+        free(text);
+    return AGT_OK;
+}
+
+static bool needs_allow_too(const char *w)
+{
+    return strcmp(w, "sudo") == 0 || strcmp(w, "doas") == 0 || strcmp(w, "su") == 0 ||
+           strcmp(w, "runuser") == 0;
+}
+
+/* What the verdict keeps of a Bash command for the details built only when
+ * the call asks (agti_verdict_details). */
+typedef struct unc {
+    size_t exec;       /* index of the exec no allow rule covers */
+    size_t priv_stage; /* a privilege wrapper's stage not covered, or SIZE_MAX */
+    bool inner;        /* the command as it runs is not covered */
+} unc;
+
+struct agti_bash_state {
+    agti_sh_script *script;
+    agti_sh_analysis *analysis;
+    unc *v;
+    size_t n, cap;
+};
+
+static void state_free(struct agti_bash_state *st)
+{
+    if (st == NULL)
+        return;
+    agti_sh_analysis_free(st->analysis);
+    agti_sh_free(st->script);
+    free(st->v);
+    free(st);
+}
+
+static int state_add(struct agti_bash_state *st, size_t exec, size_t priv, bool inner)
+{
+    if (st->n == st->cap) {
+        size_t cap = st->cap ? st->cap * 2 : 8;
+        unc *v = realloc(st->v, cap * sizeof *v);
+        if (v == NULL)
+            return agti_oom();
+        st->v = v;
+        st->cap = cap;
+    }
+    st->v[st->n++] = (unc){exec, priv, inner};
+    return AGT_OK;
+}
+
+/* One exec: deny/ask on every stage, allow on the command as it runs and on
+ * any privilege wrapper around it. */
+static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_verdict *v,
+                      struct agti_bash_state *st, const agti_rule **first_allow, bool *all_allowed,
+                      size_t *needing)
+{
+    int rc = AGT_OK;
+    bool inner_allowed = false;
+    size_t priv = SIZE_MAX;
+    const agti_rule *allow_rule = NULL;
+    for (size_t k = 0; k < e->nstages && rc == AGT_OK; k++) {
+        size_t at = e->stages[k];
+        bool inner = k + 1 == e->nstages;
+        layer L = {e->written + at, e->wflags + at, e->writtenc - at,
+                   inner && (e->flags & AGTI_SHX_MORE_ARGS), inner};
+        hits h = {0};
+        rc = match_layer(rs, &L, inner ? e->path : NULL, &h);
+        size_t g = rc == AGT_OK ? git_globals(&L) : 0;
+        if (g > 0) {
+            /* git without its global options, for deny and ask rules */
+            char **w = malloc((L.n - g) * sizeof *w);
+            unsigned *f = malloc((L.n - g) * sizeof *f);
+            if (w == NULL || f == NULL) {
+                rc = agti_oom();
+            } else {
+                w[0] = L.w[0];
+                f[0] = L.f[0];
+                memcpy(w + 1, L.w + 1 + g, (L.n - 1 - g) * sizeof *w);
+                memcpy(f + 1, L.f + 1 + g, (L.n - 1 - g) * sizeof *f);
+                layer G = {w, f, L.n - g, L.more, inner};
+                hits gh = {0};
+                rc = match_layer(rs, &G, NULL, &gh);
+                if (h.deny == NULL)
+                    h.deny = gh.deny;
+                if (h.ask == NULL)
+                    h.ask = gh.ask;
+                if (h.maybe == NULL || (gh.maybe && gh.maybe->kind > h.maybe->kind))
+                    h.maybe = gh.maybe ? gh.maybe : h.maybe;
+            }
+            free(w);
+            free(f);
+        }
+        if (rc != AGT_OK)
+            break;
+        if (h.deny != NULL) {
+            v->kind = AGT_RULE_DENY;
+            v->rule = h.deny;
+            return AGT_OK;
+        }
+        if (h.maybe != NULL && v->closed == NULL) {
+            char *t = exec_text(e);
+            rc = set_once(&v->closed,
+                          t ? agti_aprintf("`%s` could match the %s rule '%s' once its words "
+                                           "are known, which happens only when it runs",
+                                           t, h.maybe->kind == AGT_RULE_DENY ? "deny" : "ask",
+                                           h.maybe->text)
+                            : NULL);
+            free(t);
+        }
+        if (h.ask != NULL && v->ask == NULL)
+            v->ask = h.ask;
+        bool allowed =
+            h.allow != NULL && (h.allow->pattern == NULL || !(e->flags & AGTI_SHX_WRITES));
+        if (inner) {
+            inner_allowed = allowed;
+            if (allowed)
+                allow_rule = h.allow;
+        } else if (L.n > 0 && needs_allow_too(L.w[0]) && !allowed && priv == SIZE_MAX) {
+            priv = k;
+        }
+    }
+    if (rc != AGT_OK)
+        return rc;
+    if (e->flags & AGTI_SHX_FAIL_CLOSED) {
+        char *t = exec_text(e);
+        rc = set_once(&v->closed, t ? agti_aprintf("`%s`: %s", t, closed_reason(e->flags)) : NULL);
+        free(t);
+        if (rc != AGT_OK)
+            return rc;
+    }
+    bool container =
+        (e->flags & AGTI_SHX_CONTAINER) && !(e->argc > 0 && needs_allow_too(e->argv[0]));
+    if (container)
+        return AGT_OK;
+    (*needing)++;
+    if (inner_allowed && priv == SIZE_MAX) {
+        if (*first_allow == NULL)
+            *first_allow = allow_rule;
+        return AGT_OK;
+    }
+    *all_allowed = false;
+    return state_add(st, idx, priv, !inner_allowed);
+}
+
+/* A set of strings, for the unique lists of the details. */
+typedef struct sset {
+    const char **v;
+    size_t cap, n;
+} sset;
+
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* Adds s (owned by the caller's JSON array) unless present: true when added. */
+static int sset_add(sset *set, json_t *arr, char *s)
+{
+    if (s == NULL)
+        return agti_oom();
+    if (set->n * 2 >= set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 64;
+        const char **v = calloc(cap, sizeof *v);
+        if (v == NULL) {
+            free(s);
+            return agti_oom();
+        }
+        for (size_t i = 0; i < set->cap; i++)
+            if (set->v[i] != NULL) {
+                size_t j = (size_t)(fnv(set->v[i]) & (cap - 1));
+                while (v[j] != NULL)
+                    j = (j + 1) & (cap - 1);
+                v[j] = set->v[i];
+            }
+        free(set->v);
+        set->v = v;
+        set->cap = cap;
+    }
+    size_t j = (size_t)(fnv(s) & (set->cap - 1));
+    while (set->v[j] != NULL) {
+        if (strcmp(set->v[j], s) == 0) {
+            free(s);
+            return AGT_OK;
+        }
+        j = (j + 1) & (set->cap - 1);
+    }
+    json_t *js = json_string(s);
+    free(s);
+    if (js == NULL || json_array_append_new(arr, js) != 0)
+        return agti_oom();
+    set->v[j] = json_string_value(js);
+    set->n++;
+    return AGT_OK;
+}
+
+int agti_verdict_details(agti_verdict *v)
+{
+    struct agti_bash_state *st = v->bash;
+    if (st == NULL || v->uncovered != NULL)
+        return AGT_OK;
+    v->uncovered = json_array();
+    v->suggest = json_array();
+    if (v->uncovered == NULL || v->suggest == NULL)
+        return agti_oom();
+    sset us = {0}, ss = {0};
+    int rc = AGT_OK;
+    for (size_t i = 0; rc == AGT_OK && i < st->n; i++) {
+        const agti_sh_exec *e = agti_sh_exec_at(st->analysis, st->v[i].exec);
+        if (st->v[i].inner && e->argc > 0) {
+            agti_buf arg = AGTI_BUF_INIT;
+            render(&arg, e->argv, e->argc);
+            rc = sset_add(&us, v->uncovered, agti_buf_detach(&arg));
+            if (rc == AGT_OK && !(e->flags & (AGTI_SHX_WRITES | AGTI_SHX_FAIL_CLOSED))) {
+                char *sug = suggest_words(e->argv, e->argc);
+                if (sug != NULL)
+                    rc = sset_add(&ss, v->suggest, sug);
+            }
+        } else {
+            rc = sset_add(&us, v->uncovered, exec_text(e));
+        }
+        size_t k = st->v[i].priv_stage;
+        if (rc == AGT_OK && k != SIZE_MAX && !(e->flags & AGTI_SHX_WRITES)) {
+            size_t at = e->stages[k];
+            char *sug = suggest_words(e->written + at, e->writtenc - at);
+            if (sug != NULL)
+                rc = sset_add(&ss, v->suggest, sug);
+        }
+    }
+    free(us.v);
+    free(ss.v);
+    return rc;
+}
+
+int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v)
+{
+    size_t len = strlen(command);
+    v->kind = -1;
+    if (len > AGTI_SH_MAX_INPUT) {
+        v->refused = agti_aprintf("the command is %zu bytes long, over the %u-byte (1 MiB) limit "
+                                  "of the approval check; split it into smaller commands",
+                                  len, AGTI_SH_MAX_INPUT);
+        return v->refused ? AGT_OK : agti_oom();
+    }
+    agti_sh_script *s = NULL;
+    agti_sh_error err;
+    memset(&err, 0, sizeof err);
+    int rc = agti_sh_parse(command, len, &s, &err);
+    if (rc == AGTI_SH_ENOMEM)
+        return agti_oom();
+    if (rc == AGTI_SH_ESYNTAX) {
+        v->kind = AGT_RULE_ASK;
+        v->closed = agti_aprintf("the command does not parse as shell (%s, at byte %zu), so "
+                                 "what it runs cannot be checked",
+                                 err.message, err.offset);
+        return v->closed ? AGT_OK : agti_oom();
+    }
+    if (rc != AGTI_SH_OK) {
+        v->refused = agti_aprintf("the command is over a limit of the approval check: %s; split "
+                                  "it into smaller commands",
+                                  err.message);
+        return v->refused ? AGT_OK : agti_oom();
+    }
+    agti_sh_analysis *a = NULL;
+    rc = agti_sh_analyze(s, &a, &err);
+    if (rc == AGTI_SH_ENOMEM) {
+        agti_sh_free(s);
+        return agti_oom();
+    }
+    if (rc != AGTI_SH_OK) {
+        agti_sh_free(s);
+        v->refused = agti_aprintf("the command is over a limit of the approval check: %s; split "
+                                  "it into smaller commands",
+                                  err.message);
+        return v->refused ? AGT_OK : agti_oom();
+    }
+    struct agti_bash_state *st = calloc(1, sizeof *st);
+    if (st == NULL) {
+        agti_sh_analysis_free(a);
+        agti_sh_free(s);
+        return agti_oom();
+    }
+    st->script = s;
+    st->analysis = a;
+    v->bash = st;
+    const agti_rule *first_allow = NULL;
+    bool all_allowed = true;
+    size_t needing = 0;
+    for (size_t i = 0; rc == AGT_OK && i < agti_sh_nexecs(a); i++) {
+        rc = judge_exec(rs, agti_sh_exec_at(a, i), i, v, st, &first_allow, &all_allowed, &needing);
+        if (v->kind == AGT_RULE_DENY)
+            break;
+    }
+    v->ncommands = needing;
+    if (rc != AGT_OK || v->kind == AGT_RULE_DENY)
+        return rc;
+    if (v->closed != NULL) {
+        v->kind = AGT_RULE_ASK;
+        v->rule = v->ask;
+    } else if (v->ask != NULL) {
+        v->kind = AGT_RULE_ASK;
+        v->rule = v->ask;
+    } else if (all_allowed && needing > 0) {
+        v->kind = AGT_RULE_ALLOW;
+        v->rule = first_allow;
+    }
+    return AGT_OK;
+}
+
+void agti_verdict_clear(agti_verdict *v)
+{
+    free(v->closed);
+    free(v->refused);
+    json_decref(v->uncovered);
+    json_decref(v->suggest);
+    state_free(v->bash);
+    memset(v, 0, sizeof *v);
+    v->kind = -1;
+}

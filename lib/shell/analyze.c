@@ -1,0 +1,1231 @@
+/* The commands of a parsed script as they would run (shell.h, agti_sh_exec):
+ * wrappers seen through to the command they run, `sh -c STRING`, `eval`,
+ * `su -c`, `watch`, `env -S` and `trap` strings parsed again, functions
+ * defined in the script expanded where they are called, and the reasons a
+ * command cannot be decided statically. Knows nothing of tools or rules. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "shell/shell.h"
+
+struct agti_sh_analysis {
+    agti_sh_exec *v;
+    size_t n, cap;
+};
+
+/* A word flag that means the word's final text is not known statically. */
+#define WORD_DYN (AGTI_SHW_DYNAMIC | AGTI_SHW_UNQUOTED_EXP | AGTI_SHW_GLOB | AGTI_SHW_BRACE)
+
+/* inherited by a command from the compound commands around it */
+#define INH_WRITES 0x1u
+#define INH_STDIN 0x2u
+
+typedef struct actx {
+    struct agti_sh_analysis *a;
+    const agti_sh_script *s;
+    const agti_sh_cmd *origin; /* the written command at depth 0 (NULL: the command itself) */
+    int depth;
+    int parent;
+    unsigned inherit;      /* INH_WRITES from a container or a function call's redirections */
+    unsigned char *inh;    /* per command of s: INH_* from the tree */
+    unsigned char *active; /* per function of s: being expanded (recursion guard) */
+    unsigned char *called; /* per function of s: expanded at least once */
+    int *ftab;             /* open-addressing table of function names -> index */
+    size_t fcap;
+    size_t *fcmds;  /* the commands of each function, grouped: function f's are */
+    size_t *fstart; /* fcmds[fstart[f] .. fstart[f + 1]) */
+    agti_sh_error *err;
+} actx;
+
+static int fail(actx *c, int status, const char *msg)
+{
+    if (c->err != NULL && c->err->status == AGTI_SH_OK) {
+        c->err->status = status;
+        c->err->offset = 0;
+        snprintf(c->err->message, sizeof c->err->message, "%s", msg);
+    }
+    return status;
+}
+
+/* ---- redirections ---------------------------------------------------- */
+
+static bool all_digits(const char *s)
+{
+    if (*s == '\0')
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/* A file name that writes nothing when a command's output goes there. */
+static bool harmless_target(const char *t)
+{
+    if (strcmp(t, "/dev/null") == 0 || strcmp(t, "/dev/stdout") == 0 ||
+        strcmp(t, "/dev/stderr") == 0)
+        return true;
+    return strncmp(t, "/dev/fd/", 8) == 0 && all_digits(t + 8);
+}
+
+static bool redir_writes(const agti_sh_redir *r)
+{
+    const agti_sh_word *t = &r->target;
+    bool dyn = (t->flags & WORD_DYN) != 0 || (t->flags & AGTI_SHW_TILDE) != 0;
+    switch (r->op) {
+    case AGTI_SHR_OUT:
+    case AGTI_SHR_APPEND:
+    case AGTI_SHR_CLOBBER:
+    case AGTI_SHR_RDWR:
+    case AGTI_SHR_OUT_ERR:
+    case AGTI_SHR_APPEND_ERR:
+        return dyn || t->value == NULL || !harmless_target(t->value);
+    case AGTI_SHR_DUP_OUT: {
+        if (dyn || t->value == NULL)
+            return true;
+        const char *v = t->value;
+        if (strcmp(v, "-") == 0 || all_digits(v))
+            return false;
+        size_t n = strlen(v);
+        if (n > 1 && v[n - 1] == '-') { /* n>&m- moves a descriptor */
+            char tmp[32];
+            if (n - 1 < sizeof tmp) {
+                memcpy(tmp, v, n - 1);
+                tmp[n - 1] = '\0';
+                if (all_digits(tmp))
+                    return false;
+            }
+        }
+        return !harmless_target(v); /* >&file is &>file */
+    }
+    default:
+        return false;
+    }
+}
+
+static bool redir_stdin(const agti_sh_redir *r)
+{
+    return (r->op == AGTI_SHR_IN || r->op == AGTI_SHR_HEREDOC || r->op == AGTI_SHR_HEREDOC_TAB ||
+            r->op == AGTI_SHR_HERESTRING || r->op == AGTI_SHR_DUP_IN || r->op == AGTI_SHR_RDWR) &&
+           (r->fd == -1 || r->fd == 0);
+}
+
+static void walk(actx *c, const agti_sh_node *nd, unsigned inh, int depth)
+{
+    if (nd == NULL || depth > AGTI_SH_MAX_DEPTH + 8)
+        return;
+    for (size_t i = 0; i < nd->nredirs; i++) {
+        if (redir_writes(&nd->redirs[i]))
+            inh |= INH_WRITES;
+        if (redir_stdin(&nd->redirs[i]))
+            inh |= INH_STDIN;
+    }
+    if ((nd->kind == AGTI_SHN_SIMPLE || nd->kind == AGTI_SHN_COND || nd->kind == AGTI_SHN_ARITH) &&
+        nd->cmd >= 0 && (size_t)nd->cmd < agti_sh_ncmds(c->s))
+        c->inh[nd->cmd] |= (unsigned char)inh;
+    for (size_t i = 0; i < nd->nchildren; i++) {
+        unsigned ci = inh;
+        if (nd->kind == AGTI_SHN_PIPELINE && i > 0)
+            ci |= INH_STDIN;
+        walk(c, nd->children[i], ci, depth + 1);
+    }
+}
+
+/* ---- emitting --------------------------------------------------------- */
+
+static void exec_clear(agti_sh_exec *e)
+{
+    for (size_t i = 0; i < e->writtenc; i++)
+        free(e->written[i]);
+    free(e->written);
+    free((void *)e->wflags);
+    free((void *)e->path);
+    free(e->wrappers);
+    free(e->stages);
+}
+
+/* Words being analysed: owned copies of a command's words. */
+typedef struct words {
+    char **w;
+    unsigned *f;
+    size_t n;
+} words;
+
+static void words_free(words *ws)
+{
+    for (size_t i = 0; i < ws->n; i++)
+        free(ws->w[i]);
+    free(ws->w);
+    free(ws->f);
+    memset(ws, 0, sizeof *ws);
+}
+
+static int words_from(words *ws, const agti_sh_word *src, size_t n)
+{
+    ws->w = calloc(n ? n : 1, sizeof *ws->w);
+    ws->f = calloc(n ? n : 1, sizeof *ws->f);
+    ws->n = 0;
+    if (ws->w == NULL || ws->f == NULL) {
+        words_free(ws);
+        return AGTI_SH_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *v = src[i].value ? src[i].value : "";
+        if ((ws->w[i] = agti_strdup(v)) == NULL) {
+            words_free(ws);
+            return AGTI_SH_ENOMEM;
+        }
+        ws->f[i] = src[i].flags;
+        ws->n = i + 1;
+    }
+    ws->n = n;
+    return AGTI_SH_OK;
+}
+
+/* Copies w[from..to) into a new word list. */
+static int words_slice(words *out, const words *in, size_t from, size_t to)
+{
+    size_t n = to - from;
+    out->w = calloc(n ? n : 1, sizeof *out->w);
+    out->f = calloc(n ? n : 1, sizeof *out->f);
+    out->n = 0;
+    if (out->w == NULL || out->f == NULL) {
+        words_free(out);
+        return AGTI_SH_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if ((out->w[i] = agti_strdup(in->w[from + i])) == NULL) {
+            words_free(out);
+            return AGTI_SH_ENOMEM;
+        }
+        out->f[i] = in->f[from + i];
+        out->n = i + 1;
+    }
+    return AGTI_SH_OK;
+}
+
+/* Appends an exec (takes ws, stages, path, wrappers); its index in *idx. */
+static int push_exec(actx *c, words *ws, size_t *stages, size_t nstages, char *path, char *wrappers,
+                     unsigned flags, const agti_sh_cmd *cmd, size_t *idx)
+{
+    struct agti_sh_analysis *a = c->a;
+    if (a->n >= AGTI_SH_MAX_COMMANDS) {
+        words_free(ws);
+        free(stages);
+        free(path);
+        free(wrappers);
+        return fail(c, AGTI_SH_ETOOMANY,
+                    "the script runs more than 10000 simple commands (wrappers, functions and "
+                    "strings run by sh -c or eval counted)");
+    }
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 16;
+        agti_sh_exec *v = realloc(a->v, cap * sizeof *v);
+        if (v == NULL) {
+            words_free(ws);
+            free(stages);
+            free(path);
+            free(wrappers);
+            return fail(c, AGTI_SH_ENOMEM, "out of memory");
+        }
+        a->v = v;
+        a->cap = cap;
+    }
+    agti_sh_exec *e = &a->v[a->n];
+    memset(e, 0, sizeof *e);
+    e->written = ws->w;
+    e->writtenc = ws->n;
+    e->wflags = ws->f;
+    e->stages = stages;
+    e->nstages = nstages;
+    size_t last = nstages ? stages[nstages - 1] : 0;
+    e->argv = ws->w + last;
+    e->argc = ws->n - last;
+    e->path = path;
+    e->wrappers = wrappers;
+    e->flags = flags;
+    e->depth = c->depth;
+    e->parent = c->parent;
+    e->cmd = c->origin ? c->origin : cmd;
+    memset(ws, 0, sizeof *ws);
+    *idx = a->n++;
+    return AGTI_SH_OK;
+}
+
+/* ---- wrappers ----------------------------------------------------------- */
+
+enum { W_RUNS, W_SELF, W_UNKNOWN };
+
+#define WK_ASSIGNS 0x01u /* NAME=value words before the command */
+#define WK_NUMOPT 0x02u  /* -N is an option (nice -5) */
+#define WK_ENV 0x04u     /* env: "-" is -i, -S STRING splits a command line */
+#define WK_XARGS 0x08u   /* arguments come from stdin; -I/-i/--replace name a placeholder */
+#define WK_WATCH 0x10u   /* the command line is joined and run by sh -c, unless -x */
+
+typedef struct wspec {
+    const char *name;
+    const char *s0;    /* short options without an argument */
+    const char *s1;    /* short options taking an argument */
+    const char *sopt;  /* short options with an optional attached argument */
+    const char *stop;  /* short options after which it runs no command */
+    const char *l0;    /* long options without an argument ("|a|b|"); --a=v is accepted */
+    const char *l1;    /* long options taking an argument */
+    const char *lstop; /* long options after which it runs no command */
+    int operands;      /* operands before the command */
+    unsigned kind;
+} wspec;
+
+static const wspec wrappers[] = {
+    {"builtin", "", "", "", "", "||", "||", "||", 0, 0},
+    {"busybox", "", "", "", "", "||", "||", "||", 0, 0},
+    {"chroot", "", "", "", "", "|skip-chdir|", "|userspec|groups|", "|help|version|", 1, 0},
+    {"chrt", "abdfiorRv", "TPD", "", "pm",
+     "|all-tasks|batch|deadline|fifo|idle|other|rr|reset-on-fork|verbose|",
+     "|sched-runtime|sched-period|sched-deadline|", "|pid|max|help|version|", 1, 0},
+    {"command", "p", "", "", "vV", "||", "||", "||", 0, 0},
+    {"doas", "ns", "u", "", "LC", "||", "||", "||", 0, 0},
+    {"env", "i0v", "uCS", "", "",
+     "|ignore-environment|null|debug|default-signal|ignore-signal|block-signal|list-signal-"
+     "handling|",
+     "|unset|chdir|split-string|", "|help|version|", 0, WK_ASSIGNS | WK_ENV},
+    {"exec", "cl", "a", "", "", "||", "||", "||", 0, 0},
+    {"ionice", "t", "cn", "", "pPu", "|ignore|", "|class|classdata|", "|pid|pgid|uid|help|version|",
+     0, 0},
+    {"nice", "", "n", "", "", "||", "|adjustment|", "|help|version|", 0, WK_NUMOPT},
+    {"noglob", "", "", "", "", "||", "||", "||", 0, 0}, /* zsh precommand modifier */
+    {"nohup", "", "", "", "", "||", "||", "|help|version|", 0, 0},
+    {"setsid", "cfw", "", "", "", "|ctty|fork|wait|", "||", "|help|version|", 0, 0},
+    {"stdbuf", "", "ioe", "", "", "||", "|input|output|error|", "|help|version|", 0, 0},
+    {"sudo", "AbEHknPSsi", "CDghpRrtTUu", "", "elvKV",
+     "|askpass|background|preserve-env|set-home|login|non-interactive|preserve-groups|stdin|shell|"
+     "reset-timestamp|bell|",
+     "|close-from|chdir|group|host|prompt|chroot|role|type|command-timeout|other-user|user|",
+     "|edit|list|validate|remove-timestamp|version|help|", 0, WK_ASSIGNS},
+    {"taskset", "ac", "", "", "p", "|all-tasks|cpu-list|", "||", "|pid|help|version|", 1, 0},
+    {"time", "pqva", "fo", "", "", "|append|verbose|portability|quiet|", "|format|output|",
+     "|help|version|", 0, 0},
+    {"timeout", "v", "sk", "", "", "|preserve-status|foreground|verbose|", "|signal|kill-after|",
+     "|help|version|", 1, 0},
+    {"watch", "bcCdegptwrx", "nq", "", "",
+     "|beep|color|no-color|differences|errexit|chgexit|precise|no-title|no-wrap|exec|no-rerun|",
+     "|interval|equexit|", "|help|version|", 0, WK_WATCH},
+    {"xargs", "0rtpxo", "adEILnPs", "iel", "",
+     "|null|no-run-if-empty|verbose|interactive|exit|open-tty|replace|eof|",
+     "|arg-file|delimiter|max-args|max-lines|max-procs|max-chars|process-slot-var|",
+     "|show-limits|help|version|", 0, WK_XARGS},
+};
+
+static int cmp_wspec(const void *key, const void *elem)
+{
+    return strcmp(key, ((const wspec *)elem)->name);
+}
+
+/* The table is in name order: a binary search. */
+static const wspec *find_wrapper(const char *name)
+{
+    return bsearch(name, wrappers, sizeof wrappers / sizeof wrappers[0], sizeof wrappers[0],
+                   cmp_wspec);
+}
+
+/* Whether "|name|" occurs in list for the first n bytes of name. */
+static bool in_list(const char *list, const char *name, size_t n)
+{
+    if (n == 0)
+        return false;
+    for (const char *p = list; (p = strchr(p, '|')) != NULL && p[1];) {
+        p++;
+        size_t m = strcspn(p, "|");
+        if (m == n && memcmp(p, name, n) == 0)
+            return true;
+        p += m;
+    }
+    return false;
+}
+
+static bool is_assignment(const char *w)
+{
+    if (!((*w >= 'a' && *w <= 'z') || (*w >= 'A' && *w <= 'Z') || *w == '_'))
+        return false;
+    for (w++; *w && *w != '='; w++)
+        if (!((*w >= 'a' && *w <= 'z') || (*w >= 'A' && *w <= 'Z') || (*w >= '0' && *w <= '9') ||
+              *w == '_'))
+            return false;
+    return *w == '=';
+}
+
+typedef struct wres {
+    size_t next;       /* the command's first word */
+    const char *split; /* env -S: the string */
+    bool split_dyn;
+    bool xexec;       /* watch -x */
+    const char *repl; /* xargs -I: the placeholder */
+} wres;
+
+static int wrap_parse(const wspec *sp, const words *ws, size_t pos, wres *r)
+{
+    size_t j = pos + 1, n = ws->n;
+    memset(r, 0, sizeof *r);
+    while (j < n) {
+        const char *a = ws->w[j];
+        if (ws->f[j] & WORD_DYN)
+            return W_UNKNOWN; /* an option or the command: cannot tell */
+        if (a[0] != '-')
+            break;
+        if (a[1] == '\0') {
+            if (sp->kind & WK_ENV) {
+                j++;
+                continue;
+            }
+            break;
+        }
+        if (strcmp(a, "--") == 0) {
+            j++;
+            break;
+        }
+        if (a[1] == '-') {
+            const char *nm = a + 2;
+            size_t nl = strcspn(nm, "=");
+            bool eq = nm[nl] == '=';
+            if (in_list(sp->lstop, nm, nl))
+                return W_SELF;
+            if (in_list(sp->l1, nm, nl)) {
+                const char *val = eq ? nm + nl + 1 : (j + 1 < n ? ws->w[j + 1] : NULL);
+                if ((sp->kind & WK_ENV) && nl == 12 && memcmp(nm, "split-string", 12) == 0) {
+                    r->split = val;
+                    r->split_dyn = !eq && j + 1 < n && (ws->f[j + 1] & WORD_DYN);
+                    j += eq ? 1 : 2;
+                    break; /* the string holds the command */
+                }
+                j += eq ? 1 : 2;
+                continue;
+            }
+            if (in_list(sp->l0, nm, nl)) {
+                if ((sp->kind & WK_WATCH) && nl == 4 && memcmp(nm, "exec", 4) == 0)
+                    r->xexec = true;
+                if ((sp->kind & WK_XARGS) && nl == 7 && memcmp(nm, "replace", 7) == 0)
+                    r->repl = eq ? nm + nl + 1 : "{}";
+                j++;
+                continue;
+            }
+            return W_UNKNOWN;
+        }
+        if ((sp->kind & WK_NUMOPT) && a[1] >= '0' && a[1] <= '9') {
+            j++;
+            continue;
+        }
+        size_t step = 1;
+        for (size_t k = 1; a[k]; k++) {
+            char ch = a[k];
+            if (strchr(sp->stop, ch) != NULL)
+                return W_SELF;
+            if (strchr(sp->s1, ch) != NULL) {
+                const char *val = a[k + 1] ? a + k + 1 : (j + 1 < n ? ws->w[j + 1] : NULL);
+                if (a[k + 1] == '\0')
+                    step = 2;
+                if ((sp->kind & WK_ENV) && ch == 'S') {
+                    r->split = val;
+                    r->split_dyn = a[k + 1] == '\0' && j + 1 < n && (ws->f[j + 1] & WORD_DYN);
+                    r->next = j + step;
+                    goto split_done;
+                }
+                if ((sp->kind & WK_XARGS) && ch == 'I')
+                    r->repl = val;
+                break;
+            }
+            if (strchr(sp->sopt, ch) != NULL) {
+                if ((sp->kind & WK_XARGS) && ch == 'i')
+                    r->repl = a[k + 1] ? a + k + 1 : "{}";
+                break;
+            }
+            if (strchr(sp->s0, ch) != NULL) {
+                if ((sp->kind & WK_WATCH) && ch == 'x')
+                    r->xexec = true;
+                continue;
+            }
+            return W_UNKNOWN;
+        }
+        j += step;
+    }
+    if (r->split != NULL) {
+        r->next = j;
+    split_done:
+        return W_RUNS;
+    }
+    if (sp->kind & WK_ASSIGNS)
+        while (j < n && is_assignment(ws->w[j]))
+            j++;
+    for (int k = 0; k < sp->operands && j < n; k++, j++)
+        if (ws->f[j] & (WORD_DYN & ~AGTI_SHW_DYNAMIC))
+            return W_UNKNOWN; /* may split into several words */
+    if (j >= n)
+        return W_SELF;
+    r->next = j;
+    return W_RUNS;
+}
+
+/* ---- commands that run strings --------------------------------------- */
+
+static bool name_is(const char *w, const char *const *names)
+{
+    for (; *names; names++)
+        if (strcmp(w, *names) == 0)
+            return true;
+    return false;
+}
+
+static const char *const shells[] = {"sh",   "bash", "dash", "zsh",   "ksh",  "mksh", "ash",
+                                     "lksh", "yash", "posh", "rbash", "fish", NULL};
+
+static bool is_interpreter(const char *w)
+{
+    static const char *const names[] = {"perl", "ruby", "node",  "nodejs",
+                                        "php",  "lua",  "tclsh", NULL};
+    if (strncmp(w, "python", 6) == 0) {
+        const char *v = w + 6;
+        while ((*v >= '0' && *v <= '9') || *v == '.')
+            v++;
+        return *v == '\0';
+    }
+    return name_is(w, names);
+}
+
+static int analyze_script(actx *parent_ctx, const agti_sh_script *s, int parent, unsigned inherit);
+
+/* Parses text again and analyses it as run by exec idx. A string that does
+ * not parse makes idx undecidable; over the depth limit refuses. */
+static int reparse(actx *c, size_t idx, const char *text, size_t len)
+{
+    if (c->depth + 1 > AGTI_SH_MAX_DEPTH)
+        return fail(c, AGTI_SH_ETOODEEP,
+                    "strings run by sh -c / eval nest more than 256 levels deep");
+    agti_sh_script *sub = NULL;
+    agti_sh_error perr;
+    memset(&perr, 0, sizeof perr);
+    int rc = agti_sh_parse(text, len, &sub, &perr);
+    if (rc == AGTI_SH_ENOMEM)
+        return fail(c, AGTI_SH_ENOMEM, "out of memory");
+    if (rc != AGTI_SH_OK) {
+        c->a->v[idx].flags |= AGTI_SHX_EVAL_DYNAMIC | (rc == AGTI_SH_ESYNTAX ? AGTI_SHX_SYNTAX : 0);
+        return AGTI_SH_OK;
+    }
+    unsigned inherit = (c->a->v[idx].flags & AGTI_SHX_WRITES) ? INH_WRITES : 0;
+    const agti_sh_cmd *saved = c->origin;
+    c->origin = c->a->v[idx].cmd;
+    rc = analyze_script(c, sub, (int)idx, inherit);
+    c->origin = saved;
+    agti_sh_free(sub);
+    return rc;
+}
+
+/* Joins ws[from..to) with sep (quoting each word for the shell when quote). */
+static char *join_words(const words *ws, size_t from, size_t to, bool quote)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    for (size_t i = from; i < to; i++) {
+        if (i > from)
+            agti_buf_putc(&b, ' ');
+        if (!quote) {
+            agti_buf_puts(&b, ws->w[i]);
+            continue;
+        }
+        agti_buf_putc(&b, '\'');
+        for (const char *p = ws->w[i]; *p; p++) {
+            if (*p == '\'')
+                agti_buf_puts(&b, "'\\''");
+            else
+                agti_buf_putc(&b, *p);
+        }
+        agti_buf_putc(&b, '\'');
+    }
+    return agti_buf_detach(&b);
+}
+
+static bool any_dynamic(const words *ws, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        if (ws->f[i] & WORD_DYN)
+            return true;
+    return false;
+}
+
+/* What a command that runs a string will run: *text (malloc'd) or *dyn. */
+typedef struct runner {
+    bool is_runner;
+    bool dyn;
+    char *text;
+    unsigned flags;        /* extra AGTI_SHX_* for the exec */
+    bool shell_stdin_body; /* a shell reading stdin: a static here-doc is its script */
+} runner;
+
+/* sh/bash/... options; *cpos gets the index of the -c string (0: none),
+ * *operand the first operand (0: none). */
+static int shell_opts(const words *ws, size_t at, size_t *cpos, size_t *operand, bool *sflag)
+{
+    static const char *const long0[] = {
+        "--norc",      "--noprofile", "--login",      "--posix",        "--verbose",
+        "--noediting", "--debugger",  "--restricted", "--dump-strings", "--dump-po-strings",
+        "--wordexp",   "--protected", "--no-config",  "--private",      NULL};
+    static const char *const long1[] = {"--rcfile", "--init-file", "--init-command", "--command",
+                                        NULL};
+    bool cflag = false;
+    *cpos = *operand = 0;
+    *sflag = false;
+    size_t j = at + 1;
+    while (j < ws->n) {
+        const char *a = ws->w[j];
+        if (ws->f[j] & WORD_DYN) {
+            if (cflag)
+                break; /* the string (or an option: either way not static) */
+            return W_UNKNOWN;
+        }
+        if (strcmp(a, "--") == 0 || strcmp(a, "-") == 0) {
+            j++;
+            break;
+        }
+        if ((a[0] != '-' && a[0] != '+') || a[1] == '\0')
+            break;
+        if (a[0] == '-' && a[1] == '-') {
+            if (name_is(a, long0) || strcmp(a, "--help") == 0 || strcmp(a, "--version") == 0) {
+                j++;
+                continue;
+            }
+            if (name_is(a, long1)) {
+                if (strcmp(a, "--command") == 0) {
+                    cflag = true; /* fish --command STRING */
+                    j++;
+                    continue;
+                }
+                j += 2;
+                continue;
+            }
+            return W_UNKNOWN;
+        }
+        size_t step = 1;
+        for (size_t k = 1; a[k]; k++) {
+            char ch = a[k];
+            if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')))
+                return W_UNKNOWN;
+            if (ch == 'c')
+                cflag = true;
+            else if (ch == 's')
+                *sflag = true;
+            else if (ch == 'o' || ch == 'O')
+                step = 2;
+        }
+        j += step;
+    }
+    if (cflag) {
+        *cpos = j < ws->n ? j : ws->n;
+        return W_RUNS;
+    }
+    if (j < ws->n)
+        *operand = j;
+    return W_RUNS;
+}
+
+/* The static body a command reads on stdin from a here-doc/here-string. */
+static const char *static_stdin(const agti_sh_cmd *cmd, size_t *len)
+{
+    if (cmd == NULL)
+        return NULL;
+    for (size_t i = cmd->nredirs; i-- > 0;) {
+        const agti_sh_redir *r = &cmd->redirs[i];
+        if (!redir_stdin(r))
+            continue;
+        if ((r->op == AGTI_SHR_HEREDOC || r->op == AGTI_SHR_HEREDOC_TAB) && r->heredoc != NULL &&
+            !r->heredoc_expands) {
+            *len = r->heredoc_len;
+            return r->heredoc;
+        }
+        if (r->op == AGTI_SHR_HERESTRING && !(r->target.flags & WORD_DYN) && r->target.value) {
+            *len = r->target.vlen;
+            return r->target.value;
+        }
+        return NULL; /* the last stdin redirection wins */
+    }
+    return NULL;
+}
+
+static int cmp_name(const void *key, const void *elem)
+{
+    return strcmp(key, *(const char *const *)elem);
+}
+
+/* Every name find_runner looks at (but python*), in strcmp order. */
+static const char *const runner_names[] = {
+    ".",    "ash",    "bash",   "dash",  "eval", "fish", "ksh",   "lksh", "lua",
+    "mksh", "node",   "nodejs", "perl",  "php",  "posh", "rbash", "ruby", "runuser",
+    "sh",   "source", "su",     "tclsh", "trap", "yash", "zsh"};
+
+static int find_runner(const words *ws, size_t at, bool stdin_fed, runner *r)
+{
+    memset(r, 0, sizeof *r);
+    const char *name = ws->w[at];
+    size_t n = ws->n;
+    if (strncmp(name, "python", 6) != 0 &&
+        bsearch(name, runner_names, sizeof runner_names / sizeof runner_names[0],
+                sizeof runner_names[0], cmp_name) == NULL)
+        return AGTI_SH_OK; /* the common case: an ordinary command */
+    if (name_is(name, shells)) {
+        size_t cpos, operand;
+        bool sflag;
+        if (shell_opts(ws, at, &cpos, &operand, &sflag) == W_UNKNOWN) {
+            r->flags |= AGTI_SHX_WRAPPER_UNKNOWN;
+            return AGTI_SH_OK;
+        }
+        if (cpos != 0) {
+            r->is_runner = true;
+            r->flags |= AGTI_SHX_CONTAINER;
+            if (cpos >= n) {
+                r->text = agti_strdup(""); /* bash -c with no string: an error, runs nothing */
+            } else if (ws->f[cpos] & WORD_DYN) {
+                r->dyn = true;
+            } else {
+                r->text = agti_strdup(ws->w[cpos]);
+            }
+            if (!r->dyn && r->text == NULL)
+                return AGTI_SH_ENOMEM;
+            if (any_dynamic(ws, cpos + 1 < n ? cpos + 1 : n, n))
+                r->flags |= AGTI_SHX_DYNAMIC_ARGS;
+        } else if (operand != 0 && !sflag) {
+            r->flags |= AGTI_SHX_SHELL_FILE;
+        } else {
+            r->flags |= AGTI_SHX_SHELL_STDIN;
+            r->shell_stdin_body = true;
+        }
+        return AGTI_SH_OK;
+    }
+    if (strcmp(name, "eval") == 0) {
+        r->is_runner = true;
+        r->flags |= AGTI_SHX_CONTAINER;
+        size_t from = at + 1;
+        if (from < n && strcmp(ws->w[from], "--") == 0)
+            from++;
+        if (any_dynamic(ws, from, n))
+            r->dyn = true;
+        else if ((r->text = join_words(ws, from, n, false)) == NULL)
+            return AGTI_SH_ENOMEM;
+        return AGTI_SH_OK;
+    }
+    if (strcmp(name, "trap") == 0) {
+        size_t j = at + 1;
+        while (j < n && ws->w[j][0] == '-' && strcmp(ws->w[j], "-") != 0) {
+            if (strcmp(ws->w[j], "--") == 0) {
+                j++;
+                break;
+            }
+            if (strchr(ws->w[j], 'l') || strchr(ws->w[j], 'p'))
+                return AGTI_SH_OK; /* lists or prints */
+            j++;
+        }
+        if (j + 1 < n && strcmp(ws->w[j], "-") != 0) {
+            r->is_runner = true;
+            r->flags |= AGTI_SHX_CONTAINER;
+            if (ws->f[j] & WORD_DYN)
+                r->dyn = true;
+            else if ((r->text = agti_strdup(ws->w[j])) == NULL)
+                return AGTI_SH_ENOMEM;
+        }
+        return AGTI_SH_OK;
+    }
+    if (strcmp(name, "su") == 0 || strcmp(name, "runuser") == 0) {
+        for (size_t j = at + 1; j < n; j++) {
+            const char *a = ws->w[j];
+            const char *val = NULL;
+            bool dyn = false;
+            if (strcmp(a, "-c") == 0 || strcmp(a, "--command") == 0 ||
+                strcmp(a, "--session-command") == 0) {
+                if (j + 1 < n) {
+                    val = ws->w[j + 1];
+                    dyn = (ws->f[j + 1] & WORD_DYN) != 0;
+                }
+            } else if (strncmp(a, "--command=", 10) == 0) {
+                val = a + 10;
+                dyn = (ws->f[j] & WORD_DYN) != 0;
+            } else if (a[0] == '-' && a[1] != '-' && strchr(a, 'c') != NULL) {
+                const char *cc = strchr(a, 'c');
+                val = cc[1] ? cc + 1 : (j + 1 < n ? ws->w[j + 1] : NULL);
+                dyn = (ws->f[j] & WORD_DYN) || (!cc[1] && j + 1 < n && (ws->f[j + 1] & WORD_DYN));
+            } else if (ws->f[j] & WORD_DYN) {
+                r->flags |= AGTI_SHX_WRAPPER_UNKNOWN;
+            }
+            if (val != NULL || dyn) {
+                r->is_runner = true;
+                r->flags |= AGTI_SHX_CONTAINER;
+                if (dyn)
+                    r->dyn = true;
+                else if ((r->text = agti_strdup(val)) == NULL)
+                    return AGTI_SH_ENOMEM;
+                return AGTI_SH_OK;
+            }
+        }
+        if (stdin_fed)
+            r->flags |= AGTI_SHX_SHELL_STDIN;
+        return AGTI_SH_OK;
+    }
+    if (strcmp(name, "source") == 0 || strcmp(name, ".") == 0) {
+        r->flags |= AGTI_SHX_SOURCE;
+        return AGTI_SH_OK;
+    }
+    if (is_interpreter(name) && stdin_fed) {
+        bool script = false;
+        for (size_t j = at + 1; j < n && !script; j++) {
+            const char *a = ws->w[j];
+            if (strcmp(a, "-") == 0)
+                break;
+            if (a[0] != '-' || strcmp(a, "-c") == 0 || strcmp(a, "-e") == 0 ||
+                strcmp(a, "-E") == 0 || strcmp(a, "-m") == 0 || strcmp(a, "-r") == 0 ||
+                strncmp(a, "--eval", 6) == 0)
+                script = true;
+        }
+        if (!script)
+            r->flags |= AGTI_SHX_SHELL_STDIN;
+    }
+    return AGTI_SH_OK;
+}
+
+/* ---- one command: wrappers, then what it runs --------------------------- */
+
+static char *basename_of(char *w, char **path)
+{
+    *path = NULL;
+    char *slash = strrchr(w, '/');
+    if (slash == NULL || slash[1] == '\0')
+        return NULL;
+    *path = agti_strdup(w);
+    if (*path == NULL)
+        return w;
+    memmove(w, slash + 1, strlen(slash + 1) + 1);
+    return NULL;
+}
+
+static int emit_words(actx *c, words *ws, unsigned flags, bool stdin_fed, const agti_sh_cmd *cmd);
+
+/* find ... -exec/-execdir/-ok/-okdir CMD ;|+ : each command, run by exec idx. */
+static int find_execs(actx *c, size_t idx, const agti_sh_cmd *cmd, bool stdin_fed)
+{
+    size_t n = c->a->v[idx].argc;
+    for (size_t i = 1; i < n; i++) {
+        const agti_sh_exec *e = &c->a->v[idx];
+        const char *a = e->argv[i];
+        if (strcmp(a, "-exec") != 0 && strcmp(a, "-execdir") != 0 && strcmp(a, "-ok") != 0 &&
+            strcmp(a, "-okdir") != 0)
+            continue;
+        size_t off = (size_t)(e->argv - e->written);
+        size_t k = i + 1;
+        while (k < n && strcmp(e->argv[k], ";") != 0 && strcmp(e->argv[k], "+") != 0)
+            k++;
+        unsigned more = k < n && strcmp(e->argv[k], "+") == 0 ? AGTI_SHX_MORE_ARGS : 0;
+        if (k > i + 1) {
+            words src = {e->written, (unsigned *)e->wflags, e->writtenc};
+            words sub;
+            if (words_slice(&sub, &src, off + i + 1, off + k) != AGTI_SH_OK)
+                return fail(c, AGTI_SH_ENOMEM, "out of memory");
+            for (size_t w = 0; w < sub.n; w++)
+                if (strstr(sub.w[w], "{}") != NULL)
+                    sub.f[w] |= AGTI_SHW_DYNAMIC; /* the file name found */
+            int saved = c->parent;
+            c->parent = (int)idx;
+            unsigned inh = (c->a->v[idx].flags & AGTI_SHX_WRITES) | more;
+            int rc = emit_words(c, &sub, inh, stdin_fed, NULL);
+            c->parent = saved;
+            if (rc != AGTI_SH_OK)
+                return rc;
+            (void)cmd;
+        }
+        i = k;
+    }
+    return AGTI_SH_OK;
+}
+
+/* Sees ws (taken) through its wrappers and emits the exec, then what it
+ * runs. flags: AGTI_SHX_* it starts with; cmd: the command whose
+ * redirections feed it (NULL for a command run by find -exec). */
+static int emit_words(actx *c, words *ws, unsigned flags, bool stdin_fed, const agti_sh_cmd *cmd)
+{
+    size_t *stages = malloc((ws->n + 1) * sizeof *stages);
+    agti_buf wrapped = AGTI_BUF_INIT;
+    char *path = NULL;
+    if (stages == NULL) {
+        words_free(ws);
+        return fail(c, AGTI_SH_ENOMEM, "out of memory");
+    }
+    size_t nst = 0, pos = 0;
+    wres wr;
+    const wspec *last = NULL;
+    const char *split = NULL;
+    bool split_dyn = false, watch_join = false;
+    size_t split_at = 0;
+    while (pos < ws->n) {
+        stages[nst++] = pos;
+        free(path);
+        path = NULL;
+        if (ws->f[pos] & WORD_DYN) {
+            flags |= AGTI_SHX_DYNAMIC_NAME;
+            break;
+        }
+        if (basename_of(ws->w[pos], &path) != NULL) {
+            words_free(ws);
+            free(stages);
+            return fail(c, AGTI_SH_ENOMEM, "out of memory");
+        }
+        const wspec *sp = find_wrapper(ws->w[pos]);
+        if (sp == NULL)
+            break;
+        int k = wrap_parse(sp, ws, pos, &wr);
+        if (k == W_UNKNOWN) {
+            flags |= AGTI_SHX_WRAPPER_UNKNOWN;
+            break;
+        }
+        if (k == W_SELF)
+            break;
+        last = sp;
+        if ((sp->kind & WK_ENV) && wr.split != NULL) {
+            split = wr.split;
+            split_dyn = wr.split_dyn;
+            split_at = wr.next;
+            break;
+        }
+        if ((sp->kind & WK_WATCH) && !wr.xexec) {
+            watch_join = true;
+            split_at = wr.next;
+            break;
+        }
+        if (wrapped.len)
+            agti_buf_putc(&wrapped, ' ');
+        agti_buf_puts(&wrapped, sp->name);
+        if (sp->kind & WK_XARGS) {
+            flags |= AGTI_SHX_MORE_ARGS;
+            stdin_fed = false; /* xargs gives its commands /dev/null */
+            for (size_t w = wr.next; wr.repl && *wr.repl && w < ws->n; w++)
+                if (strstr(ws->w[w], wr.repl) != NULL)
+                    ws->f[w] |= AGTI_SHW_DYNAMIC;
+        }
+        pos = wr.next;
+    }
+    (void)last;
+    if (nst == 0)
+        stages[nst++] = 0;
+    if (wrapped.oom) {
+        words_free(ws);
+        free(stages);
+        free(path);
+        return fail(c, AGTI_SH_ENOMEM, "out of memory");
+    }
+    runner r;
+    memset(&r, 0, sizeof r);
+    size_t at = stages[nst - 1];
+    int rc = AGTI_SH_OK;
+    if (split != NULL || split_dyn) {
+        r.is_runner = true;
+        r.flags |= AGTI_SHX_CONTAINER;
+        if (split_dyn || any_dynamic(ws, split_at, ws->n)) {
+            r.dyn = true;
+        } else {
+            char *rest = join_words(ws, split_at, ws->n, true);
+            r.text = rest ? agti_aprintf("%s %s", split, rest) : NULL;
+            free(rest);
+            if (r.text == NULL)
+                rc = AGTI_SH_ENOMEM;
+        }
+    } else if (watch_join) {
+        r.is_runner = true;
+        r.flags |= AGTI_SHX_CONTAINER;
+        if (any_dynamic(ws, split_at, ws->n))
+            r.dyn = true;
+        else if ((r.text = join_words(ws, split_at, ws->n, false)) == NULL)
+            rc = AGTI_SH_ENOMEM;
+    } else if (!(flags & AGTI_SHX_DYNAMIC_NAME) && at < ws->n) {
+        rc = find_runner(ws, at, stdin_fed, &r);
+    }
+    if (rc != AGTI_SH_OK) {
+        words_free(ws);
+        free(stages);
+        free(path);
+        agti_buf_free(&wrapped);
+        free(r.text);
+        return fail(c, AGTI_SH_ENOMEM, "out of memory");
+    }
+    flags |= r.flags;
+    if (r.dyn)
+        flags |= AGTI_SHX_EVAL_DYNAMIC;
+    if (any_dynamic(ws, at + 1 < ws->n ? at + 1 : ws->n, ws->n))
+        flags |= AGTI_SHX_DYNAMIC_ARGS;
+    bool is_find = at < ws->n && strcmp(ws->w[at], "find") == 0 && !(flags & AGTI_SHX_DYNAMIC_NAME);
+    char *wrappers_s = wrapped.len ? agti_buf_detach(&wrapped) : NULL;
+    agti_buf_free(&wrapped);
+    size_t idx;
+    rc = push_exec(c, ws, stages, nst, path, wrappers_s, flags, cmd, &idx);
+    if (rc != AGTI_SH_OK) {
+        free(r.text);
+        return rc;
+    }
+    if (r.text != NULL) {
+        rc = reparse(c, idx, r.text, strlen(r.text));
+        free(r.text);
+        if (rc != AGTI_SH_OK)
+            return rc;
+    }
+    if (r.shell_stdin_body) {
+        size_t blen = 0;
+        const char *body = static_stdin(cmd, &blen);
+        if (body != NULL) {
+            c->a->v[idx].flags |= AGTI_SHX_CONTAINER;
+            rc = reparse(c, idx, body, blen);
+            if (rc != AGTI_SH_OK)
+                return rc;
+        }
+    }
+    if (is_find)
+        rc = find_execs(c, idx, cmd, stdin_fed);
+    return rc;
+}
+
+static bool cmd_writes(const agti_sh_cmd *cmd)
+{
+    for (size_t i = 0; i < cmd->nredirs; i++)
+        if (redir_writes(&cmd->redirs[i]))
+            return true;
+    return false;
+}
+
+static bool cmd_stdin(const agti_sh_cmd *cmd)
+{
+    if (cmd->flags & (AGTI_SHC_PIPED_IN | AGTI_SHC_STDIN_REDIR))
+        return true;
+    for (size_t i = 0; i < cmd->nredirs; i++)
+        if (redir_stdin(&cmd->redirs[i]))
+            return true;
+    return false;
+}
+
+static size_t name_hash(const char *s)
+{
+    size_t h = 5381;
+    for (; *s; s++)
+        h = h * 33 + (unsigned char)*s;
+    return h;
+}
+
+/* The table of the script's functions: a name's last definition wins. */
+static int build_ftab(actx *c)
+{
+    size_t nf = agti_sh_nfuncs(c->s);
+    if (nf == 0)
+        return AGTI_SH_OK;
+    size_t cap = 16;
+    while (cap < nf * 2)
+        cap *= 2;
+    c->ftab = malloc(cap * sizeof *c->ftab);
+    if (c->ftab == NULL)
+        return fail(c, AGTI_SH_ENOMEM, "out of memory");
+    for (size_t i = 0; i < cap; i++)
+        c->ftab[i] = -1;
+    c->fcap = cap;
+    for (size_t i = 0; i < nf; i++) {
+        const agti_sh_func *f = agti_sh_func_at(c->s, i);
+        if (f->name == NULL)
+            continue;
+        size_t j = name_hash(f->name) & (cap - 1);
+        while (c->ftab[j] >= 0 &&
+               strcmp(agti_sh_func_at(c->s, (size_t)c->ftab[j])->name, f->name) != 0)
+            j = (j + 1) & (cap - 1);
+        c->ftab[j] = (int)i; /* later definitions replace earlier ones */
+    }
+    return AGTI_SH_OK;
+}
+
+/* The commands of each function: every command flagged IN_FUNCTION with its
+ * index, also those listed after its range (a here-doc read after the
+ * closing brace). */
+static int build_fcmds(actx *c)
+{
+    size_t nf = agti_sh_nfuncs(c->s), n = agti_sh_ncmds(c->s);
+    if (nf == 0)
+        return AGTI_SH_OK;
+    c->fstart = calloc(nf + 1, sizeof *c->fstart);
+    c->fcmds = malloc((n ? n : 1) * sizeof *c->fcmds);
+    size_t *fill = calloc(nf, sizeof *fill);
+    if (c->fstart == NULL || c->fcmds == NULL || fill == NULL) {
+        free(fill);
+        return fail(c, AGTI_SH_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const agti_sh_cmd *cmd = agti_sh_cmd_at(c->s, i);
+        if ((cmd->flags & AGTI_SHC_IN_FUNCTION) && cmd->function >= 0 && (size_t)cmd->function < nf)
+            c->fstart[cmd->function + 1]++;
+    }
+    for (size_t f = 0; f < nf; f++)
+        c->fstart[f + 1] += c->fstart[f];
+    for (size_t i = 0; i < n; i++) {
+        const agti_sh_cmd *cmd = agti_sh_cmd_at(c->s, i);
+        if ((cmd->flags & AGTI_SHC_IN_FUNCTION) && cmd->function >= 0 &&
+            (size_t)cmd->function < nf) {
+            size_t f = (size_t)cmd->function;
+            c->fcmds[c->fstart[f] + fill[f]++] = i;
+        }
+    }
+    free(fill);
+    return AGTI_SH_OK;
+}
+
+static int find_function(const actx *c, const char *name)
+{
+    if (c->ftab == NULL)
+        return -1;
+    size_t j = name_hash(name) & (c->fcap - 1);
+    while (c->ftab[j] >= 0) {
+        if (strcmp(agti_sh_func_at(c->s, (size_t)c->ftab[j])->name, name) == 0)
+            return c->ftab[j];
+        j = (j + 1) & (c->fcap - 1);
+    }
+    return -1;
+}
+
+static int process_cmd(actx *c, size_t i);
+
+static int expand_function(actx *c, int fi, const agti_sh_cmd *call, unsigned inherit)
+{
+    const agti_sh_func *f = agti_sh_func_at(c->s, (size_t)fi);
+    if (c->active[fi])
+        return AGTI_SH_OK; /* recursion: its commands are listed already */
+    c->active[fi] = 1;
+    c->called[fi] = 1;
+    const agti_sh_cmd *saved_origin = c->origin;
+    unsigned saved_inherit = c->inherit;
+    if (c->origin == NULL && call != NULL)
+        c->origin = call;
+    c->inherit |= inherit;
+    int rc = AGTI_SH_OK;
+    (void)f;
+    for (size_t k = c->fstart[fi]; rc == AGTI_SH_OK && k < c->fstart[fi + 1]; k++)
+        rc = process_cmd(c, c->fcmds[k]);
+    c->origin = saved_origin;
+    c->inherit = saved_inherit;
+    c->active[fi] = 0;
+    return rc;
+}
+
+static int process_cmd(actx *c, size_t i)
+{
+    const agti_sh_cmd *cmd = agti_sh_cmd_at(c->s, i);
+    if (cmd->flags & AGTI_SHC_KEYWORD)
+        return AGTI_SH_OK; /* [[ ]] / (( )): runs nothing but its substitutions */
+    bool writes = cmd_writes(cmd) || (c->inh[i] & INH_WRITES) || (c->inherit & INH_WRITES);
+    bool fed = cmd_stdin(cmd) || (c->inh[i] & INH_STDIN);
+    unsigned flags = writes ? AGTI_SHX_WRITES : 0;
+    if (cmd->argc == 0) {
+        if (!writes)
+            return AGTI_SH_OK;
+        words ws = {NULL, NULL, 0};
+        if (words_from(&ws, NULL, 0) != AGTI_SH_OK)
+            return fail(c, AGTI_SH_ENOMEM, "out of memory");
+        size_t *st = malloc(sizeof *st);
+        if (st == NULL) {
+            words_free(&ws);
+            return fail(c, AGTI_SH_ENOMEM, "out of memory");
+        }
+        st[0] = 0;
+        size_t idx;
+        return push_exec(c, &ws, st, 1, NULL, NULL, flags, cmd, &idx);
+    }
+    const agti_sh_word *w0 = &cmd->argv[0];
+    if (!(w0->flags & WORD_DYN) && w0->value != NULL) {
+        int fi = find_function(c, w0->value);
+        if (fi >= 0)
+            return expand_function(c, fi, cmd, writes ? INH_WRITES : 0);
+    }
+    words ws;
+    if (words_from(&ws, cmd->argv, cmd->argc) != AGTI_SH_OK)
+        return fail(c, AGTI_SH_ENOMEM, "out of memory");
+    return emit_words(c, &ws, flags, fed, cmd);
+}
+
+static int analyze_script(actx *pc, const agti_sh_script *s, int parent, unsigned inherit)
+{
+    actx c;
+    memset(&c, 0, sizeof c);
+    c.a = pc->a;
+    c.s = s;
+    c.origin = pc->origin;
+    c.depth = pc->s == NULL ? 0 : pc->depth + 1;
+    c.parent = parent;
+    c.inherit = inherit;
+    c.err = pc->err;
+    size_t n = agti_sh_ncmds(s), nf = agti_sh_nfuncs(s);
+    c.inh = calloc(n ? n : 1, 1);
+    c.active = calloc(nf ? nf : 1, 1);
+    c.called = calloc(nf ? nf : 1, 1);
+    int rc = AGTI_SH_OK;
+    if (c.inh == NULL || c.active == NULL || c.called == NULL)
+        rc = fail(&c, AGTI_SH_ENOMEM, "out of memory");
+    if (rc == AGTI_SH_OK)
+        rc = build_ftab(&c);
+    if (rc == AGTI_SH_OK)
+        rc = build_fcmds(&c);
+    if (rc == AGTI_SH_OK)
+        walk(&c, agti_sh_root(s), 0, 0);
+    for (size_t i = 0; rc == AGTI_SH_OK && i < n; i++) {
+        const agti_sh_cmd *cmd = agti_sh_cmd_at(s, i);
+        if (!(cmd->flags & AGTI_SHC_IN_FUNCTION))
+            rc = process_cmd(&c, i);
+    }
+    /* a function never called by name may still run (trap, a dynamic name):
+     * its commands count where it is defined */
+    for (size_t f = 0; rc == AGTI_SH_OK && f < nf; f++)
+        if (!c.called[f])
+            rc = expand_function(&c, (int)f, NULL, 0);
+    free(c.inh);
+    free(c.active);
+    free(c.called);
+    free(c.ftab);
+    free(c.fcmds);
+    free(c.fstart);
+    return rc;
+}
+
+/* ---- public ------------------------------------------------------------ */
+
+int agti_sh_analyze(const agti_sh_script *s, agti_sh_analysis **out, agti_sh_error *err)
+{
+    *out = NULL;
+    if (err != NULL)
+        memset(err, 0, sizeof *err);
+    struct agti_sh_analysis *a = calloc(1, sizeof *a);
+    if (a == NULL)
+        return AGTI_SH_ENOMEM;
+    actx top;
+    memset(&top, 0, sizeof top);
+    top.a = a;
+    top.err = err;
+    top.parent = -1;
+    int rc = analyze_script(&top, s, -1, 0);
+    if (rc != AGTI_SH_OK) {
+        agti_sh_analysis_free(a);
+        return rc;
+    }
+    *out = a;
+    return AGTI_SH_OK;
+}
+
+size_t agti_sh_nexecs(const agti_sh_analysis *a)
+{
+    return a ? a->n : 0;
+}
+
+const agti_sh_exec *agti_sh_exec_at(const agti_sh_analysis *a, size_t i)
+{
+    return a && i < a->n ? &a->v[i] : NULL;
+}
+
+void agti_sh_analysis_free(agti_sh_analysis *a)
+{
+    if (a == NULL)
+        return;
+    for (size_t i = 0; i < a->n; i++)
+        exec_clear(&a->v[i]);
+    free(a->v);
+    free(a);
+}

@@ -1,0 +1,1 @@
+git status && git log -1 | head -5

@@ -1,0 +1,4 @@
+cat <<EOF > f
+hello $(whoami) `id`
+EOF
+echo done

@@ -1,0 +1,1 @@
+case "$1" in a|b) rm -rf "$d";; (c) x=${y:-$(date)};& *) :;;& esac

@@ -1,0 +1,1 @@
+f() { local a=$1; printf "%s\n" "$a" >&2; } ; function g { f "$@" | tee >(wc -l) <(ls); }

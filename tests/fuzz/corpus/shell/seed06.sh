@@ -1,0 +1,1 @@
+echo $'a\nb\x41\u00e9' $"t" 'q'"r"\s ~/x {a,b} *.c

@@ -1,0 +1,1 @@
+if a; then b; elif c; then d; else e; fi; while read l; do :; done < f; until false; do break; done

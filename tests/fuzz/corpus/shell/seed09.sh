@@ -1,0 +1,1 @@
+arr=(a $(b) "c d") a[$(i)]+=x FOO=1 env -i sh -c "rm -rf d" & wait

@@ -1,0 +1,1 @@
+select x in a b; do echo $x; done; time -p ! ls |& cat; { a; b; } > out 2>/dev/null

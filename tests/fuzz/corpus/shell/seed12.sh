@@ -1,0 +1,7 @@
+cat <<A <<'B'
+$(a)
+A
+$(b)
+B
+echo \
+foo # comment
