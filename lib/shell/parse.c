@@ -1476,7 +1476,9 @@ static agti_sh_node *parse_command(sh_parser *p)
         return parse_coproc(p, len);
     if (is_compound_start(p, kw))
         return parse_compound(p, kw, len);
-    if (kw != KW_NONE && kw != KW_IN && kw != KW_DRBRACK && kw != KW_TIME && kw != KW_BANG) {
+    /* `time` past the start of a pipeline is the time command; `!` there is
+     * a syntax error, as in bash */
+    if (kw != KW_NONE && kw != KW_IN && kw != KW_DRBRACK && kw != KW_TIME) {
         fail_unexpected(p, NULL);
         return NULL;
     }

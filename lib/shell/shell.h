@@ -60,6 +60,12 @@ typedef struct agti_sh_error {
 #define AGTI_SHW_BRACE 0x08u   /* unquoted brace expansion {a,b} / {1..3} */
 #define AGTI_SHW_TILDE 0x10u   /* leading unquoted ~ (value keeps the ~) */
 #define AGTI_SHW_QUOTED 0x20u  /* some part was quoted or escaped */
+/* holds an expansion that evaluates a variable's value as code, so a value
+ * set earlier in the script (x='a[$(rm -rf d)]') can run commands:
+ * arithmetic $((..)) $[..], a subscript ${a[i]}, a substring ${s:i},
+ * indirection ${!x}, prompt expansion ${x@P}. (( )), [[ -eq ]], let,
+ * printf -v, read, unset... do the same with plain words: see the command. */
+#define AGTI_SHW_EVAL 0x40u
 
 typedef struct agti_sh_word {
     char *value;   /* NUL-terminated; see above */

@@ -168,6 +168,7 @@ static const case_t lists[] = {
     {"coproc X { ls; id; }", "ls {B}\nid {B}"},
     {"coproc (id) >/dev/null", "id >/dev/null {B}"},
     {"echo coproc", "echo coproc"},
+    {"a | time b", "a\ntime b {P}"},
 };
 
 static const case_t compounds[] = {
@@ -260,6 +261,7 @@ static const case_t errors[] = {
     {"f() echo", "ERROR 1 @4: the body of function `f` must be a compound command ({ ...; }, ( ... "
                  "), if, ...): found `e` at byte 4"},
     {"echo $((1)", "ERROR 1 @5: unterminated $(...) starting at byte 5"},
+    {"true | ! false", "ERROR 1 @7: unexpected `!` at byte 7"}, /* as bash */
 };
 
 static void test_error_nul(void)
@@ -386,6 +388,62 @@ static void test_pathological(void)
     }
 }
 
+/* The flags of one word: the command's argv[1] (or assigns[0] when the
+ * command has no argv[1]). */
+static void check_flags(const char *src, unsigned want)
+{
+    agti_sh_script *s = NULL;
+    if (!T_CHECK(agti_sh_parse(src, strlen(src), &s, NULL) == AGTI_SH_OK, "flags: %s parses", src))
+        return;
+    const agti_sh_cmd *c = agti_sh_cmd_at(s, agti_sh_ncmds(s) - 1);
+    const agti_sh_word *w = c->argc > 1 ? &c->argv[1] : c->argc == 1 ? &c->argv[0] : &c->assigns[0];
+    T_EQ_INT(w->flags, want, "flags of the word in %s", src);
+    agti_sh_free(s);
+}
+
+static void test_flags(void)
+{
+    const unsigned D = AGTI_SHW_DYNAMIC, U = AGTI_SHW_UNQUOTED_EXP, G = AGTI_SHW_GLOB,
+                   B = AGTI_SHW_BRACE, T = AGTI_SHW_TILDE, Q = AGTI_SHW_QUOTED, E = AGTI_SHW_EVAL;
+    check_flags("echo plain", 0);
+    check_flags("echo $x", D | U);
+    check_flags("echo \"$x\"", D | Q);
+    check_flags("echo \"a\"$x", D | U | Q);
+    check_flags("echo $(ls)", D | U);
+    check_flags("echo \"`ls`\"", D | Q);
+    check_flags("echo <(ls)", D | U);
+    check_flags("echo *.c", G);
+    check_flags("echo '*.c'", Q);
+    check_flags("echo \\*", Q);
+    check_flags("echo [ab]", G);
+    check_flags("echo [", 0);
+    check_flags("echo a]", 0);
+    check_flags("echo {a,b}", B);
+    check_flags("echo {1..3}", B);
+    check_flags("echo {}", 0);
+    check_flags("echo '{a,b}'", Q);
+    check_flags("{rm,-rf,d}", B);
+    check_flags("echo ~/x", T);
+    check_flags("echo a~", 0);
+    check_flags("echo \\~", Q);
+    check_flags("x=~/a", T);
+    check_flags("PATH=/a:~/b", T);
+    check_flags("echo $'a'", Q);
+    check_flags("echo $((x))", D | U | E);
+    check_flags("echo $[1]", D | U | E);
+    check_flags("echo ${a[i]}", D | U | E);
+    check_flags("echo \"${a[@]}\"", D | Q);
+    check_flags("echo ${a[*]}", D | U);
+    check_flags("echo ${s:1}", D | U | E);
+    check_flags("echo ${s: -1}", D | U | E);
+    check_flags("echo ${s:-1}", D | U);
+    check_flags("echo ${!x}", D | U | E);
+    check_flags("echo ${x@P}", D | U | E);
+    check_flags("echo ${x@Q}", D | U);
+    check_flags("echo ${#x}", D | U);
+    check_flags("echo ${#a[i]}", D | U | E);
+}
+
 int main(void)
 {
     RUN("words", words);
@@ -402,5 +460,6 @@ int main(void)
     test_deep();
     test_limits();
     test_pathological();
+    test_flags();
     return t_done();
 }
