@@ -444,6 +444,85 @@ static void test_flags(void)
     check_flags("echo ${#a[i]}", D | U | E);
 }
 
+/* The tree as text: L[child sep child sep] with sep one of ; & n (newline)
+ * or nothing, AND(a,b) OR(a,b), P(a|b) with ! and T(ime) prefixes, S<cmd>,
+ * SUB(..) GRP(..) IF(..) WHILE(..) UNTIL(..) FOR:var(..) SEL:var(..)
+ * CASE(..) FN:name(..) COND<cmd> ARITH<cmd> CO:name(..), and >N for N
+ * redirections on a compound. */
+static void render_node(agti_buf *b, const agti_sh_node *n)
+{
+    static const char *const names[] = {"L",   "AND", "OR",    "P",     "S",   "SUB",
+                                        "GRP", "IF",  "WHILE", "UNTIL", "FOR", "CASE",
+                                        "SEL", "FN",  "COND",  "ARITH", "CO"};
+    if (n->kind == AGTI_SHN_SIMPLE || n->kind == AGTI_SHN_COND || n->kind == AGTI_SHN_ARITH) {
+        agti_buf_printf(b, "%s%d", names[n->kind], n->cmd);
+    } else {
+        if (n->kind == AGTI_SHN_PIPELINE)
+            agti_buf_printf(b, "%s%s", n->bang ? "!" : "", n->timed ? "T" : "");
+        agti_buf_puts(b, names[n->kind]);
+        if (n->kind == AGTI_SHN_FOR || n->kind == AGTI_SHN_SELECT || n->kind == AGTI_SHN_FUNCTION ||
+            n->kind == AGTI_SHN_COPROC)
+            agti_buf_printf(b, ":%s", n->word.value);
+        agti_buf_putc(b, n->kind == AGTI_SHN_LIST ? '[' : '(');
+        for (size_t i = 0; i < n->nchildren; i++) {
+            if (i && n->kind != AGTI_SHN_LIST)
+                agti_buf_putc(b, n->kind == AGTI_SHN_PIPELINE ? '|' : ',');
+            render_node(b, n->children[i]);
+            if (n->kind == AGTI_SHN_LIST && n->sep[i])
+                agti_buf_putc(b, n->sep[i] == '\n' ? 'n' : n->sep[i]);
+        }
+        agti_buf_putc(b, n->kind == AGTI_SHN_LIST ? ']' : ')');
+    }
+    if (n->nredirs)
+        agti_buf_printf(b, ">%zu", n->nredirs);
+}
+
+static const case_t trees[] = {
+    {"a", "L[S0]"},
+    {"a; b & c\nd", "L[S0;S1&S2nS3]"},
+    {"a && b || c", "L[OR(AND(S0,S1),S2)]"},
+    {"! a | b |& c", "L[!P(S0|S1|S2)]"},
+    {"time a", "L[TP(S0)]"},
+    {"(a) && { b; }", "L[AND(SUB(L[S0]),GRP(L[S1;]))]"},
+    {"if a; then b; elif c; then d; else e; fi", "L[IF(L[S0;],L[S1;],L[S2;],L[S3;],L[S4;])]"},
+    {"while a; do b; done >f", "L[WHILE(L[S0;],L[S1;])>1]"},
+    {"until a; do b; done", "L[UNTIL(L[S0;],L[S1;])]"},
+    {"for x in 1 2; do a; done", "L[FOR:x(L[S0;])]"},
+    {"select y; do a; done", "L[SEL:y(L[S0;])]"},
+    {"case k in a) x;; b) ;; esac", "L[CASE(L[S0],L[])]"}, /* ;; is not a separator */
+    {"f() { a; }", "L[FN:f(GRP(L[S0;]))]"},
+    {"[[ a ]] && ((b))", "L[AND(COND0,ARITH1)]"},
+    {"coproc n { a; }", "L[CO:n(GRP(L[S0;]))]"},
+    {"echo $(a; b)", "L[S2]"},
+};
+
+static void test_trees(void)
+{
+    for (size_t i = 0; i < sizeof trees / sizeof trees[0]; i++) {
+        agti_sh_script *s = NULL;
+        agti_buf b = AGTI_BUF_INIT;
+        if (agti_sh_parse(trees[i].src, strlen(trees[i].src), &s, NULL) == AGTI_SH_OK)
+            render_node(&b, agti_sh_root(s));
+        T_EQ_STR(agti_buf_cstr(&b), trees[i].want, "tree %zu", i);
+        agti_buf_free(&b);
+        agti_sh_free(s);
+    }
+    /* the for list, case words and patterns are on the nodes */
+    agti_sh_script *s = NULL;
+    const char *src = "for x in a 'b c'; do :; done; case $k in p|q) ;; esac";
+    if (T_CHECK(agti_sh_parse(src, strlen(src), &s, NULL) == AGTI_SH_OK, "for/case parse")) {
+        const agti_sh_node *f = agti_sh_root(s)->children[0], *c = agti_sh_root(s)->children[1];
+        T_EQ_INT(f->nwords, 2, "for: two words");
+        T_EQ_STR(f->words[1].value, "b c", "for: second word");
+        T_CHECK(f->has_in, "for: has in");
+        T_EQ_STR(c->word.value, "$k", "case subject");
+        T_EQ_INT(c->children[0]->nwords, 2, "case item: two patterns");
+        T_EQ_STR(c->children[0]->words[1].value, "q", "case item: pattern q");
+        T_EQ_INT(c->children[0]->case_term, AGTI_SH_CASE_BREAK, "case item: ;;");
+        agti_sh_free(s);
+    }
+}
+
 int main(void)
 {
     RUN("words", words);
@@ -461,5 +540,6 @@ int main(void)
     test_limits();
     test_pathological();
     test_flags();
+    test_trees();
     return t_done();
 }
