@@ -204,6 +204,13 @@ typedef struct agti_sh_script agti_sh_script; /* opaque; owns everything above *
  * status is returned. Never reads past len, never recurses past
  * AGTI_SH_MAX_DEPTH, memory bounded by a small multiple of len. */
 int agti_sh_parse(const char *text, size_t len, agti_sh_script **out, agti_sh_error *err);
+/* The same, for a text found inside another one (a `sh -c` or `eval`
+ * string) at nesting depth `depth` (0 = written): the script's constructs
+ * count from there, so nested re-parses share AGTI_SH_MAX_DEPTH and the C
+ * stack stays bounded (about 1 KB per level at most: ~300 KB at the limit).
+ * depth >= AGTI_SH_MAX_DEPTH gives AGTI_SH_ETOODEEP. */
+int agti_sh_parse_at_depth(const char *text, size_t len, int depth, agti_sh_script **out,
+                           agti_sh_error *err);
 void agti_sh_free(agti_sh_script *s);
 
 const agti_sh_node *agti_sh_root(const agti_sh_script *s);

@@ -316,6 +316,21 @@ static void test_deep(void)
                 units[i]);
         free(src);
     }
+    /* a re-parse at depth 250 has 6 levels left */
+    agti_sh_script *s = NULL;
+    T_EQ_INT(agti_sh_parse_at_depth("a $(b $(c))", 11, 250, &s, NULL), AGTI_SH_OK,
+             "depth 250 + 2 levels parses");
+    agti_sh_free(s);
+    s = NULL;
+    char *seven = repeat("", "$(", 7, "");
+    T_EQ_INT(agti_sh_parse_at_depth(seven, 12, 250, &s, NULL), AGTI_SH_ESYNTAX,
+             "depth 250 + 6 levels: unterminated, not too deep");
+    T_EQ_INT(agti_sh_parse_at_depth(seven, 14, 250, &s, NULL), AGTI_SH_ETOODEEP,
+             "depth 250 + 7 levels refused");
+    free(seven);
+    T_EQ_INT(agti_sh_parse_at_depth("ls", 2, AGTI_SH_MAX_DEPTH, &s, NULL), AGTI_SH_ETOODEEP,
+             "re-parse at the limit refused");
+    T_CHECK(s == NULL, "no script when refused");
     /* 255 levels are fine */
     char *src = repeat("", "$(", 255, "ls");
     char *tail = repeat(src, ")", 255, "");
