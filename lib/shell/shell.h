@@ -134,7 +134,10 @@ typedef struct agti_sh_cmd {
 
 /* A function defined in the script (`f() { ...; }`, `function f { ...; }`):
  * its body's commands are the list entries flagged IN_FUNCTION with this
- * index. */
+ * index; first_cmd..first_cmd+ncmds holds them all except the commands of a
+ * here-doc body that follows the line after the closing brace
+ * (`f() { cat <<E; }` NL `$(id)` NL `E`), which come later in the list (with
+ * the right `function` index). */
 typedef struct agti_sh_func {
     char *name;
     size_t first_cmd, ncmds; /* range in the command list */
@@ -214,6 +217,9 @@ int agti_sh_parse_at_depth(const char *text, size_t len, int depth, agti_sh_scri
 void agti_sh_free(agti_sh_script *s);
 
 const agti_sh_node *agti_sh_root(const agti_sh_script *s);
+/* The command list is in parse order: a substitution's commands come before
+ * the command whose word holds them (`echo $(ls)`: ls, echo), a here-doc
+ * body's after the command with the `<<`. */
 size_t agti_sh_ncmds(const agti_sh_script *s);
 const agti_sh_cmd *agti_sh_cmd_at(const agti_sh_script *s, size_t i);
 size_t agti_sh_nfuncs(const agti_sh_script *s);
