@@ -538,6 +538,37 @@ static void test_trees(void)
     }
 }
 
+/* Source spans: words, commands, a here-doc body's command, a backquote's. */
+static void test_offsets(void)
+{
+    agti_sh_script *s = NULL;
+    const char *src = "A=1  ls 'a b' >f; echo $(id -u)\ncat <<E\n$(whoami)\nE\n";
+    if (!T_CHECK(agti_sh_parse(src, strlen(src), &s, NULL) == AGTI_SH_OK, "offsets parse"))
+        return;
+    T_EQ_INT(agti_sh_ncmds(s), 5, "offsets: five commands");
+    const agti_sh_cmd *ls = agti_sh_cmd_at(s, 0);
+    T_EQ_INT(ls->offset, 0, "ls command starts at A=1");
+    T_EQ_INT(ls->length, 16, "ls command ends after >f");
+    T_EQ_INT(ls->assigns[0].offset, 0, "A=1 at 0");
+    T_EQ_INT(ls->assigns[0].length, 3, "A=1 length");
+    T_EQ_INT(ls->argv[1].offset, 8, "'a b' at 8");
+    T_EQ_INT(ls->argv[1].length, 5, "'a b' is 5 bytes of source");
+    T_EQ_INT(ls->redirs[0].target.offset, 15, "f at 15");
+    const agti_sh_cmd *id = agti_sh_cmd_at(s, 1);
+    T_EQ_STR(id->argv[0].value, "id", "second command is id");
+    T_EQ_INT(id->offset, 25, "id inside $( at 25");
+    T_EQ_INT(id->length, 5, "id -u length");
+    const agti_sh_cmd *who = agti_sh_cmd_at(s, 4);
+    T_EQ_STR(who->argv[0].value, "whoami", "here-doc command");
+    T_EQ_INT(who->offset, 42, "whoami in the body at 42");
+    agti_sh_free(s);
+    src = "echo `ls -l`";
+    if (T_CHECK(agti_sh_parse(src, strlen(src), &s, NULL) == AGTI_SH_OK, "backquote parse")) {
+        T_EQ_INT(agti_sh_cmd_at(s, 0)->argv[1].offset, 9, "-l inside backquotes at 9");
+        agti_sh_free(s);
+    }
+}
+
 int main(void)
 {
     RUN("words", words);
@@ -556,5 +587,6 @@ int main(void)
     test_pathological();
     test_flags();
     test_trees();
+    test_offsets();
     return t_done();
 }
