@@ -106,6 +106,14 @@ void agti_shp_fail(sh_parser *p, int status, size_t pos, const char *fmt, ...)
 
 void *agti_shp_alloc(sh_parser *p, size_t n)
 {
+    void *r = agti_shp_alloc_raw(p, n);
+    if (r)
+        memset(r, 0, n);
+    return r;
+}
+
+void *agti_shp_alloc_raw(sh_parser *p, size_t n)
+{
     agti_sh_script *sc = p->sc;
     n = (n + 15u) & ~(size_t)15u;
     if (n == 0)
@@ -137,7 +145,6 @@ void *agti_shp_alloc(sh_parser *p, size_t n)
     }
     void *r = c->data + c->used;
     c->used += n;
-    memset(r, 0, n);
     return r;
 }
 
@@ -813,6 +820,9 @@ static agti_sh_node *parse_simple(sh_parser *p)
             break;
         size_t ws = p->pos;
         size_t ap = agti_shp_assign_prefix(p);
+        p->ap_pos = ws;
+        p->ap_len = ap;
+        p->ap_known = true;
         /* before the command word an assignment; after it, an argument, but
          * declare/local/export/readonly/typeset take name=(...) arrays too */
         bool assign = av.n == 0 && ap > 0;

@@ -43,7 +43,7 @@ static bool is_name_char(char c)
 
 char *agti_shp_strdup(sh_parser *p, const char *s, size_t n)
 {
-    char *d = agti_shp_alloc(p, n + 1);
+    char *d = agti_shp_alloc_raw(p, n + 1);
     if (!d)
         return NULL;
     if (n)
@@ -690,7 +690,10 @@ bool agti_shp_word(sh_parser *p, agti_sh_word *w, unsigned mode)
     size_t vstart = v->len;
     unsigned fl = 0;
     bool open_bracket = false, brace_open = false, brace_sep = false;
-    size_t assign = mode & (SHW_MODE_COND | SHW_MODE_REGEX) ? 0 : agti_shp_assign_prefix(p);
+    size_t assign = 0;
+    if (!(mode & (SHW_MODE_COND | SHW_MODE_REGEX)))
+        assign = p->ap_known && p->ap_pos == p->pos ? p->ap_len : agti_shp_assign_prefix(p);
+    p->ap_known = false;
     long regex_depth = 0;
     (void)regex_depth;
     while (p->pos < p->end) {
