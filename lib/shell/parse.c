@@ -24,6 +24,15 @@
 /* Arena bytes allowed: this many times the input, plus a fixed slack. */
 #define SH_BUDGET_FACTOR 64u
 #define SH_BUDGET_SLACK (8u << 20) /* room for AGTI_SH_MAX_COMMANDS short commands */
+/* Functions kept out of their callers' frames: the grammar recurses through
+ * parse_simple/parse_compound once per nesting level, so what is inlined
+ * there is paid 256 times at the depth limit. */
+#if defined(__GNUC__)
+#define SH_NOINLINE __attribute__((noinline))
+#else
+#define SH_NOINLINE
+#endif
+
 /* Arena chunks start small (most scripts are one line) and double. */
 #define SH_CHUNK_MIN (4u * 1024u)
 #define SH_CHUNK_MAX (1024u * 1024u)
@@ -97,6 +106,14 @@ void agti_shp_fail(sh_parser *p, int status, size_t pos, const char *fmt, ...)
 
 void *agti_shp_alloc(sh_parser *p, size_t n)
 {
+    void *r = agti_shp_alloc_raw(p, n);
+    if (r)
+        memset(r, 0, n);
+    return r;
+}
+
+void *agti_shp_alloc_raw(sh_parser *p, size_t n)
+{
     agti_sh_script *sc = p->sc;
     n = (n + 15u) & ~(size_t)15u;
     if (n == 0)
@@ -128,7 +145,6 @@ void *agti_shp_alloc(sh_parser *p, size_t n)
     }
     void *r = c->data + c->used;
     c->used += n;
-    memset(r, 0, n);
     return r;
 }
 
@@ -491,7 +507,7 @@ static bool fd_word(const agti_sh_word *w)
     return i == w->vlen || (i + 1 == w->vlen && w->value[i] == '-');
 }
 
-static bool parse_redir(sh_parser *p, agti_sh_redir *r, size_t prefix, int op)
+SH_NOINLINE static bool parse_redir(sh_parser *p, agti_sh_redir *r, size_t prefix, int op)
 {
     size_t start = p->pos;
     r->fd = -1;
@@ -680,7 +696,7 @@ static bool synth_word(sh_parser *p, word_vec *wv, const char *s, size_t off, si
 
 /* name=( words ) : p->pos at `(`; the word's value becomes
  * "name=(v1 v2 ...)". */
-static bool parse_array_assign(sh_parser *p, agti_sh_word *w, size_t start)
+SH_NOINLINE static bool parse_array_assign(sh_parser *p, agti_sh_word *w, size_t start)
 {
     agti_buf v = AGTI_BUF_INIT;
     agti_buf_put(&v, w->value, w->vlen);
@@ -743,6 +759,39 @@ static bool is_declaration(const agti_sh_word *w)
             word_is(w, "readonly") || word_is(w, "typeset"));
 }
 
+/* Lists a parsed simple command (kept out of parse_simple, which is on the
+ * recursion path of every nested substitution, to keep its frame small). */
+SH_NOINLINE static agti_sh_node *finish_simple(sh_parser *p, size_t start, size_t end,
+                                               const word_vec *asv, const word_vec *avv,
+                                               agti_sh_redir *rd, size_t nrd)
+{
+    agti_sh_cmd c = {0};
+    c.assigns = asv->v;
+    c.nassigns = asv->n;
+    c.argv = avv->v;
+    c.argc = avv->n;
+    c.redirs = rd;
+    c.nredirs = nrd;
+    c.offset = p->base + start;
+    c.length = end - start;
+    if (avv->n == 0)
+        c.flags |= AGTI_SHC_ASSIGN_ONLY;
+    for (size_t i = 0; i < nrd; i++)
+        if (stdin_redir(&rd[i]))
+            c.flags |= AGTI_SHC_STDIN_REDIR;
+    int idx = add_cmd(p, &c);
+    if (idx < 0)
+        return NULL;
+    if (!queue_heredocs(p, rd, nrd, 0))
+        return NULL;
+    agti_sh_node *n = new_node(p, AGTI_SHN_SIMPLE, start);
+    if (!n)
+        return NULL;
+    n->cmd = idx;
+    n->length = end - start;
+    return n;
+}
+
 static agti_sh_node *parse_simple(sh_parser *p)
 {
     size_t start = p->pos;
@@ -770,28 +819,19 @@ static agti_sh_node *parse_simple(sh_parser *p)
         if (agti_shp_is_meta(c) && !((c == '<' || c == '>') && at(p, 1) == '('))
             break;
         size_t ws = p->pos;
-        if (av.n == 0 && agti_shp_assign_prefix(p) > 0) {
-            agti_sh_word *w = push_word(p, &as);
-            if (!w || !agti_shp_word(p, w, 0))
-                return NULL;
-            if (at(p, 0) == '(' && w->length == agti_shp_assign_prefix(&(sh_parser){
-                                                    .s = p->s, .end = p->end, .pos = ws})) {
-                if (!parse_array_assign(p, w, ws))
-                    return NULL;
-            }
-        } else {
-            bool decl = av.n > 0 && is_declaration(&av.v[0]) && agti_shp_assign_prefix(p) > 0;
-            agti_sh_word *w = push_word(p, &av);
-            if (!w || !agti_shp_word(p, w, 0))
-                return NULL;
-            /* declare/local/export/readonly/typeset take name=(...) arrays */
-            if (decl && at(p, 0) == '(' &&
-                w->length ==
-                    agti_shp_assign_prefix(&(sh_parser){.s = p->s, .end = p->end, .pos = ws})) {
-                if (!parse_array_assign(p, w, ws))
-                    return NULL;
-            }
-        }
+        size_t ap = agti_shp_assign_prefix(p);
+        p->ap_pos = ws;
+        p->ap_len = ap;
+        p->ap_known = true;
+        /* before the command word an assignment; after it, an argument, but
+         * declare/local/export/readonly/typeset take name=(...) arrays too */
+        bool assign = av.n == 0 && ap > 0;
+        bool array_ok = assign || (av.n > 0 && ap > 0 && is_declaration(&av.v[0]));
+        agti_sh_word *w = push_word(p, assign ? &as : &av);
+        if (!w || !agti_shp_word(p, w, 0))
+            return NULL;
+        if (array_ok && at(p, 0) == '(' && w->length == ap && !parse_array_assign(p, w, ws))
+            return NULL;
         end = p->pos;
     }
     if (p->failed)
@@ -810,31 +850,7 @@ static agti_sh_node *parse_simple(sh_parser *p)
         fail_unexpected(p, "where a command was expected");
         return NULL;
     }
-    agti_sh_cmd c = {0};
-    c.assigns = as.v;
-    c.nassigns = as.n;
-    c.argv = av.v;
-    c.argc = av.n;
-    c.redirs = rd;
-    c.nredirs = nrd;
-    c.offset = p->base + start;
-    c.length = end - start;
-    if (av.n == 0)
-        c.flags |= AGTI_SHC_ASSIGN_ONLY;
-    for (size_t i = 0; i < nrd; i++)
-        if (stdin_redir(&rd[i]))
-            c.flags |= AGTI_SHC_STDIN_REDIR;
-    int idx = add_cmd(p, &c);
-    if (idx < 0)
-        return NULL;
-    if (!queue_heredocs(p, rd, nrd, 0))
-        return NULL;
-    agti_sh_node *n = new_node(p, AGTI_SHN_SIMPLE, start);
-    if (!n)
-        return NULL;
-    n->cmd = idx;
-    n->length = end - start;
-    return n;
+    return finish_simple(p, start, end, &as, &av, rd, nrd);
 }
 
 /* ---- compound commands ---------------------------------------------------------------- */
@@ -856,7 +872,7 @@ static agti_sh_node *nonempty_list(sh_parser *p, const char *what, size_t open)
     return l;
 }
 
-static agti_sh_node *parse_if(sh_parser *p, size_t start)
+SH_NOINLINE static agti_sh_node *parse_if(sh_parser *p, size_t start)
 {
     agti_sh_node *n = new_node(p, AGTI_SHN_IF, start);
     size_t cap = 0;
@@ -886,7 +902,7 @@ static agti_sh_node *parse_if(sh_parser *p, size_t start)
     return n;
 }
 
-static agti_sh_node *parse_loop(sh_parser *p, int kind, size_t start)
+SH_NOINLINE static agti_sh_node *parse_loop(sh_parser *p, int kind, size_t start)
 {
     agti_sh_node *n = new_node(p, kind, start);
     size_t cap = 0;
@@ -929,7 +945,7 @@ static void arith_span(const sh_parser *p, size_t *es, size_t *len)
     *len = b - a;
 }
 
-static agti_sh_node *parse_for(sh_parser *p, int kind, size_t start)
+SH_NOINLINE static agti_sh_node *parse_for(sh_parser *p, int kind, size_t start)
 {
     agti_sh_node *n = new_node(p, kind, start);
     size_t cap = 0, wcap = 0;
@@ -1022,7 +1038,7 @@ static agti_sh_node *parse_for(sh_parser *p, int kind, size_t start)
     return n;
 }
 
-static agti_sh_node *parse_case(sh_parser *p, size_t start)
+SH_NOINLINE static agti_sh_node *parse_case(sh_parser *p, size_t start)
 {
     agti_sh_node *n = new_node(p, AGTI_SHN_CASE, start);
     size_t cap = 0;
@@ -1115,7 +1131,7 @@ static bool push_op_word(sh_parser *p, word_vec *av, size_t n)
 
 /* [[ ... ]] (p->pos past `[[`): the operands and operators as argv,
  * "[[" first and "]]" last. */
-static agti_sh_node *parse_cond(sh_parser *p, size_t start)
+SH_NOINLINE static agti_sh_node *parse_cond(sh_parser *p, size_t start)
 {
     word_vec av = {0};
     if (!synth_word(p, &av, "[[", start, 2))
@@ -1168,7 +1184,7 @@ static agti_sh_node *parse_cond(sh_parser *p, size_t start)
 }
 
 /* (( expr )) (p->pos past `((`). */
-static agti_sh_node *parse_arith_cmd(sh_parser *p, size_t start)
+SH_NOINLINE static agti_sh_node *parse_arith_cmd(sh_parser *p, size_t start)
 {
     unsigned fl = 0;
     size_t es = p->pos;
@@ -1339,7 +1355,8 @@ static bool is_compound_start(const sh_parser *p, int kw)
 
 /* The body of a function (p->pos after `()` or the name): a compound
  * command; its commands are flagged IN_FUNCTION. */
-static agti_sh_node *parse_function_body(sh_parser *p, const agti_sh_word *name, size_t start)
+SH_NOINLINE static agti_sh_node *parse_function_body(sh_parser *p, const agti_sh_word *name,
+                                                     size_t start)
 {
     if (!skip_linebreaks(p))
         return NULL;
@@ -1392,7 +1409,7 @@ static agti_sh_node *parse_function_body(sh_parser *p, const agti_sh_word *name,
 
 /* coproc [NAME] compound-command, or coproc simple-command: runs
  * asynchronously, so its commands are flagged BACKGROUND. */
-static agti_sh_node *parse_coproc(sh_parser *p, size_t kwlen)
+SH_NOINLINE static agti_sh_node *parse_coproc(sh_parser *p, size_t kwlen)
 {
     size_t start = p->pos;
     p->pos += kwlen;
@@ -1476,7 +1493,9 @@ static agti_sh_node *parse_command(sh_parser *p)
         return parse_coproc(p, len);
     if (is_compound_start(p, kw))
         return parse_compound(p, kw, len);
-    if (kw != KW_NONE && kw != KW_IN && kw != KW_DRBRACK && kw != KW_TIME && kw != KW_BANG) {
+    /* `time` past the start of a pipeline is the time command; `!` there is
+     * a syntax error, as in bash */
+    if (kw != KW_NONE && kw != KW_IN && kw != KW_DRBRACK && kw != KW_TIME) {
         fail_unexpected(p, NULL);
         return NULL;
     }
@@ -1683,6 +1702,12 @@ static bool apply_inherited(sh_parser *p)
 
 int agti_sh_parse(const char *text, size_t len, agti_sh_script **out, agti_sh_error *err)
 {
+    return agti_sh_parse_at_depth(text, len, 0, out, err);
+}
+
+int agti_sh_parse_at_depth(const char *text, size_t len, int depth, agti_sh_script **out,
+                           agti_sh_error *err)
+{
     *out = NULL;
     if (err) {
         memset(err, 0, sizeof *err);
@@ -1715,7 +1740,19 @@ int agti_sh_parse(const char *text, size_t len, agti_sh_script **out, agti_sh_er
         }
         return AGTI_SH_ENOMEM;
     }
+    if (depth < 0)
+        depth = 0;
+    if (depth >= AGTI_SH_MAX_DEPTH) {
+        free(sc);
+        if (err) {
+            err->status = AGTI_SH_ETOODEEP;
+            snprintf(err->message, sizeof err->message,
+                     "re-parses nest deeper than %d levels: refused", AGTI_SH_MAX_DEPTH);
+        }
+        return AGTI_SH_ETOODEEP;
+    }
     sh_parser p = {0};
+    p.depth = depth;
     p.s = len ? text : "";
     p.end = len;
     p.err = err;

@@ -65,6 +65,10 @@ typedef struct sh_parser {
     /* Word values are built here, as a stack: a word inside a substitution
      * inside a word appends after the outer one's bytes and truncates back. */
     agti_buf scratch;
+    /* agti_shp_assign_prefix's answer for the word at ap_pos (parse_simple
+     * asks before reading the word, the word reader again) */
+    size_t ap_pos, ap_len;
+    bool ap_known;
     /* The last reserved-word look-up (the grammar asks several times at
      * the same place). */
     const char *kw_s;
@@ -74,6 +78,8 @@ typedef struct sh_parser {
 
 /* ---- parse.c ---- */
 void *agti_shp_alloc(sh_parser *p, size_t n);
+/* Not zeroed (for bytes about to be overwritten). */
+void *agti_shp_alloc_raw(sh_parser *p, size_t n);
 bool agti_shp_grow(sh_parser *p, void **arr, size_t *cap, size_t n, size_t elem);
 void agti_shp_fail(sh_parser *p, int status, size_t pos, const char *fmt, ...) AGTI_PRINTF(4, 5);
 bool agti_shp_enter(sh_parser *p, size_t pos);

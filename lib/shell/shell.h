@@ -60,6 +60,12 @@ typedef struct agti_sh_error {
 #define AGTI_SHW_BRACE 0x08u   /* unquoted brace expansion {a,b} / {1..3} */
 #define AGTI_SHW_TILDE 0x10u   /* leading unquoted ~ (value keeps the ~) */
 #define AGTI_SHW_QUOTED 0x20u  /* some part was quoted or escaped */
+/* holds an expansion that evaluates a variable's value as code, so a value
+ * set earlier in the script (x='a[$(rm -rf d)]') can run commands:
+ * arithmetic $((..)) $[..], a subscript ${a[i]}, a substring ${s:i},
+ * indirection ${!x}, prompt expansion ${x@P}. (( )), [[ -eq ]], let,
+ * printf -v, read, unset... do the same with plain words: see the command. */
+#define AGTI_SHW_EVAL 0x40u
 
 typedef struct agti_sh_word {
     char *value;   /* NUL-terminated; see above */
@@ -128,7 +134,10 @@ typedef struct agti_sh_cmd {
 
 /* A function defined in the script (`f() { ...; }`, `function f { ...; }`):
  * its body's commands are the list entries flagged IN_FUNCTION with this
- * index. */
+ * index; first_cmd..first_cmd+ncmds holds them all except the commands of a
+ * here-doc body that follows the line after the closing brace
+ * (`f() { cat <<E; }` NL `$(id)` NL `E`), which come later in the list (with
+ * the right `function` index). */
 typedef struct agti_sh_func {
     char *name;
     size_t first_cmd, ncmds; /* range in the command list */
@@ -198,9 +207,19 @@ typedef struct agti_sh_script agti_sh_script; /* opaque; owns everything above *
  * status is returned. Never reads past len, never recurses past
  * AGTI_SH_MAX_DEPTH, memory bounded by a small multiple of len. */
 int agti_sh_parse(const char *text, size_t len, agti_sh_script **out, agti_sh_error *err);
+/* The same, for a text found inside another one (a `sh -c` or `eval`
+ * string) at nesting depth `depth` (0 = written): the script's constructs
+ * count from there, so nested re-parses share AGTI_SH_MAX_DEPTH and the C
+ * stack stays bounded (about 1 KB per level at most: ~300 KB at the limit).
+ * depth >= AGTI_SH_MAX_DEPTH gives AGTI_SH_ETOODEEP. */
+int agti_sh_parse_at_depth(const char *text, size_t len, int depth, agti_sh_script **out,
+                           agti_sh_error *err);
 void agti_sh_free(agti_sh_script *s);
 
 const agti_sh_node *agti_sh_root(const agti_sh_script *s);
+/* The command list is in parse order: a substitution's commands come before
+ * the command whose word holds them (`echo $(ls)`: ls, echo), a here-doc
+ * body's after the command with the `<<`. */
 size_t agti_sh_ncmds(const agti_sh_script *s);
 const agti_sh_cmd *agti_sh_cmd_at(const agti_sh_script *s, size_t i);
 size_t agti_sh_nfuncs(const agti_sh_script *s);

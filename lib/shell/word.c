@@ -43,7 +43,7 @@ static bool is_name_char(char c)
 
 char *agti_shp_strdup(sh_parser *p, const char *s, size_t n)
 {
-    char *d = agti_shp_alloc(p, n + 1);
+    char *d = agti_shp_alloc_raw(p, n + 1);
     if (!d)
         return NULL;
     if (n)
@@ -358,11 +358,37 @@ bool agti_shp_arith(sh_parser *p, size_t open_pos, unsigned *flags)
     return lex_arith_to(p, open_pos, ')', flags);
 }
 
+/* Whether ${...} starting at i (just past the brace) evaluates a value as
+ * code: ${!x}, ${a[i]} (but not [@] [*]), ${s:i} (but not :- := :? :+),
+ * ${x@P}. */
+static bool param_evaluates(const sh_parser *p, size_t i)
+{
+    if (i < p->end && p->s[i] == '!')
+        return true;
+    if (i < p->end && p->s[i] == '#')
+        i++;
+    while (i < p->end && is_name_char(p->s[i]))
+        i++;
+    if (i >= p->end)
+        return false;
+    char c = p->s[i];
+    if (c == '[')
+        return !(i + 2 < p->end && (p->s[i + 1] == '@' || p->s[i + 1] == '*') &&
+                 p->s[i + 2] == ']');
+    if (c == ':')
+        return !(i + 1 < p->end && strchr("-=?+", p->s[i + 1]) != NULL);
+    if (c == '@')
+        return i + 1 < p->end && p->s[i + 1] == 'P';
+    return false;
+}
+
 /* ${...} (p->pos just past the brace). */
 static bool lex_param(sh_parser *p, size_t open, unsigned *fl)
 {
     if (!agti_shp_enter(p, open))
         return false;
+    if (param_evaluates(p, p->pos))
+        *fl |= AGTI_SHW_EVAL;
     while (p->pos < p->end) {
         char c = p->s[p->pos];
         if (c == '}') {
@@ -424,6 +450,7 @@ static bool lex_dollar(sh_parser *p, agti_buf *v, unsigned *fl, bool dq)
         if (p->pos + 2 < p->end && p->s[p->pos + 2] == '(') {
             p->pos += 3;
             if (agti_shp_arith_ahead(p)) {
+                *fl |= AGTI_SHW_EVAL;
                 ok = lex_arith_to(p, start, ')', fl);
             } else {
                 p->pos = start + 2;
@@ -435,6 +462,7 @@ static bool lex_dollar(sh_parser *p, agti_buf *v, unsigned *fl, bool dq)
         }
     } else if (n == '[') {
         p->pos += 2;
+        *fl |= AGTI_SHW_EVAL;
         ok = lex_arith_to(p, start, ']', fl);
     } else if (is_name_start(n)) {
         p->pos += 2;
@@ -662,7 +690,10 @@ bool agti_shp_word(sh_parser *p, agti_sh_word *w, unsigned mode)
     size_t vstart = v->len;
     unsigned fl = 0;
     bool open_bracket = false, brace_open = false, brace_sep = false;
-    size_t assign = mode & (SHW_MODE_COND | SHW_MODE_REGEX) ? 0 : agti_shp_assign_prefix(p);
+    size_t assign = 0;
+    if (!(mode & (SHW_MODE_COND | SHW_MODE_REGEX)))
+        assign = p->ap_known && p->ap_pos == p->pos ? p->ap_len : agti_shp_assign_prefix(p);
+    p->ap_known = false;
     long regex_depth = 0;
     (void)regex_depth;
     while (p->pos < p->end) {

@@ -158,6 +158,23 @@ static const bline lines[] = {
     {"cat < <(ls -a) | wc", 1},
     {"! ; ls", 1},
     {"f() { cat <<EOF; }\n$(id)\nEOF\nf", 1},
+    {"exec {fd}>log; ls >&$fd", 1},
+    {"echo $[1 + 2] | tr 3 x", 1},
+    {"case a in a) ls;& b) id;;& *) whoami;; esac", 1},
+    {"cat<<<x; cat <<< \"y z\"", 1},
+    {"echo $(case x in x) id;; esac)", 1},
+    {"ls 2>&1 >/dev/null | wc", 1},
+    {"a=(x); a+=($(id) y); ls \"${a[@]}\"", 1},
+    {"x=abc; echo \"${x/b/$(whoami)}\"", 1},
+    {"echo \"$(cat <<'E'\n$(rm -rf d)\nE\n)\"", 1},
+    {"if ! ls; then id; fi", 0},
+    {"ls \\#x '#' \"#\"", 1},
+    {"ls\t-a\t-l", 1},
+    {"for i in 1; do for j in 2; do ls $i$j; done; done", 1},
+    {"{ id; } 2>/dev/null && (whoami) >/dev/null", 1},
+    {"cat <<EOF1; cat <<EOF2\n$(id)\nEOF1\n$(whoami)\nEOF2", 1},
+    {"ls $(: $(id)) `: \\`whoami\\``", 1},
+    {"[[ -n \"$(date)\" && $(id) != x ]] && ls", 0}, /* -n "" is false: the rest is skipped */
 };
 
 static char tmp_root[64];

@@ -168,6 +168,7 @@ static const case_t lists[] = {
     {"coproc X { ls; id; }", "ls {B}\nid {B}"},
     {"coproc (id) >/dev/null", "id >/dev/null {B}"},
     {"echo coproc", "echo coproc"},
+    {"a | time b", "a\ntime b {P}"},
 };
 
 static const case_t compounds[] = {
@@ -260,6 +261,7 @@ static const case_t errors[] = {
     {"f() echo", "ERROR 1 @4: the body of function `f` must be a compound command ({ ...; }, ( ... "
                  "), if, ...): found `e` at byte 4"},
     {"echo $((1)", "ERROR 1 @5: unterminated $(...) starting at byte 5"},
+    {"true | ! false", "ERROR 1 @7: unexpected `!` at byte 7"}, /* as bash */
 };
 
 static void test_error_nul(void)
@@ -314,6 +316,21 @@ static void test_deep(void)
                 units[i]);
         free(src);
     }
+    /* a re-parse at depth 250 has 6 levels left */
+    agti_sh_script *s = NULL;
+    T_EQ_INT(agti_sh_parse_at_depth("a $(b $(c))", 11, 250, &s, NULL), AGTI_SH_OK,
+             "depth 250 + 2 levels parses");
+    agti_sh_free(s);
+    s = NULL;
+    char *seven = repeat("", "$(", 7, "");
+    T_EQ_INT(agti_sh_parse_at_depth(seven, 12, 250, &s, NULL), AGTI_SH_ESYNTAX,
+             "depth 250 + 6 levels: unterminated, not too deep");
+    T_EQ_INT(agti_sh_parse_at_depth(seven, 14, 250, &s, NULL), AGTI_SH_ETOODEEP,
+             "depth 250 + 7 levels refused");
+    free(seven);
+    T_EQ_INT(agti_sh_parse_at_depth("ls", 2, AGTI_SH_MAX_DEPTH, &s, NULL), AGTI_SH_ETOODEEP,
+             "re-parse at the limit refused");
+    T_CHECK(s == NULL, "no script when refused");
     /* 255 levels are fine */
     char *src = repeat("", "$(", 255, "ls");
     char *tail = repeat(src, ")", 255, "");
@@ -380,9 +397,175 @@ static void test_pathological(void)
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         char *src = repeat(cs[i].head, cs[i].unit, cs[i].n, cs[i].tail);
-        T_EQ_INT(parse_status(src, NULL, NULL), cs[i].rc, "pathological %zu (%s x %zu)", i,
-                 cs[i].unit, cs[i].n);
+        T_EQ_INT(parse_status(src, NULL, NULL), cs[i].rc, "pathological %zu (%zu repeats)", i,
+                 cs[i].n);
         free(src);
+    }
+}
+
+/* The flags of one word: the command's argv[1] (or assigns[0] when the
+ * command has no argv[1]). */
+static void check_flags(const char *src, unsigned want)
+{
+    agti_sh_script *s = NULL;
+    if (!T_CHECK(agti_sh_parse(src, strlen(src), &s, NULL) == AGTI_SH_OK, "flags: %s parses", src))
+        return;
+    const agti_sh_cmd *c = agti_sh_cmd_at(s, agti_sh_ncmds(s) - 1);
+    const agti_sh_word *w = c->argc > 1 ? &c->argv[1] : c->argc == 1 ? &c->argv[0] : &c->assigns[0];
+    T_EQ_INT(w->flags, want, "flags of the word in %s", src);
+    agti_sh_free(s);
+}
+
+static void test_flags(void)
+{
+    const unsigned D = AGTI_SHW_DYNAMIC, U = AGTI_SHW_UNQUOTED_EXP, G = AGTI_SHW_GLOB,
+                   B = AGTI_SHW_BRACE, T = AGTI_SHW_TILDE, Q = AGTI_SHW_QUOTED, E = AGTI_SHW_EVAL;
+    check_flags("echo plain", 0);
+    check_flags("echo $x", D | U);
+    check_flags("echo \"$x\"", D | Q);
+    check_flags("echo \"a\"$x", D | U | Q);
+    check_flags("echo $(ls)", D | U);
+    check_flags("echo \"`ls`\"", D | Q);
+    check_flags("echo <(ls)", D | U);
+    check_flags("echo *.c", G);
+    check_flags("echo '*.c'", Q);
+    check_flags("echo \\*", Q);
+    check_flags("echo [ab]", G);
+    check_flags("echo [", 0);
+    check_flags("echo a]", 0);
+    check_flags("echo {a,b}", B);
+    check_flags("echo {1..3}", B);
+    check_flags("echo {}", 0);
+    check_flags("echo '{a,b}'", Q);
+    check_flags("{rm,-rf,d}", B);
+    check_flags("echo ~/x", T);
+    check_flags("echo a~", 0);
+    check_flags("echo \\~", Q);
+    check_flags("x=~/a", T);
+    check_flags("PATH=/a:~/b", T);
+    check_flags("echo $'a'", Q);
+    check_flags("echo $((x))", D | U | E);
+    check_flags("echo $[1]", D | U | E);
+    check_flags("echo ${a[i]}", D | U | E);
+    check_flags("echo \"${a[@]}\"", D | Q);
+    check_flags("echo ${a[*]}", D | U);
+    check_flags("echo ${s:1}", D | U | E);
+    check_flags("echo ${s: -1}", D | U | E);
+    check_flags("echo ${s:-1}", D | U);
+    check_flags("echo ${!x}", D | U | E);
+    check_flags("echo ${x@P}", D | U | E);
+    check_flags("echo ${x@Q}", D | U);
+    check_flags("echo ${#x}", D | U);
+    check_flags("echo ${#a[i]}", D | U | E);
+}
+
+/* The tree as text: L[child sep child sep] with sep one of ; & n (newline)
+ * or nothing, AND(a,b) OR(a,b), P(a|b) with ! and T(ime) prefixes, S<cmd>,
+ * SUB(..) GRP(..) IF(..) WHILE(..) UNTIL(..) FOR:var(..) SEL:var(..)
+ * CASE(..) FN:name(..) COND<cmd> ARITH<cmd> CO:name(..), and >N for N
+ * redirections on a compound. */
+static void render_node(agti_buf *b, const agti_sh_node *n)
+{
+    static const char *const names[] = {"L",   "AND", "OR",    "P",     "S",   "SUB",
+                                        "GRP", "IF",  "WHILE", "UNTIL", "FOR", "CASE",
+                                        "SEL", "FN",  "COND",  "ARITH", "CO"};
+    if (n->kind == AGTI_SHN_SIMPLE || n->kind == AGTI_SHN_COND || n->kind == AGTI_SHN_ARITH) {
+        agti_buf_printf(b, "%s%d", names[n->kind], n->cmd);
+    } else {
+        if (n->kind == AGTI_SHN_PIPELINE)
+            agti_buf_printf(b, "%s%s", n->bang ? "!" : "", n->timed ? "T" : "");
+        agti_buf_puts(b, names[n->kind]);
+        if (n->kind == AGTI_SHN_FOR || n->kind == AGTI_SHN_SELECT || n->kind == AGTI_SHN_FUNCTION ||
+            n->kind == AGTI_SHN_COPROC)
+            agti_buf_printf(b, ":%s", n->word.value);
+        agti_buf_putc(b, n->kind == AGTI_SHN_LIST ? '[' : '(');
+        for (size_t i = 0; i < n->nchildren; i++) {
+            if (i && n->kind != AGTI_SHN_LIST)
+                agti_buf_putc(b, n->kind == AGTI_SHN_PIPELINE ? '|' : ',');
+            render_node(b, n->children[i]);
+            if (n->kind == AGTI_SHN_LIST && n->sep[i])
+                agti_buf_putc(b, n->sep[i] == '\n' ? 'n' : n->sep[i]);
+        }
+        agti_buf_putc(b, n->kind == AGTI_SHN_LIST ? ']' : ')');
+    }
+    if (n->nredirs)
+        agti_buf_printf(b, ">%zu", n->nredirs);
+}
+
+static const case_t trees[] = {
+    {"a", "L[S0]"},
+    {"a; b & c\nd", "L[S0;S1&S2nS3]"},
+    {"a && b || c", "L[OR(AND(S0,S1),S2)]"},
+    {"! a | b |& c", "L[!P(S0|S1|S2)]"},
+    {"time a", "L[TP(S0)]"},
+    {"(a) && { b; }", "L[AND(SUB(L[S0]),GRP(L[S1;]))]"},
+    {"if a; then b; elif c; then d; else e; fi", "L[IF(L[S0;],L[S1;],L[S2;],L[S3;],L[S4;])]"},
+    {"while a; do b; done >f", "L[WHILE(L[S0;],L[S1;])>1]"},
+    {"until a; do b; done", "L[UNTIL(L[S0;],L[S1;])]"},
+    {"for x in 1 2; do a; done", "L[FOR:x(L[S0;])]"},
+    {"select y; do a; done", "L[SEL:y(L[S0;])]"},
+    {"case k in a) x;; b) ;; esac", "L[CASE(L[S0],L[])]"}, /* ;; is not a separator */
+    {"f() { a; }", "L[FN:f(GRP(L[S0;]))]"},
+    {"[[ a ]] && ((b))", "L[AND(COND0,ARITH1)]"},
+    {"coproc n { a; }", "L[CO:n(GRP(L[S0;]))]"},
+    {"echo $(a; b)", "L[S2]"},
+};
+
+static void test_trees(void)
+{
+    for (size_t i = 0; i < sizeof trees / sizeof trees[0]; i++) {
+        agti_sh_script *s = NULL;
+        agti_buf b = AGTI_BUF_INIT;
+        if (agti_sh_parse(trees[i].src, strlen(trees[i].src), &s, NULL) == AGTI_SH_OK)
+            render_node(&b, agti_sh_root(s));
+        T_EQ_STR(agti_buf_cstr(&b), trees[i].want, "tree %zu", i);
+        agti_buf_free(&b);
+        agti_sh_free(s);
+    }
+    /* the for list, case words and patterns are on the nodes */
+    agti_sh_script *s = NULL;
+    const char *src = "for x in a 'b c'; do :; done; case $k in p|q) ;; esac";
+    if (T_CHECK(agti_sh_parse(src, strlen(src), &s, NULL) == AGTI_SH_OK, "for/case parse")) {
+        const agti_sh_node *f = agti_sh_root(s)->children[0], *c = agti_sh_root(s)->children[1];
+        T_EQ_INT(f->nwords, 2, "for: two words");
+        T_EQ_STR(f->words[1].value, "b c", "for: second word");
+        T_CHECK(f->has_in, "for: has in");
+        T_EQ_STR(c->word.value, "$k", "case subject");
+        T_EQ_INT(c->children[0]->nwords, 2, "case item: two patterns");
+        T_EQ_STR(c->children[0]->words[1].value, "q", "case item: pattern q");
+        T_EQ_INT(c->children[0]->case_term, AGTI_SH_CASE_BREAK, "case item: ;;");
+        agti_sh_free(s);
+    }
+}
+
+/* Source spans: words, commands, a here-doc body's command, a backquote's. */
+static void test_offsets(void)
+{
+    agti_sh_script *s = NULL;
+    const char *src = "A=1  ls 'a b' >f; echo $(id -u)\ncat <<E\n$(whoami)\nE\n";
+    if (!T_CHECK(agti_sh_parse(src, strlen(src), &s, NULL) == AGTI_SH_OK, "offsets parse"))
+        return;
+    T_EQ_INT(agti_sh_ncmds(s), 5, "offsets: five commands");
+    const agti_sh_cmd *ls = agti_sh_cmd_at(s, 0);
+    T_EQ_INT(ls->offset, 0, "ls command starts at A=1");
+    T_EQ_INT(ls->length, 16, "ls command ends after >f");
+    T_EQ_INT(ls->assigns[0].offset, 0, "A=1 at 0");
+    T_EQ_INT(ls->assigns[0].length, 3, "A=1 length");
+    T_EQ_INT(ls->argv[1].offset, 8, "'a b' at 8");
+    T_EQ_INT(ls->argv[1].length, 5, "'a b' is 5 bytes of source");
+    T_EQ_INT(ls->redirs[0].target.offset, 15, "f at 15");
+    const agti_sh_cmd *id = agti_sh_cmd_at(s, 1);
+    T_EQ_STR(id->argv[0].value, "id", "second command is id");
+    T_EQ_INT(id->offset, 25, "id inside $( at 25");
+    T_EQ_INT(id->length, 5, "id -u length");
+    const agti_sh_cmd *who = agti_sh_cmd_at(s, 4);
+    T_EQ_STR(who->argv[0].value, "whoami", "here-doc command");
+    T_EQ_INT(who->offset, 42, "whoami in the body at 42");
+    agti_sh_free(s);
+    src = "echo `ls -l`";
+    if (T_CHECK(agti_sh_parse(src, strlen(src), &s, NULL) == AGTI_SH_OK, "backquote parse")) {
+        T_EQ_INT(agti_sh_cmd_at(s, 0)->argv[1].offset, 9, "-l inside backquotes at 9");
+        agti_sh_free(s);
     }
 }
 
@@ -402,5 +585,8 @@ int main(void)
     test_deep();
     test_limits();
     test_pathological();
+    test_flags();
+    test_trees();
+    test_offsets();
     return t_done();
 }
