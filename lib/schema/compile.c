@@ -1283,7 +1283,8 @@ int agti_schema_compile_json(agt_schema **out, struct json_t *schema,
     memset(&c, 0, sizeof c);
     c.s = s;
     c.opts = opts;
-    bool d7 = opts && opts->draft == AGT_DRAFT_7;
+    bool d7 = opts && (opts->draft == AGT_DRAFT_7 || opts->draft == AGT_DRAFT_6 ||
+                       opts->draft == AGT_DRAFT_4);
     if (json_is_object(schema)) {
         const json_t *sch = json_object_get(schema, "$schema");
         if (json_is_string(sch)) {

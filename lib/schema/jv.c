@@ -636,3 +636,74 @@ const agti_jv *agti_jv_get(const agti_jv *obj, const char *key, size_t klen)
     }
     return NULL;
 }
+
+/* ---- text ------------------------------------------------------------ */
+
+static void dump_string(agti_buf *b, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    agti_buf_putc(b, '"');
+    size_t start = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch != '"' && ch != '\\' && ch >= 0x20)
+            continue;
+        agti_buf_put(b, s + start, i - start);
+        if (ch == '"' || ch == '\\') {
+            agti_buf_putc(b, '\\');
+            agti_buf_putc(b, (char)ch);
+        } else {
+            char e[6] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15]};
+            agti_buf_put(b, e, sizeof e);
+        }
+        start = i + 1;
+    }
+    agti_buf_put(b, s + start, len - start);
+    agti_buf_putc(b, '"');
+}
+
+void agti_jv_dump(agti_buf *b, const agti_jv *v)
+{
+    switch (v->type) {
+    case AGTI_JV_NULL:
+        agti_buf_puts(b, "null");
+        break;
+    case AGTI_JV_TRUE:
+        agti_buf_puts(b, "true");
+        break;
+    case AGTI_JV_FALSE:
+        agti_buf_puts(b, "false");
+        break;
+    case AGTI_JV_INT:
+        agti_buf_printf(b, "%lld", (long long)v->u.i);
+        break;
+    case AGTI_JV_REAL:
+        agti_buf_printf(b, "%.17g", v->u.d);
+        break;
+    case AGTI_JV_STRING:
+        dump_string(b, v->u.s, v->len);
+        break;
+    case AGTI_JV_ARRAY:
+        agti_buf_putc(b, '[');
+        for (size_t i = 0; i < v->len; i++) {
+            if (i)
+                agti_buf_putc(b, ',');
+            agti_jv_dump(b, &v->u.a[i]);
+        }
+        agti_buf_putc(b, ']');
+        break;
+    case AGTI_JV_OBJECT:
+        agti_buf_putc(b, '{');
+        for (size_t i = 0; i < v->len; i++) {
+            if (i)
+                agti_buf_putc(b, ',');
+            dump_string(b, v->u.o[i].key, v->u.o[i].klen);
+            agti_buf_putc(b, ':');
+            agti_jv_dump(b, &v->u.o[i].val);
+        }
+        agti_buf_putc(b, '}');
+        break;
+    default:
+        break;
+    }
+}

@@ -20,7 +20,9 @@ enum {
     AGTI_JV_REAL,
     AGTI_JV_STRING,
     AGTI_JV_ARRAY,
-    AGTI_JV_OBJECT
+    AGTI_JV_OBJECT,
+    /* a number a double or int64_t cannot hold exactly: u.s/len is its text */
+    AGTI_JV_BIG
 };
 
 typedef struct agti_jv agti_jv;
@@ -70,6 +72,11 @@ const agti_jv *agti_jv_from_json(agti_jarena *a, const struct json_t *v, bool *t
 
 /* Member lookup (first match); NULL when absent. */
 const agti_jv *agti_jv_get(const agti_jv *obj, const char *key, size_t klen);
+
+/* Appends the compact JSON text of v to b (numbers as read: a real number
+ * with 17 significant digits, which reads back as the same double). */
+struct agti_buf;
+void agti_jv_dump(struct agti_buf *b, const agti_jv *v);
 
 /* Validates a parsed instance (see agti_schema_validate_json). */
 struct agt_schema;

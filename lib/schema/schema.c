@@ -33,10 +33,12 @@ int agt_schema_options_set_draft(agt_schema_options *opts, int draft)
 {
     if (opts == NULL)
         return agti_error(AGT_EINVAL, "agt_schema_options_set_draft: opts is NULL");
-    if (draft != AGT_DRAFT_AUTO && draft != AGT_DRAFT_7 && draft != AGT_DRAFT_2020_12)
+    if (draft != AGT_DRAFT_AUTO && draft != AGT_DRAFT_4 && draft != AGT_DRAFT_6 &&
+        draft != AGT_DRAFT_7 && draft != AGT_DRAFT_2019_09 && draft != AGT_DRAFT_2020_12)
         return agti_error(AGT_EINVAL,
                           "agt_schema_options_set_draft: unknown draft %d (use AGT_DRAFT_AUTO, "
-                          "AGT_DRAFT_7 or AGT_DRAFT_2020_12)",
+                          "AGT_DRAFT_4, AGT_DRAFT_6, AGT_DRAFT_7, AGT_DRAFT_2019_09 or "
+                          "AGT_DRAFT_2020_12)",
                           draft);
     opts->draft = draft;
     return AGT_OK;
