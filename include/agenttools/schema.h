@@ -31,8 +31,8 @@ typedef struct agt_schema_options agt_schema_options;
 
 /** Drafts. Append-only. */
 enum agt_schema_draft {
-    AGT_DRAFT_AUTO = 0,      /**< from "$schema"; draft 2020-12 when absent */
-    AGT_DRAFT_7 = 7,         /**< draft-07 */
+    AGT_DRAFT_AUTO = 0,       /**< from "$schema"; draft 2020-12 when absent */
+    AGT_DRAFT_7 = 7,          /**< draft-07 */
     AGT_DRAFT_2020_12 = 2020, /**< draft 2020-12 */
     AGT_DRAFT_4 = 4,          /**< draft-04 */
     AGT_DRAFT_6 = 6,          /**< draft-06 */

@@ -74,8 +74,9 @@ typedef struct sinfo {
     const json_t *json;
     char *base; /* base URI in effect inside this schema */
     char *path; /* JSON pointer inside its document */
-    bool draft7;
+    int draft;  /* AGT_DRAFT_* */
     agti_sres *res;
+    bool res_root; /* the root of its resource (a document, or "$id") */
     agti_snode *node;
 } sinfo;
 
@@ -208,8 +209,8 @@ typedef struct cctx {
     resinfo *res;
     size_t n_res, cap_res;
     int status;
-    int depth;       /* nesting of index_schema / compile_node calls */
-    bool default_d7; /* draft of documents without "$schema": the root's */
+    int depth;         /* nesting of index_schema / compile_node calls */
+    int default_draft; /* draft of documents without "$schema": the root's */
 } cctx;
 
 static int c_oom(cctx *c)
@@ -311,18 +312,54 @@ static char *split_fragment(char *uri)
     return h + 1;
 }
 
+/* The draft a "$schema" URI names (the meta-schemas json-schema.org
+ * publishes, with or without the empty fragment), AGT_DRAFT_AUTO for any
+ * other. */
 static int draft_from_schema_uri(const char *u)
 {
-    if (strstr(u, "draft-07") || strstr(u, "draft-06") || strstr(u, "draft-04"))
-        return AGT_DRAFT_7;
-    if (strstr(u, "2020-12") || strstr(u, "2019-09"))
-        return AGT_DRAFT_2020_12;
+    static const struct {
+        const char *uri;
+        int draft;
+    } known[] = {
+        {"http://json-schema.org/draft-04/schema", AGT_DRAFT_4},
+        {"http://json-schema.org/draft-06/schema", AGT_DRAFT_6},
+        {"http://json-schema.org/draft-07/schema", AGT_DRAFT_7},
+        {"https://json-schema.org/draft/2019-09/schema", AGT_DRAFT_2019_09},
+        {"https://json-schema.org/draft/2020-12/schema", AGT_DRAFT_2020_12},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        size_t n = strlen(known[i].uri);
+        if (strncmp(u, known[i].uri, n) == 0 && (u[n] == '\0' || strcmp(u + n, "#") == 0))
+            return known[i].draft;
+    }
+    /* the http/https twin, as some schemas write it */
+    if (strncmp(u, "https://json-schema.org/draft-0", 31) == 0 ||
+        strncmp(u, "http://json-schema.org/draft/20", 31) == 0) {
+        char twin[128];
+        if (u[4] == 's')
+            snprintf(twin, sizeof twin, "http%s", u + 5);
+        else
+            snprintf(twin, sizeof twin, "https%s", u + 4);
+        return draft_from_schema_uri(twin);
+    }
     return AGT_DRAFT_AUTO;
+}
+
+static const char *id_kw(int draft)
+{
+    return draft == AGT_DRAFT_4 ? "id" : "$id";
+}
+
+/* The draft a document declares with "$schema". */
+static int schema_draft(cctx *c, const char *uri)
+{
+    (void)c;
+    return draft_from_schema_uri(uri);
 }
 
 /* ---- indexing -------------------------------------------------------- */
 
-static void index_schema(cctx *c, const json_t *j, const char *base, const char *path, bool draft7,
+static void index_schema(cctx *c, const json_t *j, const char *base, const char *path, int draft,
                          agti_sres *res, bool doc_root);
 
 static void index_child(cctx *c, const json_t *j, const sinfo *parent, const char *kw,
@@ -340,7 +377,7 @@ static void index_child(cctx *c, const json_t *j, const sinfo *parent, const cha
         c_oom(c);
         return;
     }
-    index_schema(c, j, parent->base, agti_buf_cstr(&p), parent->draft7, parent->res, false);
+    index_schema(c, j, parent->base, agti_buf_cstr(&p), parent->draft, parent->res, false);
     agti_buf_free(&p);
 }
 
@@ -390,7 +427,7 @@ static void index_children(cctx *c, const json_t *j, const sinfo *in)
 }
 
 static void index_schema_body(cctx *c, const json_t *j, const char *base, const char *path,
-                              bool draft7, agti_sres *res, bool doc_root);
+                              int draft, agti_sres *res, bool doc_root);
 
 static bool all_push(cctx *c, sinfo *in)
 {
@@ -406,7 +443,7 @@ static bool all_push(cctx *c, sinfo *in)
     return true;
 }
 
-static void index_schema(cctx *c, const json_t *j, const char *base, const char *path, bool draft7,
+static void index_schema(cctx *c, const json_t *j, const char *base, const char *path, int draft,
                          agti_sres *res, bool doc_root)
 {
     if (c->status != AGT_OK || !is_schema(j) || ptrmap_get(&c->infos, j))
@@ -417,12 +454,12 @@ static void index_schema(cctx *c, const json_t *j, const char *base, const char 
         return;
     }
     c->depth++;
-    index_schema_body(c, j, base, path, draft7, res, doc_root);
+    index_schema_body(c, j, base, path, draft, res, doc_root);
     c->depth--;
 }
 
 static void index_schema_body(cctx *c, const json_t *j, const char *base, const char *path,
-                              bool draft7, agti_sres *res, bool doc_root)
+                              int draft, agti_sres *res, bool doc_root)
 {
     sinfo *in = calloc(1, sizeof *in);
     if (in == NULL || !all_push(c, in)) {
@@ -431,19 +468,21 @@ static void index_schema_body(cctx *c, const json_t *j, const char *base, const 
         return;
     }
     in->json = j;
-    in->draft7 = draft7;
+    in->draft = draft;
     in->res = res;
     in->path = agti_strdup(path);
     char *nb = NULL;
     if (json_is_object(j)) {
         const json_t *sch = json_object_get(j, "$schema");
-        const json_t *id = json_object_get(j, "$id");
+        const json_t *id = json_object_get(j, id_kw(in->draft));
         if (json_is_string(sch) && (doc_root || id)) {
-            int d = draft_from_schema_uri(json_string_value(sch));
-            if (d != AGT_DRAFT_AUTO)
-                in->draft7 = d == AGT_DRAFT_7;
+            int d = schema_draft(c, json_string_value(sch));
+            if (d != AGT_DRAFT_AUTO) {
+                in->draft = d;
+                id = json_object_get(j, id_kw(d));
+            }
         }
-        bool ref_wins = in->draft7 && json_object_get(j, "$ref") != NULL;
+        bool ref_wins = agti_legacy(in->draft) && json_object_get(j, "$ref") != NULL;
         if (json_is_string(id) && !ref_wins) {
             const char *ids = json_string_value(id);
             char *full = agti_uri_resolve(base, ids);
@@ -451,7 +490,7 @@ static void index_schema_body(cctx *c, const json_t *j, const char *base, const 
                 c_oom(c);
                 return;
             }
-            if (ids[0] == '#' && in->draft7) {
+            if (ids[0] == '#' && agti_legacy(in->draft)) {
                 /* draft-07 location-independent identifier: an anchor */
                 if (ids[1] && !strmap_put(&c->ids, full, j))
                     c_oom(c);
@@ -462,12 +501,14 @@ static void index_schema_body(cctx *c, const json_t *j, const char *base, const 
                 if (!strmap_put(&c->ids, nb, j))
                     c_oom(c);
                 in->res = new_res(c);
+                in->res_root = true;
                 if (in->res == NULL)
                     c_oom(c);
             }
         }
     }
     if (in->res == NULL) {
+        in->res_root = true;
         in->res = new_res(c);
         if (in->res == NULL)
             c_oom(c);
@@ -487,9 +528,9 @@ static void index_schema_body(cctx *c, const json_t *j, const char *base, const 
     }
     if (!json_is_object(j))
         return;
-    if (!in->draft7) {
+    if (in->draft >= AGT_DRAFT_2019_09) {
         const char *akw[] = {"$anchor", "$dynamicAnchor"};
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < (in->draft == AGT_DRAFT_2020_12 ? 2 : 1); k++) {
             const json_t *a = json_object_get(j, akw[k]);
             if (!json_is_string(a))
                 continue;
@@ -565,17 +606,17 @@ static const json_t *load_remote(cctx *c, const char *uri)
         return NULL;
     }
     json_decref(doc); /* the documents array holds it */
-    bool d7 = c->default_d7;
+    int d = c->default_draft;
     if (json_is_object(doc)) {
         const json_t *sch = json_object_get(doc, "$schema");
-        if (json_is_string(sch) && draft_from_schema_uri(json_string_value(sch)) != AGT_DRAFT_AUTO)
-            d7 = draft_from_schema_uri(json_string_value(sch)) == AGT_DRAFT_7;
+        if (json_is_string(sch) && schema_draft(c, json_string_value(sch)) != AGT_DRAFT_AUTO)
+            d = schema_draft(c, json_string_value(sch));
     }
     if (!strmap_put(&c->ids, uri, doc)) {
         c_oom(c);
         return NULL;
     }
-    index_schema(c, doc, uri, "", d7, NULL, true);
+    index_schema(c, doc, uri, "", d, NULL, true);
     return c->status == AGT_OK ? doc : NULL;
 }
 
@@ -654,7 +695,7 @@ static const json_t *resolve_ref(cctx *c, const char *base, const char *ref, con
                 c_oom(c);
             else
                 index_schema(c, cur, anc ? anc->base : full, agti_buf_cstr(&path),
-                             anc ? anc->draft7 : false, anc ? anc->res : NULL, false);
+                             anc ? anc->draft : c->default_draft, anc ? anc->res : NULL, false);
             target = c->status == AGT_OK ? cur : NULL;
         } else {
             target = cur;
@@ -727,11 +768,30 @@ static bool get_number(cctx *c, const sinfo *in, const char *kw, double *out, un
 
 static agti_snode *sub(cctx *c, const sinfo *in, const char *kw, const json_t *v)
 {
+    if (in->draft == AGT_DRAFT_4 && !json_is_object(v)) {
+        bad_kw(c, in, kw, "must be a schema object (draft 4 has no boolean schemas)");
+        return NULL;
+    }
     if (!is_schema(v)) {
         bad_kw(c, in, kw, "must be a schema (an object or a boolean)");
         return NULL;
     }
     return compile_node(c, v);
+}
+
+/* "additionalProperties"/"additionalItems": a schema, or in draft 4 also a
+ * boolean (the keyword's own form there). */
+static bool sub_or_bool(cctx *c, const sinfo *in, const char *kw, agti_snode **out)
+{
+    const json_t *v = json_object_get(in->json, kw);
+    if (v == NULL)
+        return true;
+    if (in->draft == AGT_DRAFT_4 && json_is_boolean(v)) {
+        *out = compile_node(c, v);
+        return *out != NULL;
+    }
+    *out = sub(c, in, kw, v);
+    return *out != NULL;
 }
 
 static bool sub_list(cctx *c, const sinfo *in, const char *kw, agti_snode ***out, size_t *n,
@@ -931,8 +991,8 @@ static bool compile_object_kws(cctx *c, const sinfo *in, agti_snode *n)
         }
         n->n_patterns = m;
     }
-    if (!sub_one(c, in, "additionalProperties", &n->additional) ||
-        !sub_one(c, in, "propertyNames", &n->property_names))
+    if (!sub_or_bool(c, in, "additionalProperties", &n->additional) ||
+        (in->draft >= AGT_DRAFT_6 && !sub_one(c, in, "propertyNames", &n->property_names)))
         return false;
     const json_t *req = json_object_get(j, "required");
     if (req &&
@@ -943,9 +1003,10 @@ static bool compile_object_kws(cctx *c, const sinfo *in, agti_snode *n)
         return false;
 
     /* dependentRequired / dependentSchemas (2020-12) or dependencies (draft 7) */
-    const char *dr_kw = in->draft7 ? "dependencies" : "dependentRequired";
+    bool legacy = agti_legacy(in->draft);
+    const char *dr_kw = legacy ? "dependencies" : "dependentRequired";
     const json_t *dr = json_object_get(j, dr_kw);
-    const json_t *ds = in->draft7 ? dr : json_object_get(j, "dependentSchemas");
+    const json_t *ds = legacy ? dr : json_object_get(j, "dependentSchemas");
     if (dr && !json_is_object(dr))
         return bad_kw(c, in, dr_kw, "must be an object"), false;
     if (ds && !json_is_object(ds))
@@ -968,7 +1029,7 @@ static bool compile_object_kws(cctx *c, const sinfo *in, agti_snode *n)
     if (dr) {
         json_object_keylen_foreach((json_t *)dr, key, klen, val)
         {
-            if (in->draft7 && !json_is_array(val))
+            if (legacy && !json_is_array(val))
                 continue; /* a schema: handled below */
             agti_sdepreq *d = &n->dep_required[n->n_dep_required++];
             d->key = key;
@@ -980,17 +1041,17 @@ static bool compile_object_kws(cctx *c, const sinfo *in, agti_snode *n)
     if (ds) {
         json_object_keylen_foreach((json_t *)ds, key, klen, val)
         {
-            if (in->draft7 && json_is_array(val))
+            if (legacy && json_is_array(val))
                 continue;
             agti_sprop *d = &n->dep_schemas[n->n_dep_schemas++];
             d->key = key;
             d->len = klen;
-            d->node = sub(c, in, in->draft7 ? "dependencies" : "dependentSchemas", val);
+            d->node = sub(c, in, legacy ? "dependencies" : "dependentSchemas", val);
             if (d->node == NULL)
                 return false;
         }
     }
-    if (!in->draft7 && !sub_one(c, in, "unevaluatedProperties", &n->unevaluated_props))
+    if (!legacy && !sub_one(c, in, "unevaluatedProperties", &n->unevaluated_props))
         return false;
     return true;
 }
@@ -999,10 +1060,10 @@ static bool compile_array_kws(cctx *c, const sinfo *in, agti_snode *n)
 {
     const json_t *j = in->json;
     const json_t *items = json_object_get(j, "items");
-    if (in->draft7) {
+    if (in->draft != AGT_DRAFT_2020_12) {
         if (json_is_array(items)) {
             if (!sub_list(c, in, "items", &n->prefix, &n->n_prefix, false) ||
-                !sub_one(c, in, "additionalItems", &n->items))
+                !sub_or_bool(c, in, "additionalItems", &n->items))
                 return false;
             n->items_kw = "additionalItems";
         } else if (items) {
@@ -1020,15 +1081,16 @@ static bool compile_array_kws(cctx *c, const sinfo *in, agti_snode *n)
                 return false;
             n->items_kw = "items";
         }
-        if (!sub_one(c, in, "unevaluatedItems", &n->unevaluated_items))
-            return false;
     }
-    if (!sub_one(c, in, "contains", &n->contains))
+    if (in->draft >= AGT_DRAFT_2019_09 &&
+        !sub_one(c, in, "unevaluatedItems", &n->unevaluated_items))
+        return false;
+    if (in->draft >= AGT_DRAFT_6 && !sub_one(c, in, "contains", &n->contains))
         return false;
     n->min_contains = 1;
     n->max_contains = -1;
-    if (!in->draft7 && (!get_count(c, in, "minContains", &n->min_contains) ||
-                        !get_count(c, in, "maxContains", &n->max_contains)))
+    if (!agti_legacy(in->draft) && (!get_count(c, in, "minContains", &n->min_contains) ||
+                                    !get_count(c, in, "maxContains", &n->max_contains)))
         return false;
     if (!get_count(c, in, "maxItems", &n->max_items) ||
         !get_count(c, in, "minItems", &n->min_items))
@@ -1038,6 +1100,37 @@ static bool compile_array_kws(cctx *c, const sinfo *in, agti_snode *n)
         return bad_kw(c, in, "uniqueItems", "must be a boolean"), false;
     if (json_is_true(u))
         n->flags |= AGTI_K_UNIQUE;
+    return true;
+}
+
+/* Draft 4: "exclusiveMaximum"/"exclusiveMinimum" are booleans that make
+ * "maximum"/"minimum" strict; the limit moves to the exclusive slot. */
+static bool draft4_exclusive(cctx *c, const sinfo *in, agti_snode *n)
+{
+    static const struct {
+        const char *kw;
+        unsigned bit, xbit;
+    } pairs[2] = {{"exclusiveMaximum", AGTI_K_MAXIMUM, AGTI_K_EXCL_MAXIMUM},
+                  {"exclusiveMinimum", AGTI_K_MINIMUM, AGTI_K_EXCL_MINIMUM}};
+    for (int k = 0; k < 2; k++) {
+        const json_t *v = json_object_get(in->json, pairs[k].kw);
+        if (v == NULL)
+            continue;
+        if (!json_is_boolean(v))
+            return bad_kw(c, in, pairs[k].kw, "must be a boolean in draft 4"), false;
+        if (!json_is_true(v) || !(n->flags & pairs[k].bit))
+            continue;
+        n->flags = (n->flags & ~pairs[k].bit) | pairs[k].xbit;
+        if (n->int_limits & pairs[k].bit)
+            n->int_limits = (n->int_limits & ~pairs[k].bit) | pairs[k].xbit;
+        if (k == 0) {
+            n->excl_maximum = n->maximum;
+            n->excl_maximum_i = n->maximum_i;
+        } else {
+            n->excl_minimum = n->minimum;
+            n->excl_minimum_i = n->minimum_i;
+        }
+    }
     return true;
 }
 
@@ -1056,7 +1149,7 @@ static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
         if (n->enum_jv == NULL)
             return deep ? bad_kw(c, in, "enum", "is nested too deeply"), false : (c_oom(c), false);
     }
-    const json_t *k = json_object_get(j, "const");
+    const json_t *k = in->draft >= AGT_DRAFT_6 ? json_object_get(j, "const") : NULL;
     if (k) {
         n->const_value = (json_t *)k;
         n->flags |= AGTI_K_CONST;
@@ -1071,10 +1164,13 @@ static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
                     &n->int_limits) ||
         !get_number(c, in, "minimum", &n->minimum, AGTI_K_MINIMUM, &n->flags, &n->minimum_i,
                     &n->int_limits) ||
-        !get_number(c, in, "exclusiveMaximum", &n->excl_maximum, AGTI_K_EXCL_MAXIMUM, &n->flags,
-                    &n->excl_maximum_i, &n->int_limits) ||
-        !get_number(c, in, "exclusiveMinimum", &n->excl_minimum, AGTI_K_EXCL_MINIMUM, &n->flags,
-                    &n->excl_minimum_i, &n->int_limits))
+        (in->draft != AGT_DRAFT_4 &&
+         (!get_number(c, in, "exclusiveMaximum", &n->excl_maximum, AGTI_K_EXCL_MAXIMUM, &n->flags,
+                      &n->excl_maximum_i, &n->int_limits) ||
+          !get_number(c, in, "exclusiveMinimum", &n->excl_minimum, AGTI_K_EXCL_MINIMUM, &n->flags,
+                      &n->excl_minimum_i, &n->int_limits))))
+        return false;
+    if (in->draft == AGT_DRAFT_4 && !draft4_exclusive(c, in, n))
         return false;
     if (n->flags & AGTI_K_MULTIPLE_OF) {
         if (!(n->multiple_of > 0))
@@ -1120,7 +1216,23 @@ static bool compile_refs(cctx *c, const sinfo *in, agti_snode *n)
         if (n->ref == NULL)
             return false;
     }
-    if (in->draft7)
+    if (in->draft == AGT_DRAFT_2019_09) {
+        const json_t *rr = json_object_get(in->json, "$recursiveRef");
+        if (rr == NULL)
+            return true;
+        if (!json_is_string(rr))
+            return bad_kw(c, in, "$recursiveRef", "must be a string (a URI reference)"), false;
+        const json_t *t = resolve_ref(c, in->base, json_string_value(rr), in->path);
+        if (t == NULL)
+            return false;
+        n->rec_ref_src = json_string_value(rr);
+        n->rec_ref = compile_node(c, t);
+        if (n->rec_ref == NULL)
+            return false;
+        n->rec_ref_dynamic = json_is_true(json_object_get(t, "$recursiveAnchor"));
+        return true;
+    }
+    if (in->draft != AGT_DRAFT_2020_12)
         return true;
     const json_t *d = json_object_get(in->json, "$dynamicRef");
     if (d) {
@@ -1177,7 +1289,7 @@ static agti_snode *compile_node_body(cctx *c, const json_t *j, sinfo *in)
     in->node = n;
     n->path = arena_strndup(c->s, in->path, strlen(in->path));
     n->res = in->res;
-    n->draft7 = in->draft7;
+    n->draft = in->draft;
     n->max_length = n->min_length = -1;
     n->max_props = n->min_props = n->max_items = n->min_items = -1;
     n->max_contains = -1;
@@ -1191,8 +1303,11 @@ static agti_snode *compile_node_body(cctx *c, const json_t *j, sinfo *in)
         n->bool_value = json_is_true(j);
         return n;
     }
-    if (in->draft7 && json_object_get(j, "$ref")) {
-        /* draft 7: "$ref" overrides every sibling keyword */
+    if (in->draft == AGT_DRAFT_2019_09 && in->res_root &&
+        json_is_true(json_object_get(j, "$recursiveAnchor")))
+        in->res->recursive_anchor = n;
+    if (agti_legacy(in->draft) && json_object_get(j, "$ref")) {
+        /* drafts 4 to 7: "$ref" overrides every sibling keyword */
         return compile_refs(c, in, n) ? n : NULL;
     }
     if (!compile_value_kws(c, in, n) || !compile_array_kws(c, in, n) ||
@@ -1200,8 +1315,10 @@ static agti_snode *compile_node_body(cctx *c, const json_t *j, sinfo *in)
         !sub_list(c, in, "allOf", &n->all_of, &n->n_all_of, true) ||
         !sub_list(c, in, "anyOf", &n->any_of, &n->n_any_of, true) ||
         !sub_list(c, in, "oneOf", &n->one_of, &n->n_one_of, true) ||
-        !sub_one(c, in, "not", &n->not_) || !sub_one(c, in, "if", &n->if_) ||
-        !sub_one(c, in, "then", &n->then_) || !sub_one(c, in, "else", &n->else_) ||
+        !sub_one(c, in, "not", &n->not_) ||
+        (in->draft >= AGT_DRAFT_7 &&
+         (!sub_one(c, in, "if", &n->if_) || !sub_one(c, in, "then", &n->then_) ||
+          !sub_one(c, in, "else", &n->else_))) ||
         !compile_refs(c, in, n))
         return NULL;
     n->has_unevaluated = n->unevaluated_items != NULL || n->unevaluated_props != NULL;
@@ -1280,26 +1397,33 @@ int agti_schema_compile_json(agt_schema **out, struct json_t *schema,
     s->format_assert = opts && opts->format_assert;
     atomic_init(&s->match_cache, NULL);
     cctx c;
+    int rc;
     memset(&c, 0, sizeof c);
     c.s = s;
     c.opts = opts;
-    bool d7 = opts && (opts->draft == AGT_DRAFT_7 || opts->draft == AGT_DRAFT_6 ||
-                       opts->draft == AGT_DRAFT_4);
+    int draft = opts && opts->draft != AGT_DRAFT_AUTO ? opts->draft : AGT_DRAFT_2020_12;
     if (json_is_object(schema)) {
         const json_t *sch = json_object_get(schema, "$schema");
         if (json_is_string(sch)) {
-            int d = draft_from_schema_uri(json_string_value(sch));
+            int d = schema_draft(&c, json_string_value(sch));
             if (d != AGT_DRAFT_AUTO)
-                d7 = d == AGT_DRAFT_7;
+                draft = d;
         }
     }
-    c.default_d7 = d7;
-    index_schema(&c, schema, "", "", d7, NULL, true);
+    if (draft == AGT_DRAFT_4 && json_is_boolean(schema)) {
+        rc = agti_error(AGT_EINVALID, "invalid schema: draft 4 has no boolean schemas (use {} "
+                                      "for true and {\"not\": {}} for false)");
+        cctx_free(&c);
+        agti_schema_destroy(s);
+        return rc;
+    }
+    c.default_draft = draft;
+    index_schema(&c, schema, "", "", draft, NULL, true);
     if (c.status == AGT_OK)
         s->root = compile_node(&c, schema);
     if (c.status == AGT_OK)
         compile_dynamic_anchors(&c);
-    int rc = c.status;
+    rc = c.status;
     cctx_free(&c);
     if (rc != AGT_OK) {
         agti_schema_destroy(s);

@@ -85,13 +85,21 @@ struct agti_sres {
     const char **danchor_names;
     agti_snode **danchor_nodes;
     size_t n_danchors;
+    agti_snode *recursive_anchor; /* 2019-09: the root, when it has "$recursiveAnchor": true */
 };
+
+/* Drafts 4, 6 and 7: "$ref" replaces its siblings, "dependencies", "items"
+ * as an array with "additionalItems", "#name" ids as anchors. */
+static inline bool agti_legacy(int draft)
+{
+    return draft < AGT_DRAFT_2019_09;
+}
 
 struct agti_snode {
     /* boolean schema: is_bool set, bool_value holds the value */
     bool is_bool;
     bool bool_value;
-    bool draft7;
+    int draft;        /* AGT_DRAFT_* the node was compiled in */
     unsigned flags;   /* AGTI_K_* */
     unsigned types;   /* AGTI_T_* mask; 0 = no "type" */
     const char *path; /* JSON pointer of this schema inside its document */
@@ -155,6 +163,9 @@ struct agti_snode {
     agti_snode *dyn_ref; /* static target of $dynamicRef */
     const char *dyn_ref_src;
     const char *dyn_ref_anchor; /* set when the static target bookends */
+    agti_snode *rec_ref;        /* 2019-09 "$recursiveRef": static target */
+    const char *rec_ref_src;
+    bool rec_ref_dynamic; /* the static target has "$recursiveAnchor": true */
 
     /* true when some keyword of this node needs evaluated-location tracking */
     bool has_unevaluated;

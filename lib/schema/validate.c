@@ -792,7 +792,7 @@ static bool v_array(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip
             const char *kw;
             if (i < n->n_prefix) {
                 sub = n->prefix[i];
-                kw = n->draft7 ? "items" : "prefixItems";
+                kw = n->draft == AGT_DRAFT_2020_12 ? "prefixItems" : "items";
             } else if (n->items) {
                 sub = n->items;
                 kw = n->items_kw;
@@ -908,7 +908,7 @@ static bool v_object(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *i
         for (size_t k = 0; k < d->n; k++) {
             if (agti_jv_get(inst, d->names[k], d->lens[k]) == NULL) {
                 ok = false;
-                report(c, ip, n, n->draft7 ? "dependencies" : "dependentRequired",
+                report(c, ip, n, agti_legacy(n->draft) ? "dependencies" : "dependentRequired",
                        "missing property '%s', required when '%s' is present", d->names[k], d->key);
                 if (!c->errors)
                     return false;
@@ -1131,6 +1131,20 @@ static const agti_snode *dynamic_target(const agti_snode *n, const dscope *ds)
     return found ? found : n->dyn_ref;
 }
 
+/* 2019-09 "$recursiveRef" whose static target has "$recursiveAnchor": true:
+ * the outermost resource of the unbroken run of resources with
+ * "$recursiveAnchor": true, walking the dynamic scope outwards. */
+static const agti_snode *recursive_target(const agti_snode *n, const dscope *ds)
+{
+    const agti_snode *found = n->rec_ref;
+    for (const dscope *d = ds; d; d = d->up) {
+        if (d->res->recursive_anchor == NULL)
+            break;
+        found = d->res->recursive_anchor;
+    }
+    return found;
+}
+
 static bool v_applicators(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip,
                           const dscope *ds, eset *ev)
 {
@@ -1139,6 +1153,14 @@ static bool v_applicators(vctx *c, const agti_snode *n, const agti_jv *inst, ipa
         ok = false;
         if (!c->errors || c->fatal)
             return false;
+    }
+    if (n->rec_ref) {
+        const agti_snode *t = n->rec_ref_dynamic ? recursive_target(n, ds) : n->rec_ref;
+        if (!v_follow(c, n, t, "$recursiveRef", n->rec_ref_src, inst, ip, ds, ev)) {
+            ok = false;
+            if (!c->errors || c->fatal)
+                return false;
+        }
     }
     if (n->dyn_ref) {
         const agti_snode *t = n->dyn_ref_anchor ? dynamic_target(n, ds) : n->dyn_ref;
@@ -1269,7 +1291,10 @@ static bool v_node(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip,
         have_local = true;
         lev = &local;
     }
-    if (n->types && !(n->types & type_bits(inst))) {
+    /* draft 4: an integer is written without a fraction or exponent (1.0 is
+     * a number, not an integer) */
+    bool d4real = n->draft == AGT_DRAFT_4 && inst->type == AGTI_JV_REAL;
+    if (n->types && !(n->types & (d4real ? AGTI_T_NUMBER : type_bits(inst)))) {
         ok = false;
         if (!c->quiet) {
             agti_buf b = AGTI_BUF_INIT;
@@ -1286,7 +1311,7 @@ static bool v_node(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip,
                     agti_buf_puts(&b, names[t]);
                 }
             report(c, ip, n, "type", "expected %s, got %s", k ? agti_buf_cstr(&b) : "nothing",
-                   type_name(inst));
+                   d4real ? "number" : type_name(inst));
             agti_buf_free(&b);
         }
         if (!c->errors)
