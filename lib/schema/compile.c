@@ -1002,17 +1002,23 @@ static bool compile_object_kws(cctx *c, const sinfo *in, agti_snode *n)
         !get_count(c, in, "minProperties", &n->min_props))
         return false;
 
-    /* dependentRequired / dependentSchemas (2020-12) or dependencies (draft 7) */
+    /* "dependencies" (drafts 4 to 7; later drafts split it into
+     * "dependentRequired" and "dependentSchemas" but it is still honoured
+     * there, as the suite's optional dependencies-compatibility asks) */
     bool legacy = agti_legacy(in->draft);
-    const char *dr_kw = legacy ? "dependencies" : "dependentRequired";
-    const json_t *dr = json_object_get(j, dr_kw);
-    const json_t *ds = legacy ? dr : json_object_get(j, "dependentSchemas");
+    const json_t *dep = json_object_get(j, "dependencies");
+    const json_t *dr = legacy ? NULL : json_object_get(j, "dependentRequired");
+    const json_t *ds = legacy ? NULL : json_object_get(j, "dependentSchemas");
+    if (dep && !json_is_object(dep))
+        return bad_kw(c, in, "dependencies", "must be an object"), false;
     if (dr && !json_is_object(dr))
-        return bad_kw(c, in, dr_kw, "must be an object"), false;
+        return bad_kw(c, in, "dependentRequired", "must be an object"), false;
     if (ds && !json_is_object(ds))
         return bad_kw(c, in, "dependentSchemas", "must be an object whose values are schemas"),
                false;
-    size_t mr = dr ? json_object_size(dr) : 0, ms = ds ? json_object_size(ds) : 0;
+    size_t mdep = dep ? json_object_size(dep) : 0;
+    size_t mr = mdep + (dr ? json_object_size(dr) : 0);
+    size_t ms = mdep + (ds ? json_object_size(ds) : 0);
     if (mr) {
         n->dep_required = arena_alloc(c->s, mr * sizeof *n->dep_required);
         if (n->dep_required == NULL)
@@ -1023,32 +1029,36 @@ static bool compile_object_kws(cctx *c, const sinfo *in, agti_snode *n)
         if (n->dep_schemas == NULL)
             return c_oom(c), false;
     }
-    const char *key;
-    size_t klen;
-    json_t *val;
-    if (dr) {
-        json_object_keylen_foreach((json_t *)dr, key, klen, val)
+    const struct {
+        const json_t *obj;
+        const char *kw;
+        int arrays; /* 1: arrays of names only, 0: schemas only, -1: both */
+    } srcs[3] = {
+        {dep, "dependencies", -1}, {dr, "dependentRequired", 1}, {ds, "dependentSchemas", 0}};
+    for (int k = 0; k < 3; k++) {
+        const char *key;
+        size_t klen;
+        json_t *val;
+        if (srcs[k].obj == NULL)
+            continue;
+        json_object_keylen_foreach((json_t *)srcs[k].obj, key, klen, val)
         {
-            if (legacy && !json_is_array(val))
-                continue; /* a schema: handled below */
-            agti_sdepreq *d = &n->dep_required[n->n_dep_required++];
-            d->key = key;
-            d->len = klen;
-            if (!compile_strings(c, in, dr_kw, val, &d->names, &d->lens, &d->n))
-                return false;
-        }
-    }
-    if (ds) {
-        json_object_keylen_foreach((json_t *)ds, key, klen, val)
-        {
-            if (legacy && json_is_array(val))
-                continue;
-            agti_sprop *d = &n->dep_schemas[n->n_dep_schemas++];
-            d->key = key;
-            d->len = klen;
-            d->node = sub(c, in, legacy ? "dependencies" : "dependentSchemas", val);
-            if (d->node == NULL)
-                return false;
+            bool names = srcs[k].arrays == 1 || (srcs[k].arrays < 0 && json_is_array(val));
+            if (names) {
+                agti_sdepreq *d = &n->dep_required[n->n_dep_required++];
+                d->key = key;
+                d->len = klen;
+                d->kw = srcs[k].kw;
+                if (!compile_strings(c, in, srcs[k].kw, val, &d->names, &d->lens, &d->n))
+                    return false;
+            } else {
+                agti_sprop *d = &n->dep_schemas[n->n_dep_schemas++];
+                d->key = key;
+                d->len = klen;
+                d->node = sub(c, in, srcs[k].kw, val);
+                if (d->node == NULL)
+                    return false;
+            }
         }
     }
     if (!legacy && !sub_one(c, in, "unevaluatedProperties", &n->unevaluated_props))

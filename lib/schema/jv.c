@@ -3,6 +3,7 @@
 #include <jansson.h>
 #include <locale.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -677,8 +678,21 @@ void agti_jv_dump(agti_buf *b, const agti_jv *v)
     case AGTI_JV_INT:
         agti_buf_printf(b, "%lld", (long long)v->u.i);
         break;
-    case AGTI_JV_REAL:
-        agti_buf_printf(b, "%.17g", v->u.d);
+    case AGTI_JV_REAL: {
+        /* shortest text that reads back the same; a real stays a real */
+        char t[40];
+        for (int p = 15; p <= 17; p++) {
+            snprintf(t, sizeof t, "%.*g", p, v->u.d);
+            if (strtod(t, NULL) == v->u.d)
+                break;
+        }
+        agti_buf_puts(b, t);
+        if (strpbrk(t, ".eEn") == NULL)
+            agti_buf_puts(b, ".0");
+        break;
+    }
+    case AGTI_JV_BIG:
+        agti_buf_put(b, v->u.s, v->len);
         break;
     case AGTI_JV_STRING:
         dump_string(b, v->u.s, v->len);

@@ -73,8 +73,9 @@ const agti_jv *agti_jv_from_json(agti_jarena *a, const struct json_t *v, bool *t
 /* Member lookup (first match); NULL when absent. */
 const agti_jv *agti_jv_get(const agti_jv *obj, const char *key, size_t klen);
 
-/* Appends the compact JSON text of v to b (numbers as read: a real number
- * with 17 significant digits, which reads back as the same double). */
+/* Appends the compact JSON text of v to b: a real number in the shortest
+ * form that reads back as the same double, with ".0" when it would
+ * otherwise read as an integer; a big number as its text. */
 struct agti_buf;
 void agti_jv_dump(struct agti_buf *b, const agti_jv *v);
 

@@ -72,6 +72,7 @@ typedef struct agti_spattern {
 } agti_spattern;
 
 typedef struct agti_sdepreq {
+    const char *kw; /* "dependencies" or "dependentRequired" */
     const char *key;
     size_t len;
     const char **names;

@@ -461,7 +461,7 @@ static bool is_multiple(const agti_snode *n, const agti_jv *inst)
     double v = num(inst), m = n->multiple_of;
     double q = v / m;
     if (!isfinite(q))
-        return false;
+        return isfinite(v) && fmod(v, m) == 0; /* fmod is exact: 1e308 % 0.5 == 0 */
     if (fmod(v, m) == 0)
         return true;
     double r = nearbyint(q);
@@ -908,8 +908,8 @@ static bool v_object(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *i
         for (size_t k = 0; k < d->n; k++) {
             if (agti_jv_get(inst, d->names[k], d->lens[k]) == NULL) {
                 ok = false;
-                report(c, ip, n, agti_legacy(n->draft) ? "dependencies" : "dependentRequired",
-                       "missing property '%s', required when '%s' is present", d->names[k], d->key);
+                report(c, ip, n, d->kw, "missing property '%s', required when '%s' is present",
+                       d->names[k], d->key);
                 if (!c->errors)
                     return false;
             }

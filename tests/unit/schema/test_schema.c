@@ -811,8 +811,172 @@ static void test_threads(void)
     agt_schema_free(s);
 }
 
+#define D4 "\"$schema\":\"http://json-schema.org/draft-04/schema#\""
+#define D6 "\"$schema\":\"http://json-schema.org/draft-06/schema#\""
+#define D19 "\"$schema\":\"https://json-schema.org/draft/2019-09/schema\""
+
+/* Drafts 4 and 6: their own keywords (draft-04 and draft-06 texts). */
+static void test_draft4_6(void)
+{
+    /* draft 4 section 5.1.2: exclusiveMaximum is a boolean modifying maximum */
+    expect_error("{" D4 ",\"maximum\":5,\"exclusiveMaximum\":true}", "5", "", "/exclusiveMaximum",
+                 "exclusiveMaximum", "must be less than 5");
+    expect_valid("{" D4 ",\"maximum\":5,\"exclusiveMaximum\":true}", "4.5", 1);
+    expect_valid("{" D4 ",\"maximum\":5,\"exclusiveMaximum\":false}", "5", 1);
+    expect_error("{" D4 ",\"minimum\":2,\"exclusiveMinimum\":true}", "2", "", "/exclusiveMinimum",
+                 "exclusiveMinimum", "must be greater than 2");
+    expect_bad_schema("{" D4 ",\"exclusiveMaximum\":3}", AGT_EINVALID,
+                      "\"exclusiveMaximum\" must be a boolean in draft 4");
+    /* draft 6 section 6.3: a number */
+    expect_error("{" D6 ",\"exclusiveMaximum\":3}", "3", "", "/exclusiveMaximum",
+                 "exclusiveMaximum", "must be less than 3");
+    /* no const, contains, propertyNames in draft 4; no if in 4 and 6 */
+    expect_valid("{" D4 ",\"const\":1}", "2", 1);
+    expect_valid("{" D4 ",\"contains\":{\"type\":\"string\"}}", "[1]", 1);
+    expect_valid("{" D4 ",\"propertyNames\":{\"maxLength\":1}}", "{\"long\":1}", 1);
+    expect_valid("{" D6 ",\"if\":{\"type\":\"string\"},\"then\":{\"minLength\":3}}", "\"ab\"", 1);
+    expect_valid("{" D6 ",\"contains\":{\"const\":1}}", "[2]", 0);
+    expect_valid("{" D6 ",\"contains\":{\"const\":1}}", "[2,1]", 1);
+    /* draft 4: an integer has no fraction part, 1.0 is a number */
+    expect_error("{" D4 ",\"type\":\"integer\"}", "1.0", "", "/type", "type",
+                 "expected integer, got number");
+    expect_valid("{" D4 ",\"type\":\"integer\"}", "1", 1);
+    expect_valid("{" D6 ",\"type\":\"integer\"}", "1.0", 1);
+    /* draft 4 identifies with "id"; "$id" means nothing there */
+    expect_valid("{" D4
+                 ",\"id\":\"http://x.test/r.json\",\"properties\":{\"p\":{\"$ref\":\"#foo\"}},"
+                 "\"definitions\":{\"a\":{\"id\":\"#foo\",\"type\":\"string\"}}}",
+                 "{\"p\":1}", 0);
+    expect_valid("{" D4
+                 ",\"id\":\"http://x.test/r.json\",\"properties\":{\"p\":{\"$ref\":\"#foo\"}},"
+                 "\"definitions\":{\"a\":{\"id\":\"#foo\",\"type\":\"string\"}}}",
+                 "{\"p\":\"s\"}", 1);
+    expect_bad_schema("{" D4 ",\"properties\":{\"p\":{\"$ref\":\"http://x.test/s.json\"}},"
+                      "\"definitions\":{\"a\":{\"$id\":\"http://x.test/s.json\"}}}",
+                      AGT_ENOTFOUND, "http://x.test/s.json");
+    /* no boolean schemas in draft 4, except the boolean forms of additional* */
+    expect_bad_schema("{" D4 ",\"items\":true}", AGT_EINVALID, "draft 4 has no boolean schemas");
+    expect_error("{" D4 ",\"additionalProperties\":false}", "{\"a\":1}", "/a",
+                 "/additionalProperties", "additionalProperties", "property 'a' is not allowed");
+    expect_error("{" D4 ",\"items\":[{}],\"additionalItems\":false}", "[1,2]", "/1",
+                 "/additionalItems", "additionalItems", "item 1 is not allowed (at most 1 items)");
+    /* dependencies: names or a schema */
+    expect_error("{" D4 ",\"dependencies\":{\"a\":[\"b\"]}}", "{\"a\":1}", "", "/dependencies",
+                 "dependencies", "missing property 'b', required when 'a' is present");
+    expect_valid("{" D4 ",\"dependencies\":{\"a\":{\"required\":[\"c\"]}}}", "{\"a\":1,\"c\":2}",
+                 1);
+    expect_valid("{" D4 ",\"dependencies\":{\"a\":{\"required\":[\"c\"]}}}", "{\"a\":1}", 0);
+    /* the draft chosen by option when there is no "$schema" */
+    agt_schema_options *o = NULL;
+    agt_schema_options_new(&o);
+    T_EQ_INT(agt_schema_options_set_draft(o, AGT_DRAFT_4), AGT_OK, "AGT_DRAFT_4 accepted");
+    agt_schema *s = NULL;
+    const char *sch = "{\"type\":\"integer\"}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK, "draft 4 by option");
+    T_EQ_INT(validate(s, "1.0", NULL), AGT_EINVALID, "draft 4 by option: 1.0 is not an integer");
+    agt_schema_free(s);
+    const char *b = "false";
+    s = (agt_schema *)1;
+    T_EQ_INT(agt_schema_compile_with(&s, b, strlen(b), o), AGT_EINVALID,
+             "draft 4 by option: a boolean schema is refused");
+    T_CHECK(strstr(agt_error_message(), "draft 4 has no boolean schemas") != NULL, "says why: %s",
+            agt_error_message());
+    T_EQ_INT(agt_schema_options_set_draft(o, AGT_DRAFT_6), AGT_OK, "AGT_DRAFT_6 accepted");
+    sch = "{\"if\":false,\"else\":false}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK, "draft 6 by option");
+    T_EQ_INT(validate(s, "1", NULL), AGT_OK, "draft 6 by option: no if/else");
+    agt_schema_free(s);
+    /* a "$schema" wins over the option */
+    sch = "{" D4 ",\"type\":\"integer\"}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK, "draft 4 by $schema");
+    T_EQ_INT(validate(s, "1.0", NULL), AGT_EINVALID, "draft 4 by $schema over option 6");
+    agt_schema_free(s);
+    agt_schema_options_free(o);
+}
+
+/* 2019-09 (draft 2019-09 core and validation texts). */
+static void test_draft2019(void)
+{
+    /* items as an array, additionalItems; prefixItems is not a keyword */
+    expect_valid("{" D19 ",\"items\":[{\"type\":\"string\"}],\"additionalItems\":false}", "[\"a\"]",
+                 1);
+    expect_error("{" D19 ",\"items\":[{\"type\":\"string\"}],\"additionalItems\":false}",
+                 "[\"a\",1]", "/1", "/additionalItems", "additionalItems",
+                 "item 1 is not allowed (at most 1 items)");
+    expect_valid("{" D19 ",\"prefixItems\":[{\"type\":\"string\"}]}", "[1]", 1);
+    /* $ref beside other keywords (core 8.2.4.1), unevaluated* see through it */
+    expect_valid("{" D19 ",\"$ref\":\"#/$defs/a\",\"unevaluatedProperties\":false,"
+                 "\"$defs\":{\"a\":{\"properties\":{\"a\":true}}}}",
+                 "{\"a\":1}", 1);
+    expect_error("{" D19 ",\"$ref\":\"#/$defs/a\",\"unevaluatedProperties\":false,"
+                 "\"$defs\":{\"a\":{\"properties\":{\"a\":true}}}}",
+                 "{\"a\":1,\"b\":2}", "/b", "/unevaluatedProperties", "unevaluatedProperties",
+                 "property 'b' is not allowed");
+    expect_valid("{" D19 ",\"items\":[true],\"unevaluatedItems\":false}", "[1]", 1);
+    expect_error("{" D19 ",\"items\":[true],\"unevaluatedItems\":false}", "[1,2]", "/1",
+                 "/unevaluatedItems", "unevaluatedItems", "item 1 is not allowed");
+    expect_valid("{" D19 ",\"items\":[true],\"additionalItems\":true,\"unevaluatedItems\":false}",
+                 "[1,2]", 1);
+    /* dependentRequired, dependentSchemas, minContains */
+    expect_error("{" D19 ",\"dependentRequired\":{\"a\":[\"b\"]}}", "{\"a\":1}", "",
+                 "/dependentRequired", "dependentRequired",
+                 "missing property 'b', required when 'a' is present");
+    expect_valid("{" D19 ",\"dependentSchemas\":{\"a\":{\"maxProperties\":1}}}",
+                 "{\"a\":1,\"b\":2}", 0);
+    expect_valid("{" D19 ",\"contains\":{\"const\":1},\"minContains\":2}", "[1]", 0);
+    expect_valid("{" D19 ",\"contains\":{\"const\":1},\"minContains\":2}", "[1,2,1]", 1);
+    /* $anchor is an anchor, $dynamicAnchor is not (it is 2020-12's) */
+    expect_valid("{" D19
+                 ",\"$ref\":\"#s\",\"$defs\":{\"x\":{\"$anchor\":\"s\",\"type\":\"string\"}}}",
+                 "1", 0);
+    expect_bad_schema("{" D19 ",\"$ref\":\"#s\",\"$defs\":{\"x\":{\"$dynamicAnchor\":\"s\"}}}",
+                      AGT_ENOTFOUND, "no anchor 's'");
+    /* $recursiveRef (core 8.2.4.2): a tree whose nodes may be strings or
+     * objects of nodes; the outer schema extends it to allow integers. With
+     * "$recursiveAnchor": true on both, "#" in node.json means the outermost
+     * resource of the dynamic scope, so integers are allowed deep inside. */
+    const char *tree = "{" D19 ",\"$id\":\"http://x.test/tree.json\",%s"
+                       "\"anyOf\":[{\"type\":\"integer\"},{\"$ref\":\"node.json\"}],"
+                       "\"$defs\":{\"node\":{\"$id\":\"node.json\",%s\"anyOf\":[{\"type\":"
+                       "\"string\"},{\"type\":\"object\",\"additionalProperties\":"
+                       "{\"$recursiveRef\":\"#\"}}]}}}";
+    char buf[1024];
+    const char *on = "\"$recursiveAnchor\":true,", *off = "\"$recursiveAnchor\":false,";
+    snprintf(buf, sizeof buf, tree, on, on);
+    expect_valid(buf, "{\"a\":1}", 1);
+    expect_valid(buf, "{\"a\":{\"b\":2}}", 1);
+    expect_valid(buf, "{\"a\":{\"b\":null}}", 0);
+    /* no anchor on the outer resource: "#" stays node.json */
+    snprintf(buf, sizeof buf, tree, "", on);
+    expect_valid(buf, "{\"a\":\"x\"}", 1);
+    expect_valid(buf, "{\"a\":1}", 0);
+    /* the target itself without the anchor: like "$ref" */
+    snprintf(buf, sizeof buf, tree, on, off);
+    expect_valid(buf, "{\"a\":1}", 0);
+    expect_valid(buf, "{\"a\":{\"b\":\"x\"}}", 1);
+    /* the error names the keyword and the branch reasons */
+    snprintf(buf, sizeof buf, tree, "", on);
+    expect_error(buf, "{\"a\":1}", "", "/anyOf", "anyOf", NULL);
+    /* by option */
+    agt_schema_options *o = NULL;
+    agt_schema_options_new(&o);
+    T_EQ_INT(agt_schema_options_set_draft(o, AGT_DRAFT_2019_09), AGT_OK, "AGT_DRAFT_2019_09");
+    agt_schema *s = NULL;
+    const char *sch = "{\"items\":[{\"type\":\"string\"}]}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK, "2019-09 by option");
+    T_EQ_INT(validate(s, "[1]", NULL), AGT_EINVALID, "2019-09 by option: items array applies");
+    agt_schema_free(s);
+    agt_schema_options_free(o);
+    /* 2020-12 also honours "dependencies" (the suite's optional
+     * dependencies-compatibility) */
+    expect_error("{\"dependencies\":{\"a\":[\"b\"]}}", "{\"a\":1}", "", "/dependencies",
+                 "dependencies", "missing property 'b', required when 'a' is present");
+}
+
 int main(void)
 {
+    test_draft4_6();
+    test_draft2019();
     test_threads();
     test_hostile();
     test_parser();
