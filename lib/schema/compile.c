@@ -72,9 +72,10 @@ uint32_t agti_schema_hash(const char *s, size_t len)
 
 typedef struct sinfo {
     const json_t *json;
-    char *base; /* base URI in effect inside this schema */
-    char *path; /* JSON pointer inside its document */
-    int draft;  /* AGT_DRAFT_* */
+    char *base;     /* base URI in effect inside this schema */
+    char *path;     /* JSON pointer inside its document */
+    int draft;      /* AGT_DRAFT_* */
+    unsigned vocab; /* VOC_* of its dialect */
     agti_sres *res;
     bool res_root; /* the root of its resource (a document, or "$id") */
     agti_snode *node;
@@ -210,7 +211,8 @@ typedef struct cctx {
     size_t n_res, cap_res;
     int status;
     int depth;         /* nesting of index_schema / compile_node calls */
-    int default_draft; /* draft of documents without "$schema": the root's */
+    int default_draft; /* dialect of documents without "$schema": the root's */
+    int meta_depth;    /* custom meta-schemas being read for their dialect */
 } cctx;
 
 static int c_oom(cctx *c)
@@ -350,11 +352,95 @@ static const char *id_kw(int draft)
     return draft == AGT_DRAFT_4 ? "id" : "$id";
 }
 
-/* The draft a document declares with "$schema". */
+/* A dialect: the draft in the low 16 bits, VOC_* above. */
+#define DIALECT(draft, vocab) ((int)((unsigned)(draft) | (unsigned)(vocab) << 16))
+enum {
+    VOC_NO_VALIDATION = 1u << 0, /* the meta-schema lacks the validation vocabulary */
+    VOC_NO_APPLICATOR = 1u << 1, /* ... the applicator vocabulary */
+    VOC_FORMAT_ASSERT = 1u << 2  /* ... has format-assertion (2020-12) */
+};
+
+static const json_t *load_remote(cctx *c, const char *uri);
+static int schema_draft(cctx *c, const char *uri);
+
+/* The dialect a custom meta-schema defines: its own "$schema"'s draft, and
+ * from its "$vocabulary" the vocabularies in use (core 8.1.2). A required
+ * vocabulary we do not know fails the compilation, as the spec says. */
+static int meta_dialect(cctx *c, const char *uri, const json_t *meta)
+{
+    const json_t *sch = json_object_get(meta, "$schema");
+    int d = AGT_DRAFT_AUTO;
+    if (json_is_string(sch) && strcmp(json_string_value(sch), uri) != 0)
+        d = schema_draft(c, json_string_value(sch));
+    if (d == AGT_DRAFT_AUTO)
+        return AGT_DRAFT_AUTO;
+    int draft = d & 0xffff;
+    const json_t *voc = json_object_get(meta, "$vocabulary");
+    if (!json_is_object(voc) || draft < AGT_DRAFT_2019_09)
+        return d;
+    const char *pre = draft == AGT_DRAFT_2019_09 ? "https://json-schema.org/draft/2019-09/vocab/"
+                                                 : "https://json-schema.org/draft/2020-12/vocab/";
+    static const char *const known19[] = {"core",      "applicator", "validation",
+                                          "meta-data", "format",     "content"};
+    static const char *const known20[] = {
+        "core",      "applicator",        "unevaluated",      "validation",
+        "meta-data", "format-annotation", "format-assertion", "content"};
+    unsigned vocab = VOC_NO_VALIDATION | VOC_NO_APPLICATOR;
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)voc, key, val)
+    {
+        bool known = false;
+        size_t pl = strlen(pre);
+        if (strncmp(key, pre, pl) == 0) {
+            const char *name = key + pl;
+            const char *const *list = draft == AGT_DRAFT_2019_09 ? known19 : known20;
+            size_t nl = draft == AGT_DRAFT_2019_09 ? 6 : 8;
+            for (size_t i = 0; i < nl; i++)
+                if (strcmp(name, list[i]) == 0)
+                    known = true;
+            if (strcmp(name, "validation") == 0)
+                vocab &= ~(unsigned)VOC_NO_VALIDATION;
+            else if (strcmp(name, "applicator") == 0)
+                vocab &= ~(unsigned)VOC_NO_APPLICATOR;
+            else if (strcmp(name, "format-assertion") == 0)
+                vocab |= VOC_FORMAT_ASSERT;
+        }
+        if (!known && json_is_true(val)) {
+            c_fail(c, AGT_EINVALID,
+                   "meta-schema '%s' requires the vocabulary '%s', which is not supported", uri,
+                   key);
+            return AGT_DRAFT_AUTO;
+        }
+    }
+    return DIALECT(draft, vocab);
+}
+
+/* The dialect a document declares with "$schema": one of the drafts, or a
+ * custom meta-schema that is registered, embedded or already loaded (any
+ * other "$schema" is not looked up: the surrounding dialect applies). */
 static int schema_draft(cctx *c, const char *uri)
 {
-    (void)c;
-    return draft_from_schema_uri(uri);
+    int d = draft_from_schema_uri(uri);
+    if (d != AGT_DRAFT_AUTO || c->meta_depth >= 8)
+        return d;
+    char *u = agti_strdup(uri);
+    if (u == NULL) {
+        c_oom(c);
+        return AGT_DRAFT_AUTO;
+    }
+    split_fragment(u);
+    bool have = strmap_get(&c->ids, u) != NULL || agti_schema_embedded(u) != NULL;
+    for (size_t i = 0; !have && c->opts && i < c->opts->n_res; i++)
+        have = strcmp(c->opts->res_uris[i], u) == 0;
+    const json_t *meta = have ? load_remote(c, u) : NULL;
+    if (json_is_object(meta)) {
+        c->meta_depth++;
+        d = meta_dialect(c, u, meta);
+        c->meta_depth--;
+    }
+    free(u);
+    return d;
 }
 
 /* ---- indexing -------------------------------------------------------- */
@@ -377,7 +463,8 @@ static void index_child(cctx *c, const json_t *j, const sinfo *parent, const cha
         c_oom(c);
         return;
     }
-    index_schema(c, j, parent->base, agti_buf_cstr(&p), parent->draft, parent->res, false);
+    index_schema(c, j, parent->base, agti_buf_cstr(&p), DIALECT(parent->draft, parent->vocab),
+                 parent->res, false);
     agti_buf_free(&p);
 }
 
@@ -468,7 +555,8 @@ static void index_schema_body(cctx *c, const json_t *j, const char *base, const 
         return;
     }
     in->json = j;
-    in->draft = draft;
+    in->draft = draft & 0xffff;
+    in->vocab = (unsigned)draft >> 16;
     in->res = res;
     in->path = agti_strdup(path);
     char *nb = NULL;
@@ -478,8 +566,9 @@ static void index_schema_body(cctx *c, const json_t *j, const char *base, const 
         if (json_is_string(sch) && (doc_root || id)) {
             int d = schema_draft(c, json_string_value(sch));
             if (d != AGT_DRAFT_AUTO) {
-                in->draft = d;
-                id = json_object_get(j, id_kw(d));
+                in->draft = d & 0xffff;
+                in->vocab = (unsigned)d >> 16;
+                id = json_object_get(j, id_kw(in->draft));
             }
         }
         bool ref_wins = agti_legacy(in->draft) && json_object_get(j, "$ref") != NULL;
@@ -695,7 +784,8 @@ static const json_t *resolve_ref(cctx *c, const char *base, const char *ref, con
                 c_oom(c);
             else
                 index_schema(c, cur, anc ? anc->base : full, agti_buf_cstr(&path),
-                             anc ? anc->draft : c->default_draft, anc ? anc->res : NULL, false);
+                             anc ? DIALECT(anc->draft, anc->vocab) : c->default_draft,
+                             anc ? anc->res : NULL, false);
             target = c->status == AGT_OK ? cur : NULL;
         } else {
             target = cur;
@@ -725,6 +815,59 @@ static const json_t *resolve_ref(cctx *c, const char *base, const char *ref, con
 
 static agti_snode *compile_node(cctx *c, const json_t *j);
 static agti_snode *compile_node_body(cctx *c, const json_t *j, sinfo *in);
+
+/* A copy of the schema object without the keywords of the vocabularies its
+ * dialect lacks (the values are shared). */
+static json_t *without_vocab(const json_t *j, unsigned vocab)
+{
+    static const char *const validation[] = {"type",          "enum",
+                                             "const",         "multipleOf",
+                                             "maximum",       "exclusiveMaximum",
+                                             "minimum",       "exclusiveMinimum",
+                                             "maxLength",     "minLength",
+                                             "pattern",       "maxItems",
+                                             "minItems",      "uniqueItems",
+                                             "maxContains",   "minContains",
+                                             "maxProperties", "minProperties",
+                                             "required",      "dependentRequired"};
+    static const char *const applicator[] = {"prefixItems",
+                                             "items",
+                                             "additionalItems",
+                                             "contains",
+                                             "additionalProperties",
+                                             "properties",
+                                             "patternProperties",
+                                             "dependentSchemas",
+                                             "propertyNames",
+                                             "if",
+                                             "then",
+                                             "else",
+                                             "allOf",
+                                             "anyOf",
+                                             "oneOf",
+                                             "not",
+                                             "dependencies"};
+    json_t *f = json_object();
+    const char *key;
+    json_t *val;
+    if (f == NULL)
+        return NULL;
+    json_object_foreach((json_t *)j, key, val)
+    {
+        bool drop = false;
+        for (size_t i = 0;
+             (vocab & VOC_NO_VALIDATION) && i < sizeof validation / sizeof *validation; i++)
+            drop = drop || strcmp(key, validation[i]) == 0;
+        for (size_t i = 0;
+             (vocab & VOC_NO_APPLICATOR) && i < sizeof applicator / sizeof *applicator; i++)
+            drop = drop || strcmp(key, applicator[i]) == 0;
+        if (!drop && json_object_set(f, key, val) != 0) {
+            json_decref(f);
+            return NULL;
+        }
+    }
+    return f;
+}
 
 static int bad_kw(cctx *c, const sinfo *in, const char *kw, const char *what)
 {
@@ -1206,7 +1349,7 @@ static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
     if (f) {
         if (!json_is_string(f))
             return bad_kw(c, in, "format", "must be a string"), false;
-        if (c->s->format_assert)
+        if (c->s->format_assert || (in->vocab & VOC_FORMAT_ASSERT))
             n->format = agti_schema_format_id(json_string_value(f));
     }
     return true;
@@ -1320,6 +1463,20 @@ static agti_snode *compile_node_body(cctx *c, const json_t *j, sinfo *in)
         /* drafts 4 to 7: "$ref" overrides every sibling keyword */
         return compile_refs(c, in, n) ? n : NULL;
     }
+    sinfo filtered;
+    if (in->vocab & (VOC_NO_VALIDATION | VOC_NO_APPLICATOR)) {
+        /* the dialect lacks a vocabulary: its keywords are unknown words */
+        json_t *f = without_vocab(j, in->vocab);
+        if (f == NULL || add_document(c, f) != AGT_OK) {
+            json_decref(f);
+            c_oom(c);
+            return NULL;
+        }
+        json_decref(f); /* the documents array holds it */
+        filtered = *in;
+        filtered.json = f;
+        in = &filtered;
+    }
     if (!compile_value_kws(c, in, n) || !compile_array_kws(c, in, n) ||
         !compile_object_kws(c, in, n) ||
         !sub_list(c, in, "allOf", &n->all_of, &n->n_all_of, true) ||
@@ -1412,6 +1569,7 @@ int agti_schema_compile_json(agt_schema **out, struct json_t *schema,
     c.s = s;
     c.opts = opts;
     int draft = opts && opts->draft != AGT_DRAFT_AUTO ? opts->draft : AGT_DRAFT_2020_12;
+    c.default_draft = draft; /* for a custom meta-schema loaded below */
     if (json_is_object(schema)) {
         const json_t *sch = json_object_get(schema, "$schema");
         if (json_is_string(sch)) {

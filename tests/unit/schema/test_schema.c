@@ -973,8 +973,62 @@ static void test_draft2019(void)
                  "dependencies", "missing property 'b', required when 'a' is present");
 }
 
+/* $vocabulary of a custom meta-schema (2020-12 core 8.1.2). */
+static void test_vocabulary(void)
+{
+    agt_schema_options *o = NULL;
+    agt_schema_options_new(&o);
+    const char *noval = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
+                        "\"$id\":\"http://x.test/noval\",\"$vocabulary\":{"
+                        "\"https://json-schema.org/draft/2020-12/vocab/core\":true,"
+                        "\"https://json-schema.org/draft/2020-12/vocab/applicator\":true}}";
+    const char *fmt = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
+                      "\"$id\":\"http://x.test/fmt\",\"$vocabulary\":{"
+                      "\"https://json-schema.org/draft/2020-12/vocab/core\":true,"
+                      "\"https://json-schema.org/draft/2020-12/vocab/format-assertion\":false}}";
+    const char *unknown = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
+                          "\"$vocabulary\":{\"https://json-schema.org/draft/2020-12/vocab/core\":"
+                          "true,\"http://x.test/vocab/colours\":true}}";
+    const char *optional = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
+                           "\"$vocabulary\":{\"https://json-schema.org/draft/2020-12/vocab/core\":"
+                           "true,\"https://json-schema.org/draft/2020-12/vocab/validation\":true,"
+                           "\"http://x.test/vocab/colours\":false}}";
+    agt_schema_options_add_resource(o, "http://x.test/noval", noval, strlen(noval));
+    agt_schema_options_add_resource(o, "http://x.test/fmt", fmt, strlen(fmt));
+    agt_schema_options_add_resource(o, "http://x.test/unknown", unknown, strlen(unknown));
+    agt_schema_options_add_resource(o, "http://x.test/optional", optional, strlen(optional));
+    agt_schema *s = NULL;
+    const char *sch = "{\"$schema\":\"http://x.test/noval\",\"properties\":{\"bad\":false,"
+                      "\"n\":{\"minimum\":10}}}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK, "no-validation dialect");
+    T_EQ_INT(validate(s, "{\"n\":1}", NULL), AGT_OK, "no validation vocabulary: minimum unknown");
+    T_EQ_INT(validate(s, "{\"bad\":1}", NULL), AGT_EINVALID, "applicators still apply");
+    agt_schema_free(s);
+    sch = "{\"$schema\":\"http://x.test/fmt\",\"format\":\"ipv4\"}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK, "format-assertion dialect");
+    T_EQ_INT(validate(s, "\"1.2.3\"", NULL), AGT_EINVALID,
+             "format-assertion vocabulary: format asserts with the option off");
+    T_EQ_INT(validate(s, "\"1.2.3.4\"", NULL), AGT_OK, "a valid ipv4");
+    agt_schema_free(s);
+    sch = "{\"$schema\":\"http://x.test/unknown\"}";
+    s = (agt_schema *)1;
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_EINVALID,
+             "a required unknown vocabulary is refused");
+    T_EQ_STR(agt_error_message(),
+             "meta-schema 'http://x.test/unknown' requires the vocabulary "
+             "'http://x.test/vocab/colours', which is not supported",
+             "the message names the meta-schema and the vocabulary");
+    sch = "{\"$schema\":\"http://x.test/optional\",\"type\":\"number\"}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK,
+             "an optional unknown vocabulary is ignored");
+    T_EQ_INT(validate(s, "\"x\"", NULL), AGT_EINVALID, "validation vocabulary applies");
+    agt_schema_free(s);
+    agt_schema_options_free(o);
+}
+
 int main(void)
 {
+    test_vocabulary();
     test_draft4_6();
     test_draft2019();
     test_threads();
