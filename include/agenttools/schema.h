@@ -139,8 +139,12 @@ AGT_EXTERN int agt_schema_compile_with(agt_schema **out, const char *json, size_
  *        {"instance_path":"/a/0","schema_path":"/properties/a/items/type",
  *         "keyword":"type","message":"..."}; instance_path and schema_path are
  *        JSON pointers (RFC 6901). Free with agt_free(). Set to NULL otherwise.
- * The instance is parsed per RFC 8259 (nesting up to 2048 levels; integers
- * beyond 64 bits become doubles; for a repeated key the last value wins).
+ * The instance is parsed per RFC 8259 (nesting up to 2048 levels; for a
+ * repeated key the last value wins). Numbers keep the value written:
+ * integers beyond 64 bits, decimals with more than 15 significant digits and
+ * numbers beyond the range of a double (1e400) are compared exactly by
+ * minimum/maximum/exclusive*, multipleOf, enum, const and uniqueItems, in the
+ * instance and in a schema compiled from text (a jansson value holds doubles).
  * A "$ref" that leads back to a schema already being evaluated at the same
  * instance location (a loop that never ends), or evaluation nested
  * deeper than 3000 schema levels, makes the instance invalid with a

@@ -210,9 +210,10 @@ typedef struct cctx {
     resinfo *res;
     size_t n_res, cap_res;
     int status;
-    int depth;         /* nesting of index_schema / compile_node calls */
-    int default_draft; /* dialect of documents without "$schema": the root's */
-    int meta_depth;    /* custom meta-schemas being read for their dialect */
+    int depth;              /* nesting of index_schema / compile_node calls */
+    int default_draft;      /* dialect of documents without "$schema": the root's */
+    int meta_depth;         /* custom meta-schemas being read for their dialect */
+    const agti_bigmap *big; /* texts of the root document's big numbers */
 } cctx;
 
 static int c_oom(cctx *c)
@@ -889,9 +890,10 @@ static bool get_count(cctx *c, const sinfo *in, const char *kw, int64_t *out)
 }
 
 /* A numeric keyword; iout (may be NULL) also takes the exact value of an
- * integer, marking it with bit in *iflags. */
+ * integer, marking it with bit in *iflags; *bigout the text of a number a
+ * double cannot hold. */
 static bool get_number(cctx *c, const sinfo *in, const char *kw, double *out, unsigned bit,
-                       unsigned *flags, int64_t *iout, unsigned *iflags)
+                       unsigned *flags, int64_t *iout, unsigned *iflags, const char **bigout)
 {
     const json_t *v = json_object_get(in->json, kw);
     if (v == NULL)
@@ -899,6 +901,13 @@ static bool get_number(cctx *c, const sinfo *in, const char *kw, double *out, un
     if (!json_is_number(v)) {
         bad_kw(c, in, kw, "must be a number");
         return false;
+    }
+    size_t blen;
+    const char *bt = agti_bigmap_get(c->big, v, &blen);
+    if (bt) {
+        *bigout = arena_strndup(c->s, bt, blen);
+        if (*bigout == NULL)
+            return c_oom(c), false;
     }
     *out = json_number_value(v);
     *flags |= bit;
@@ -1279,12 +1288,52 @@ static bool draft4_exclusive(cctx *c, const sinfo *in, agti_snode *n)
         if (k == 0) {
             n->excl_maximum = n->maximum;
             n->excl_maximum_i = n->maximum_i;
+            n->big[3] = n->big[1];
+            n->big[1] = NULL;
         } else {
             n->excl_minimum = n->minimum;
             n->excl_minimum_i = n->minimum_i;
+            n->big[4] = n->big[2];
+            n->big[2] = NULL;
         }
     }
     return true;
+}
+
+/* Puts the text of big numbers back into a converted enum/const value. */
+static bool fix_big(cctx *c, const json_t *j, agti_jv *v)
+{
+    size_t len;
+    const char *t;
+    switch (v->type) {
+    case AGTI_JV_REAL:
+        t = agti_bigmap_get(c->big, j, &len);
+        if (t) {
+            char *copy = agti_jarena_alloc(&c->s->consts, len + 1);
+            if (copy == NULL)
+                return false;
+            memcpy(copy, t, len);
+            copy[len] = '\0';
+            v->type = AGTI_JV_BIG;
+            v->len = len;
+            v->u.s = copy;
+        }
+        return true;
+    case AGTI_JV_ARRAY:
+        for (size_t i = 0; i < v->len; i++)
+            if (!fix_big(c, json_array_get(j, i), (agti_jv *)&v->u.a[i]))
+                return false;
+        return true;
+    case AGTI_JV_OBJECT:
+        for (size_t i = 0; i < v->len; i++) {
+            agti_jkv *m = (agti_jkv *)&v->u.o[i];
+            if (!fix_big(c, json_object_getn(j, m->key, m->klen), &m->val))
+                return false;
+        }
+        return true;
+    default:
+        return true;
+    }
 }
 
 static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
@@ -1301,6 +1350,8 @@ static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
         n->enum_jv = agti_jv_from_json(&c->s->consts, e, &deep);
         if (n->enum_jv == NULL)
             return deep ? bad_kw(c, in, "enum", "is nested too deeply"), false : (c_oom(c), false);
+        if (c->big && c->big->n && !fix_big(c, e, (agti_jv *)n->enum_jv))
+            return c_oom(c), false;
     }
     const json_t *k = in->draft >= AGT_DRAFT_6 ? json_object_get(j, "const") : NULL;
     if (k) {
@@ -1310,18 +1361,20 @@ static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
         n->const_jv = agti_jv_from_json(&c->s->consts, k, &deep);
         if (n->const_jv == NULL)
             return deep ? bad_kw(c, in, "const", "is nested too deeply"), false : (c_oom(c), false);
+        if (c->big && c->big->n && !fix_big(c, k, (agti_jv *)n->const_jv))
+            return c_oom(c), false;
     }
-    if (!get_number(c, in, "multipleOf", &n->multiple_of, AGTI_K_MULTIPLE_OF, &n->flags, NULL,
-                    NULL) ||
+    if (!get_number(c, in, "multipleOf", &n->multiple_of, AGTI_K_MULTIPLE_OF, &n->flags, NULL, NULL,
+                    &n->big[0]) ||
         !get_number(c, in, "maximum", &n->maximum, AGTI_K_MAXIMUM, &n->flags, &n->maximum_i,
-                    &n->int_limits) ||
+                    &n->int_limits, &n->big[1]) ||
         !get_number(c, in, "minimum", &n->minimum, AGTI_K_MINIMUM, &n->flags, &n->minimum_i,
-                    &n->int_limits) ||
+                    &n->int_limits, &n->big[2]) ||
         (in->draft != AGT_DRAFT_4 &&
          (!get_number(c, in, "exclusiveMaximum", &n->excl_maximum, AGTI_K_EXCL_MAXIMUM, &n->flags,
-                      &n->excl_maximum_i, &n->int_limits) ||
+                      &n->excl_maximum_i, &n->int_limits, &n->big[3]) ||
           !get_number(c, in, "exclusiveMinimum", &n->excl_minimum, AGTI_K_EXCL_MINIMUM, &n->flags,
-                      &n->excl_minimum_i, &n->int_limits))))
+                      &n->excl_minimum_i, &n->int_limits, &n->big[4]))))
         return false;
     if (in->draft == AGT_DRAFT_4 && !draft4_exclusive(c, in, n))
         return false;
@@ -1540,6 +1593,12 @@ void agti_schema_destroy(agt_schema *s)
 int agti_schema_compile_json(agt_schema **out, struct json_t *schema,
                              const agt_schema_options *opts)
 {
+    return agti_schema_compile_big(out, schema, opts, NULL);
+}
+
+int agti_schema_compile_big(agt_schema **out, json_t *schema, const agt_schema_options *opts,
+                            const agti_bigmap *big)
+{
     if (out == NULL)
         return agti_error(AGT_EINVAL, "agt_schema_compile: out is NULL");
     *out = NULL;
@@ -1568,6 +1627,7 @@ int agti_schema_compile_json(agt_schema **out, struct json_t *schema,
     memset(&c, 0, sizeof c);
     c.s = s;
     c.opts = opts;
+    c.big = big;
     int draft = opts && opts->draft != AGT_DRAFT_AUTO ? opts->draft : AGT_DRAFT_2020_12;
     c.default_draft = draft; /* for a custom meta-schema loaded below */
     if (json_is_object(schema)) {

@@ -339,6 +339,29 @@ static bool parse_number(jparser *j, agti_jv *v)
         }
     }
     size_t n = (size_t)(p - s);
+    /* more significant digits than a double keeps (15), once leading and
+     * trailing zeros are set aside: kept as text */
+    size_t sig = 0, zeros = 0;
+    bool lead = true;
+    for (const char *d = s + neg; d < p && *d != 'e' && *d != 'E'; d++) {
+        if (*d == '.')
+            continue;
+        if (lead && *d == '0')
+            continue;
+        lead = false;
+        if (*d == '0') {
+            zeros++;
+        } else {
+            sig += zeros + 1;
+            zeros = 0;
+        }
+    }
+    if (sig > 15) {
+        v->type = AGTI_JV_BIG;
+        v->u.s = s;
+        v->len = n;
+        return true;
+    }
     char local[64];
     char *tmp = n < sizeof local ? local : agti_jarena_alloc(j->a, n + 1);
     if (tmp == NULL)
@@ -353,10 +376,16 @@ static bool parse_number(jparser *j, agti_jv *v)
     }
     errno = 0;
     double d = strtod(tmp, NULL);
-    if (errno == ERANGE && isinf(d))
-        return j->p = s, fail(j, "real number overflow");
+    if (errno == ERANGE) {
+        /* beyond the range of a double (1e400, 1e-400): kept as text */
+        v->type = AGTI_JV_BIG;
+        v->u.s = s;
+        v->len = n;
+        return true;
+    }
     v->type = AGTI_JV_REAL;
     v->u.d = d;
+    v->len = is_int; /* written as an integer (past 64 bits) */
     return true;
 }
 

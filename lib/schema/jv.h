@@ -30,7 +30,7 @@ typedef struct agti_jkv agti_jkv;
 
 struct agti_jv {
     uint8_t type;
-    size_t len; /* string bytes, array items, object members */
+    size_t len; /* string bytes, array items, object members, BIG text bytes */
     union {
         int64_t i;
         double d;
@@ -61,9 +61,12 @@ void *agti_jarena_alloc(agti_jarena *a, size_t size);
 void agti_jarena_free(agti_jarena *a);
 
 /* Parses len bytes of JSON text (any value at top level; NUL in strings
- * allowed; integers beyond 64 bits become doubles; nesting deeper than 2048
- * is refused). On failure records AGT_EPARSE ("what: invalid JSON at line L,
- * column C: reason") or AGT_ENOMEM and returns NULL. */
+ * allowed; nesting deeper than 2048 is refused). Integers that fit int64_t
+ * are AGTI_JV_INT; other numbers with at most 15 significant digits are
+ * AGTI_JV_REAL (len 1 when written without fraction or exponent); numbers
+ * with more digits, or beyond the range of a double, are AGTI_JV_BIG with
+ * u.s/len pointing at their text inside `text`. On failure records AGT_EPARSE ("what: invalid JSON
+ * at line L, column C: reason") or AGT_ENOMEM and returns NULL. */
 const agti_jv *agti_jv_parse(agti_jarena *a, const char *text, size_t len, const char *what);
 
 /* Converts a jansson value (borrowed: strings point into it). NULL on OOM or

@@ -117,6 +117,9 @@ struct agti_snode {
      * exactly only up to 2^53. */
     int64_t maximum_i, minimum_i, excl_maximum_i, excl_minimum_i;
     unsigned int_limits;
+    /* The text of multipleOf and the four limits (in that order) when a
+     * double cannot hold them (AGTI_JV_BIG): compared exactly. */
+    const char *big[5];
 
     int64_t max_length, min_length; /* -1 = absent */
     pcre2_code *pattern;
@@ -199,6 +202,27 @@ struct agt_schema_resolution {
     json_t *doc;
 };
 
+/* The text of the numbers of a schema document that jansson cannot hold
+ * (AGTI_JV_BIG), by the json_t that stands for them (a real). */
+typedef struct agti_bigmap {
+    const json_t **vals;
+    const char **texts;
+    size_t *lens;
+    size_t n, cap;
+} agti_bigmap;
+
+const char *agti_bigmap_get(const agti_bigmap *m, const json_t *v, size_t *len);
+
+/* compile.c: agti_schema_compile_json with the big-number texts of the
+ * document (may be NULL). */
+int agti_schema_compile_big(agt_schema **out, json_t *schema, const agt_schema_options *opts,
+                            const agti_bigmap *big);
+
+/* schema.c: parses schema text; *big receives the texts of its big numbers
+ * (free with agti_bigmap_free). NULL with the error recorded on failure. */
+json_t *agti_schema_parse_text(const char *text, size_t len, const char *what, agti_bigmap *big);
+void agti_bigmap_free(agti_bigmap *m);
+
 void agti_schema_destroy(agt_schema *s);
 
 uint32_t agti_schema_hash(const char *s, size_t len);
@@ -206,6 +230,26 @@ uint32_t agti_schema_hash(const char *s, size_t len);
 /* regex.c: compiles an ECMA-262 pattern with PCRE2 (UTF, UCP, JIT). On failure
  * returns NULL and writes a message into err. */
 pcre2_code *agti_schema_regex_compile(const char *src, size_t len, char *err, size_t errlen);
+
+/* num.c: exact decimals. value = (neg ? -1 : 1) * 0.d[0]d[1]...d[n-1] * 10^e,
+ * no leading or trailing zero digits; zero has n == 0. */
+typedef struct agti_dec {
+    bool neg;
+    char *d;
+    size_t n;
+    long long e;
+    char inl[48];
+} agti_dec;
+/* Reads a JSON number's text (false: not a number, or out of memory). */
+bool agti_dec_parse(agti_dec *d, const char *s, size_t len);
+bool agti_dec_from_double(agti_dec *d, double v); /* the shortest text that reads back */
+bool agti_dec_from_int(agti_dec *d, long long v);
+void agti_dec_free(agti_dec *d);
+int agti_dec_cmp(const agti_dec *a, const agti_dec *b); /* -1, 0, 1 */
+bool agti_dec_is_integer(const agti_dec *d);
+/* 1 when v is an integer multiple of m (m > 0), 0 when not, -1 when it
+ * cannot tell (exponents too far apart, out of memory). */
+int agti_dec_multiple(const agti_dec *v, const agti_dec *m);
 
 /* format.c */
 int agti_schema_format_id(const char *name);

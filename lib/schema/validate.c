@@ -241,15 +241,55 @@ static bool quiet_node(vctx *c, const agti_snode *n, const agti_jv *inst, ipath 
 
 /* ---- value helpers --------------------------------------------------- */
 
+/* The exact decimal value of a number (false on OOM). */
+static bool num_dec(const agti_jv *v, agti_dec *d)
+{
+    if (v->type == AGTI_JV_INT)
+        return agti_dec_from_int(d, (long long)v->u.i);
+    if (v->type == AGTI_JV_REAL)
+        return agti_dec_from_double(d, v->u.d);
+    return agti_dec_parse(d, v->u.s, v->len);
+}
+
+static bool big_integral(const agti_jv *v)
+{
+    agti_dec d;
+    bool r = agti_dec_parse(&d, v->u.s, v->len) && agti_dec_is_integer(&d);
+    agti_dec_free(&d);
+    return r;
+}
+
 static bool is_integral(const agti_jv *v)
 {
     if (v->type == AGTI_JV_INT)
         return true;
+    if (v->type == AGTI_JV_BIG)
+        return big_integral(v);
     return v->type == AGTI_JV_REAL && isfinite(v->u.d) && floor(v->u.d) == v->u.d;
+}
+
+/* Draft 4's integer: a number written without fraction or exponent. */
+static bool written_as_integer(const agti_jv *v)
+{
+    if (v->type == AGTI_JV_INT)
+        return true;
+    if (v->type == AGTI_JV_REAL)
+        return v->len == 1;
+    for (size_t i = 0; i < v->len; i++)
+        if (v->u.s[i] == '.' || v->u.s[i] == 'e' || v->u.s[i] == 'E')
+            return false;
+    return true;
 }
 
 static double num(const agti_jv *v)
 {
+    if (v->type == AGTI_JV_BIG) {
+        char t[128];
+        size_t n = v->len < sizeof t - 1 ? v->len : sizeof t - 1;
+        memcpy(t, v->u.s, n);
+        t[n] = '\0';
+        return strtod(t, NULL);
+    }
     return v->type == AGTI_JV_INT ? (double)v->u.i : v->u.d;
 }
 
@@ -265,6 +305,7 @@ static const char *type_name(const agti_jv *v)
     case AGTI_JV_INT:
         return "integer";
     case AGTI_JV_REAL:
+    case AGTI_JV_BIG:
         return is_integral(v) ? "integer" : "number";
     case AGTI_JV_TRUE:
     case AGTI_JV_FALSE:
@@ -286,6 +327,7 @@ static unsigned type_bits(const agti_jv *v)
     case AGTI_JV_INT:
         return AGTI_T_NUMBER | AGTI_T_INTEGER;
     case AGTI_JV_REAL:
+    case AGTI_JV_BIG:
         return is_integral(v) ? (AGTI_T_NUMBER | AGTI_T_INTEGER) : AGTI_T_NUMBER;
     case AGTI_JV_TRUE:
     case AGTI_JV_FALSE:
@@ -297,7 +339,18 @@ static unsigned type_bits(const agti_jv *v)
 
 static bool is_num(const agti_jv *v)
 {
-    return v->type == AGTI_JV_INT || v->type == AGTI_JV_REAL;
+    return v->type == AGTI_JV_INT || v->type == AGTI_JV_REAL || v->type == AGTI_JV_BIG;
+}
+
+/* Orders two numbers exactly by their decimal values; -2 on OOM. */
+static int cmp_exact(const agti_jv *a, const agti_jv *b)
+{
+    agti_dec x, y;
+    bool okx = num_dec(a, &x), oky = num_dec(b, &y);
+    int r = okx && oky ? agti_dec_cmp(&x, &y) : -2;
+    agti_dec_free(&x);
+    agti_dec_free(&y);
+    return r;
 }
 
 /* Equality as JSON Schema defines it: numbers by value, objects unordered. */
@@ -306,6 +359,8 @@ static bool j_equal(const agti_jv *a, const agti_jv *b)
     if (is_num(a) && is_num(b)) {
         if (a->type == AGTI_JV_INT && b->type == AGTI_JV_INT)
             return a->u.i == b->u.i;
+        if (a->type == AGTI_JV_BIG || b->type == AGTI_JV_BIG)
+            return cmp_exact(a, b) == 0;
         return num(a) == num(b);
     }
     if (a->type != b->type)
@@ -357,6 +412,9 @@ static void dump_fixed(fbuf *f, const agti_jv *v)
     case AGTI_JV_REAL:
         fmt_num(num, sizeof num, v->u.d);
         fb_puts(f, num);
+        break;
+    case AGTI_JV_BIG:
+        fb_put(f, v->u.s, v->len);
         break;
     case AGTI_JV_STRING:
     case AGTI_JV_OBJECT:
@@ -454,8 +512,34 @@ static void fmt_num(char *buf, size_t n, double d)
     }
 }
 
+/* The number a keyword's text holds, as a value. */
+static agti_jv big_jv(const char *text)
+{
+    agti_jv v;
+    v.type = AGTI_JV_BIG;
+    v.len = strlen(text);
+    v.u.s = text;
+    return v;
+}
+
 static bool is_multiple(const agti_snode *n, const agti_jv *inst)
 {
+    if (inst->type == AGTI_JV_BIG || n->big[0] != NULL) {
+        agti_jv m;
+        if (n->big[0]) {
+            m = big_jv(n->big[0]);
+        } else {
+            m.type = AGTI_JV_REAL;
+            m.len = 0;
+            m.u.d = n->multiple_of;
+        }
+        agti_dec x, y;
+        int r = num_dec(inst, &x) && num_dec(&m, &y) ? agti_dec_multiple(&x, &y) : -1;
+        agti_dec_free(&x);
+        agti_dec_free(&y);
+        if (r >= 0)
+            return r == 1;
+    }
     if (inst->type == AGTI_JV_INT && n->multiple_of_int > 0)
         return inst->u.i % n->multiple_of_int == 0;
     double v = num(inst), m = n->multiple_of;
@@ -506,7 +590,7 @@ static bool v_number(vctx *c, const agti_snode *n, const agti_jv *inst, const ip
     if ((n->flags & AGTI_K_MULTIPLE_OF) && !is_multiple(n, inst)) {
         ok = false;
         fmt_num(b, sizeof b, n->multiple_of);
-        report(c, ip, n, "multipleOf", "must be a multiple of %s", b);
+        report(c, ip, n, "multipleOf", "must be a multiple of %s", n->big[0] ? n->big[0] : b);
         if (!c->errors)
             return false;
     }
@@ -525,11 +609,38 @@ static bool v_number(vctx *c, const agti_snode *n, const agti_jv *inst, const ip
         if (!(n->flags & lims[k].bit))
             continue;
         bool lint = (n->int_limits & lims[k].bit) != 0;
-        int r = cmp_limit(inst, v, ld[k], lint, li[k]);
+        int r;
+        if (n->big[k + 1] != NULL || inst->type == AGTI_JV_BIG) {
+            agti_jv lim;
+            if (n->big[k + 1]) {
+                lim = big_jv(n->big[k + 1]);
+            } else if (lint) {
+                lim.type = AGTI_JV_INT;
+                lim.len = 0;
+                lim.u.i = li[k];
+            } else {
+                lim.type = AGTI_JV_REAL;
+                lim.len = 0;
+                lim.u.d = ld[k];
+            }
+            r = cmp_exact(inst, &lim);
+            if (r == -2) {
+                c->fatal = AGT_ENOMEM;
+                return false;
+            }
+        } else {
+            r = cmp_limit(inst, v, ld[k], lint, li[k]);
+        }
         bool pass = r == lims[k].want || (!lims[k].strict && r == 0);
         if (pass)
             continue;
         ok = false;
+        if (n->big[k + 1]) {
+            report(c, ip, n, lims[k].kw, "%s %s", lims[k].text, n->big[k + 1]);
+            if (!c->errors)
+                return false;
+            continue;
+        }
         if (lint)
             snprintf(b, sizeof b, "%" PRId64, li[k]);
         else
@@ -590,8 +701,9 @@ static uint64_t jv_hash(const agti_jv *v)
     uint64_t h;
     switch (v->type) {
     case AGTI_JV_INT:
-    case AGTI_JV_REAL: {
-        double d = num(v);
+    case AGTI_JV_REAL:
+    case AGTI_JV_BIG: {
+        double d = num(v); /* equal values read to the same double */
         if (d == 0)
             d = 0; /* -0.0 == 0.0 */
         memcpy(&h, &d, sizeof h);
@@ -1293,7 +1405,8 @@ static bool v_node(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip,
     }
     /* draft 4: an integer is written without a fraction or exponent (1.0 is
      * a number, not an integer) */
-    bool d4real = n->draft == AGT_DRAFT_4 && inst->type == AGTI_JV_REAL;
+    bool d4real = n->draft == AGT_DRAFT_4 && inst->type != AGTI_JV_INT && is_num(inst) &&
+                  !written_as_integer(inst);
     if (n->types && !(n->types & (d4real ? AGTI_T_NUMBER : type_bits(inst)))) {
         ok = false;
         if (!c->quiet) {
@@ -1337,6 +1450,7 @@ static bool v_node(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip,
     switch (inst->type) {
     case AGTI_JV_INT:
     case AGTI_JV_REAL:
+    case AGTI_JV_BIG:
         if ((n->flags & 0x1f) && !v_number(c, n, inst, ip))
             ok = false;
         break;

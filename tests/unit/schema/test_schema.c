@@ -160,7 +160,9 @@ static void test_messages(void)
     expect_error("{\"maximum\":9223372036854775807}", "9223372036854775808", "", "/maximum",
                  "maximum", "must be at most 9223372036854775807");
     expect_valid("{\"maximum\":9223372036854775807}", "9223372036854775807", 1);
-    expect_valid("{\"exclusiveMaximum\":9007199254740993}", "9007199254740993.0", 1);
+    /* the value written is the limit itself (a double would read 2^53) */
+    expect_error("{\"exclusiveMaximum\":9007199254740993}", "9007199254740993.0", "",
+                 "/exclusiveMaximum", "exclusiveMaximum", "must be less than 9007199254740993");
     expect_error("{\"exclusiveMinimum\":-9223372036854775808}", "-9223372036854775808", "",
                  "/exclusiveMinimum", "exclusiveMinimum",
                  "must be greater than -9223372036854775808");
@@ -656,7 +658,6 @@ static void test_parser(void)
                                 "\"\\ud800\"",
                                 "\"\\udc00x\"",
                                 "\"a\tb\"",
-                                "1e400",
                                 "\"\xff\"",
                                 "\"\xc0\xaf\"",
                                 "[",
@@ -670,6 +671,8 @@ static void test_parser(void)
     T_CHECK(strstr(agt_error_message(), "line 2, column 8") != NULL, "line and column: %s",
             agt_error_message());
     static const char *good[] = {"0",
+                                 "1e400",
+                                 "-1e-400",
                                  "-0",
                                  "1.5e-3",
                                  "1E+2",
@@ -1026,8 +1029,58 @@ static void test_vocabulary(void)
     agt_schema_options_free(o);
 }
 
+/* Numbers compared by the value written, past 64 bits and past a double's
+ * 15 to 17 digits (values checked with Python's decimal module). */
+static void test_exact_numbers(void)
+{
+    expect_error("{\"maximum\":18446744073709551615}", "18446744073709551616", "", "/maximum",
+                 "maximum", "must be at most 18446744073709551615");
+    expect_valid("{\"maximum\":18446744073709551615}", "18446744073709551615", 1);
+    expect_error("{\"exclusiveMinimum\":0.1000000000000000000001}", "0.1", "", "/exclusiveMinimum",
+                 "exclusiveMinimum", "must be greater than 0.1000000000000000000001");
+    expect_valid("{\"exclusiveMinimum\":0.1000000000000000000001}", "0.10000000000000000000011", 1);
+    expect_error("{\"const\":12345678901234567890123}", "12345678901234567890124", "", "/const",
+                 "const", "must be equal to 12345678901234567890123");
+    expect_valid("{\"const\":12345678901234567890123}", "12345678901234567890123.0", 1);
+    expect_valid("{\"enum\":[1e400]}", "1e400", 1);
+    expect_valid("{\"enum\":[1e400]}", "10e399", 1);
+    expect_valid("{\"enum\":[1e400]}", "1e401", 0);
+    expect_valid("{\"multipleOf\":1.0000000000000000001}", "2.0000000000000000002", 1);
+    expect_error("{\"multipleOf\":1.0000000000000000001}", "2", "", "/multipleOf", "multipleOf",
+                 "must be a multiple of 1.0000000000000000001");
+    expect_valid("{\"multipleOf\":3}", "100000000000000000000000000002", 1);
+    expect_error("{\"multipleOf\":3}", "100000000000000000000000000001", "", "/multipleOf",
+                 "multipleOf", "must be a multiple of 3");
+    /* 1e308 / 0.5 overflows a double; the remainder is exact */
+    expect_valid("{\"type\":\"integer\",\"multipleOf\":0.5}", "1e308", 1);
+    expect_valid("{\"type\":\"integer\"}", "123456789012345678901234567890", 1);
+    expect_valid("{\"type\":\"integer\"}", "1e400", 1);
+    expect_error("{\"type\":\"integer\"}", "1234567890123456789012.5", "", "/type", "type",
+                 "expected integer, got number");
+    expect_valid("{" D4 ",\"type\":\"integer\"}", "123456789012345678901234567890", 1);
+    expect_valid("{" D4 ",\"type\":\"integer\"}", "1e400", 0);
+    expect_error("{\"uniqueItems\":true}", "[12345678901234567890123,12345678901234567890123.0]",
+                 "", "/uniqueItems", "uniqueItems",
+                 "must not contain duplicate items (items 0 and 1 are equal)");
+    expect_valid("{\"uniqueItems\":true}", "[12345678901234567890123,12345678901234567890124]", 1);
+    /* draft 4's boolean exclusiveMaximum moves a big limit too */
+    expect_error("{" D4 ",\"maximum\":18446744073709551615,\"exclusiveMaximum\":true}",
+                 "18446744073709551615", "", "/exclusiveMaximum", "exclusiveMaximum",
+                 "must be less than 18446744073709551615");
+    /* through the errors list too: the message keeps the text */
+    agt_schema *s = compile("{\"maximum\":18446744073709551615}");
+    char *errs = NULL;
+    T_EQ_INT(validate(s, "1e20", &errs), AGT_EINVALID, "1e20 > 2^64 - 1");
+    char *m = first_field(errs, "message");
+    T_EQ_STR(m, "must be at most 18446744073709551615", "message with the exact limit");
+    free(m);
+    agt_free(errs);
+    agt_schema_free(s);
+}
+
 int main(void)
 {
+    test_exact_numbers();
     test_vocabulary();
     test_draft4_6();
     test_draft2019();
