@@ -1078,8 +1078,43 @@ static void test_exact_numbers(void)
     agt_schema_free(s);
 }
 
+/* ECMA-262 regular expressions (ECMA-262 22.2; JSON Schema uses its Unicode
+ * mode). */
+static void test_ecma_regex(void)
+{
+    /* \s is WhiteSpace + LineTerminator: U+FEFF is in, U+0085 is not */
+    expect_valid("{\"pattern\":\"^\\\\s$\"}", "\"\\ufeff\"", 1);
+    expect_valid("{\"pattern\":\"^\\\\s$\"}", "\"\\u0085\"", 0);
+    expect_valid("{\"pattern\":\"^\\\\s$\"}", "\"\\u3000\"", 1);
+    expect_valid("{\"pattern\":\"^\\\\S$\"}", "\"\\ufeff\"", 0);
+    expect_valid("{\"pattern\":\"^\\\\S$\"}", "\"\\u0085\"", 1);
+    expect_valid("{\"pattern\":\"^[\\\\s]$\"}", "\"\\u2029\"", 1);
+    /* "." stops at the four line terminators only */
+    expect_valid("{\"pattern\":\"^.$\"}", "\"\\u2028\"", 0);
+    expect_valid("{\"pattern\":\"^.$\"}", "\"\\r\"", 0);
+    expect_valid("{\"pattern\":\"^.$\"}", "\"\\u0085\"", 1);
+    expect_valid("{\"pattern\":\"^.$\"}", "\"\xf0\x9f\x90\xb2\"", 1); /* U+1F432: one character */
+    /* \b is ASCII: between "a" and "é" there is a boundary */
+    expect_valid("{\"pattern\":\"a\\\\b\"}", "\"a\xc3\xa9\"", 1);
+    expect_valid("{\"pattern\":\"a\\\\B\"}", "\"a\xc3\xa9\"", 0);
+    expect_valid("{\"pattern\":\"a\\\\b\"}", "\"ab\"", 0);
+    /* what ECMA-262 rejects */
+    expect_bad_schema("{\"pattern\":\"\\\\a\"}", AGT_EINVALID,
+                      "'\\a': an escaped letter that ECMA-262 does not define");
+    expect_bad_schema("{\"pattern\":\"\\\\Z\"}", AGT_EINVALID, "does not define");
+    expect_bad_schema("{\"pattern\":\"(?i)a\"}", AGT_EINVALID,
+                      "only (?:, (?=, (?!, (?<=, (?<! and (?<name> groups are ECMA-262");
+    expect_bad_schema("{\"pattern\":\"(?P<n>a)\"}", AGT_EINVALID, "groups are ECMA-262");
+    expect_bad_schema("{\"pattern\":\"(?#note)a\"}", AGT_EINVALID, "groups are ECMA-262");
+    /* and what it accepts */
+    expect_valid("{\"pattern\":\"^(?<y>\\\\d{4})-(?:\\\\d\\\\d)$\"}", "\"2024-05\"", 1);
+    expect_valid("{\"pattern\":\"(?<=a)b(?!c)\"}", "\"ab\"", 1);
+    expect_valid("{\"pattern\":\"^\\\\cJ\\\\x41\\\\u0042\\\\t$\"}", "\"\\nAB\\t\"", 1);
+}
+
 int main(void)
 {
+    test_ecma_regex();
     test_exact_numbers();
     test_vocabulary();
     test_draft4_6();
