@@ -1404,6 +1404,8 @@ static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
             return bad_kw(c, in, "format", "must be a string"), false;
         if (c->s->format_assert || (in->vocab & VOC_FORMAT_ASSERT))
             n->format = agti_schema_format_id(json_string_value(f));
+        if (n->format == AGTI_FMT_HOSTNAME && in->draft < AGT_DRAFT_7)
+            n->format = AGTI_FMT_HOSTNAME_1123; /* IDNA2008 rules came with draft 7 */
     }
     return true;
 }

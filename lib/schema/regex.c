@@ -261,3 +261,23 @@ pcre2_code *agti_schema_regex_compile(const char *src, size_t len, char *err, si
     (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
     return re;
 }
+
+bool agti_schema_regex_valid(const char *src, size_t len)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    const char *why = translate(src, len, &b);
+    if (why != NULL || b.oom) {
+        agti_buf_free(&b);
+        return false;
+    }
+    int ec = 0;
+    PCRE2_SIZE off = 0;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)agti_buf_cstr(&b), b.len,
+                                   PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY, &ec, &off, NULL);
+    agti_buf_free(&b);
+    pcre2_code_free(re);
+    /* ECMA-262 (since ES2018) allows lookbehinds of any width; PCRE2 before
+     * 10.43 only fixed-width ones, which is PCRE2's limit, not the
+     * pattern's fault */
+    return re != NULL || ec == PCRE2_ERROR_LOOKBEHIND_NOT_FIXED_LENGTH;
+}

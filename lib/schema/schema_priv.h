@@ -41,7 +41,19 @@ enum agti_format {
     AGTI_FMT_URI,
     AGTI_FMT_UUID,
     AGTI_FMT_IPV4,
-    AGTI_FMT_IPV6
+    AGTI_FMT_IPV6,
+    AGTI_FMT_DURATION,
+    AGTI_FMT_HOSTNAME,
+    AGTI_FMT_IDN_HOSTNAME,
+    AGTI_FMT_IDN_EMAIL,
+    AGTI_FMT_URI_REFERENCE,
+    AGTI_FMT_IRI,
+    AGTI_FMT_IRI_REFERENCE,
+    AGTI_FMT_URI_TEMPLATE,
+    AGTI_FMT_JSON_POINTER,
+    AGTI_FMT_RELATIVE_JSON_POINTER,
+    AGTI_FMT_REGEX,
+    AGTI_FMT_HOSTNAME_1123 /* drafts 4 and 6: RFC 1123 alone, "ab--cd" is a host name */
 };
 
 /* Presence bits of number/size keywords. */
@@ -251,8 +263,12 @@ bool agti_dec_is_integer(const agti_dec *d);
  * cannot tell (exponents too far apart, out of memory). */
 int agti_dec_multiple(const agti_dec *v, const agti_dec *m);
 
+/* regex.c: whether the text is an ECMA-262 pattern (format "regex"). */
+bool agti_schema_regex_valid(const char *src, size_t len);
+
 /* format.c */
 int agti_schema_format_id(const char *name);
+const char *agti_schema_format_name(int fmt);
 bool agti_schema_format_check(int fmt, const char *s, size_t len);
 
 /* uri.c: RFC 3986 reference resolution (section 5.2). Returns a malloc'd

@@ -654,9 +654,7 @@ static bool v_number(vctx *c, const agti_snode *n, const agti_jv *inst, const ip
 
 static const char *fmt_name(int f)
 {
-    static const char *names[] = {"",    "date-time", "date", "time", "email",
-                                  "uri", "uuid",      "ipv4", "ipv6"};
-    return (f > 0 && f <= AGTI_FMT_IPV6) ? names[f] : "";
+    return agti_schema_format_name(f);
 }
 
 static bool v_string(vctx *c, const agti_snode *n, const agti_jv *inst, const ipath *ip)
