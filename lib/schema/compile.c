@@ -1398,6 +1398,18 @@ static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
         if (n->pattern == NULL)
             return false;
     }
+    if (in->draft == AGT_DRAFT_7) {
+        /* draft-07 validation 8.3: content may be checked; later drafts made
+         * these annotations only */
+        const json_t *ce = json_object_get(j, "contentEncoding");
+        const json_t *cm = json_object_get(j, "contentMediaType");
+        if (ce && !json_is_string(ce))
+            return bad_kw(c, in, "contentEncoding", "must be a string"), false;
+        if (cm && !json_is_string(cm))
+            return bad_kw(c, in, "contentMediaType", "must be a string"), false;
+        n->content_base64 = ce && strcmp(json_string_value(ce), "base64") == 0;
+        n->content_json = cm && strcmp(json_string_value(cm), "application/json") == 0;
+    }
     const json_t *f = json_object_get(j, "format");
     if (f) {
         if (!json_is_string(f))

@@ -137,6 +137,9 @@ struct agti_snode {
     pcre2_code *pattern;
     const char *pattern_src;
     int format;
+    /* draft 7 content assertions: "contentEncoding": "base64",
+     * "contentMediaType": "application/json" */
+    bool content_base64, content_json;
 
     /* arrays */
     agti_snode **prefix;

@@ -13,6 +13,12 @@
 #include "jv.h"
 #include "schema_priv.h"
 
+#if defined(__GNUC__)
+#define AGTI_NOINLINE __attribute__((noinline))
+#else
+#define AGTI_NOINLINE
+#endif
+
 #define MAX_DEPTH 3000 /* nested schema evaluations: ~1.3 MB of stack at the limit */
 
 typedef struct ipath {
@@ -657,6 +663,93 @@ static const char *fmt_name(int f)
     return agti_schema_format_name(f);
 }
 
+static int b64_value(unsigned char ch)
+{
+    if (ch >= 'A' && ch <= 'Z')
+        return ch - 'A';
+    if (ch >= 'a' && ch <= 'z')
+        return ch - 'a' + 26;
+    if (ch >= '0' && ch <= '9')
+        return ch - '0' + 52;
+    return ch == '+' ? 62 : ch == '/' ? 63 : -1;
+}
+
+/* RFC 4648 section 4 base64 (padded) into out (len / 4 * 3 bytes); returns
+ * the decoded length, or -1. */
+static long b64_decode(const char *s, size_t len, unsigned char *out)
+{
+    if (len % 4 != 0)
+        return -1;
+    size_t o = 0;
+    for (size_t i = 0; i < len; i += 4) {
+        int v[4];
+        int pad = 0;
+        for (int k = 0; k < 4; k++) {
+            unsigned char ch = (unsigned char)s[i + (size_t)k];
+            if (ch == '=' && i + 4 == len && k >= 2) {
+                v[k] = 0;
+                pad++;
+                continue;
+            }
+            if (pad)
+                return -1;
+            v[k] = b64_value(ch);
+            if (v[k] < 0)
+                return -1;
+        }
+        unsigned bits = (unsigned)(v[0] << 18 | v[1] << 12 | v[2] << 6 | v[3]);
+        out[o++] = (unsigned char)(bits >> 16);
+        if (pad < 2)
+            out[o++] = (unsigned char)(bits >> 8);
+        if (pad < 1)
+            out[o++] = (unsigned char)bits;
+    }
+    return (long)o;
+}
+
+/* Draft 7 "contentEncoding": "base64" and "contentMediaType":
+ * "application/json" (of the decoded bytes when both are given). */
+AGTI_NOINLINE static bool v_content(vctx *c, const agti_snode *n, const char *s, size_t len,
+                                    const ipath *ip)
+{
+    const char *doc = s;
+    size_t dlen = len;
+    unsigned char *dec = NULL;
+    if (n->content_base64) {
+        dec = malloc(len / 4 * 3 + 1);
+        if (dec == NULL) {
+            c->fatal = AGT_ENOMEM;
+            return false;
+        }
+        long got = b64_decode(s, len, dec);
+        if (got < 0) {
+            free(dec);
+            report(c, ip, n, "contentEncoding",
+                   "is not valid base64 (RFC 4648: A-Z a-z 0-9 + /, padded with = to a multiple "
+                   "of 4 characters)");
+            return false;
+        }
+        doc = (const char *)dec;
+        dlen = (size_t)got;
+    }
+    bool ok = true;
+    if (n->content_json) {
+        agti_jarena a;
+        agti_jarena_init(&a, NULL, 0);
+        if (agti_jv_parse(&a, doc, dlen, "content") == NULL) {
+            ok = false;
+            if (agt_error_code() == AGT_ENOMEM)
+                c->fatal = AGT_ENOMEM;
+            else
+                report(c, ip, n, "contentMediaType", "is not a valid application/json document%s",
+                       n->content_base64 ? " once decoded from base64" : "");
+        }
+        agti_jarena_free(&a);
+    }
+    free(dec);
+    return ok;
+}
+
 static bool v_string(vctx *c, const agti_snode *n, const agti_jv *inst, const ipath *ip)
 {
     bool ok = true;
@@ -688,7 +781,11 @@ static bool v_string(vctx *c, const agti_snode *n, const agti_jv *inst, const ip
     if (n->format && !agti_schema_format_check(n->format, s, len)) {
         ok = false;
         report(c, ip, n, "format", "is not a valid %s", fmt_name(n->format));
+        if (!c->errors)
+            return false;
     }
+    if ((n->content_base64 || n->content_json) && !v_content(c, n, s, len, ip))
+        ok = false;
     return ok;
 }
 
@@ -774,12 +871,6 @@ static int find_duplicate(const agti_jv *arr, size_t *a, size_t *b)
     free(t);
     return found;
 }
-
-#if defined(__GNUC__)
-#define AGTI_NOINLINE __attribute__((noinline))
-#else
-#define AGTI_NOINLINE
-#endif
 
 /* Runs a subschema in first-error mode and copies its first violation (the
  * path stripped when it is the current location) into out. Failure path
@@ -1453,7 +1544,8 @@ static bool v_node(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip,
             ok = false;
         break;
     case AGTI_JV_STRING:
-        if ((n->max_length >= 0 || n->min_length >= 0 || n->pattern || n->format) &&
+        if ((n->max_length >= 0 || n->min_length >= 0 || n->pattern || n->format ||
+             n->content_base64 || n->content_json) &&
             !v_string(c, n, inst, ip))
             ok = false;
         break;

@@ -20,10 +20,7 @@
  * and all-errors mode: all must agree with the suite. One TAP line per case,
  * a "# draft part: passed/total" line per draft and part at the end.
  *
- * tests/conformance/schema_known_failures.txt lists cases (one label per
- * line) that are known to fail: they are reported "not ok ... # TODO" and
- * counted; a listed case that passes fails the run so the list cannot go
- * stale.
+ * There is no skip list: every case of every file must pass.
  */
 #include <dirent.h>
 #include <jansson.h>
@@ -50,10 +47,6 @@ static const struct {
 
 static const char *const parts[] = {"required", "optional", "format"};
 
-static char **known;
-static size_t n_known;
-static char *known_seen; /* per entry: 1 once the case ran */
-
 static int cmpstr(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -72,33 +65,6 @@ static char *read_file(const char *path, size_t *len)
     fclose(f);
     *len = b.len;
     return agti_buf_detach(&b);
-}
-
-static void load_known(void)
-{
-    const char *src = getenv("AGT_SOURCE_DIR");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/conformance/schema_known_failures.txt", src ? src : ".");
-    size_t len;
-    char *text = read_file(path, &len);
-    if (text == NULL)
-        return;
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        if (line[0] == '\0' || line[0] == ';')
-            continue;
-        known = realloc(known, (n_known + 1) * sizeof *known);
-        known[n_known++] = strdup(line);
-    }
-    free(text);
-    known_seen = calloc(n_known ? n_known : 1, 1);
-}
-
-static long find_known(const char *label)
-{
-    for (size_t i = 0; i < n_known; i++)
-        if (strcmp(known[i], label) == 0)
-            return (long)i;
-    return -1;
 }
 
 static size_t list_json(const char *dir, char ***out)
@@ -302,21 +268,9 @@ static void run_file(const char *path, const char *label, const agt_schema_optio
                      run_case(ts, jansson_exact(data) ? js : NULL, data, want);
             if (rc != AGT_OK)
                 t_diag("compile failed: %s", cerr);
-            long k = find_known(name);
             if (ok)
                 passed++;
-            if (k >= 0) {
-                known_seen[k] = 1;
-                if (ok) {
-                    t_check(0, "%s (listed in schema_known_failures.txt but passes: remove it)",
-                            name);
-                } else {
-                    t_count++;
-                    printf("not ok %d - %s # TODO known failure\n", t_count, name);
-                }
-            } else {
-                t_check(ok, "%s", name);
-            }
+            t_check(ok, "%s", name);
         }
         agt_schema_free(ts);
         agt_schema_free(js);
@@ -336,7 +290,6 @@ int main(void)
     snprintf(root, sizeof root, "%s/corpus/jsonschema-suite", shared ? shared : "../shared");
     char remotes[1100];
     snprintf(remotes, sizeof remotes, "%s/remotes", root);
-    load_known();
     counts cnt[sizeof drafts / sizeof drafts[0]][3];
     memset(cnt, 0, sizeof cnt);
     int present[sizeof drafts / sizeof drafts[0]] = {0};
@@ -375,9 +328,6 @@ int main(void)
             "the suite copy in %s holds draft4, draft7 "
             "and draft2020-12",
             root);
-    for (size_t i = 0; i < n_known; i++)
-        if (!known_seen[i])
-            t_check(0, "schema_known_failures.txt lists '%s', which no test file has", known[i]);
     for (size_t d = 0; d < sizeof drafts / sizeof drafts[0]; d++) {
         if (!present[d]) {
             t_diag("%s: not in the suite copy", drafts[d].dir);
@@ -387,9 +337,5 @@ int main(void)
             t_diag("%s %s: %d/%d", drafts[d].dir, parts[part], cnt[d][part].passed,
                    cnt[d][part].total);
     }
-    for (size_t i = 0; i < n_known; i++)
-        free(known[i]);
-    free(known);
-    free(known_seen);
     return t_done();
 }
