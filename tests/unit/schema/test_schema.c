@@ -1112,8 +1112,160 @@ static void test_ecma_regex(void)
     expect_valid("{\"pattern\":\"^\\\\cJ\\\\x41\\\\u0042\\\\t$\"}", "\"\\nAB\\t\"", 1);
 }
 
+/* One format assertion: {"format": fmt} (in draft `draft`) against the JSON
+ * string `inst`. */
+static void fmt_case(int draft, const char *fmt, const char *inst, int valid)
+{
+    agt_schema_options *o = NULL;
+    agt_schema_options_new(&o);
+    agt_schema_options_set_draft(o, draft);
+    agt_schema_options_set_format_assertion(o, 1);
+    char sch[128];
+    snprintf(sch, sizeof sch, "{\"format\":\"%s\"}", fmt);
+    agt_schema *s = NULL;
+    int rc = agt_schema_compile_with(&s, sch, strlen(sch), o);
+    T_EQ_INT(rc, AGT_OK, "compile %s", sch);
+    char *text = agti_aprintf("\"%s\"", inst);
+    T_EQ_INT(s ? validate(s, text, NULL) : AGT_ERROR, valid ? AGT_OK : AGT_EINVALID,
+             "%s %s (draft %d): %s", fmt, text, draft, valid ? "valid" : "invalid");
+    free(text);
+    agt_schema_free(s);
+    agt_schema_options_free(o);
+}
+
+/* Formats, from their RFCs' grammars. */
+static void test_formats(void)
+{
+    const int D = AGT_DRAFT_2020_12;
+    /* RFC 3339 appendix A: dur-year = 1*DIGIT "Y" [dur-month], ... */
+    fmt_case(D, "duration", "P1Y2M3DT4H5M6S", 1);
+    fmt_case(D, "duration", "P4W", 1);
+    fmt_case(D, "duration", "PT36H", 1);
+    fmt_case(D, "duration", "P2M3D", 1);
+    fmt_case(D, "duration", "P", 0);
+    fmt_case(D, "duration", "PT", 0);
+    fmt_case(D, "duration", "P1DT", 0);
+    fmt_case(D, "duration", "P1Y3D", 0);  /* a year is followed by months only */
+    fmt_case(D, "duration", "PT1H1S", 0); /* an hour by minutes only */
+    fmt_case(D, "duration", "P1W2D", 0);
+    fmt_case(D, "duration", "P1.5Y", 0);
+    /* hostname: RFC 1123; from draft 7 "--" in positions 3-4 only in A-labels */
+    fmt_case(D, "hostname", "www.example.com", 1);
+    fmt_case(D, "hostname", "xn--bcher-kva.example", 1); /* bücher */
+    fmt_case(D, "hostname", "ab--cd.example", 0);
+    fmt_case(AGT_DRAFT_4, "hostname", "ab--cd.example", 1);
+    fmt_case(D, "hostname", "-a.example", 0);
+    fmt_case(D, "hostname", "a_b.example", 0);
+    fmt_case(D, "hostname",
+             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.example", 0);
+    /* idn-hostname: IDNA2008 */
+    fmt_case(D, "idn-hostname",
+             "b\xc3\xbc"
+             "cher.example",
+             1);
+    fmt_case(D, "idn-hostname", "l\xc2\xb7l.example", 1); /* MIDDLE DOT between l and l */
+    fmt_case(D, "idn-hostname", "a\xc2\xb7l.example", 0); /* RFC 5892 A.3 */
+    fmt_case(D, "idn-hostname", "0a.\xd7\x90", 0);        /* Bidi rule 1 */
+    fmt_case(D, "idn-hostname",
+             "\xe4\xbe\x8b\xe3\x80\x82"
+             "com",
+             1); /* U+3002 separates */
+    fmt_case(D, "idn-hostname",
+             "B\xc3\xbc"
+             "cher.example",
+             0); /* upper case is not PVALID */
+    /* email: RFC 5321 4.1.2 */
+    fmt_case(D, "email", "joe.bloggs@example.com", 1);
+    fmt_case(D, "email", "\\\"joe bloggs\\\"@example.com", 1);
+    fmt_case(D, "email", "joe@[127.0.0.1]", 1);
+    fmt_case(D, "email", "joe@[IPv6:::1]", 1);
+    fmt_case(D, "email", "joe..bloggs@example.com", 0);
+    fmt_case(D, "email",
+             "j\xc3\xb6"
+             "e@example.com",
+             0);
+    fmt_case(D, "idn-email",
+             "j\xc3\xb6"
+             "e@b\xc3\xbc"
+             "cher.example",
+             1);
+    fmt_case(D, "idn-email", "joe@", 0);
+    /* uri / uri-reference / iri: RFC 3986 and 3987 */
+    fmt_case(D, "uri", "http://example.com/a?b#c", 1);
+    fmt_case(D, "uri", "http://[::1]:80/", 1);
+    fmt_case(D, "uri", "urn:isbn:0451450523", 1);
+    fmt_case(D, "uri", "http://ex ample.com", 0);
+    fmt_case(D, "uri", "//example.com", 0);
+    fmt_case(D, "uri", "http://example.com:8o/", 0);
+    fmt_case(D, "uri", "http://example.com/\xc3\xa4", 0);
+    fmt_case(D, "iri", "http://example.com/\xc3\xa4", 1);
+    fmt_case(D, "iri", "/\xc3\xa4", 0);
+    fmt_case(D, "iri-reference", "/\xc3\xa4", 1);
+    fmt_case(D, "uri-reference", "//example.com/x", 1);
+    fmt_case(D, "uri-reference", "#frag", 1);
+    fmt_case(D, "uri-reference", "../x", 1);
+    fmt_case(D, "uri-reference", "a b", 0);
+    fmt_case(D, "uri-reference", "\\\\\\\\server", 0);
+    fmt_case(D, "uri-reference", "%zz", 0);
+    /* uri-template: RFC 6570 section 2 */
+    fmt_case(D, "uri-template", "http://example.com/{user}/{+path}{?q,lang}", 1);
+    fmt_case(D, "uri-template", "{var:30}{list*}{a.b}", 1);
+    fmt_case(D, "uri-template", "{var:0}", 0);
+    fmt_case(D, "uri-template", "{var:10000}", 0);
+    fmt_case(D, "uri-template", "{a..b}", 0);
+    fmt_case(D, "uri-template", "x{}", 0);
+    fmt_case(D, "uri-template", "{open", 0);
+    /* json-pointer (RFC 6901), relative-json-pointer */
+    fmt_case(D, "json-pointer", "", 1);
+    fmt_case(D, "json-pointer", "/a~1b/~0", 1);
+    fmt_case(D, "json-pointer", "/a~2", 0);
+    fmt_case(D, "json-pointer", "a", 0);
+    fmt_case(D, "relative-json-pointer", "0", 1);
+    fmt_case(D, "relative-json-pointer", "1/a", 1);
+    fmt_case(D, "relative-json-pointer", "2#", 1);
+    fmt_case(D, "relative-json-pointer", "0+1/a", 1);
+    fmt_case(D, "relative-json-pointer", "01", 0);
+    fmt_case(D, "relative-json-pointer", "-1", 0);
+    fmt_case(D, "relative-json-pointer", "1##", 0);
+    fmt_case(D, "relative-json-pointer", "0-0", 0);
+    /* regex: ECMA-262; a variable-width lookbehind is ECMA-262 (ES2018) */
+    fmt_case(D, "regex", "^a(b|c)$", 1);
+    fmt_case(D, "regex", "(?<=a+)b", 1);
+    fmt_case(D, "regex", "(?i)a", 0);
+    fmt_case(D, "regex", "\\\\a", 0);
+    fmt_case(D, "regex", "a(", 0);
+    /* the message names the format */
+    agt_schema_options *o = NULL;
+    agt_schema_options_new(&o);
+    agt_schema_options_set_format_assertion(o, 1);
+    agt_schema *s = NULL;
+    const char *sch = "{\"properties\":{\"d\":{\"format\":\"duration\"}}}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK, "compile duration");
+    char *errs = NULL;
+    T_EQ_INT(validate(s, "{\"d\":\"P1Y3D\"}", &errs), AGT_EINVALID, "P1Y3D refused");
+    char *m = first_field(errs, "message");
+    T_EQ_STR(m, "is not a valid duration", "format message");
+    free(m);
+    agt_free(errs);
+    agt_schema_free(s);
+    agt_schema_options_free(o);
+    /* draft 7 content (validation 8.3); annotations only in 2020-12 */
+    const char *content = "{\"$schema\":\"http://json-schema.org/draft-07/schema#\","
+                          "\"contentEncoding\":\"base64\",\"contentMediaType\":"
+                          "\"application/json\"}";
+    expect_valid(content, "\"e30=\"", 1); /* {} */
+    expect_error(content, "\"e30\"", "", "/contentEncoding", "contentEncoding",
+                 "is not valid base64 (RFC 4648: A-Z a-z 0-9 + /, padded with = to a multiple of 4 "
+                 "characters)");
+    expect_error(content, "\"ezp9\"", "", "/contentMediaType", "contentMediaType",
+                 "is not a valid application/json document once decoded from base64"); /* {:} */
+    expect_valid("{\"contentEncoding\":\"base64\",\"contentMediaType\":\"application/json\"}",
+                 "\"ezp9\"", 1);
+}
+
 int main(void)
 {
+    test_formats();
     test_ecma_regex();
     test_exact_numbers();
     test_vocabulary();
