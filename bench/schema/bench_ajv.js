@@ -1,15 +1,21 @@
-// Validations per second with Ajv (draft 2020-12 build) on the cases the C
-// benchmark wrote; each validation parses the instance text, like the C side.
+// Validations per second with Ajv on the cases the C benchmark wrote; each
+// validation parses the instance text, like the C side ("parsed": parsed
+// once beforehand).
+// usage: node bench_ajv.js CASES SECONDS WORK_DIR [text|parsed] [2020|2019|4]
+// (draft: Ajv's 2020 or 2019 class, or the ajv-draft-04 package)
 // Prints: rate <validations per second>
 "use strict";
 const fs = require("fs");
 const path = require("path");
-const Ajv2020 = require(path.join(process.argv[4] || ".", "node_modules", "ajv", "dist", "2020")).default;
+const modules = path.join(process.argv[4] || ".", "node_modules");
+const draft = process.argv[6] || "2020";
+const Ajv = draft === "4" ? require(path.join(modules, "ajv-draft-04")).default
+          : require(path.join(modules, "ajv", "dist", draft)).default;
 
 const cases = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const seconds = Number(process.argv[3] || 1);
 const parsed = process.argv[5] === "parsed";
-const ajv = new Ajv2020({ strict: false, allErrors: false });
+const ajv = new Ajv({ strict: false, allErrors: false });
 const work = [];
 for (const c of cases) {
   const validate = ajv.compile(c.schema);

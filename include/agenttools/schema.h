@@ -1,16 +1,18 @@
 /*
  * libagenttools — JSON Schema: compile a schema once, validate many instances.
  *
- * Follows JSON Schema draft 7 and draft 2020-12 (core + validation
- * vocabularies): every keyword of those drafts, including $ref, $id, $anchor,
- * $dynamicRef/$dynamicAnchor, $recursiveRef is not part of either and is not
- * supported. "format" is an annotation unless assertion is switched on with
- * agt_schema_options_set_format_assertion(). Remote references are never
- * fetched: register documents with agt_schema_options_add_resource() or answer
- * them from a resolver callback.
+ * Follows JSON Schema drafts 4, 6, 7, 2019-09 and 2020-12 (core, applicator,
+ * validation, unevaluated, format and content vocabularies), each with its
+ * own keywords: draft 4's "id" and boolean exclusiveMaximum/Minimum,
+ * $recursiveRef/$recursiveAnchor in 2019-09, $dynamicRef/$dynamicAnchor in
+ * 2020-12; "$vocabulary" of a custom meta-schema is honoured. "format" is an
+ * annotation unless assertion is switched on with
+ * agt_schema_options_set_format_assertion() (or by a format-assertion
+ * vocabulary). Remote references are never fetched: register documents with
+ * agt_schema_options_add_resource() or answer them from a resolver callback.
  *
- * Semantics worth knowing: 1.0 is an integer; "pattern" and
- * "patternProperties" are unanchored searches in Unicode mode (PCRE2);
+ * Semantics worth knowing: 1.0 is an integer (not in draft 4); "pattern" and
+ * "patternProperties" are unanchored ECMA-262 searches (PCRE2);
  * string lengths count Unicode code points; "enum", "const" and
  * "uniqueItems" compare numbers by value (1 == 1.0).
  */
@@ -31,9 +33,12 @@ typedef struct agt_schema_options agt_schema_options;
 
 /** Drafts. Append-only. */
 enum agt_schema_draft {
-    AGT_DRAFT_AUTO = 0,      /**< from "$schema"; draft 2020-12 when absent */
-    AGT_DRAFT_7 = 7,         /**< draft-07 */
-    AGT_DRAFT_2020_12 = 2020 /**< draft 2020-12 */
+    AGT_DRAFT_AUTO = 0,       /**< from "$schema"; draft 2020-12 when absent */
+    AGT_DRAFT_7 = 7,          /**< draft-07 */
+    AGT_DRAFT_2020_12 = 2020, /**< draft 2020-12 */
+    AGT_DRAFT_4 = 4,          /**< draft-04 */
+    AGT_DRAFT_6 = 6,          /**< draft-06 */
+    AGT_DRAFT_2019_09 = 2019  /**< draft 2019-09 */
 };
 
 /** Handle given to a resolver callback so it can answer with a document. */
@@ -62,16 +67,21 @@ AGT_EXTERN int agt_schema_options_new(agt_schema_options **out);
 AGT_EXTERN void agt_schema_options_free(agt_schema_options *opts);
 
 /**
- * Sets the draft used when the schema has no "$schema" (AGT_DRAFT_AUTO: 2020-12).
+ * Sets the draft used when the schema has no "$schema" (AGT_DRAFT_AUTO:
+ * 2020-12): AGT_DRAFT_4, AGT_DRAFT_6, AGT_DRAFT_7, AGT_DRAFT_2019_09 or
+ * AGT_DRAFT_2020_12. A "$schema" in the schema wins.
  *
  * @return AGT_OK, AGT_EINVAL for an unknown draft value.
  */
 AGT_EXTERN int agt_schema_options_set_draft(agt_schema_options *opts, int draft);
 
 /**
- * Turns "format" into an assertion (on != 0) for date-time, date, time, email,
- * uri, uuid, ipv4 and ipv6 (RFC 3339, RFC 5321 simplified, RFC 3986, RFC 4122,
- * RFC 2673 dotted quad, RFC 4291); unknown formats stay annotations.
+ * Turns "format" into an assertion (on != 0) for every format of the drafts:
+ * date-time, date, time, duration (RFC 3339), email, idn-email (RFC 5321,
+ * RFC 6531), hostname, idn-hostname (RFC 1123, IDNA2008), ipv4, ipv6 (dotted
+ * quad, RFC 4291), uri, uri-reference, iri, iri-reference (RFC 3986, RFC 3987),
+ * uri-template (RFC 6570), json-pointer (RFC 6901), relative-json-pointer,
+ * regex (ECMA-262) and uuid (RFC 4122); unknown formats stay annotations.
  *
  * @return AGT_OK, AGT_EINVAL (opts is NULL).
  */
@@ -136,8 +146,12 @@ AGT_EXTERN int agt_schema_compile_with(agt_schema **out, const char *json, size_
  *        {"instance_path":"/a/0","schema_path":"/properties/a/items/type",
  *         "keyword":"type","message":"..."}; instance_path and schema_path are
  *        JSON pointers (RFC 6901). Free with agt_free(). Set to NULL otherwise.
- * The instance is parsed per RFC 8259 (nesting up to 2048 levels; integers
- * beyond 64 bits become doubles; for a repeated key the last value wins).
+ * The instance is parsed per RFC 8259 (nesting up to 2048 levels; for a
+ * repeated key the last value wins). Numbers keep the value written:
+ * integers beyond 64 bits, decimals with more than 15 significant digits and
+ * numbers beyond the range of a double (1e400) are compared exactly by
+ * minimum/maximum/exclusive*, multipleOf, enum, const and uniqueItems, in the
+ * instance and in a schema compiled from text (a jansson value holds doubles).
  * A "$ref" that leads back to a schema already being evaluated at the same
  * instance location (a loop that never ends), or evaluation nested
  * deeper than 3000 schema levels, makes the instance invalid with a

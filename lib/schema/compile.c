@@ -72,10 +72,12 @@ uint32_t agti_schema_hash(const char *s, size_t len)
 
 typedef struct sinfo {
     const json_t *json;
-    char *base; /* base URI in effect inside this schema */
-    char *path; /* JSON pointer inside its document */
-    bool draft7;
+    char *base;     /* base URI in effect inside this schema */
+    char *path;     /* JSON pointer inside its document */
+    int draft;      /* AGT_DRAFT_* */
+    unsigned vocab; /* VOC_* of its dialect */
     agti_sres *res;
+    bool res_root; /* the root of its resource (a document, or "$id") */
     agti_snode *node;
 } sinfo;
 
@@ -208,8 +210,10 @@ typedef struct cctx {
     resinfo *res;
     size_t n_res, cap_res;
     int status;
-    int depth;       /* nesting of index_schema / compile_node calls */
-    bool default_d7; /* draft of documents without "$schema": the root's */
+    int depth;              /* nesting of index_schema / compile_node calls */
+    int default_draft;      /* dialect of documents without "$schema": the root's */
+    int meta_depth;         /* custom meta-schemas being read for their dialect */
+    const agti_bigmap *big; /* texts of the root document's big numbers */
 } cctx;
 
 static int c_oom(cctx *c)
@@ -311,18 +315,138 @@ static char *split_fragment(char *uri)
     return h + 1;
 }
 
+/* The draft a "$schema" URI names (the meta-schemas json-schema.org
+ * publishes, with or without the empty fragment), AGT_DRAFT_AUTO for any
+ * other. */
 static int draft_from_schema_uri(const char *u)
 {
-    if (strstr(u, "draft-07") || strstr(u, "draft-06") || strstr(u, "draft-04"))
-        return AGT_DRAFT_7;
-    if (strstr(u, "2020-12") || strstr(u, "2019-09"))
-        return AGT_DRAFT_2020_12;
+    static const struct {
+        const char *uri;
+        int draft;
+    } known[] = {
+        {"http://json-schema.org/draft-04/schema", AGT_DRAFT_4},
+        {"http://json-schema.org/draft-06/schema", AGT_DRAFT_6},
+        {"http://json-schema.org/draft-07/schema", AGT_DRAFT_7},
+        {"https://json-schema.org/draft/2019-09/schema", AGT_DRAFT_2019_09},
+        {"https://json-schema.org/draft/2020-12/schema", AGT_DRAFT_2020_12},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        size_t n = strlen(known[i].uri);
+        if (strncmp(u, known[i].uri, n) == 0 && (u[n] == '\0' || strcmp(u + n, "#") == 0))
+            return known[i].draft;
+    }
+    /* the http/https twin, as some schemas write it */
+    if (strncmp(u, "https://json-schema.org/draft-0", 31) == 0 ||
+        strncmp(u, "http://json-schema.org/draft/20", 31) == 0) {
+        char twin[128];
+        if (u[4] == 's')
+            snprintf(twin, sizeof twin, "http%s", u + 5);
+        else
+            snprintf(twin, sizeof twin, "https%s", u + 4);
+        return draft_from_schema_uri(twin);
+    }
     return AGT_DRAFT_AUTO;
+}
+
+static const char *id_kw(int draft)
+{
+    return draft == AGT_DRAFT_4 ? "id" : "$id";
+}
+
+/* A dialect: the draft in the low 16 bits, VOC_* above. */
+#define DIALECT(draft, vocab) ((int)((unsigned)(draft) | (unsigned)(vocab) << 16))
+enum {
+    VOC_NO_VALIDATION = 1u << 0, /* the meta-schema lacks the validation vocabulary */
+    VOC_NO_APPLICATOR = 1u << 1, /* ... the applicator vocabulary */
+    VOC_FORMAT_ASSERT = 1u << 2  /* ... has format-assertion (2020-12) */
+};
+
+static const json_t *load_remote(cctx *c, const char *uri);
+static int schema_draft(cctx *c, const char *uri);
+
+/* The dialect a custom meta-schema defines: its own "$schema"'s draft, and
+ * from its "$vocabulary" the vocabularies in use (core 8.1.2). A required
+ * vocabulary we do not know fails the compilation, as the spec says. */
+static int meta_dialect(cctx *c, const char *uri, const json_t *meta)
+{
+    const json_t *sch = json_object_get(meta, "$schema");
+    int d = AGT_DRAFT_AUTO;
+    if (json_is_string(sch) && strcmp(json_string_value(sch), uri) != 0)
+        d = schema_draft(c, json_string_value(sch));
+    if (d == AGT_DRAFT_AUTO)
+        return AGT_DRAFT_AUTO;
+    int draft = d & 0xffff;
+    const json_t *voc = json_object_get(meta, "$vocabulary");
+    if (!json_is_object(voc) || draft < AGT_DRAFT_2019_09)
+        return d;
+    const char *pre = draft == AGT_DRAFT_2019_09 ? "https://json-schema.org/draft/2019-09/vocab/"
+                                                 : "https://json-schema.org/draft/2020-12/vocab/";
+    static const char *const known19[] = {"core",      "applicator", "validation",
+                                          "meta-data", "format",     "content"};
+    static const char *const known20[] = {
+        "core",      "applicator",        "unevaluated",      "validation",
+        "meta-data", "format-annotation", "format-assertion", "content"};
+    unsigned vocab = VOC_NO_VALIDATION | VOC_NO_APPLICATOR;
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)voc, key, val)
+    {
+        bool known = false;
+        size_t pl = strlen(pre);
+        if (strncmp(key, pre, pl) == 0) {
+            const char *name = key + pl;
+            const char *const *list = draft == AGT_DRAFT_2019_09 ? known19 : known20;
+            size_t nl = draft == AGT_DRAFT_2019_09 ? 6 : 8;
+            for (size_t i = 0; i < nl; i++)
+                if (strcmp(name, list[i]) == 0)
+                    known = true;
+            if (strcmp(name, "validation") == 0)
+                vocab &= ~(unsigned)VOC_NO_VALIDATION;
+            else if (strcmp(name, "applicator") == 0)
+                vocab &= ~(unsigned)VOC_NO_APPLICATOR;
+            else if (strcmp(name, "format-assertion") == 0)
+                vocab |= VOC_FORMAT_ASSERT;
+        }
+        if (!known && json_is_true(val)) {
+            c_fail(c, AGT_EINVALID,
+                   "meta-schema '%s' requires the vocabulary '%s', which is not supported", uri,
+                   key);
+            return AGT_DRAFT_AUTO;
+        }
+    }
+    return DIALECT(draft, vocab);
+}
+
+/* The dialect a document declares with "$schema": one of the drafts, or a
+ * custom meta-schema that is registered, embedded or already loaded (any
+ * other "$schema" is not looked up: the surrounding dialect applies). */
+static int schema_draft(cctx *c, const char *uri)
+{
+    int d = draft_from_schema_uri(uri);
+    if (d != AGT_DRAFT_AUTO || c->meta_depth >= 8)
+        return d;
+    char *u = agti_strdup(uri);
+    if (u == NULL) {
+        c_oom(c);
+        return AGT_DRAFT_AUTO;
+    }
+    split_fragment(u);
+    bool have = strmap_get(&c->ids, u) != NULL || agti_schema_embedded(u) != NULL;
+    for (size_t i = 0; !have && c->opts && i < c->opts->n_res; i++)
+        have = strcmp(c->opts->res_uris[i], u) == 0;
+    const json_t *meta = have ? load_remote(c, u) : NULL;
+    if (json_is_object(meta)) {
+        c->meta_depth++;
+        d = meta_dialect(c, u, meta);
+        c->meta_depth--;
+    }
+    free(u);
+    return d;
 }
 
 /* ---- indexing -------------------------------------------------------- */
 
-static void index_schema(cctx *c, const json_t *j, const char *base, const char *path, bool draft7,
+static void index_schema(cctx *c, const json_t *j, const char *base, const char *path, int draft,
                          agti_sres *res, bool doc_root);
 
 static void index_child(cctx *c, const json_t *j, const sinfo *parent, const char *kw,
@@ -340,7 +464,8 @@ static void index_child(cctx *c, const json_t *j, const sinfo *parent, const cha
         c_oom(c);
         return;
     }
-    index_schema(c, j, parent->base, agti_buf_cstr(&p), parent->draft7, parent->res, false);
+    index_schema(c, j, parent->base, agti_buf_cstr(&p), DIALECT(parent->draft, parent->vocab),
+                 parent->res, false);
     agti_buf_free(&p);
 }
 
@@ -390,7 +515,7 @@ static void index_children(cctx *c, const json_t *j, const sinfo *in)
 }
 
 static void index_schema_body(cctx *c, const json_t *j, const char *base, const char *path,
-                              bool draft7, agti_sres *res, bool doc_root);
+                              int draft, agti_sres *res, bool doc_root);
 
 static bool all_push(cctx *c, sinfo *in)
 {
@@ -406,7 +531,7 @@ static bool all_push(cctx *c, sinfo *in)
     return true;
 }
 
-static void index_schema(cctx *c, const json_t *j, const char *base, const char *path, bool draft7,
+static void index_schema(cctx *c, const json_t *j, const char *base, const char *path, int draft,
                          agti_sres *res, bool doc_root)
 {
     if (c->status != AGT_OK || !is_schema(j) || ptrmap_get(&c->infos, j))
@@ -417,12 +542,12 @@ static void index_schema(cctx *c, const json_t *j, const char *base, const char 
         return;
     }
     c->depth++;
-    index_schema_body(c, j, base, path, draft7, res, doc_root);
+    index_schema_body(c, j, base, path, draft, res, doc_root);
     c->depth--;
 }
 
 static void index_schema_body(cctx *c, const json_t *j, const char *base, const char *path,
-                              bool draft7, agti_sres *res, bool doc_root)
+                              int draft, agti_sres *res, bool doc_root)
 {
     sinfo *in = calloc(1, sizeof *in);
     if (in == NULL || !all_push(c, in)) {
@@ -431,19 +556,23 @@ static void index_schema_body(cctx *c, const json_t *j, const char *base, const 
         return;
     }
     in->json = j;
-    in->draft7 = draft7;
+    in->draft = draft & 0xffff;
+    in->vocab = (unsigned)draft >> 16;
     in->res = res;
     in->path = agti_strdup(path);
     char *nb = NULL;
     if (json_is_object(j)) {
         const json_t *sch = json_object_get(j, "$schema");
-        const json_t *id = json_object_get(j, "$id");
+        const json_t *id = json_object_get(j, id_kw(in->draft));
         if (json_is_string(sch) && (doc_root || id)) {
-            int d = draft_from_schema_uri(json_string_value(sch));
-            if (d != AGT_DRAFT_AUTO)
-                in->draft7 = d == AGT_DRAFT_7;
+            int d = schema_draft(c, json_string_value(sch));
+            if (d != AGT_DRAFT_AUTO) {
+                in->draft = d & 0xffff;
+                in->vocab = (unsigned)d >> 16;
+                id = json_object_get(j, id_kw(in->draft));
+            }
         }
-        bool ref_wins = in->draft7 && json_object_get(j, "$ref") != NULL;
+        bool ref_wins = agti_legacy(in->draft) && json_object_get(j, "$ref") != NULL;
         if (json_is_string(id) && !ref_wins) {
             const char *ids = json_string_value(id);
             char *full = agti_uri_resolve(base, ids);
@@ -451,7 +580,7 @@ static void index_schema_body(cctx *c, const json_t *j, const char *base, const 
                 c_oom(c);
                 return;
             }
-            if (ids[0] == '#' && in->draft7) {
+            if (ids[0] == '#' && agti_legacy(in->draft)) {
                 /* draft-07 location-independent identifier: an anchor */
                 if (ids[1] && !strmap_put(&c->ids, full, j))
                     c_oom(c);
@@ -462,12 +591,14 @@ static void index_schema_body(cctx *c, const json_t *j, const char *base, const 
                 if (!strmap_put(&c->ids, nb, j))
                     c_oom(c);
                 in->res = new_res(c);
+                in->res_root = true;
                 if (in->res == NULL)
                     c_oom(c);
             }
         }
     }
     if (in->res == NULL) {
+        in->res_root = true;
         in->res = new_res(c);
         if (in->res == NULL)
             c_oom(c);
@@ -487,9 +618,9 @@ static void index_schema_body(cctx *c, const json_t *j, const char *base, const 
     }
     if (!json_is_object(j))
         return;
-    if (!in->draft7) {
+    if (in->draft >= AGT_DRAFT_2019_09) {
         const char *akw[] = {"$anchor", "$dynamicAnchor"};
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < (in->draft == AGT_DRAFT_2020_12 ? 2 : 1); k++) {
             const json_t *a = json_object_get(j, akw[k]);
             if (!json_is_string(a))
                 continue;
@@ -565,17 +696,17 @@ static const json_t *load_remote(cctx *c, const char *uri)
         return NULL;
     }
     json_decref(doc); /* the documents array holds it */
-    bool d7 = c->default_d7;
+    int d = c->default_draft;
     if (json_is_object(doc)) {
         const json_t *sch = json_object_get(doc, "$schema");
-        if (json_is_string(sch) && draft_from_schema_uri(json_string_value(sch)) != AGT_DRAFT_AUTO)
-            d7 = draft_from_schema_uri(json_string_value(sch)) == AGT_DRAFT_7;
+        if (json_is_string(sch) && schema_draft(c, json_string_value(sch)) != AGT_DRAFT_AUTO)
+            d = schema_draft(c, json_string_value(sch));
     }
     if (!strmap_put(&c->ids, uri, doc)) {
         c_oom(c);
         return NULL;
     }
-    index_schema(c, doc, uri, "", d7, NULL, true);
+    index_schema(c, doc, uri, "", d, NULL, true);
     return c->status == AGT_OK ? doc : NULL;
 }
 
@@ -654,7 +785,8 @@ static const json_t *resolve_ref(cctx *c, const char *base, const char *ref, con
                 c_oom(c);
             else
                 index_schema(c, cur, anc ? anc->base : full, agti_buf_cstr(&path),
-                             anc ? anc->draft7 : false, anc ? anc->res : NULL, false);
+                             anc ? DIALECT(anc->draft, anc->vocab) : c->default_draft,
+                             anc ? anc->res : NULL, false);
             target = c->status == AGT_OK ? cur : NULL;
         } else {
             target = cur;
@@ -685,6 +817,59 @@ static const json_t *resolve_ref(cctx *c, const char *base, const char *ref, con
 static agti_snode *compile_node(cctx *c, const json_t *j);
 static agti_snode *compile_node_body(cctx *c, const json_t *j, sinfo *in);
 
+/* A copy of the schema object without the keywords of the vocabularies its
+ * dialect lacks (the values are shared). */
+static json_t *without_vocab(const json_t *j, unsigned vocab)
+{
+    static const char *const validation[] = {"type",          "enum",
+                                             "const",         "multipleOf",
+                                             "maximum",       "exclusiveMaximum",
+                                             "minimum",       "exclusiveMinimum",
+                                             "maxLength",     "minLength",
+                                             "pattern",       "maxItems",
+                                             "minItems",      "uniqueItems",
+                                             "maxContains",   "minContains",
+                                             "maxProperties", "minProperties",
+                                             "required",      "dependentRequired"};
+    static const char *const applicator[] = {"prefixItems",
+                                             "items",
+                                             "additionalItems",
+                                             "contains",
+                                             "additionalProperties",
+                                             "properties",
+                                             "patternProperties",
+                                             "dependentSchemas",
+                                             "propertyNames",
+                                             "if",
+                                             "then",
+                                             "else",
+                                             "allOf",
+                                             "anyOf",
+                                             "oneOf",
+                                             "not",
+                                             "dependencies"};
+    json_t *f = json_object();
+    const char *key;
+    json_t *val;
+    if (f == NULL)
+        return NULL;
+    json_object_foreach((json_t *)j, key, val)
+    {
+        bool drop = false;
+        for (size_t i = 0;
+             (vocab & VOC_NO_VALIDATION) && i < sizeof validation / sizeof *validation; i++)
+            drop = drop || strcmp(key, validation[i]) == 0;
+        for (size_t i = 0;
+             (vocab & VOC_NO_APPLICATOR) && i < sizeof applicator / sizeof *applicator; i++)
+            drop = drop || strcmp(key, applicator[i]) == 0;
+        if (!drop && json_object_set(f, key, val) != 0) {
+            json_decref(f);
+            return NULL;
+        }
+    }
+    return f;
+}
+
 static int bad_kw(cctx *c, const sinfo *in, const char *kw, const char *what)
 {
     return c_fail(c, AGT_EINVALID, "invalid schema at '%s/%s': \"%s\" %s", in->path, kw, kw, what);
@@ -705,9 +890,10 @@ static bool get_count(cctx *c, const sinfo *in, const char *kw, int64_t *out)
 }
 
 /* A numeric keyword; iout (may be NULL) also takes the exact value of an
- * integer, marking it with bit in *iflags. */
+ * integer, marking it with bit in *iflags; *bigout the text of a number a
+ * double cannot hold. */
 static bool get_number(cctx *c, const sinfo *in, const char *kw, double *out, unsigned bit,
-                       unsigned *flags, int64_t *iout, unsigned *iflags)
+                       unsigned *flags, int64_t *iout, unsigned *iflags, const char **bigout)
 {
     const json_t *v = json_object_get(in->json, kw);
     if (v == NULL)
@@ -715,6 +901,13 @@ static bool get_number(cctx *c, const sinfo *in, const char *kw, double *out, un
     if (!json_is_number(v)) {
         bad_kw(c, in, kw, "must be a number");
         return false;
+    }
+    size_t blen;
+    const char *bt = agti_bigmap_get(c->big, v, &blen);
+    if (bt) {
+        *bigout = arena_strndup(c->s, bt, blen);
+        if (*bigout == NULL)
+            return c_oom(c), false;
     }
     *out = json_number_value(v);
     *flags |= bit;
@@ -727,11 +920,30 @@ static bool get_number(cctx *c, const sinfo *in, const char *kw, double *out, un
 
 static agti_snode *sub(cctx *c, const sinfo *in, const char *kw, const json_t *v)
 {
+    if (in->draft == AGT_DRAFT_4 && !json_is_object(v)) {
+        bad_kw(c, in, kw, "must be a schema object (draft 4 has no boolean schemas)");
+        return NULL;
+    }
     if (!is_schema(v)) {
         bad_kw(c, in, kw, "must be a schema (an object or a boolean)");
         return NULL;
     }
     return compile_node(c, v);
+}
+
+/* "additionalProperties"/"additionalItems": a schema, or in draft 4 also a
+ * boolean (the keyword's own form there). */
+static bool sub_or_bool(cctx *c, const sinfo *in, const char *kw, agti_snode **out)
+{
+    const json_t *v = json_object_get(in->json, kw);
+    if (v == NULL)
+        return true;
+    if (in->draft == AGT_DRAFT_4 && json_is_boolean(v)) {
+        *out = compile_node(c, v);
+        return *out != NULL;
+    }
+    *out = sub(c, in, kw, v);
+    return *out != NULL;
 }
 
 static bool sub_list(cctx *c, const sinfo *in, const char *kw, agti_snode ***out, size_t *n,
@@ -931,8 +1143,8 @@ static bool compile_object_kws(cctx *c, const sinfo *in, agti_snode *n)
         }
         n->n_patterns = m;
     }
-    if (!sub_one(c, in, "additionalProperties", &n->additional) ||
-        !sub_one(c, in, "propertyNames", &n->property_names))
+    if (!sub_or_bool(c, in, "additionalProperties", &n->additional) ||
+        (in->draft >= AGT_DRAFT_6 && !sub_one(c, in, "propertyNames", &n->property_names)))
         return false;
     const json_t *req = json_object_get(j, "required");
     if (req &&
@@ -942,16 +1154,23 @@ static bool compile_object_kws(cctx *c, const sinfo *in, agti_snode *n)
         !get_count(c, in, "minProperties", &n->min_props))
         return false;
 
-    /* dependentRequired / dependentSchemas (2020-12) or dependencies (draft 7) */
-    const char *dr_kw = in->draft7 ? "dependencies" : "dependentRequired";
-    const json_t *dr = json_object_get(j, dr_kw);
-    const json_t *ds = in->draft7 ? dr : json_object_get(j, "dependentSchemas");
+    /* "dependencies" (drafts 4 to 7; later drafts split it into
+     * "dependentRequired" and "dependentSchemas" but it is still honoured
+     * there, as the suite's optional dependencies-compatibility asks) */
+    bool legacy = agti_legacy(in->draft);
+    const json_t *dep = json_object_get(j, "dependencies");
+    const json_t *dr = legacy ? NULL : json_object_get(j, "dependentRequired");
+    const json_t *ds = legacy ? NULL : json_object_get(j, "dependentSchemas");
+    if (dep && !json_is_object(dep))
+        return bad_kw(c, in, "dependencies", "must be an object"), false;
     if (dr && !json_is_object(dr))
-        return bad_kw(c, in, dr_kw, "must be an object"), false;
+        return bad_kw(c, in, "dependentRequired", "must be an object"), false;
     if (ds && !json_is_object(ds))
         return bad_kw(c, in, "dependentSchemas", "must be an object whose values are schemas"),
                false;
-    size_t mr = dr ? json_object_size(dr) : 0, ms = ds ? json_object_size(ds) : 0;
+    size_t mdep = dep ? json_object_size(dep) : 0;
+    size_t mr = mdep + (dr ? json_object_size(dr) : 0);
+    size_t ms = mdep + (ds ? json_object_size(ds) : 0);
     if (mr) {
         n->dep_required = arena_alloc(c->s, mr * sizeof *n->dep_required);
         if (n->dep_required == NULL)
@@ -962,35 +1181,39 @@ static bool compile_object_kws(cctx *c, const sinfo *in, agti_snode *n)
         if (n->dep_schemas == NULL)
             return c_oom(c), false;
     }
-    const char *key;
-    size_t klen;
-    json_t *val;
-    if (dr) {
-        json_object_keylen_foreach((json_t *)dr, key, klen, val)
+    const struct {
+        const json_t *obj;
+        const char *kw;
+        int arrays; /* 1: arrays of names only, 0: schemas only, -1: both */
+    } srcs[3] = {
+        {dep, "dependencies", -1}, {dr, "dependentRequired", 1}, {ds, "dependentSchemas", 0}};
+    for (int k = 0; k < 3; k++) {
+        const char *key;
+        size_t klen;
+        json_t *val;
+        if (srcs[k].obj == NULL)
+            continue;
+        json_object_keylen_foreach((json_t *)srcs[k].obj, key, klen, val)
         {
-            if (in->draft7 && !json_is_array(val))
-                continue; /* a schema: handled below */
-            agti_sdepreq *d = &n->dep_required[n->n_dep_required++];
-            d->key = key;
-            d->len = klen;
-            if (!compile_strings(c, in, dr_kw, val, &d->names, &d->lens, &d->n))
-                return false;
+            bool names = srcs[k].arrays == 1 || (srcs[k].arrays < 0 && json_is_array(val));
+            if (names) {
+                agti_sdepreq *d = &n->dep_required[n->n_dep_required++];
+                d->key = key;
+                d->len = klen;
+                d->kw = srcs[k].kw;
+                if (!compile_strings(c, in, srcs[k].kw, val, &d->names, &d->lens, &d->n))
+                    return false;
+            } else {
+                agti_sprop *d = &n->dep_schemas[n->n_dep_schemas++];
+                d->key = key;
+                d->len = klen;
+                d->node = sub(c, in, srcs[k].kw, val);
+                if (d->node == NULL)
+                    return false;
+            }
         }
     }
-    if (ds) {
-        json_object_keylen_foreach((json_t *)ds, key, klen, val)
-        {
-            if (in->draft7 && json_is_array(val))
-                continue;
-            agti_sprop *d = &n->dep_schemas[n->n_dep_schemas++];
-            d->key = key;
-            d->len = klen;
-            d->node = sub(c, in, in->draft7 ? "dependencies" : "dependentSchemas", val);
-            if (d->node == NULL)
-                return false;
-        }
-    }
-    if (!in->draft7 && !sub_one(c, in, "unevaluatedProperties", &n->unevaluated_props))
+    if (!legacy && !sub_one(c, in, "unevaluatedProperties", &n->unevaluated_props))
         return false;
     return true;
 }
@@ -999,10 +1222,10 @@ static bool compile_array_kws(cctx *c, const sinfo *in, agti_snode *n)
 {
     const json_t *j = in->json;
     const json_t *items = json_object_get(j, "items");
-    if (in->draft7) {
+    if (in->draft != AGT_DRAFT_2020_12) {
         if (json_is_array(items)) {
             if (!sub_list(c, in, "items", &n->prefix, &n->n_prefix, false) ||
-                !sub_one(c, in, "additionalItems", &n->items))
+                !sub_or_bool(c, in, "additionalItems", &n->items))
                 return false;
             n->items_kw = "additionalItems";
         } else if (items) {
@@ -1020,15 +1243,16 @@ static bool compile_array_kws(cctx *c, const sinfo *in, agti_snode *n)
                 return false;
             n->items_kw = "items";
         }
-        if (!sub_one(c, in, "unevaluatedItems", &n->unevaluated_items))
-            return false;
     }
-    if (!sub_one(c, in, "contains", &n->contains))
+    if (in->draft >= AGT_DRAFT_2019_09 &&
+        !sub_one(c, in, "unevaluatedItems", &n->unevaluated_items))
+        return false;
+    if (in->draft >= AGT_DRAFT_6 && !sub_one(c, in, "contains", &n->contains))
         return false;
     n->min_contains = 1;
     n->max_contains = -1;
-    if (!in->draft7 && (!get_count(c, in, "minContains", &n->min_contains) ||
-                        !get_count(c, in, "maxContains", &n->max_contains)))
+    if (!agti_legacy(in->draft) && (!get_count(c, in, "minContains", &n->min_contains) ||
+                                    !get_count(c, in, "maxContains", &n->max_contains)))
         return false;
     if (!get_count(c, in, "maxItems", &n->max_items) ||
         !get_count(c, in, "minItems", &n->min_items))
@@ -1039,6 +1263,77 @@ static bool compile_array_kws(cctx *c, const sinfo *in, agti_snode *n)
     if (json_is_true(u))
         n->flags |= AGTI_K_UNIQUE;
     return true;
+}
+
+/* Draft 4: "exclusiveMaximum"/"exclusiveMinimum" are booleans that make
+ * "maximum"/"minimum" strict; the limit moves to the exclusive slot. */
+static bool draft4_exclusive(cctx *c, const sinfo *in, agti_snode *n)
+{
+    static const struct {
+        const char *kw;
+        unsigned bit, xbit;
+    } pairs[2] = {{"exclusiveMaximum", AGTI_K_MAXIMUM, AGTI_K_EXCL_MAXIMUM},
+                  {"exclusiveMinimum", AGTI_K_MINIMUM, AGTI_K_EXCL_MINIMUM}};
+    for (int k = 0; k < 2; k++) {
+        const json_t *v = json_object_get(in->json, pairs[k].kw);
+        if (v == NULL)
+            continue;
+        if (!json_is_boolean(v))
+            return bad_kw(c, in, pairs[k].kw, "must be a boolean in draft 4"), false;
+        if (!json_is_true(v) || !(n->flags & pairs[k].bit))
+            continue;
+        n->flags = (n->flags & ~pairs[k].bit) | pairs[k].xbit;
+        if (n->int_limits & pairs[k].bit)
+            n->int_limits = (n->int_limits & ~pairs[k].bit) | pairs[k].xbit;
+        if (k == 0) {
+            n->excl_maximum = n->maximum;
+            n->excl_maximum_i = n->maximum_i;
+            n->big[3] = n->big[1];
+            n->big[1] = NULL;
+        } else {
+            n->excl_minimum = n->minimum;
+            n->excl_minimum_i = n->minimum_i;
+            n->big[4] = n->big[2];
+            n->big[2] = NULL;
+        }
+    }
+    return true;
+}
+
+/* Puts the text of big numbers back into a converted enum/const value. */
+static bool fix_big(cctx *c, const json_t *j, agti_jv *v)
+{
+    size_t len;
+    const char *t;
+    switch (v->type) {
+    case AGTI_JV_REAL:
+        t = agti_bigmap_get(c->big, j, &len);
+        if (t) {
+            char *copy = agti_jarena_alloc(&c->s->consts, len + 1);
+            if (copy == NULL)
+                return false;
+            memcpy(copy, t, len);
+            copy[len] = '\0';
+            v->type = AGTI_JV_BIG;
+            v->len = len;
+            v->u.s = copy;
+        }
+        return true;
+    case AGTI_JV_ARRAY:
+        for (size_t i = 0; i < v->len; i++)
+            if (!fix_big(c, json_array_get(j, i), (agti_jv *)&v->u.a[i]))
+                return false;
+        return true;
+    case AGTI_JV_OBJECT:
+        for (size_t i = 0; i < v->len; i++) {
+            agti_jkv *m = (agti_jkv *)&v->u.o[i];
+            if (!fix_big(c, json_object_getn(j, m->key, m->klen), &m->val))
+                return false;
+        }
+        return true;
+    default:
+        return true;
+    }
 }
 
 static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
@@ -1055,8 +1350,10 @@ static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
         n->enum_jv = agti_jv_from_json(&c->s->consts, e, &deep);
         if (n->enum_jv == NULL)
             return deep ? bad_kw(c, in, "enum", "is nested too deeply"), false : (c_oom(c), false);
+        if (c->big && c->big->n && !fix_big(c, e, (agti_jv *)n->enum_jv))
+            return c_oom(c), false;
     }
-    const json_t *k = json_object_get(j, "const");
+    const json_t *k = in->draft >= AGT_DRAFT_6 ? json_object_get(j, "const") : NULL;
     if (k) {
         n->const_value = (json_t *)k;
         n->flags |= AGTI_K_CONST;
@@ -1064,17 +1361,22 @@ static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
         n->const_jv = agti_jv_from_json(&c->s->consts, k, &deep);
         if (n->const_jv == NULL)
             return deep ? bad_kw(c, in, "const", "is nested too deeply"), false : (c_oom(c), false);
+        if (c->big && c->big->n && !fix_big(c, k, (agti_jv *)n->const_jv))
+            return c_oom(c), false;
     }
-    if (!get_number(c, in, "multipleOf", &n->multiple_of, AGTI_K_MULTIPLE_OF, &n->flags, NULL,
-                    NULL) ||
+    if (!get_number(c, in, "multipleOf", &n->multiple_of, AGTI_K_MULTIPLE_OF, &n->flags, NULL, NULL,
+                    &n->big[0]) ||
         !get_number(c, in, "maximum", &n->maximum, AGTI_K_MAXIMUM, &n->flags, &n->maximum_i,
-                    &n->int_limits) ||
+                    &n->int_limits, &n->big[1]) ||
         !get_number(c, in, "minimum", &n->minimum, AGTI_K_MINIMUM, &n->flags, &n->minimum_i,
-                    &n->int_limits) ||
-        !get_number(c, in, "exclusiveMaximum", &n->excl_maximum, AGTI_K_EXCL_MAXIMUM, &n->flags,
-                    &n->excl_maximum_i, &n->int_limits) ||
-        !get_number(c, in, "exclusiveMinimum", &n->excl_minimum, AGTI_K_EXCL_MINIMUM, &n->flags,
-                    &n->excl_minimum_i, &n->int_limits))
+                    &n->int_limits, &n->big[2]) ||
+        (in->draft != AGT_DRAFT_4 &&
+         (!get_number(c, in, "exclusiveMaximum", &n->excl_maximum, AGTI_K_EXCL_MAXIMUM, &n->flags,
+                      &n->excl_maximum_i, &n->int_limits, &n->big[3]) ||
+          !get_number(c, in, "exclusiveMinimum", &n->excl_minimum, AGTI_K_EXCL_MINIMUM, &n->flags,
+                      &n->excl_minimum_i, &n->int_limits, &n->big[4]))))
+        return false;
+    if (in->draft == AGT_DRAFT_4 && !draft4_exclusive(c, in, n))
         return false;
     if (n->flags & AGTI_K_MULTIPLE_OF) {
         if (!(n->multiple_of > 0))
@@ -1096,12 +1398,26 @@ static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
         if (n->pattern == NULL)
             return false;
     }
+    if (in->draft == AGT_DRAFT_7) {
+        /* draft-07 validation 8.3: content may be checked; later drafts made
+         * these annotations only */
+        const json_t *ce = json_object_get(j, "contentEncoding");
+        const json_t *cm = json_object_get(j, "contentMediaType");
+        if (ce && !json_is_string(ce))
+            return bad_kw(c, in, "contentEncoding", "must be a string"), false;
+        if (cm && !json_is_string(cm))
+            return bad_kw(c, in, "contentMediaType", "must be a string"), false;
+        n->content_base64 = ce && strcmp(json_string_value(ce), "base64") == 0;
+        n->content_json = cm && strcmp(json_string_value(cm), "application/json") == 0;
+    }
     const json_t *f = json_object_get(j, "format");
     if (f) {
         if (!json_is_string(f))
             return bad_kw(c, in, "format", "must be a string"), false;
-        if (c->s->format_assert)
+        if (c->s->format_assert || (in->vocab & VOC_FORMAT_ASSERT))
             n->format = agti_schema_format_id(json_string_value(f));
+        if (n->format == AGTI_FMT_HOSTNAME && in->draft < AGT_DRAFT_7)
+            n->format = AGTI_FMT_HOSTNAME_1123; /* IDNA2008 rules came with draft 7 */
     }
     return true;
 }
@@ -1120,7 +1436,23 @@ static bool compile_refs(cctx *c, const sinfo *in, agti_snode *n)
         if (n->ref == NULL)
             return false;
     }
-    if (in->draft7)
+    if (in->draft == AGT_DRAFT_2019_09) {
+        const json_t *rr = json_object_get(in->json, "$recursiveRef");
+        if (rr == NULL)
+            return true;
+        if (!json_is_string(rr))
+            return bad_kw(c, in, "$recursiveRef", "must be a string (a URI reference)"), false;
+        const json_t *t = resolve_ref(c, in->base, json_string_value(rr), in->path);
+        if (t == NULL)
+            return false;
+        n->rec_ref_src = json_string_value(rr);
+        n->rec_ref = compile_node(c, t);
+        if (n->rec_ref == NULL)
+            return false;
+        n->rec_ref_dynamic = json_is_true(json_object_get(t, "$recursiveAnchor"));
+        return true;
+    }
+    if (in->draft != AGT_DRAFT_2020_12)
         return true;
     const json_t *d = json_object_get(in->json, "$dynamicRef");
     if (d) {
@@ -1177,7 +1509,7 @@ static agti_snode *compile_node_body(cctx *c, const json_t *j, sinfo *in)
     in->node = n;
     n->path = arena_strndup(c->s, in->path, strlen(in->path));
     n->res = in->res;
-    n->draft7 = in->draft7;
+    n->draft = in->draft;
     n->max_length = n->min_length = -1;
     n->max_props = n->min_props = n->max_items = n->min_items = -1;
     n->max_contains = -1;
@@ -1191,17 +1523,36 @@ static agti_snode *compile_node_body(cctx *c, const json_t *j, sinfo *in)
         n->bool_value = json_is_true(j);
         return n;
     }
-    if (in->draft7 && json_object_get(j, "$ref")) {
-        /* draft 7: "$ref" overrides every sibling keyword */
+    if (in->draft == AGT_DRAFT_2019_09 && in->res_root &&
+        json_is_true(json_object_get(j, "$recursiveAnchor")))
+        in->res->recursive_anchor = n;
+    if (agti_legacy(in->draft) && json_object_get(j, "$ref")) {
+        /* drafts 4 to 7: "$ref" overrides every sibling keyword */
         return compile_refs(c, in, n) ? n : NULL;
+    }
+    sinfo filtered;
+    if (in->vocab & (VOC_NO_VALIDATION | VOC_NO_APPLICATOR)) {
+        /* the dialect lacks a vocabulary: its keywords are unknown words */
+        json_t *f = without_vocab(j, in->vocab);
+        if (f == NULL || add_document(c, f) != AGT_OK) {
+            json_decref(f);
+            c_oom(c);
+            return NULL;
+        }
+        json_decref(f); /* the documents array holds it */
+        filtered = *in;
+        filtered.json = f;
+        in = &filtered;
     }
     if (!compile_value_kws(c, in, n) || !compile_array_kws(c, in, n) ||
         !compile_object_kws(c, in, n) ||
         !sub_list(c, in, "allOf", &n->all_of, &n->n_all_of, true) ||
         !sub_list(c, in, "anyOf", &n->any_of, &n->n_any_of, true) ||
         !sub_list(c, in, "oneOf", &n->one_of, &n->n_one_of, true) ||
-        !sub_one(c, in, "not", &n->not_) || !sub_one(c, in, "if", &n->if_) ||
-        !sub_one(c, in, "then", &n->then_) || !sub_one(c, in, "else", &n->else_) ||
+        !sub_one(c, in, "not", &n->not_) ||
+        (in->draft >= AGT_DRAFT_7 &&
+         (!sub_one(c, in, "if", &n->if_) || !sub_one(c, in, "then", &n->then_) ||
+          !sub_one(c, in, "else", &n->else_))) ||
         !compile_refs(c, in, n))
         return NULL;
     n->has_unevaluated = n->unevaluated_items != NULL || n->unevaluated_props != NULL;
@@ -1256,6 +1607,12 @@ void agti_schema_destroy(agt_schema *s)
 int agti_schema_compile_json(agt_schema **out, struct json_t *schema,
                              const agt_schema_options *opts)
 {
+    return agti_schema_compile_big(out, schema, opts, NULL);
+}
+
+int agti_schema_compile_big(agt_schema **out, json_t *schema, const agt_schema_options *opts,
+                            const agti_bigmap *big)
+{
     if (out == NULL)
         return agti_error(AGT_EINVAL, "agt_schema_compile: out is NULL");
     *out = NULL;
@@ -1280,25 +1637,35 @@ int agti_schema_compile_json(agt_schema **out, struct json_t *schema,
     s->format_assert = opts && opts->format_assert;
     atomic_init(&s->match_cache, NULL);
     cctx c;
+    int rc;
     memset(&c, 0, sizeof c);
     c.s = s;
     c.opts = opts;
-    bool d7 = opts && opts->draft == AGT_DRAFT_7;
+    c.big = big;
+    int draft = opts && opts->draft != AGT_DRAFT_AUTO ? opts->draft : AGT_DRAFT_2020_12;
+    c.default_draft = draft; /* for a custom meta-schema loaded below */
     if (json_is_object(schema)) {
         const json_t *sch = json_object_get(schema, "$schema");
         if (json_is_string(sch)) {
-            int d = draft_from_schema_uri(json_string_value(sch));
+            int d = schema_draft(&c, json_string_value(sch));
             if (d != AGT_DRAFT_AUTO)
-                d7 = d == AGT_DRAFT_7;
+                draft = d;
         }
     }
-    c.default_d7 = d7;
-    index_schema(&c, schema, "", "", d7, NULL, true);
+    if (draft == AGT_DRAFT_4 && json_is_boolean(schema)) {
+        rc = agti_error(AGT_EINVALID, "invalid schema: draft 4 has no boolean schemas (use {} "
+                                      "for true and {\"not\": {}} for false)");
+        cctx_free(&c);
+        agti_schema_destroy(s);
+        return rc;
+    }
+    c.default_draft = draft;
+    index_schema(&c, schema, "", "", draft, NULL, true);
     if (c.status == AGT_OK)
         s->root = compile_node(&c, schema);
     if (c.status == AGT_OK)
         compile_dynamic_anchors(&c);
-    int rc = c.status;
+    rc = c.status;
     cctx_free(&c);
     if (rc != AGT_OK) {
         agti_schema_destroy(s);

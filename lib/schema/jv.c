@@ -3,6 +3,7 @@
 #include <jansson.h>
 #include <locale.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -338,6 +339,29 @@ static bool parse_number(jparser *j, agti_jv *v)
         }
     }
     size_t n = (size_t)(p - s);
+    /* more significant digits than a double keeps (15), once leading and
+     * trailing zeros are set aside: kept as text */
+    size_t sig = 0, zeros = 0;
+    bool lead = true;
+    for (const char *d = s + neg; d < p && *d != 'e' && *d != 'E'; d++) {
+        if (*d == '.')
+            continue;
+        if (lead && *d == '0')
+            continue;
+        lead = false;
+        if (*d == '0') {
+            zeros++;
+        } else {
+            sig += zeros + 1;
+            zeros = 0;
+        }
+    }
+    if (sig > 15) {
+        v->type = AGTI_JV_BIG;
+        v->u.s = s;
+        v->len = n;
+        return true;
+    }
     char local[64];
     char *tmp = n < sizeof local ? local : agti_jarena_alloc(j->a, n + 1);
     if (tmp == NULL)
@@ -352,10 +376,16 @@ static bool parse_number(jparser *j, agti_jv *v)
     }
     errno = 0;
     double d = strtod(tmp, NULL);
-    if (errno == ERANGE && isinf(d))
-        return j->p = s, fail(j, "real number overflow");
+    if (errno == ERANGE) {
+        /* beyond the range of a double (1e400, 1e-400): kept as text */
+        v->type = AGTI_JV_BIG;
+        v->u.s = s;
+        v->len = n;
+        return true;
+    }
     v->type = AGTI_JV_REAL;
     v->u.d = d;
+    v->len = is_int; /* written as an integer (past 64 bits) */
     return true;
 }
 
@@ -635,4 +665,88 @@ const agti_jv *agti_jv_get(const agti_jv *obj, const char *key, size_t klen)
             return &m->val;
     }
     return NULL;
+}
+
+/* ---- text ------------------------------------------------------------ */
+
+static void dump_string(agti_buf *b, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    agti_buf_putc(b, '"');
+    size_t start = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch != '"' && ch != '\\' && ch >= 0x20)
+            continue;
+        agti_buf_put(b, s + start, i - start);
+        if (ch == '"' || ch == '\\') {
+            agti_buf_putc(b, '\\');
+            agti_buf_putc(b, (char)ch);
+        } else {
+            char e[6] = {'\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15]};
+            agti_buf_put(b, e, sizeof e);
+        }
+        start = i + 1;
+    }
+    agti_buf_put(b, s + start, len - start);
+    agti_buf_putc(b, '"');
+}
+
+void agti_jv_dump(agti_buf *b, const agti_jv *v)
+{
+    switch (v->type) {
+    case AGTI_JV_NULL:
+        agti_buf_puts(b, "null");
+        break;
+    case AGTI_JV_TRUE:
+        agti_buf_puts(b, "true");
+        break;
+    case AGTI_JV_FALSE:
+        agti_buf_puts(b, "false");
+        break;
+    case AGTI_JV_INT:
+        agti_buf_printf(b, "%lld", (long long)v->u.i);
+        break;
+    case AGTI_JV_REAL: {
+        /* shortest text that reads back the same; a real stays a real */
+        char t[40];
+        for (int p = 15; p <= 17; p++) {
+            snprintf(t, sizeof t, "%.*g", p, v->u.d);
+            if (strtod(t, NULL) == v->u.d)
+                break;
+        }
+        agti_buf_puts(b, t);
+        if (strpbrk(t, ".eEn") == NULL)
+            agti_buf_puts(b, ".0");
+        break;
+    }
+    case AGTI_JV_BIG:
+        agti_buf_put(b, v->u.s, v->len);
+        break;
+    case AGTI_JV_STRING:
+        dump_string(b, v->u.s, v->len);
+        break;
+    case AGTI_JV_ARRAY:
+        agti_buf_putc(b, '[');
+        for (size_t i = 0; i < v->len; i++) {
+            if (i)
+                agti_buf_putc(b, ',');
+            agti_jv_dump(b, &v->u.a[i]);
+        }
+        agti_buf_putc(b, ']');
+        break;
+    case AGTI_JV_OBJECT:
+        agti_buf_putc(b, '{');
+        for (size_t i = 0; i < v->len; i++) {
+            if (i)
+                agti_buf_putc(b, ',');
+            dump_string(b, v->u.o[i].key, v->u.o[i].klen);
+            agti_buf_putc(b, ':');
+            agti_jv_dump(b, &v->u.o[i].val);
+        }
+        agti_buf_putc(b, '}');
+        break;
+    default:
+        break;
+    }
 }

@@ -20,7 +20,9 @@ enum {
     AGTI_JV_REAL,
     AGTI_JV_STRING,
     AGTI_JV_ARRAY,
-    AGTI_JV_OBJECT
+    AGTI_JV_OBJECT,
+    /* a number a double or int64_t cannot hold exactly: u.s/len is its text */
+    AGTI_JV_BIG
 };
 
 typedef struct agti_jv agti_jv;
@@ -28,7 +30,7 @@ typedef struct agti_jkv agti_jkv;
 
 struct agti_jv {
     uint8_t type;
-    size_t len; /* string bytes, array items, object members */
+    size_t len; /* string bytes, array items, object members, BIG text bytes */
     union {
         int64_t i;
         double d;
@@ -59,9 +61,12 @@ void *agti_jarena_alloc(agti_jarena *a, size_t size);
 void agti_jarena_free(agti_jarena *a);
 
 /* Parses len bytes of JSON text (any value at top level; NUL in strings
- * allowed; integers beyond 64 bits become doubles; nesting deeper than 2048
- * is refused). On failure records AGT_EPARSE ("what: invalid JSON at line L,
- * column C: reason") or AGT_ENOMEM and returns NULL. */
+ * allowed; nesting deeper than 2048 is refused). Integers that fit int64_t
+ * are AGTI_JV_INT; other numbers with at most 15 significant digits are
+ * AGTI_JV_REAL (len 1 when written without fraction or exponent); numbers
+ * with more digits, or beyond the range of a double, are AGTI_JV_BIG with
+ * u.s/len pointing at their text inside `text`. On failure records AGT_EPARSE ("what: invalid JSON
+ * at line L, column C: reason") or AGT_ENOMEM and returns NULL. */
 const agti_jv *agti_jv_parse(agti_jarena *a, const char *text, size_t len, const char *what);
 
 /* Converts a jansson value (borrowed: strings point into it). NULL on OOM or
@@ -70,6 +75,12 @@ const agti_jv *agti_jv_from_json(agti_jarena *a, const struct json_t *v, bool *t
 
 /* Member lookup (first match); NULL when absent. */
 const agti_jv *agti_jv_get(const agti_jv *obj, const char *key, size_t klen);
+
+/* Appends the compact JSON text of v to b: a real number in the shortest
+ * form that reads back as the same double, with ".0" when it would
+ * otherwise read as an integer; a big number as its text. */
+struct agti_buf;
+void agti_jv_dump(struct agti_buf *b, const agti_jv *v);
 
 /* Validates a parsed instance (see agti_schema_validate_json). */
 struct agt_schema;

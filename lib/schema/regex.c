@@ -1,7 +1,13 @@
-/* ECMA-262 regular expressions ("pattern", "patternProperties") on PCRE2.
- * The differences that matter for JSON Schema are translated: \d and \w are
- * ASCII-only in ECMA-262, \uXXXX and \u{X...} escapes, "[^]" and "[]", a
- * literal "[" inside a class, and "$" only matching at the very end. */
+/* ECMA-262 regular expressions ("pattern", "patternProperties", format
+ * "regex") on PCRE2. The differences that matter for JSON Schema are
+ * translated: \d, \w and \b are ASCII-only in ECMA-262, \s is its WhiteSpace
+ * and LineTerminator set (with U+FEFF, without U+0085), "." stops at the four
+ * line terminators, \uXXXX and \u{X...} escapes, "[^]" and "[]", a literal "["
+ * inside a class, and "$" only matching at the very end. What ECMA-262 (in
+ * its Unicode mode, as JSON Schema uses it) rejects is rejected: escapes of
+ * letters it does not define (\a, \A, \Z, ...) and "(?" groups other than
+ * (?:, (?=, (?!, (?<=, (?<! and (?<name> (no inline flags, comments or
+ * Python's (?P...)). */
 #include <stdio.h>
 #include <string.h>
 
@@ -84,16 +90,56 @@ static void put_property(agti_buf *out, const char *name, size_t n)
     agti_buf_put(out, name, n);
 }
 
-static void translate(const char *s, size_t n, agti_buf *out)
+/* ECMA-262 WhiteSpace and LineTerminator code points (21.2.2.12, 11.2, 11.3). */
+#define ECMA_SPACE                                                                                 \
+    "\\t\\n\\x{0b}\\f\\r \\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}"  \
+    "\\x{3000}\\x{feff}"
+#define ECMA_WORD "A-Za-z0-9_"
+
+/* Returns NULL, or what ECMA-262 rejects in the pattern. */
+static const char *translate(const char *s, size_t n, agti_buf *out)
 {
     bool in_class = false;
     size_t i = 0;
     while (i < n) {
         char c = s[i];
+        if (!in_class && c == '(' && i + 1 < n && s[i + 1] == '?') {
+            char k = i + 2 < n ? s[i + 2] : '\0';
+            char k2 = i + 3 < n ? s[i + 3] : '\0';
+            bool ok = k == ':' || k == '=' || k == '!' ||
+                      (k == '<' && (k2 == '=' || k2 == '!' || (k2 >= 'A' && k2 <= 'Z') ||
+                                    (k2 >= 'a' && k2 <= 'z') || k2 == '_' || k2 == '$'));
+            if (!ok)
+                return "only (?:, (?=, (?!, (?<=, (?<! and (?<name> groups are ECMA-262 (no "
+                       "inline flags, comments or (?P...))";
+        }
+        if (!in_class && c == '.') {
+            agti_buf_puts(out, "[^\\n\\r\\x{2028}\\x{2029}]");
+            i++;
+            continue;
+        }
         if (c == '\\' && i + 1 < n) {
             char e = s[i + 1];
             i += 2;
             switch (e) {
+            case 's':
+                agti_buf_puts(out, in_class ? ECMA_SPACE : "[" ECMA_SPACE "]");
+                continue;
+            case 'S':
+                agti_buf_puts(out, in_class ? "\\S" : "[^" ECMA_SPACE "]");
+                continue;
+            case 'b':
+                if (in_class) {
+                    agti_buf_puts(out, "\\x{08}"); /* backspace inside a class */
+                    continue;
+                }
+                agti_buf_puts(out, "(?:(?<=[" ECMA_WORD "])(?![" ECMA_WORD "])|(?<![" ECMA_WORD
+                                   "])(?=[" ECMA_WORD "]))");
+                continue;
+            case 'B':
+                agti_buf_puts(out, "(?:(?<=[" ECMA_WORD "])(?=[" ECMA_WORD "])|(?<![" ECMA_WORD
+                                   "])(?![" ECMA_WORD "]))");
+                continue;
             case 'd':
                 agti_buf_puts(out, in_class ? "0-9" : "[0-9]");
                 continue;
@@ -138,28 +184,22 @@ static void translate(const char *s, size_t n, agti_buf *out)
                 }
                 agti_buf_putc(out, 'u');
                 continue;
-            case 'A':
-            case 'Z':
-            case 'z':
-            case 'G':
-            case 'Q':
-            case 'E':
-            case 'K':
-            case 'R':
-            case 'X':
-            case 'h':
-            case 'H':
-            case 'N':
-            case 'C':
-            case 'e':
-            case 'a':
-            case 'g':
-            case 'o':
-            case 'V':
-                /* PCRE2-only escapes: a plain letter in ECMA-262 */
+            case 'f':
+            case 'n':
+            case 'r':
+            case 't':
+            case 'v':
+            case 'c':
+            case 'x':
+            case 'k':
+                agti_buf_putc(out, '\\');
                 agti_buf_putc(out, e);
                 continue;
             default:
+                if ((e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z'))
+                    return "an escaped letter that ECMA-262 does not define (it has \\d \\D \\w "
+                           "\\W \\s \\S \\b \\B \\f \\n \\r \\t \\v \\cX \\xHH \\uHHHH \\k<name> "
+                           "\\p{..} \\P{..})";
                 agti_buf_putc(out, '\\');
                 agti_buf_putc(out, e);
                 continue;
@@ -190,12 +230,18 @@ static void translate(const char *s, size_t n, agti_buf *out)
         agti_buf_putc(out, c);
         i++;
     }
+    return NULL;
 }
 
 pcre2_code *agti_schema_regex_compile(const char *src, size_t len, char *err, size_t errlen)
 {
     agti_buf b = AGTI_BUF_INIT;
-    translate(src, len, &b);
+    const char *why = translate(src, len, &b);
+    if (why != NULL) {
+        snprintf(err, errlen, "invalid regular expression '%s': %s", src, why);
+        agti_buf_free(&b);
+        return NULL;
+    }
     if (b.oom) {
         snprintf(err, errlen, "out of memory");
         agti_buf_free(&b);
@@ -214,4 +260,24 @@ pcre2_code *agti_schema_regex_compile(const char *src, size_t len, char *err, si
     }
     (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
     return re;
+}
+
+bool agti_schema_regex_valid(const char *src, size_t len)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    const char *why = translate(src, len, &b);
+    if (why != NULL || b.oom) {
+        agti_buf_free(&b);
+        return false;
+    }
+    int ec = 0;
+    PCRE2_SIZE off = 0;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)agti_buf_cstr(&b), b.len,
+                                   PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY, &ec, &off, NULL);
+    agti_buf_free(&b);
+    pcre2_code_free(re);
+    /* ECMA-262 (since ES2018) allows lookbehinds of any width; PCRE2 before
+     * 10.43 only fixed-width ones, which is PCRE2's limit, not the
+     * pattern's fault */
+    return re != NULL || ec == PCRE2_ERROR_LOOKBEHIND_NOT_FIXED_LENGTH;
 }

@@ -1,9 +1,147 @@
 /* Public API of the JSON Schema component: options, compile, validate. */
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "schema_internal.h"
 #include "schema_priv.h"
+
+/* ---- schema text with big numbers ------------------------------------- */
+
+const char *agti_bigmap_get(const agti_bigmap *m, const json_t *v, size_t *len)
+{
+    for (size_t i = 0; m && i < m->n; i++)
+        if (m->vals[i] == v) {
+            *len = m->lens[i];
+            return m->texts[i];
+        }
+    return NULL;
+}
+
+void agti_bigmap_free(agti_bigmap *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        free((char *)m->texts[i]);
+    free(m->vals);
+    free(m->texts);
+    free(m->lens);
+    memset(m, 0, sizeof *m);
+}
+
+static bool has_big(const agti_jv *v)
+{
+    if (v->type == AGTI_JV_BIG)
+        return true;
+    if (v->type == AGTI_JV_ARRAY)
+        for (size_t i = 0; i < v->len; i++)
+            if (has_big(&v->u.a[i]))
+                return true;
+    if (v->type == AGTI_JV_OBJECT)
+        for (size_t i = 0; i < v->len; i++)
+            if (has_big(&v->u.o[i].val))
+                return true;
+    return false;
+}
+
+static json_t *to_json(const agti_jv *v, agti_bigmap *m)
+{
+    switch (v->type) {
+    case AGTI_JV_NULL:
+        return json_null();
+    case AGTI_JV_TRUE:
+        return json_true();
+    case AGTI_JV_FALSE:
+        return json_false();
+    case AGTI_JV_INT:
+        return json_integer((json_int_t)v->u.i);
+    case AGTI_JV_REAL:
+        return json_real(v->u.d);
+    case AGTI_JV_STRING:
+        return json_stringn_nocheck(v->u.s, v->len);
+    case AGTI_JV_BIG: {
+        char t[128];
+        size_t n = v->len < sizeof t - 1 ? v->len : sizeof t - 1;
+        memcpy(t, v->u.s, n);
+        t[n] = '\0';
+        double d = strtod(t, NULL);
+        if (!isfinite(d))
+            d = d < 0 ? -DBL_MAX : DBL_MAX;
+        json_t *r = json_real(d);
+        char *text = r ? malloc(v->len + 1) : NULL;
+        if (m->n == m->cap) {
+            size_t nc = m->cap ? m->cap * 2 : 8;
+            const json_t **nv = realloc(m->vals, nc * sizeof *nv);
+            if (nv)
+                m->vals = nv;
+            const char **nt = nv ? realloc(m->texts, nc * sizeof *nt) : NULL;
+            if (nt)
+                m->texts = nt;
+            size_t *nl = nt ? realloc(m->lens, nc * sizeof *nl) : NULL;
+            if (nl) {
+                m->lens = nl;
+                m->cap = nc;
+            }
+        }
+        if (r == NULL || text == NULL || m->n == m->cap) {
+            json_decref(r);
+            free(text);
+            return NULL;
+        }
+        memcpy(text, v->u.s, v->len);
+        text[v->len] = '\0';
+        m->vals[m->n] = r;
+        m->texts[m->n] = text;
+        m->lens[m->n] = v->len;
+        m->n++;
+        return r;
+    }
+    case AGTI_JV_ARRAY: {
+        json_t *a = json_array();
+        for (size_t i = 0; a && i < v->len; i++)
+            if (json_array_append_new(a, to_json(&v->u.a[i], m)) != 0) {
+                json_decref(a);
+                return NULL;
+            }
+        return a;
+    }
+    case AGTI_JV_OBJECT: {
+        json_t *o = json_object();
+        for (size_t i = 0; o && i < v->len; i++) {
+            json_t *val = to_json(&v->u.o[i].val, m);
+            if (val == NULL ||
+                json_object_setn_new_nocheck(o, v->u.o[i].key, v->u.o[i].klen, val) != 0) {
+                json_decref(o);
+                return NULL;
+            }
+        }
+        return o;
+    }
+    default:
+        return NULL;
+    }
+}
+
+json_t *agti_schema_parse_text(const char *text, size_t len, const char *what, agti_bigmap *big)
+{
+    memset(big, 0, sizeof *big);
+    agti_jarena a;
+    agti_jarena_init(&a, NULL, 0);
+    const agti_jv *v = agti_jv_parse(&a, text, len, what);
+    json_t *doc;
+    if (v == NULL || !has_big(v)) {
+        /* the common case (and jansson's error message for bad text) */
+        agti_jarena_free(&a);
+        return agti_json_parse(text, len, what);
+    }
+    doc = to_json(v, big);
+    agti_jarena_free(&a);
+    if (doc == NULL) {
+        agti_bigmap_free(big);
+        agti_oom();
+    }
+    return doc;
+}
 
 int agt_schema_options_new(agt_schema_options **out)
 {
@@ -33,10 +171,12 @@ int agt_schema_options_set_draft(agt_schema_options *opts, int draft)
 {
     if (opts == NULL)
         return agti_error(AGT_EINVAL, "agt_schema_options_set_draft: opts is NULL");
-    if (draft != AGT_DRAFT_AUTO && draft != AGT_DRAFT_7 && draft != AGT_DRAFT_2020_12)
+    if (draft != AGT_DRAFT_AUTO && draft != AGT_DRAFT_4 && draft != AGT_DRAFT_6 &&
+        draft != AGT_DRAFT_7 && draft != AGT_DRAFT_2019_09 && draft != AGT_DRAFT_2020_12)
         return agti_error(AGT_EINVAL,
                           "agt_schema_options_set_draft: unknown draft %d (use AGT_DRAFT_AUTO, "
-                          "AGT_DRAFT_7 or AGT_DRAFT_2020_12)",
+                          "AGT_DRAFT_4, AGT_DRAFT_6, AGT_DRAFT_7, AGT_DRAFT_2019_09 or "
+                          "AGT_DRAFT_2020_12)",
                           draft);
     opts->draft = draft;
     return AGT_OK;
@@ -126,11 +266,13 @@ int agt_schema_compile_with(agt_schema **out, const char *json, size_t len,
     *out = NULL;
     if (json == NULL)
         return agti_error(AGT_EINVAL, "agt_schema_compile: json is NULL");
-    json_t *doc = agti_json_parse(json, len, "schema");
+    agti_bigmap big;
+    json_t *doc = agti_schema_parse_text(json, len, "schema", &big);
     if (doc == NULL)
         return agt_error_code();
-    int rc = agti_schema_compile_json(out, doc, opts);
+    int rc = agti_schema_compile_big(out, doc, opts, &big);
     json_decref(doc);
+    agti_bigmap_free(&big);
     return rc;
 }
 

@@ -41,7 +41,19 @@ enum agti_format {
     AGTI_FMT_URI,
     AGTI_FMT_UUID,
     AGTI_FMT_IPV4,
-    AGTI_FMT_IPV6
+    AGTI_FMT_IPV6,
+    AGTI_FMT_DURATION,
+    AGTI_FMT_HOSTNAME,
+    AGTI_FMT_IDN_HOSTNAME,
+    AGTI_FMT_IDN_EMAIL,
+    AGTI_FMT_URI_REFERENCE,
+    AGTI_FMT_IRI,
+    AGTI_FMT_IRI_REFERENCE,
+    AGTI_FMT_URI_TEMPLATE,
+    AGTI_FMT_JSON_POINTER,
+    AGTI_FMT_RELATIVE_JSON_POINTER,
+    AGTI_FMT_REGEX,
+    AGTI_FMT_HOSTNAME_1123 /* drafts 4 and 6: RFC 1123 alone, "ab--cd" is a host name */
 };
 
 /* Presence bits of number/size keywords. */
@@ -72,6 +84,7 @@ typedef struct agti_spattern {
 } agti_spattern;
 
 typedef struct agti_sdepreq {
+    const char *kw; /* "dependencies" or "dependentRequired" */
     const char *key;
     size_t len;
     const char **names;
@@ -85,13 +98,21 @@ struct agti_sres {
     const char **danchor_names;
     agti_snode **danchor_nodes;
     size_t n_danchors;
+    agti_snode *recursive_anchor; /* 2019-09: the root, when it has "$recursiveAnchor": true */
 };
+
+/* Drafts 4, 6 and 7: "$ref" replaces its siblings, "dependencies", "items"
+ * as an array with "additionalItems", "#name" ids as anchors. */
+static inline bool agti_legacy(int draft)
+{
+    return draft < AGT_DRAFT_2019_09;
+}
 
 struct agti_snode {
     /* boolean schema: is_bool set, bool_value holds the value */
     bool is_bool;
     bool bool_value;
-    bool draft7;
+    int draft;        /* AGT_DRAFT_* the node was compiled in */
     unsigned flags;   /* AGTI_K_* */
     unsigned types;   /* AGTI_T_* mask; 0 = no "type" */
     const char *path; /* JSON pointer of this schema inside its document */
@@ -108,11 +129,17 @@ struct agti_snode {
      * exactly only up to 2^53. */
     int64_t maximum_i, minimum_i, excl_maximum_i, excl_minimum_i;
     unsigned int_limits;
+    /* The text of multipleOf and the four limits (in that order) when a
+     * double cannot hold them (AGTI_JV_BIG): compared exactly. */
+    const char *big[5];
 
     int64_t max_length, min_length; /* -1 = absent */
     pcre2_code *pattern;
     const char *pattern_src;
     int format;
+    /* draft 7 content assertions: "contentEncoding": "base64",
+     * "contentMediaType": "application/json" */
+    bool content_base64, content_json;
 
     /* arrays */
     agti_snode **prefix;
@@ -155,6 +182,9 @@ struct agti_snode {
     agti_snode *dyn_ref; /* static target of $dynamicRef */
     const char *dyn_ref_src;
     const char *dyn_ref_anchor; /* set when the static target bookends */
+    agti_snode *rec_ref;        /* 2019-09 "$recursiveRef": static target */
+    const char *rec_ref_src;
+    bool rec_ref_dynamic; /* the static target has "$recursiveAnchor": true */
 
     /* true when some keyword of this node needs evaluated-location tracking */
     bool has_unevaluated;
@@ -187,6 +217,27 @@ struct agt_schema_resolution {
     json_t *doc;
 };
 
+/* The text of the numbers of a schema document that jansson cannot hold
+ * (AGTI_JV_BIG), by the json_t that stands for them (a real). */
+typedef struct agti_bigmap {
+    const json_t **vals;
+    const char **texts;
+    size_t *lens;
+    size_t n, cap;
+} agti_bigmap;
+
+const char *agti_bigmap_get(const agti_bigmap *m, const json_t *v, size_t *len);
+
+/* compile.c: agti_schema_compile_json with the big-number texts of the
+ * document (may be NULL). */
+int agti_schema_compile_big(agt_schema **out, json_t *schema, const agt_schema_options *opts,
+                            const agti_bigmap *big);
+
+/* schema.c: parses schema text; *big receives the texts of its big numbers
+ * (free with agti_bigmap_free). NULL with the error recorded on failure. */
+json_t *agti_schema_parse_text(const char *text, size_t len, const char *what, agti_bigmap *big);
+void agti_bigmap_free(agti_bigmap *m);
+
 void agti_schema_destroy(agt_schema *s);
 
 uint32_t agti_schema_hash(const char *s, size_t len);
@@ -195,8 +246,32 @@ uint32_t agti_schema_hash(const char *s, size_t len);
  * returns NULL and writes a message into err. */
 pcre2_code *agti_schema_regex_compile(const char *src, size_t len, char *err, size_t errlen);
 
+/* num.c: exact decimals. value = (neg ? -1 : 1) * 0.d[0]d[1]...d[n-1] * 10^e,
+ * no leading or trailing zero digits; zero has n == 0. */
+typedef struct agti_dec {
+    bool neg;
+    char *d;
+    size_t n;
+    long long e;
+    char inl[48];
+} agti_dec;
+/* Reads a JSON number's text (false: not a number, or out of memory). */
+bool agti_dec_parse(agti_dec *d, const char *s, size_t len);
+bool agti_dec_from_double(agti_dec *d, double v); /* the shortest text that reads back */
+bool agti_dec_from_int(agti_dec *d, long long v);
+void agti_dec_free(agti_dec *d);
+int agti_dec_cmp(const agti_dec *a, const agti_dec *b); /* -1, 0, 1 */
+bool agti_dec_is_integer(const agti_dec *d);
+/* 1 when v is an integer multiple of m (m > 0), 0 when not, -1 when it
+ * cannot tell (exponents too far apart, out of memory). */
+int agti_dec_multiple(const agti_dec *v, const agti_dec *m);
+
+/* regex.c: whether the text is an ECMA-262 pattern (format "regex"). */
+bool agti_schema_regex_valid(const char *src, size_t len);
+
 /* format.c */
 int agti_schema_format_id(const char *name);
+const char *agti_schema_format_name(int fmt);
 bool agti_schema_format_check(int fmt, const char *s, size_t len);
 
 /* uri.c: RFC 3986 reference resolution (section 5.2). Returns a malloc'd

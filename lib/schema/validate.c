@@ -13,6 +13,12 @@
 #include "jv.h"
 #include "schema_priv.h"
 
+#if defined(__GNUC__)
+#define AGTI_NOINLINE __attribute__((noinline))
+#else
+#define AGTI_NOINLINE
+#endif
+
 #define MAX_DEPTH 3000 /* nested schema evaluations: ~1.3 MB of stack at the limit */
 
 typedef struct ipath {
@@ -241,15 +247,55 @@ static bool quiet_node(vctx *c, const agti_snode *n, const agti_jv *inst, ipath 
 
 /* ---- value helpers --------------------------------------------------- */
 
+/* The exact decimal value of a number (false on OOM). */
+static bool num_dec(const agti_jv *v, agti_dec *d)
+{
+    if (v->type == AGTI_JV_INT)
+        return agti_dec_from_int(d, (long long)v->u.i);
+    if (v->type == AGTI_JV_REAL)
+        return agti_dec_from_double(d, v->u.d);
+    return agti_dec_parse(d, v->u.s, v->len);
+}
+
+static bool big_integral(const agti_jv *v)
+{
+    agti_dec d;
+    bool r = agti_dec_parse(&d, v->u.s, v->len) && agti_dec_is_integer(&d);
+    agti_dec_free(&d);
+    return r;
+}
+
 static bool is_integral(const agti_jv *v)
 {
     if (v->type == AGTI_JV_INT)
         return true;
+    if (v->type == AGTI_JV_BIG)
+        return big_integral(v);
     return v->type == AGTI_JV_REAL && isfinite(v->u.d) && floor(v->u.d) == v->u.d;
+}
+
+/* Draft 4's integer: a number written without fraction or exponent. */
+static bool written_as_integer(const agti_jv *v)
+{
+    if (v->type == AGTI_JV_INT)
+        return true;
+    if (v->type == AGTI_JV_REAL)
+        return v->len == 1;
+    for (size_t i = 0; i < v->len; i++)
+        if (v->u.s[i] == '.' || v->u.s[i] == 'e' || v->u.s[i] == 'E')
+            return false;
+    return true;
 }
 
 static double num(const agti_jv *v)
 {
+    if (v->type == AGTI_JV_BIG) {
+        char t[128];
+        size_t n = v->len < sizeof t - 1 ? v->len : sizeof t - 1;
+        memcpy(t, v->u.s, n);
+        t[n] = '\0';
+        return strtod(t, NULL);
+    }
     return v->type == AGTI_JV_INT ? (double)v->u.i : v->u.d;
 }
 
@@ -265,6 +311,7 @@ static const char *type_name(const agti_jv *v)
     case AGTI_JV_INT:
         return "integer";
     case AGTI_JV_REAL:
+    case AGTI_JV_BIG:
         return is_integral(v) ? "integer" : "number";
     case AGTI_JV_TRUE:
     case AGTI_JV_FALSE:
@@ -286,6 +333,7 @@ static unsigned type_bits(const agti_jv *v)
     case AGTI_JV_INT:
         return AGTI_T_NUMBER | AGTI_T_INTEGER;
     case AGTI_JV_REAL:
+    case AGTI_JV_BIG:
         return is_integral(v) ? (AGTI_T_NUMBER | AGTI_T_INTEGER) : AGTI_T_NUMBER;
     case AGTI_JV_TRUE:
     case AGTI_JV_FALSE:
@@ -297,7 +345,18 @@ static unsigned type_bits(const agti_jv *v)
 
 static bool is_num(const agti_jv *v)
 {
-    return v->type == AGTI_JV_INT || v->type == AGTI_JV_REAL;
+    return v->type == AGTI_JV_INT || v->type == AGTI_JV_REAL || v->type == AGTI_JV_BIG;
+}
+
+/* Orders two numbers exactly by their decimal values; -2 on OOM. */
+static int cmp_exact(const agti_jv *a, const agti_jv *b)
+{
+    agti_dec x, y;
+    bool okx = num_dec(a, &x), oky = num_dec(b, &y);
+    int r = okx && oky ? agti_dec_cmp(&x, &y) : -2;
+    agti_dec_free(&x);
+    agti_dec_free(&y);
+    return r;
 }
 
 /* Equality as JSON Schema defines it: numbers by value, objects unordered. */
@@ -306,6 +365,8 @@ static bool j_equal(const agti_jv *a, const agti_jv *b)
     if (is_num(a) && is_num(b)) {
         if (a->type == AGTI_JV_INT && b->type == AGTI_JV_INT)
             return a->u.i == b->u.i;
+        if (a->type == AGTI_JV_BIG || b->type == AGTI_JV_BIG)
+            return cmp_exact(a, b) == 0;
         return num(a) == num(b);
     }
     if (a->type != b->type)
@@ -357,6 +418,9 @@ static void dump_fixed(fbuf *f, const agti_jv *v)
     case AGTI_JV_REAL:
         fmt_num(num, sizeof num, v->u.d);
         fb_puts(f, num);
+        break;
+    case AGTI_JV_BIG:
+        fb_put(f, v->u.s, v->len);
         break;
     case AGTI_JV_STRING:
     case AGTI_JV_OBJECT:
@@ -454,14 +518,40 @@ static void fmt_num(char *buf, size_t n, double d)
     }
 }
 
+/* The number a keyword's text holds, as a value. */
+static agti_jv big_jv(const char *text)
+{
+    agti_jv v;
+    v.type = AGTI_JV_BIG;
+    v.len = strlen(text);
+    v.u.s = text;
+    return v;
+}
+
 static bool is_multiple(const agti_snode *n, const agti_jv *inst)
 {
+    if (inst->type == AGTI_JV_BIG || n->big[0] != NULL) {
+        agti_jv m;
+        if (n->big[0]) {
+            m = big_jv(n->big[0]);
+        } else {
+            m.type = AGTI_JV_REAL;
+            m.len = 0;
+            m.u.d = n->multiple_of;
+        }
+        agti_dec x, y;
+        int r = num_dec(inst, &x) && num_dec(&m, &y) ? agti_dec_multiple(&x, &y) : -1;
+        agti_dec_free(&x);
+        agti_dec_free(&y);
+        if (r >= 0)
+            return r == 1;
+    }
     if (inst->type == AGTI_JV_INT && n->multiple_of_int > 0)
         return inst->u.i % n->multiple_of_int == 0;
     double v = num(inst), m = n->multiple_of;
     double q = v / m;
     if (!isfinite(q))
-        return false;
+        return isfinite(v) && fmod(v, m) == 0; /* fmod is exact: 1e308 % 0.5 == 0 */
     if (fmod(v, m) == 0)
         return true;
     double r = nearbyint(q);
@@ -506,7 +596,7 @@ static bool v_number(vctx *c, const agti_snode *n, const agti_jv *inst, const ip
     if ((n->flags & AGTI_K_MULTIPLE_OF) && !is_multiple(n, inst)) {
         ok = false;
         fmt_num(b, sizeof b, n->multiple_of);
-        report(c, ip, n, "multipleOf", "must be a multiple of %s", b);
+        report(c, ip, n, "multipleOf", "must be a multiple of %s", n->big[0] ? n->big[0] : b);
         if (!c->errors)
             return false;
     }
@@ -525,11 +615,38 @@ static bool v_number(vctx *c, const agti_snode *n, const agti_jv *inst, const ip
         if (!(n->flags & lims[k].bit))
             continue;
         bool lint = (n->int_limits & lims[k].bit) != 0;
-        int r = cmp_limit(inst, v, ld[k], lint, li[k]);
+        int r;
+        if (n->big[k + 1] != NULL || inst->type == AGTI_JV_BIG) {
+            agti_jv lim;
+            if (n->big[k + 1]) {
+                lim = big_jv(n->big[k + 1]);
+            } else if (lint) {
+                lim.type = AGTI_JV_INT;
+                lim.len = 0;
+                lim.u.i = li[k];
+            } else {
+                lim.type = AGTI_JV_REAL;
+                lim.len = 0;
+                lim.u.d = ld[k];
+            }
+            r = cmp_exact(inst, &lim);
+            if (r == -2) {
+                c->fatal = AGT_ENOMEM;
+                return false;
+            }
+        } else {
+            r = cmp_limit(inst, v, ld[k], lint, li[k]);
+        }
         bool pass = r == lims[k].want || (!lims[k].strict && r == 0);
         if (pass)
             continue;
         ok = false;
+        if (n->big[k + 1]) {
+            report(c, ip, n, lims[k].kw, "%s %s", lims[k].text, n->big[k + 1]);
+            if (!c->errors)
+                return false;
+            continue;
+        }
         if (lint)
             snprintf(b, sizeof b, "%" PRId64, li[k]);
         else
@@ -543,9 +660,94 @@ static bool v_number(vctx *c, const agti_snode *n, const agti_jv *inst, const ip
 
 static const char *fmt_name(int f)
 {
-    static const char *names[] = {"",    "date-time", "date", "time", "email",
-                                  "uri", "uuid",      "ipv4", "ipv6"};
-    return (f > 0 && f <= AGTI_FMT_IPV6) ? names[f] : "";
+    return agti_schema_format_name(f);
+}
+
+static int b64_value(unsigned char ch)
+{
+    if (ch >= 'A' && ch <= 'Z')
+        return ch - 'A';
+    if (ch >= 'a' && ch <= 'z')
+        return ch - 'a' + 26;
+    if (ch >= '0' && ch <= '9')
+        return ch - '0' + 52;
+    return ch == '+' ? 62 : ch == '/' ? 63 : -1;
+}
+
+/* RFC 4648 section 4 base64 (padded) into out (len / 4 * 3 bytes); returns
+ * the decoded length, or -1. */
+static long b64_decode(const char *s, size_t len, unsigned char *out)
+{
+    if (len % 4 != 0)
+        return -1;
+    size_t o = 0;
+    for (size_t i = 0; i < len; i += 4) {
+        int v[4];
+        int pad = 0;
+        for (int k = 0; k < 4; k++) {
+            unsigned char ch = (unsigned char)s[i + (size_t)k];
+            if (ch == '=' && i + 4 == len && k >= 2) {
+                v[k] = 0;
+                pad++;
+                continue;
+            }
+            if (pad)
+                return -1;
+            v[k] = b64_value(ch);
+            if (v[k] < 0)
+                return -1;
+        }
+        unsigned bits = (unsigned)(v[0] << 18 | v[1] << 12 | v[2] << 6 | v[3]);
+        out[o++] = (unsigned char)(bits >> 16);
+        if (pad < 2)
+            out[o++] = (unsigned char)(bits >> 8);
+        if (pad < 1)
+            out[o++] = (unsigned char)bits;
+    }
+    return (long)o;
+}
+
+/* Draft 7 "contentEncoding": "base64" and "contentMediaType":
+ * "application/json" (of the decoded bytes when both are given). */
+AGTI_NOINLINE static bool v_content(vctx *c, const agti_snode *n, const char *s, size_t len,
+                                    const ipath *ip)
+{
+    const char *doc = s;
+    size_t dlen = len;
+    unsigned char *dec = NULL;
+    if (n->content_base64) {
+        dec = malloc(len / 4 * 3 + 1);
+        if (dec == NULL) {
+            c->fatal = AGT_ENOMEM;
+            return false;
+        }
+        long got = b64_decode(s, len, dec);
+        if (got < 0) {
+            free(dec);
+            report(c, ip, n, "contentEncoding",
+                   "is not valid base64 (RFC 4648: A-Z a-z 0-9 + /, padded with = to a multiple "
+                   "of 4 characters)");
+            return false;
+        }
+        doc = (const char *)dec;
+        dlen = (size_t)got;
+    }
+    bool ok = true;
+    if (n->content_json) {
+        agti_jarena a;
+        agti_jarena_init(&a, NULL, 0);
+        if (agti_jv_parse(&a, doc, dlen, "content") == NULL) {
+            ok = false;
+            if (agt_error_code() == AGT_ENOMEM)
+                c->fatal = AGT_ENOMEM;
+            else
+                report(c, ip, n, "contentMediaType", "is not a valid application/json document%s",
+                       n->content_base64 ? " once decoded from base64" : "");
+        }
+        agti_jarena_free(&a);
+    }
+    free(dec);
+    return ok;
 }
 
 static bool v_string(vctx *c, const agti_snode *n, const agti_jv *inst, const ipath *ip)
@@ -579,7 +781,11 @@ static bool v_string(vctx *c, const agti_snode *n, const agti_jv *inst, const ip
     if (n->format && !agti_schema_format_check(n->format, s, len)) {
         ok = false;
         report(c, ip, n, "format", "is not a valid %s", fmt_name(n->format));
+        if (!c->errors)
+            return false;
     }
+    if ((n->content_base64 || n->content_json) && !v_content(c, n, s, len, ip))
+        ok = false;
     return ok;
 }
 
@@ -590,8 +796,9 @@ static uint64_t jv_hash(const agti_jv *v)
     uint64_t h;
     switch (v->type) {
     case AGTI_JV_INT:
-    case AGTI_JV_REAL: {
-        double d = num(v);
+    case AGTI_JV_REAL:
+    case AGTI_JV_BIG: {
+        double d = num(v); /* equal values read to the same double */
         if (d == 0)
             d = 0; /* -0.0 == 0.0 */
         memcpy(&h, &d, sizeof h);
@@ -664,12 +871,6 @@ static int find_duplicate(const agti_jv *arr, size_t *a, size_t *b)
     free(t);
     return found;
 }
-
-#if defined(__GNUC__)
-#define AGTI_NOINLINE __attribute__((noinline))
-#else
-#define AGTI_NOINLINE
-#endif
 
 /* Runs a subschema in first-error mode and copies its first violation (the
  * path stripped when it is the current location) into out. Failure path
@@ -792,7 +993,7 @@ static bool v_array(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip
             const char *kw;
             if (i < n->n_prefix) {
                 sub = n->prefix[i];
-                kw = n->draft7 ? "items" : "prefixItems";
+                kw = n->draft == AGT_DRAFT_2020_12 ? "prefixItems" : "items";
             } else if (n->items) {
                 sub = n->items;
                 kw = n->items_kw;
@@ -908,8 +1109,8 @@ static bool v_object(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *i
         for (size_t k = 0; k < d->n; k++) {
             if (agti_jv_get(inst, d->names[k], d->lens[k]) == NULL) {
                 ok = false;
-                report(c, ip, n, n->draft7 ? "dependencies" : "dependentRequired",
-                       "missing property '%s', required when '%s' is present", d->names[k], d->key);
+                report(c, ip, n, d->kw, "missing property '%s', required when '%s' is present",
+                       d->names[k], d->key);
                 if (!c->errors)
                     return false;
             }
@@ -1131,6 +1332,20 @@ static const agti_snode *dynamic_target(const agti_snode *n, const dscope *ds)
     return found ? found : n->dyn_ref;
 }
 
+/* 2019-09 "$recursiveRef" whose static target has "$recursiveAnchor": true:
+ * the outermost resource of the unbroken run of resources with
+ * "$recursiveAnchor": true, walking the dynamic scope outwards. */
+static const agti_snode *recursive_target(const agti_snode *n, const dscope *ds)
+{
+    const agti_snode *found = n->rec_ref;
+    for (const dscope *d = ds; d; d = d->up) {
+        if (d->res->recursive_anchor == NULL)
+            break;
+        found = d->res->recursive_anchor;
+    }
+    return found;
+}
+
 static bool v_applicators(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip,
                           const dscope *ds, eset *ev)
 {
@@ -1139,6 +1354,14 @@ static bool v_applicators(vctx *c, const agti_snode *n, const agti_jv *inst, ipa
         ok = false;
         if (!c->errors || c->fatal)
             return false;
+    }
+    if (n->rec_ref) {
+        const agti_snode *t = n->rec_ref_dynamic ? recursive_target(n, ds) : n->rec_ref;
+        if (!v_follow(c, n, t, "$recursiveRef", n->rec_ref_src, inst, ip, ds, ev)) {
+            ok = false;
+            if (!c->errors || c->fatal)
+                return false;
+        }
     }
     if (n->dyn_ref) {
         const agti_snode *t = n->dyn_ref_anchor ? dynamic_target(n, ds) : n->dyn_ref;
@@ -1269,7 +1492,11 @@ static bool v_node(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip,
         have_local = true;
         lev = &local;
     }
-    if (n->types && !(n->types & type_bits(inst))) {
+    /* draft 4: an integer is written without a fraction or exponent (1.0 is
+     * a number, not an integer) */
+    bool d4real = n->draft == AGT_DRAFT_4 && inst->type != AGTI_JV_INT && is_num(inst) &&
+                  !written_as_integer(inst);
+    if (n->types && !(n->types & (d4real ? AGTI_T_NUMBER : type_bits(inst)))) {
         ok = false;
         if (!c->quiet) {
             agti_buf b = AGTI_BUF_INIT;
@@ -1286,7 +1513,7 @@ static bool v_node(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip,
                     agti_buf_puts(&b, names[t]);
                 }
             report(c, ip, n, "type", "expected %s, got %s", k ? agti_buf_cstr(&b) : "nothing",
-                   type_name(inst));
+                   d4real ? "number" : type_name(inst));
             agti_buf_free(&b);
         }
         if (!c->errors)
@@ -1312,11 +1539,13 @@ static bool v_node(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip,
     switch (inst->type) {
     case AGTI_JV_INT:
     case AGTI_JV_REAL:
+    case AGTI_JV_BIG:
         if ((n->flags & 0x1f) && !v_number(c, n, inst, ip))
             ok = false;
         break;
     case AGTI_JV_STRING:
-        if ((n->max_length >= 0 || n->min_length >= 0 || n->pattern || n->format) &&
+        if ((n->max_length >= 0 || n->min_length >= 0 || n->pattern || n->format ||
+             n->content_base64 || n->content_json) &&
             !v_string(c, n, inst, ip))
             ok = false;
         break;

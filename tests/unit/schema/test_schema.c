@@ -160,7 +160,9 @@ static void test_messages(void)
     expect_error("{\"maximum\":9223372036854775807}", "9223372036854775808", "", "/maximum",
                  "maximum", "must be at most 9223372036854775807");
     expect_valid("{\"maximum\":9223372036854775807}", "9223372036854775807", 1);
-    expect_valid("{\"exclusiveMaximum\":9007199254740993}", "9007199254740993.0", 1);
+    /* the value written is the limit itself (a double would read 2^53) */
+    expect_error("{\"exclusiveMaximum\":9007199254740993}", "9007199254740993.0", "",
+                 "/exclusiveMaximum", "exclusiveMaximum", "must be less than 9007199254740993");
     expect_error("{\"exclusiveMinimum\":-9223372036854775808}", "-9223372036854775808", "",
                  "/exclusiveMinimum", "exclusiveMinimum",
                  "must be greater than -9223372036854775808");
@@ -329,7 +331,7 @@ static void test_bad_input(void)
     agt_schema_options *o = NULL;
     T_EQ_INT(agt_schema_options_new(NULL), AGT_EINVAL, "options_new: out NULL");
     T_EQ_INT(agt_schema_options_new(&o), AGT_OK, "options_new");
-    T_EQ_INT(agt_schema_options_set_draft(o, 6), AGT_EINVAL, "unknown draft");
+    T_EQ_INT(agt_schema_options_set_draft(o, 5), AGT_EINVAL, "unknown draft");
     T_EQ_INT(agt_schema_options_set_draft(NULL, 7), AGT_EINVAL, "set_draft: opts NULL");
     T_EQ_INT(agt_schema_options_add_resource(o, "http://x/a.json", "{", 1), AGT_EPARSE,
              "resource that is not JSON");
@@ -656,7 +658,6 @@ static void test_parser(void)
                                 "\"\\ud800\"",
                                 "\"\\udc00x\"",
                                 "\"a\tb\"",
-                                "1e400",
                                 "\"\xff\"",
                                 "\"\xc0\xaf\"",
                                 "[",
@@ -670,6 +671,8 @@ static void test_parser(void)
     T_CHECK(strstr(agt_error_message(), "line 2, column 8") != NULL, "line and column: %s",
             agt_error_message());
     static const char *good[] = {"0",
+                                 "1e400",
+                                 "-1e-400",
                                  "-0",
                                  "1.5e-3",
                                  "1E+2",
@@ -811,8 +814,463 @@ static void test_threads(void)
     agt_schema_free(s);
 }
 
+#define D4 "\"$schema\":\"http://json-schema.org/draft-04/schema#\""
+#define D6 "\"$schema\":\"http://json-schema.org/draft-06/schema#\""
+#define D19 "\"$schema\":\"https://json-schema.org/draft/2019-09/schema\""
+
+/* Drafts 4 and 6: their own keywords (draft-04 and draft-06 texts). */
+static void test_draft4_6(void)
+{
+    /* draft 4 section 5.1.2: exclusiveMaximum is a boolean modifying maximum */
+    expect_error("{" D4 ",\"maximum\":5,\"exclusiveMaximum\":true}", "5", "", "/exclusiveMaximum",
+                 "exclusiveMaximum", "must be less than 5");
+    expect_valid("{" D4 ",\"maximum\":5,\"exclusiveMaximum\":true}", "4.5", 1);
+    expect_valid("{" D4 ",\"maximum\":5,\"exclusiveMaximum\":false}", "5", 1);
+    expect_error("{" D4 ",\"minimum\":2,\"exclusiveMinimum\":true}", "2", "", "/exclusiveMinimum",
+                 "exclusiveMinimum", "must be greater than 2");
+    expect_bad_schema("{" D4 ",\"exclusiveMaximum\":3}", AGT_EINVALID,
+                      "\"exclusiveMaximum\" must be a boolean in draft 4");
+    /* draft 6 section 6.3: a number */
+    expect_error("{" D6 ",\"exclusiveMaximum\":3}", "3", "", "/exclusiveMaximum",
+                 "exclusiveMaximum", "must be less than 3");
+    /* no const, contains, propertyNames in draft 4; no if in 4 and 6 */
+    expect_valid("{" D4 ",\"const\":1}", "2", 1);
+    expect_valid("{" D4 ",\"contains\":{\"type\":\"string\"}}", "[1]", 1);
+    expect_valid("{" D4 ",\"propertyNames\":{\"maxLength\":1}}", "{\"long\":1}", 1);
+    expect_valid("{" D6 ",\"if\":{\"type\":\"string\"},\"then\":{\"minLength\":3}}", "\"ab\"", 1);
+    expect_valid("{" D6 ",\"contains\":{\"const\":1}}", "[2]", 0);
+    expect_valid("{" D6 ",\"contains\":{\"const\":1}}", "[2,1]", 1);
+    /* draft 4: an integer has no fraction part, 1.0 is a number */
+    expect_error("{" D4 ",\"type\":\"integer\"}", "1.0", "", "/type", "type",
+                 "expected integer, got number");
+    expect_valid("{" D4 ",\"type\":\"integer\"}", "1", 1);
+    expect_valid("{" D6 ",\"type\":\"integer\"}", "1.0", 1);
+    /* draft 4 identifies with "id"; "$id" means nothing there */
+    expect_valid("{" D4
+                 ",\"id\":\"http://x.test/r.json\",\"properties\":{\"p\":{\"$ref\":\"#foo\"}},"
+                 "\"definitions\":{\"a\":{\"id\":\"#foo\",\"type\":\"string\"}}}",
+                 "{\"p\":1}", 0);
+    expect_valid("{" D4
+                 ",\"id\":\"http://x.test/r.json\",\"properties\":{\"p\":{\"$ref\":\"#foo\"}},"
+                 "\"definitions\":{\"a\":{\"id\":\"#foo\",\"type\":\"string\"}}}",
+                 "{\"p\":\"s\"}", 1);
+    expect_bad_schema("{" D4 ",\"properties\":{\"p\":{\"$ref\":\"http://x.test/s.json\"}},"
+                      "\"definitions\":{\"a\":{\"$id\":\"http://x.test/s.json\"}}}",
+                      AGT_ENOTFOUND, "http://x.test/s.json");
+    /* no boolean schemas in draft 4, except the boolean forms of additional* */
+    expect_bad_schema("{" D4 ",\"items\":true}", AGT_EINVALID, "draft 4 has no boolean schemas");
+    expect_error("{" D4 ",\"additionalProperties\":false}", "{\"a\":1}", "/a",
+                 "/additionalProperties", "additionalProperties", "property 'a' is not allowed");
+    expect_error("{" D4 ",\"items\":[{}],\"additionalItems\":false}", "[1,2]", "/1",
+                 "/additionalItems", "additionalItems", "item 1 is not allowed (at most 1 items)");
+    /* dependencies: names or a schema */
+    expect_error("{" D4 ",\"dependencies\":{\"a\":[\"b\"]}}", "{\"a\":1}", "", "/dependencies",
+                 "dependencies", "missing property 'b', required when 'a' is present");
+    expect_valid("{" D4 ",\"dependencies\":{\"a\":{\"required\":[\"c\"]}}}", "{\"a\":1,\"c\":2}",
+                 1);
+    expect_valid("{" D4 ",\"dependencies\":{\"a\":{\"required\":[\"c\"]}}}", "{\"a\":1}", 0);
+    /* the draft chosen by option when there is no "$schema" */
+    agt_schema_options *o = NULL;
+    agt_schema_options_new(&o);
+    T_EQ_INT(agt_schema_options_set_draft(o, AGT_DRAFT_4), AGT_OK, "AGT_DRAFT_4 accepted");
+    agt_schema *s = NULL;
+    const char *sch = "{\"type\":\"integer\"}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK, "draft 4 by option");
+    T_EQ_INT(validate(s, "1.0", NULL), AGT_EINVALID, "draft 4 by option: 1.0 is not an integer");
+    agt_schema_free(s);
+    const char *b = "false";
+    s = (agt_schema *)1;
+    T_EQ_INT(agt_schema_compile_with(&s, b, strlen(b), o), AGT_EINVALID,
+             "draft 4 by option: a boolean schema is refused");
+    T_CHECK(strstr(agt_error_message(), "draft 4 has no boolean schemas") != NULL, "says why: %s",
+            agt_error_message());
+    T_EQ_INT(agt_schema_options_set_draft(o, AGT_DRAFT_6), AGT_OK, "AGT_DRAFT_6 accepted");
+    sch = "{\"if\":false,\"else\":false}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK, "draft 6 by option");
+    T_EQ_INT(validate(s, "1", NULL), AGT_OK, "draft 6 by option: no if/else");
+    agt_schema_free(s);
+    /* a "$schema" wins over the option */
+    sch = "{" D4 ",\"type\":\"integer\"}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK, "draft 4 by $schema");
+    T_EQ_INT(validate(s, "1.0", NULL), AGT_EINVALID, "draft 4 by $schema over option 6");
+    agt_schema_free(s);
+    agt_schema_options_free(o);
+}
+
+/* 2019-09 (draft 2019-09 core and validation texts). */
+static void test_draft2019(void)
+{
+    /* items as an array, additionalItems; prefixItems is not a keyword */
+    expect_valid("{" D19 ",\"items\":[{\"type\":\"string\"}],\"additionalItems\":false}", "[\"a\"]",
+                 1);
+    expect_error("{" D19 ",\"items\":[{\"type\":\"string\"}],\"additionalItems\":false}",
+                 "[\"a\",1]", "/1", "/additionalItems", "additionalItems",
+                 "item 1 is not allowed (at most 1 items)");
+    expect_valid("{" D19 ",\"prefixItems\":[{\"type\":\"string\"}]}", "[1]", 1);
+    /* $ref beside other keywords (core 8.2.4.1), unevaluated* see through it */
+    expect_valid("{" D19 ",\"$ref\":\"#/$defs/a\",\"unevaluatedProperties\":false,"
+                 "\"$defs\":{\"a\":{\"properties\":{\"a\":true}}}}",
+                 "{\"a\":1}", 1);
+    expect_error("{" D19 ",\"$ref\":\"#/$defs/a\",\"unevaluatedProperties\":false,"
+                 "\"$defs\":{\"a\":{\"properties\":{\"a\":true}}}}",
+                 "{\"a\":1,\"b\":2}", "/b", "/unevaluatedProperties", "unevaluatedProperties",
+                 "property 'b' is not allowed");
+    expect_valid("{" D19 ",\"items\":[true],\"unevaluatedItems\":false}", "[1]", 1);
+    expect_error("{" D19 ",\"items\":[true],\"unevaluatedItems\":false}", "[1,2]", "/1",
+                 "/unevaluatedItems", "unevaluatedItems", "item 1 is not allowed");
+    expect_valid("{" D19 ",\"items\":[true],\"additionalItems\":true,\"unevaluatedItems\":false}",
+                 "[1,2]", 1);
+    /* dependentRequired, dependentSchemas, minContains */
+    expect_error("{" D19 ",\"dependentRequired\":{\"a\":[\"b\"]}}", "{\"a\":1}", "",
+                 "/dependentRequired", "dependentRequired",
+                 "missing property 'b', required when 'a' is present");
+    expect_valid("{" D19 ",\"dependentSchemas\":{\"a\":{\"maxProperties\":1}}}",
+                 "{\"a\":1,\"b\":2}", 0);
+    expect_valid("{" D19 ",\"contains\":{\"const\":1},\"minContains\":2}", "[1]", 0);
+    expect_valid("{" D19 ",\"contains\":{\"const\":1},\"minContains\":2}", "[1,2,1]", 1);
+    /* $anchor is an anchor, $dynamicAnchor is not (it is 2020-12's) */
+    expect_valid("{" D19
+                 ",\"$ref\":\"#s\",\"$defs\":{\"x\":{\"$anchor\":\"s\",\"type\":\"string\"}}}",
+                 "1", 0);
+    expect_bad_schema("{" D19 ",\"$ref\":\"#s\",\"$defs\":{\"x\":{\"$dynamicAnchor\":\"s\"}}}",
+                      AGT_ENOTFOUND, "no anchor 's'");
+    /* $recursiveRef (core 8.2.4.2): a tree whose nodes may be strings or
+     * objects of nodes; the outer schema extends it to allow integers. With
+     * "$recursiveAnchor": true on both, "#" in node.json means the outermost
+     * resource of the dynamic scope, so integers are allowed deep inside. */
+    const char *tree = "{" D19 ",\"$id\":\"http://x.test/tree.json\",%s"
+                       "\"anyOf\":[{\"type\":\"integer\"},{\"$ref\":\"node.json\"}],"
+                       "\"$defs\":{\"node\":{\"$id\":\"node.json\",%s\"anyOf\":[{\"type\":"
+                       "\"string\"},{\"type\":\"object\",\"additionalProperties\":"
+                       "{\"$recursiveRef\":\"#\"}}]}}}";
+    char buf[1024];
+    const char *on = "\"$recursiveAnchor\":true,", *off = "\"$recursiveAnchor\":false,";
+    snprintf(buf, sizeof buf, tree, on, on);
+    expect_valid(buf, "{\"a\":1}", 1);
+    expect_valid(buf, "{\"a\":{\"b\":2}}", 1);
+    expect_valid(buf, "{\"a\":{\"b\":null}}", 0);
+    /* no anchor on the outer resource: "#" stays node.json */
+    snprintf(buf, sizeof buf, tree, "", on);
+    expect_valid(buf, "{\"a\":\"x\"}", 1);
+    expect_valid(buf, "{\"a\":1}", 0);
+    /* the target itself without the anchor: like "$ref" */
+    snprintf(buf, sizeof buf, tree, on, off);
+    expect_valid(buf, "{\"a\":1}", 0);
+    expect_valid(buf, "{\"a\":{\"b\":\"x\"}}", 1);
+    /* the error names the keyword and the branch reasons */
+    snprintf(buf, sizeof buf, tree, "", on);
+    expect_error(buf, "{\"a\":1}", "", "/anyOf", "anyOf", NULL);
+    /* by option */
+    agt_schema_options *o = NULL;
+    agt_schema_options_new(&o);
+    T_EQ_INT(agt_schema_options_set_draft(o, AGT_DRAFT_2019_09), AGT_OK, "AGT_DRAFT_2019_09");
+    agt_schema *s = NULL;
+    const char *sch = "{\"items\":[{\"type\":\"string\"}]}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK, "2019-09 by option");
+    T_EQ_INT(validate(s, "[1]", NULL), AGT_EINVALID, "2019-09 by option: items array applies");
+    agt_schema_free(s);
+    agt_schema_options_free(o);
+    /* 2020-12 also honours "dependencies" (the suite's optional
+     * dependencies-compatibility) */
+    expect_error("{\"dependencies\":{\"a\":[\"b\"]}}", "{\"a\":1}", "", "/dependencies",
+                 "dependencies", "missing property 'b', required when 'a' is present");
+}
+
+/* $vocabulary of a custom meta-schema (2020-12 core 8.1.2). */
+static void test_vocabulary(void)
+{
+    agt_schema_options *o = NULL;
+    agt_schema_options_new(&o);
+    const char *noval = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
+                        "\"$id\":\"http://x.test/noval\",\"$vocabulary\":{"
+                        "\"https://json-schema.org/draft/2020-12/vocab/core\":true,"
+                        "\"https://json-schema.org/draft/2020-12/vocab/applicator\":true}}";
+    const char *fmt = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
+                      "\"$id\":\"http://x.test/fmt\",\"$vocabulary\":{"
+                      "\"https://json-schema.org/draft/2020-12/vocab/core\":true,"
+                      "\"https://json-schema.org/draft/2020-12/vocab/format-assertion\":false}}";
+    const char *unknown = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
+                          "\"$vocabulary\":{\"https://json-schema.org/draft/2020-12/vocab/core\":"
+                          "true,\"http://x.test/vocab/colours\":true}}";
+    const char *optional = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
+                           "\"$vocabulary\":{\"https://json-schema.org/draft/2020-12/vocab/core\":"
+                           "true,\"https://json-schema.org/draft/2020-12/vocab/validation\":true,"
+                           "\"http://x.test/vocab/colours\":false}}";
+    agt_schema_options_add_resource(o, "http://x.test/noval", noval, strlen(noval));
+    agt_schema_options_add_resource(o, "http://x.test/fmt", fmt, strlen(fmt));
+    agt_schema_options_add_resource(o, "http://x.test/unknown", unknown, strlen(unknown));
+    agt_schema_options_add_resource(o, "http://x.test/optional", optional, strlen(optional));
+    agt_schema *s = NULL;
+    const char *sch = "{\"$schema\":\"http://x.test/noval\",\"properties\":{\"bad\":false,"
+                      "\"n\":{\"minimum\":10}}}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK, "no-validation dialect");
+    T_EQ_INT(validate(s, "{\"n\":1}", NULL), AGT_OK, "no validation vocabulary: minimum unknown");
+    T_EQ_INT(validate(s, "{\"bad\":1}", NULL), AGT_EINVALID, "applicators still apply");
+    agt_schema_free(s);
+    sch = "{\"$schema\":\"http://x.test/fmt\",\"format\":\"ipv4\"}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK, "format-assertion dialect");
+    T_EQ_INT(validate(s, "\"1.2.3\"", NULL), AGT_EINVALID,
+             "format-assertion vocabulary: format asserts with the option off");
+    T_EQ_INT(validate(s, "\"1.2.3.4\"", NULL), AGT_OK, "a valid ipv4");
+    agt_schema_free(s);
+    sch = "{\"$schema\":\"http://x.test/unknown\"}";
+    s = (agt_schema *)1;
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_EINVALID,
+             "a required unknown vocabulary is refused");
+    T_EQ_STR(agt_error_message(),
+             "meta-schema 'http://x.test/unknown' requires the vocabulary "
+             "'http://x.test/vocab/colours', which is not supported",
+             "the message names the meta-schema and the vocabulary");
+    sch = "{\"$schema\":\"http://x.test/optional\",\"type\":\"number\"}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK,
+             "an optional unknown vocabulary is ignored");
+    T_EQ_INT(validate(s, "\"x\"", NULL), AGT_EINVALID, "validation vocabulary applies");
+    agt_schema_free(s);
+    agt_schema_options_free(o);
+}
+
+/* Numbers compared by the value written, past 64 bits and past a double's
+ * 15 to 17 digits (values checked with Python's decimal module). */
+static void test_exact_numbers(void)
+{
+    expect_error("{\"maximum\":18446744073709551615}", "18446744073709551616", "", "/maximum",
+                 "maximum", "must be at most 18446744073709551615");
+    expect_valid("{\"maximum\":18446744073709551615}", "18446744073709551615", 1);
+    expect_error("{\"exclusiveMinimum\":0.1000000000000000000001}", "0.1", "", "/exclusiveMinimum",
+                 "exclusiveMinimum", "must be greater than 0.1000000000000000000001");
+    expect_valid("{\"exclusiveMinimum\":0.1000000000000000000001}", "0.10000000000000000000011", 1);
+    expect_error("{\"const\":12345678901234567890123}", "12345678901234567890124", "", "/const",
+                 "const", "must be equal to 12345678901234567890123");
+    expect_valid("{\"const\":12345678901234567890123}", "12345678901234567890123.0", 1);
+    expect_valid("{\"enum\":[1e400]}", "1e400", 1);
+    expect_valid("{\"enum\":[1e400]}", "10e399", 1);
+    expect_valid("{\"enum\":[1e400]}", "1e401", 0);
+    expect_valid("{\"multipleOf\":1.0000000000000000001}", "2.0000000000000000002", 1);
+    expect_error("{\"multipleOf\":1.0000000000000000001}", "2", "", "/multipleOf", "multipleOf",
+                 "must be a multiple of 1.0000000000000000001");
+    expect_valid("{\"multipleOf\":3}", "100000000000000000000000000002", 1);
+    expect_error("{\"multipleOf\":3}", "100000000000000000000000000001", "", "/multipleOf",
+                 "multipleOf", "must be a multiple of 3");
+    /* 1e308 / 0.5 overflows a double; the remainder is exact */
+    expect_valid("{\"type\":\"integer\",\"multipleOf\":0.5}", "1e308", 1);
+    expect_valid("{\"type\":\"integer\"}", "123456789012345678901234567890", 1);
+    expect_valid("{\"type\":\"integer\"}", "1e400", 1);
+    expect_error("{\"type\":\"integer\"}", "1234567890123456789012.5", "", "/type", "type",
+                 "expected integer, got number");
+    expect_valid("{" D4 ",\"type\":\"integer\"}", "123456789012345678901234567890", 1);
+    expect_valid("{" D4 ",\"type\":\"integer\"}", "1e400", 0);
+    expect_error("{\"uniqueItems\":true}", "[12345678901234567890123,12345678901234567890123.0]",
+                 "", "/uniqueItems", "uniqueItems",
+                 "must not contain duplicate items (items 0 and 1 are equal)");
+    expect_valid("{\"uniqueItems\":true}", "[12345678901234567890123,12345678901234567890124]", 1);
+    /* draft 4's boolean exclusiveMaximum moves a big limit too */
+    expect_error("{" D4 ",\"maximum\":18446744073709551615,\"exclusiveMaximum\":true}",
+                 "18446744073709551615", "", "/exclusiveMaximum", "exclusiveMaximum",
+                 "must be less than 18446744073709551615");
+    /* through the errors list too: the message keeps the text */
+    agt_schema *s = compile("{\"maximum\":18446744073709551615}");
+    char *errs = NULL;
+    T_EQ_INT(validate(s, "1e20", &errs), AGT_EINVALID, "1e20 > 2^64 - 1");
+    char *m = first_field(errs, "message");
+    T_EQ_STR(m, "must be at most 18446744073709551615", "message with the exact limit");
+    free(m);
+    agt_free(errs);
+    agt_schema_free(s);
+}
+
+/* ECMA-262 regular expressions (ECMA-262 22.2; JSON Schema uses its Unicode
+ * mode). */
+static void test_ecma_regex(void)
+{
+    /* \s is WhiteSpace + LineTerminator: U+FEFF is in, U+0085 is not */
+    expect_valid("{\"pattern\":\"^\\\\s$\"}", "\"\\ufeff\"", 1);
+    expect_valid("{\"pattern\":\"^\\\\s$\"}", "\"\\u0085\"", 0);
+    expect_valid("{\"pattern\":\"^\\\\s$\"}", "\"\\u3000\"", 1);
+    expect_valid("{\"pattern\":\"^\\\\S$\"}", "\"\\ufeff\"", 0);
+    expect_valid("{\"pattern\":\"^\\\\S$\"}", "\"\\u0085\"", 1);
+    expect_valid("{\"pattern\":\"^[\\\\s]$\"}", "\"\\u2029\"", 1);
+    /* "." stops at the four line terminators only */
+    expect_valid("{\"pattern\":\"^.$\"}", "\"\\u2028\"", 0);
+    expect_valid("{\"pattern\":\"^.$\"}", "\"\\r\"", 0);
+    expect_valid("{\"pattern\":\"^.$\"}", "\"\\u0085\"", 1);
+    expect_valid("{\"pattern\":\"^.$\"}", "\"\xf0\x9f\x90\xb2\"", 1); /* U+1F432: one character */
+    /* \b is ASCII: between "a" and "é" there is a boundary */
+    expect_valid("{\"pattern\":\"a\\\\b\"}", "\"a\xc3\xa9\"", 1);
+    expect_valid("{\"pattern\":\"a\\\\B\"}", "\"a\xc3\xa9\"", 0);
+    expect_valid("{\"pattern\":\"a\\\\b\"}", "\"ab\"", 0);
+    /* what ECMA-262 rejects */
+    expect_bad_schema("{\"pattern\":\"\\\\a\"}", AGT_EINVALID,
+                      "'\\a': an escaped letter that ECMA-262 does not define");
+    expect_bad_schema("{\"pattern\":\"\\\\Z\"}", AGT_EINVALID, "does not define");
+    expect_bad_schema("{\"pattern\":\"(?i)a\"}", AGT_EINVALID,
+                      "only (?:, (?=, (?!, (?<=, (?<! and (?<name> groups are ECMA-262");
+    expect_bad_schema("{\"pattern\":\"(?P<n>a)\"}", AGT_EINVALID, "groups are ECMA-262");
+    expect_bad_schema("{\"pattern\":\"(?#note)a\"}", AGT_EINVALID, "groups are ECMA-262");
+    /* and what it accepts */
+    expect_valid("{\"pattern\":\"^(?<y>\\\\d{4})-(?:\\\\d\\\\d)$\"}", "\"2024-05\"", 1);
+    expect_valid("{\"pattern\":\"(?<=a)b(?!c)\"}", "\"ab\"", 1);
+    expect_valid("{\"pattern\":\"^\\\\cJ\\\\x41\\\\u0042\\\\t$\"}", "\"\\nAB\\t\"", 1);
+}
+
+/* One format assertion: {"format": fmt} (in draft `draft`) against the JSON
+ * string `inst`. */
+static void fmt_case(int draft, const char *fmt, const char *inst, int valid)
+{
+    agt_schema_options *o = NULL;
+    agt_schema_options_new(&o);
+    agt_schema_options_set_draft(o, draft);
+    agt_schema_options_set_format_assertion(o, 1);
+    char sch[128];
+    snprintf(sch, sizeof sch, "{\"format\":\"%s\"}", fmt);
+    agt_schema *s = NULL;
+    int rc = agt_schema_compile_with(&s, sch, strlen(sch), o);
+    T_EQ_INT(rc, AGT_OK, "compile %s", sch);
+    char *text = agti_aprintf("\"%s\"", inst);
+    T_EQ_INT(s ? validate(s, text, NULL) : AGT_ERROR, valid ? AGT_OK : AGT_EINVALID,
+             "%s %s (draft %d): %s", fmt, text, draft, valid ? "valid" : "invalid");
+    free(text);
+    agt_schema_free(s);
+    agt_schema_options_free(o);
+}
+
+/* Formats, from their RFCs' grammars. */
+static void test_formats(void)
+{
+    const int D = AGT_DRAFT_2020_12;
+    /* RFC 3339 appendix A: dur-year = 1*DIGIT "Y" [dur-month], ... */
+    fmt_case(D, "duration", "P1Y2M3DT4H5M6S", 1);
+    fmt_case(D, "duration", "P4W", 1);
+    fmt_case(D, "duration", "PT36H", 1);
+    fmt_case(D, "duration", "P2M3D", 1);
+    fmt_case(D, "duration", "P", 0);
+    fmt_case(D, "duration", "PT", 0);
+    fmt_case(D, "duration", "P1DT", 0);
+    fmt_case(D, "duration", "P1Y3D", 0);  /* a year is followed by months only */
+    fmt_case(D, "duration", "PT1H1S", 0); /* an hour by minutes only */
+    fmt_case(D, "duration", "P1W2D", 0);
+    fmt_case(D, "duration", "P1.5Y", 0);
+    /* hostname: RFC 1123; from draft 7 "--" in positions 3-4 only in A-labels */
+    fmt_case(D, "hostname", "www.example.com", 1);
+    fmt_case(D, "hostname", "xn--bcher-kva.example", 1); /* bücher */
+    fmt_case(D, "hostname", "ab--cd.example", 0);
+    fmt_case(AGT_DRAFT_4, "hostname", "ab--cd.example", 1);
+    fmt_case(D, "hostname", "-a.example", 0);
+    fmt_case(D, "hostname", "a_b.example", 0);
+    fmt_case(D, "hostname",
+             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.example", 0);
+    /* idn-hostname: IDNA2008 */
+    fmt_case(D, "idn-hostname",
+             "b\xc3\xbc"
+             "cher.example",
+             1);
+    fmt_case(D, "idn-hostname", "l\xc2\xb7l.example", 1); /* MIDDLE DOT between l and l */
+    fmt_case(D, "idn-hostname", "a\xc2\xb7l.example", 0); /* RFC 5892 A.3 */
+    fmt_case(D, "idn-hostname", "0a.\xd7\x90", 0);        /* Bidi rule 1 */
+    fmt_case(D, "idn-hostname",
+             "\xe4\xbe\x8b\xe3\x80\x82"
+             "com",
+             1); /* U+3002 separates */
+    fmt_case(D, "idn-hostname",
+             "B\xc3\xbc"
+             "cher.example",
+             0); /* upper case is not PVALID */
+    /* email: RFC 5321 4.1.2 */
+    fmt_case(D, "email", "joe.bloggs@example.com", 1);
+    fmt_case(D, "email", "\\\"joe bloggs\\\"@example.com", 1);
+    fmt_case(D, "email", "joe@[127.0.0.1]", 1);
+    fmt_case(D, "email", "joe@[IPv6:::1]", 1);
+    fmt_case(D, "email", "joe..bloggs@example.com", 0);
+    fmt_case(D, "email",
+             "j\xc3\xb6"
+             "e@example.com",
+             0);
+    fmt_case(D, "idn-email",
+             "j\xc3\xb6"
+             "e@b\xc3\xbc"
+             "cher.example",
+             1);
+    fmt_case(D, "idn-email", "joe@", 0);
+    /* uri / uri-reference / iri: RFC 3986 and 3987 */
+    fmt_case(D, "uri", "http://example.com/a?b#c", 1);
+    fmt_case(D, "uri", "http://[::1]:80/", 1);
+    fmt_case(D, "uri", "urn:isbn:0451450523", 1);
+    fmt_case(D, "uri", "http://ex ample.com", 0);
+    fmt_case(D, "uri", "//example.com", 0);
+    fmt_case(D, "uri", "http://example.com:8o/", 0);
+    fmt_case(D, "uri", "http://example.com/\xc3\xa4", 0);
+    fmt_case(D, "iri", "http://example.com/\xc3\xa4", 1);
+    fmt_case(D, "iri", "/\xc3\xa4", 0);
+    fmt_case(D, "iri-reference", "/\xc3\xa4", 1);
+    fmt_case(D, "uri-reference", "//example.com/x", 1);
+    fmt_case(D, "uri-reference", "#frag", 1);
+    fmt_case(D, "uri-reference", "../x", 1);
+    fmt_case(D, "uri-reference", "a b", 0);
+    fmt_case(D, "uri-reference", "\\\\\\\\server", 0);
+    fmt_case(D, "uri-reference", "%zz", 0);
+    /* uri-template: RFC 6570 section 2 */
+    fmt_case(D, "uri-template", "http://example.com/{user}/{+path}{?q,lang}", 1);
+    fmt_case(D, "uri-template", "{var:30}{list*}{a.b}", 1);
+    fmt_case(D, "uri-template", "{var:0}", 0);
+    fmt_case(D, "uri-template", "{var:10000}", 0);
+    fmt_case(D, "uri-template", "{a..b}", 0);
+    fmt_case(D, "uri-template", "x{}", 0);
+    fmt_case(D, "uri-template", "{open", 0);
+    /* json-pointer (RFC 6901), relative-json-pointer */
+    fmt_case(D, "json-pointer", "", 1);
+    fmt_case(D, "json-pointer", "/a~1b/~0", 1);
+    fmt_case(D, "json-pointer", "/a~2", 0);
+    fmt_case(D, "json-pointer", "a", 0);
+    fmt_case(D, "relative-json-pointer", "0", 1);
+    fmt_case(D, "relative-json-pointer", "1/a", 1);
+    fmt_case(D, "relative-json-pointer", "2#", 1);
+    fmt_case(D, "relative-json-pointer", "0+1/a", 1);
+    fmt_case(D, "relative-json-pointer", "01", 0);
+    fmt_case(D, "relative-json-pointer", "-1", 0);
+    fmt_case(D, "relative-json-pointer", "1##", 0);
+    fmt_case(D, "relative-json-pointer", "0-0", 0);
+    /* regex: ECMA-262; a variable-width lookbehind is ECMA-262 (ES2018) */
+    fmt_case(D, "regex", "^a(b|c)$", 1);
+    fmt_case(D, "regex", "(?<=a+)b", 1);
+    fmt_case(D, "regex", "(?i)a", 0);
+    fmt_case(D, "regex", "\\\\a", 0);
+    fmt_case(D, "regex", "a(", 0);
+    /* the message names the format */
+    agt_schema_options *o = NULL;
+    agt_schema_options_new(&o);
+    agt_schema_options_set_format_assertion(o, 1);
+    agt_schema *s = NULL;
+    const char *sch = "{\"properties\":{\"d\":{\"format\":\"duration\"}}}";
+    T_EQ_INT(agt_schema_compile_with(&s, sch, strlen(sch), o), AGT_OK, "compile duration");
+    char *errs = NULL;
+    T_EQ_INT(validate(s, "{\"d\":\"P1Y3D\"}", &errs), AGT_EINVALID, "P1Y3D refused");
+    char *m = first_field(errs, "message");
+    T_EQ_STR(m, "is not a valid duration", "format message");
+    free(m);
+    agt_free(errs);
+    agt_schema_free(s);
+    agt_schema_options_free(o);
+    /* draft 7 content (validation 8.3); annotations only in 2020-12 */
+    const char *content = "{\"$schema\":\"http://json-schema.org/draft-07/schema#\","
+                          "\"contentEncoding\":\"base64\",\"contentMediaType\":"
+                          "\"application/json\"}";
+    expect_valid(content, "\"e30=\"", 1); /* {} */
+    expect_error(content, "\"e30\"", "", "/contentEncoding", "contentEncoding",
+                 "is not valid base64 (RFC 4648: A-Z a-z 0-9 + /, padded with = to a multiple of 4 "
+                 "characters)");
+    expect_error(content, "\"ezp9\"", "", "/contentMediaType", "contentMediaType",
+                 "is not a valid application/json document once decoded from base64"); /* {:} */
+    expect_valid("{\"contentEncoding\":\"base64\",\"contentMediaType\":\"application/json\"}",
+                 "\"ezp9\"", 1);
+}
+
 int main(void)
 {
+    test_formats();
+    test_ecma_regex();
+    test_exact_numbers();
+    test_vocabulary();
+    test_draft4_6();
+    test_draft2019();
     test_threads();
     test_hostile();
     test_parser();
