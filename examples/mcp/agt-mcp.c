@@ -12,7 +12,12 @@
  * An MCP client has no channel for our approval requests, so a call the
  * session would ask about is refused with a result that names the rule to
  * pass (--allow) unless the server runs with --yolo.
+ *
+ * This file is the stdio loop and the options; the JSON-RPC framing and the
+ * MCP methods are in mcp_server.c.
  */
+#include "mcp_server.h"
+
 #include <agenttools/agenttools.h>
 #include <errno.h>
 #include <jansson.h>
@@ -24,23 +29,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#define RPC_PARSE_ERROR -32700
-#define RPC_INVALID_REQUEST -32600
-#define RPC_METHOD_NOT_FOUND -32601
-#define RPC_INVALID_PARAMS -32602
-#define RPC_INTERNAL_ERROR -32603
-
-/* Newest first: the answer when the client asks for a version we lack. */
-static const char *const protocol_versions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
-
-struct server {
-    agt_registry *reg;
-    agt_session *session;
-    json_t *tools;            /* the tools/list result, built once */
-    unsigned long long calls; /* call id counter */
-    int yolo;
-};
 
 static void usage(FILE *f)
 {
@@ -87,264 +75,29 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
-/* Set when stdout is gone (the client closed its end): the server stops. */
-static int output_failed;
-
-static void send_message(json_t *msg)
+/* Answers go to stdout, one per line; a write error (the client closed
+ * its end) stops the server. */
+static int write_stdout(const char *line, size_t len, void *payload)
 {
-    char *text = json_dumps(msg, JSON_COMPACT | JSON_ENSURE_ASCII);
-    if (text != NULL) {
-        fputs(text, stdout);
-        fputc('\n', stdout);
-        if (fflush(stdout) != 0 || ferror(stdout))
-            output_failed = 1;
-        free(text);
-    }
-    json_decref(msg);
-}
-
-static json_t *rpc_error(json_t *id, int code, const char *message)
-{
-    return json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id ? id : json_null(),
-                     "error", "code", code, "message", message);
-}
-
-static json_t *rpc_result(json_t *id, json_t *result)
-{
-    return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
-}
-
-static json_t *text_result(const char *text, int is_error)
-{
-    return json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", text, "isError",
-                     is_error);
-}
-
-static json_t *do_initialize(json_t *params)
-{
-    const char *want = NULL;
-    const char *answer = protocol_versions[0];
-    json_t *v = json_object_get(params, "protocolVersion");
-    if (json_is_string(v))
-        want = json_string_value(v);
-    for (size_t i = 0; want != NULL && i < sizeof protocol_versions / sizeof *protocol_versions;
-         i++) {
-        if (strcmp(want, protocol_versions[i]) == 0)
-            answer = protocol_versions[i];
-    }
-    return json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s}, s:s}", "protocolVersion", answer,
-                     "capabilities", "tools", "listChanged", 0, "serverInfo", "name", "agt-mcp",
-                     "version", agt_version(), "instructions",
-                     "Tools of libagenttools (file, search, shell, plan and todo tools). Paths "
-                     "are relative to the server's workspace root.");
-}
-
-/* The pending entry of one call id, as a new reference (or NULL). */
-static json_t *pending_entry(struct server *sv, const char *call_id)
-{
-    char *text = NULL;
-    json_t *found = NULL;
-    if (agt_session_pending(sv->session, &text) != AGT_OK)
-        return NULL;
-    json_t *list = json_loads(text, 0, NULL);
-    agt_free(text);
-    size_t i;
-    json_t *item;
-    json_array_foreach(list, i, item)
-    {
-        if (json_is_string(json_object_get(item, "call_id")) &&
-            strcmp(json_string_value(json_object_get(item, "call_id")), call_id) == 0) {
-            found = json_incref(item);
-            break;
-        }
-    }
-    json_decref(list);
-    return found;
-}
-
-/* A call that waits for approval: drop it and tell the model what to do. */
-static json_t *refuse_pending(struct server *sv, const char *tool, const char *call_id)
-{
-    json_t *entry = pending_entry(sv, call_id);
-    const char *reason = entry ? json_string_value(json_object_get(entry, "reason")) : NULL;
-    const char *rule = entry ? json_string_value(json_object_get(entry, "suggested_rule")) : NULL;
-    agt_result *r = NULL;
-    if (agt_session_answer(sv->session, call_id, AGT_DECISION_REJECT, NULL, &r) == AGT_OK)
-        agt_result_free(r);
-    char buf[2048];
-    if (rule != NULL)
-        snprintf(buf, sizeof buf,
-                 "This %s call needs the user's approval (%s), and agt-mcp has no way to ask "
-                 "for it, so it was not run. The user can allow such calls by starting agt-mcp "
-                 "with --allow '%s' (or --yolo).",
-                 tool, reason ? reason : "the session asks before it runs", rule);
-    else
-        snprintf(buf, sizeof buf,
-                 "This %s call needs the user's approval (%s), and agt-mcp has no way to ask "
-                 "for it, so it was not run.",
-                 tool, reason ? reason : "the session asks before it runs");
-    json_decref(entry);
-    return text_result(buf, 1);
-}
-
-static json_t *do_tools_call(struct server *sv, json_t *id, json_t *params)
-{
-    json_t *name = json_object_get(params, "name");
-    json_t *args = json_object_get(params, "arguments");
-    if (!json_is_string(name))
-        return rpc_error(id, RPC_INVALID_PARAMS, "tools/call needs params.name (a string)");
-    if (args != NULL && !json_is_object(args) && !json_is_null(args))
-        return rpc_error(id, RPC_INVALID_PARAMS, "tools/call params.arguments must be an object");
-    const char *tool = json_string_value(name);
-    if (!agt_registry_is_offered(sv->reg, tool, AGT_PHASE_ALL)) {
-        char buf[512];
-        snprintf(buf, sizeof buf, "Unknown tool: %.400s", tool);
-        return rpc_error(id, RPC_INVALID_PARAMS, buf);
-    }
-    char *args_text = NULL;
-    if (json_is_object(args))
-        args_text = json_dumps(args, JSON_COMPACT);
-    char call_id[64];
-    snprintf(call_id, sizeof call_id, "mcp-%llu", ++sv->calls);
-
-    agt_result *r = NULL;
-    int rc = agt_session_dispatch(sv->session, call_id, tool, args_text ? args_text : "{}", &r);
-    free(args_text);
-    json_t *result;
-    if (rc == AGT_OK) {
-        result = text_result(agt_result_text(r), agt_result_is_error(r));
-        agt_result_free(r);
-    } else if (rc == AGT_EPENDING) {
-        result = refuse_pending(sv, tool, call_id);
-    } else {
-        char buf[1024];
-        snprintf(buf, sizeof buf, "agt-mcp could not run %s: %s", tool, agt_error_message());
-        return rpc_error(id, RPC_INTERNAL_ERROR, buf);
-    }
-    if (result == NULL)
-        return rpc_error(id, RPC_INTERNAL_ERROR, "out of memory");
-    return rpc_result(id, result);
-}
-
-/* One request or notification; returns the response, or NULL for none. */
-static json_t *handle(struct server *sv, json_t *msg)
-{
-    if (!json_is_object(msg))
-        return rpc_error(NULL, RPC_INVALID_REQUEST, "a JSON-RPC message must be an object");
-    json_t *id = json_object_get(msg, "id");
-    json_t *method = json_object_get(msg, "method");
-    json_t *params = json_object_get(msg, "params");
-    int has_id = id != NULL;
-    if (has_id && !json_is_string(id) && !json_is_integer(id))
-        return rpc_error(NULL, RPC_INVALID_REQUEST, "id must be a string or an integer");
-    if (!json_is_string(json_object_get(msg, "jsonrpc")) ||
-        strcmp(json_string_value(json_object_get(msg, "jsonrpc")), "2.0") != 0)
-        return rpc_error(id, RPC_INVALID_REQUEST, "jsonrpc must be \"2.0\"");
-    if (method == NULL && (json_object_get(msg, "result") || json_object_get(msg, "error")))
-        return NULL; /* a response to a request we never sent: ignore */
-    if (!json_is_string(method))
-        return rpc_error(id, RPC_INVALID_REQUEST, "method must be a string");
-    if (!has_id) {
-        /* Notifications never get an answer. Calls run synchronously, so a
-         * notifications/cancelled always names a request already answered. */
-        return NULL;
-    }
-    if (params != NULL && !json_is_object(params) && !json_is_array(params))
-        return rpc_error(id, RPC_INVALID_REQUEST, "params must be an object or an array");
-    const char *m = json_string_value(method);
-    if (params != NULL && !json_is_object(params))
-        return rpc_error(id, RPC_INVALID_PARAMS, "params must be an object");
-    if (strcmp(m, "initialize") == 0) {
-        if (!json_is_object(params) || !json_is_string(json_object_get(params, "protocolVersion")))
-            return rpc_error(id, RPC_INVALID_PARAMS,
-                             "initialize needs params.protocolVersion (a string)");
-        return rpc_result(id, do_initialize(params));
-    }
-    if (strcmp(m, "ping") == 0)
-        return rpc_result(id, json_object());
-    if (strcmp(m, "tools/list") == 0) {
-        json_t *cursor = json_object_get(params, "cursor");
-        if (cursor != NULL && !json_is_string(cursor))
-            return rpc_error(id, RPC_INVALID_PARAMS, "tools/list params.cursor must be a string");
-        return rpc_result(id, json_deep_copy(sv->tools));
-    }
-    if (strcmp(m, "tools/call") == 0) {
-        if (!json_is_object(params))
-            return rpc_error(id, RPC_INVALID_PARAMS, "tools/call needs params {name, arguments}");
-        return do_tools_call(sv, id, params);
-    }
-    char buf[512];
-    snprintf(buf, sizeof buf, "Method not found: %.400s", m);
-    return rpc_error(id, RPC_METHOD_NOT_FOUND, buf);
-}
-
-static void handle_line(struct server *sv, const char *line, size_t len)
-{
-    size_t i = 0;
-    while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
-        i++;
-    if (i == len)
-        return;
-    json_error_t jerr;
-    json_t *msg = json_loadb(line, len, JSON_DECODE_ANY, &jerr);
-    if (msg == NULL) {
-        char buf[300];
-        snprintf(buf, sizeof buf, "Parse error: %s (column %d)", jerr.text, jerr.column);
-        send_message(rpc_error(NULL, RPC_PARSE_ERROR, buf));
-        return;
-    }
-    if (json_is_array(msg)) {
-        /* A batch (protocol 2025-03-26): answer with an array of responses. */
-        if (json_array_size(msg) == 0) {
-            /* JSON-RPC 2.0 section 6: an empty array is one invalid request,
-             * answered with a single error object, not an array. */
-            send_message(rpc_error(NULL, RPC_INVALID_REQUEST, "empty batch"));
-            json_decref(msg);
-            return;
-        }
-        json_t *out = json_array();
-        size_t k;
-        json_t *item;
-        json_array_foreach(msg, k, item)
-        {
-            json_t *resp = handle(sv, item);
-            if (resp != NULL)
-                json_array_append_new(out, resp);
-        }
-        if (json_array_size(out) > 0)
-            send_message(out);
-        else
-            json_decref(out);
-    } else {
-        json_t *resp = handle(sv, msg);
-        if (resp != NULL)
-            send_message(resp);
-    }
-    json_decref(msg);
+    (void)payload;
+    fwrite(line, 1, len, stdout);
+    fputc('\n', stdout);
+    return fflush(stdout) != 0 || ferror(stdout);
 }
 
 /* Reaps background tasks and delivers nothing: an MCP client sees task
  * state through TaskList/TaskOutput. */
-static void tick(struct server *sv)
+static void tick(agt_session *session)
 {
     char *events = NULL;
-    if (agt_session_tick(sv->session, -1, &events) == AGT_OK)
+    if (agt_session_tick(session, -1, &events) == AGT_OK)
         agt_free(events);
 }
 
-/* A message longer than this (no newline yet) is answered with -32700 and
- * the rest of its line is dropped, rather than buffered until memory runs
- * out and the server dies with it. Large Write contents still fit. */
-#define MAX_MESSAGE ((size_t)256 << 20)
-
-static int serve(struct server *sv)
+static int serve(struct mcp_server *sv)
 {
-    size_t cap = 65536, n = 0;
-    bool skipping = false; /* inside a line that went over MAX_MESSAGE */
-    char *buf = malloc(cap);
-    if (buf == NULL)
-        return 1;
-    while (!output_failed) {
+    static char chunk[65536];
+    while (!sv->output_failed) {
         struct pollfd fds[65];
         size_t nfds = 1, nsess = 0;
         fds[0].fd = STDIN_FILENO;
@@ -372,60 +125,39 @@ static int serve(struct server *sv)
             break;
         }
         if (pr == 0 || (pr > 0 && nfds > 1))
-            tick(sv);
+            tick(sv->session);
         if (pr <= 0 || (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0)
             continue;
-        if (n >= MAX_MESSAGE) {
-            if (!skipping) {
-                char msg[120];
-                snprintf(msg, sizeof msg,
-                         "Parse error: message longer than %zu MiB without a newline; dropped",
-                         MAX_MESSAGE >> 20);
-                send_message(rpc_error(NULL, RPC_PARSE_ERROR, msg));
-            }
-            skipping = true;
-            n = 0;
-        }
-        if (n == cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (nb == NULL) {
-                fputs("agt-mcp: out of memory reading a message\n", stderr);
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        ssize_t got = read(STDIN_FILENO, buf + n, cap - n);
+        ssize_t got = read(STDIN_FILENO, chunk, sizeof chunk);
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0) {
-            if (n > 0 && !skipping)
-                handle_line(sv, buf, n); /* a last message without its newline */
+            mcp_server_end(sv);
             break;
         }
-        size_t start = 0, end = n + (size_t)got;
-        for (size_t i = n; i < end; i++) {
-            if (buf[i] == '\n') {
-                if (!skipping)
-                    handle_line(sv, buf + start, i - start);
-                skipping = false;
-                start = i + 1;
-            }
+        if (mcp_server_feed(sv, chunk, (size_t)got) != 0) {
+            fputs("agt-mcp: out of memory reading a message\n", stderr);
+            break;
         }
-        memmove(buf, buf + start, end - start);
-        n = end - start;
     }
-    free(buf);
     return 0;
 }
 
-static int setup(struct server *sv, const char *root, const char *set, const char *tools_file)
+/* The registry and session of the server. */
+struct host {
+    agt_registry *reg;
+    agt_session *session;
+    int yolo;
+};
+
+static int setup(struct host *h, struct mcp_server *sv, const char *root, const char *set,
+                 const char *tools_file)
 {
     size_t len = 0;
     char *text = NULL;
-    if (agt_registry_new(&sv->reg) != AGT_OK)
+    if (agt_registry_new(&h->reg) != AGT_OK)
         return -1;
-    if (agt_registry_load_builtin(sv->reg, set) != AGT_OK) {
+    if (agt_registry_load_builtin(h->reg, set) != AGT_OK) {
         fprintf(stderr, "agt-mcp: --set %s: %s\n", set, agt_error_message());
         return -1;
     }
@@ -435,34 +167,34 @@ static int setup(struct server *sv, const char *root, const char *set, const cha
             fprintf(stderr, "agt-mcp: --tools %s: %s\n", tools_file, strerror(errno));
             return -1;
         }
-        int rc = agt_registry_load_json(sv->reg, text, len);
+        int rc = agt_registry_load_json(h->reg, text, len);
         free(text);
         if (rc != AGT_OK) {
             fprintf(stderr, "agt-mcp: --tools %s: %s\n", tools_file, agt_error_message());
             return -1;
         }
     }
-    agt_registry_freeze(sv->reg);
-    if (agt_session_new(&sv->session, sv->reg, root) != AGT_OK) {
+    agt_registry_freeze(h->reg);
+    if (agt_session_new(&h->session, h->reg, root) != AGT_OK) {
         fprintf(stderr, "agt-mcp: --root %s: %s\n", root, agt_error_message());
         return -1;
     }
-    if (sv->yolo)
-        agt_session_set_mode(sv->session, AGT_MODE_YOLO);
-    if (agt_registry_export(sv->reg, "mcp", AGT_PHASE_ALL, &text) != AGT_OK) {
+    if (h->yolo)
+        agt_session_set_mode(h->session, AGT_MODE_YOLO);
+    if (mcp_server_init(sv, h->reg, h->session, write_stdout, NULL) != 0) {
         fprintf(stderr, "agt-mcp: exporting the tools: %s\n", agt_error_message());
         return -1;
     }
-    sv->tools = json_loads(text, 0, NULL);
-    agt_free(text);
-    return sv->tools != NULL ? 0 : -1;
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    struct server sv;
+    struct host h;
+    struct mcp_server sv;
     const char *root = ".", *set = "chat", *tools_file = NULL;
     int status = 1;
+    memset(&h, 0, sizeof h);
     memset(&sv, 0, sizeof sv);
 
     for (int i = 1; i < argc; i++) {
@@ -475,7 +207,7 @@ int main(int argc, char **argv)
             printf("agt-mcp %s\n", agt_version());
             return 0;
         } else if (strcmp(a, "--yolo") == 0) {
-            sv.yolo = 1;
+            h.yolo = 1;
         } else if (has_value && strcmp(a, "--root") == 0) {
             root = argv[++i];
         } else if (has_value && strcmp(a, "--set") == 0) {
@@ -494,7 +226,7 @@ int main(int argc, char **argv)
     /* A client that goes away must end the server through a write error,
      * not kill it with SIGPIPE in the middle of a tool call. */
     signal(SIGPIPE, SIG_IGN);
-    if (setup(&sv, root, set, tools_file) != 0)
+    if (setup(&h, &sv, root, set, tools_file) != 0)
         goto out;
     for (int i = 1; i + 1 < argc; i++) {
         int kind = strcmp(argv[i], "--allow") == 0  ? AGT_RULE_ALLOW
@@ -508,7 +240,7 @@ int main(int argc, char **argv)
         }
         if (kind < 0)
             continue;
-        if (agt_session_add_rule(sv.session, kind, argv[i + 1]) != AGT_OK) {
+        if (agt_session_add_rule(h.session, kind, argv[i + 1]) != AGT_OK) {
             fprintf(stderr, "agt-mcp: %s %s: %s\n", argv[i], argv[i + 1], agt_error_message());
             goto out;
         }
@@ -516,8 +248,8 @@ int main(int argc, char **argv)
     }
     status = serve(&sv);
 out:
-    json_decref(sv.tools);
-    agt_session_free(sv.session);
-    agt_registry_free(sv.reg);
+    mcp_server_clear(&sv);
+    agt_session_free(h.session);
+    agt_registry_free(h.reg);
     return status;
 }
