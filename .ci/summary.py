@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Adds up TAP results from meson test logs.
 
-usage: summary.py BUILD_DIR [BUILD_DIR ...]
-Reads BUILD_DIR/meson-logs/testlog.json of each build, counts every TAP case
+usage: summary.py BUILD_DIR|TAP_FILE [...]
+Reads BUILD_DIR/meson-logs/testlog.json of each build, or a TAP file (such
+as the fuzz.tap that scripts/fuzz.sh writes: one case per fuzz target),
+counts every TAP case
 ("ok", "not ok", "# SKIP", "# TODO" — skipped and TODO cases count as skipped), counts a failed test that printed no failing case
 as one failure, and prints the closing line "N passed, N failed, N skipped".
 Exit status 1 when anything failed or no test ran.
@@ -18,9 +20,35 @@ SKIP = re.compile(r"#\s*SKIP", re.I)
 TODO = re.compile(r"#\s*TODO", re.I)
 
 
+def count_tap(text):
+    """(passed, failed, skipped) of the TAP cases in text."""
+    p = f = s = 0
+    for l in text.splitlines():
+        if NOT_OK.match(l):
+            if TODO.search(l):
+                s += 1  # TAP: a known, listed gap, not a failure
+            else:
+                f += 1
+        elif OK.match(l):
+            if SKIP.search(l):
+                s += 1
+            else:
+                p += 1
+    return p, f, s
+
+
 def main():
     passed = failed = skipped = 0
     for build in sys.argv[1:]:
+        if os.path.isfile(build):
+            p, f, s = count_tap(open(build, encoding="utf-8", errors="replace").read())
+            if p + f + s == 0:
+                print("summary: %s has no TAP cases" % build)
+                f = 1
+            passed += p
+            failed += f
+            skipped += s
+            continue
         path = os.path.join(build, "meson-logs", "testlog.json")
         if not os.path.exists(path):
             print("summary: %s has no test log" % build)
@@ -31,19 +59,7 @@ def main():
             if not line:
                 continue
             t = json.loads(line)
-            out = t.get("stdout") or ""
-            p = f = s = 0
-            for l in out.splitlines():
-                if NOT_OK.match(l):
-                    if TODO.search(l):
-                        s += 1  # TAP: a known, listed gap, not a failure
-                    else:
-                        f += 1
-                elif OK.match(l):
-                    if SKIP.search(l):
-                        s += 1
-                    else:
-                        p += 1
+            p, f, s = count_tap(t.get("stdout") or "")
             ok = t.get("result") in ("OK", "EXPECTEDFAIL", "SKIP")
             if not ok and f == 0:
                 f = 1

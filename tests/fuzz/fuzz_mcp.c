@@ -1,0 +1,117 @@
+/*
+ * libFuzzer target for agt-mcp's JSON-RPC side (examples/mcp/mcp_server.c,
+ * compiled into this target): line framing, parsing, batches and the MCP
+ * methods over the chat set in a workspace folder. Tools do not run: every
+ * provider answers "ran TOOL" (calls that ask are refused as agt-mcp
+ * refuses them). Input: flags byte (bit 0: small message limit of 64 bytes,
+ * exercising the drop of over-long lines; bits 1-3: feed in chunks of 1 to
+ * 7 bytes, else in one piece), then the bytes a client sends.
+ * Invariants: every answer is one line of compact ASCII JSON, an object
+ * with "jsonrpc":"2.0" and exactly one of "result" or "error" (or a
+ * non-empty array of such for a batch); chunking does not change the
+ * answers.
+ */
+#include <jansson.h>
+#include <stdint.h>
+
+#include "../../examples/mcp/mcp_server.h"
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int ran(agt_call *call, void *payload)
+{
+    (void)payload;
+    char text[128];
+    snprintf(text, sizeof text, "ran %s", agt_call_tool(call));
+    return agt_call_set_text(call, text);
+}
+
+static void check_answer(const json_t *a)
+{
+    if (!json_is_object(a) || !json_is_string(json_object_get(a, "jsonrpc")) ||
+        strcmp(json_string_value(json_object_get(a, "jsonrpc")), "2.0") != 0 ||
+        !json_object_get(a, "id") ||
+        (json_object_get(a, "result") != NULL) == (json_object_get(a, "error") != NULL))
+        abort();
+}
+
+static int collect(const char *line, size_t len, void *payload)
+{
+    char **acc = payload;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)line[i] < 0x20 || (unsigned char)line[i] > 0x7e)
+            abort();
+    json_error_t e;
+    json_t *j = json_loadb(line, len, 0, &e);
+    if (j == NULL)
+        abort();
+    if (json_is_array(j)) {
+        if (json_array_size(j) == 0)
+            abort();
+        for (size_t i = 0; i < json_array_size(j); i++)
+            check_answer(json_array_get(j, i));
+    } else {
+        check_answer(j);
+    }
+    json_decref(j);
+    size_t old = *acc ? strlen(*acc) : 0;
+    char *n = realloc(*acc, old + len + 2);
+    if (n == NULL)
+        abort();
+    memcpy(n + old, line, len);
+    n[old + len] = '\n';
+    n[old + len + 1] = '\0';
+    *acc = n;
+    return 0;
+}
+
+static char *serve(agt_registry *reg, const uint8_t *data, size_t size, bool small, size_t step)
+{
+    agt_session *s = NULL;
+    char *acc = NULL;
+    if (agt_session_new(&s, reg, fz_workspace()) != AGT_OK)
+        abort();
+    struct mcp_server sv;
+    if (mcp_server_init(&sv, reg, s, collect, &acc) != 0)
+        abort();
+    if (small)
+        sv.max_message = 64;
+    for (size_t off = 0; off < size;) {
+        size_t n = step && step < size - off ? step : size - off;
+        if (mcp_server_feed(&sv, (const char *)data + off, n) != 0)
+            abort();
+        off += n;
+    }
+    mcp_server_end(&sv);
+    mcp_server_clear(&sv);
+    agt_session_free(s);
+    return acc;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static agt_registry *reg;
+    if (size < 1 || size > 16384)
+        return 0;
+    if (reg == NULL) {
+        if (agt_registry_new(&reg) != AGT_OK || agt_registry_load_builtin(reg, "chat") != AGT_OK)
+            abort();
+        for (size_t i = 0; i < agt_registry_count(reg); i++)
+            agt_registry_set_provider(reg, agt_registry_name_at(reg, i), ran, NULL);
+        agt_registry_freeze(reg);
+    }
+    bool small = data[0] & 1;
+    size_t step = (data[0] >> 1) & 7;
+    char *whole = serve(reg, data + 1, size - 1, small, 0);
+    if (step) {
+        char *chunked = serve(reg, data + 1, size - 1, small, step);
+        if ((whole == NULL) != (chunked == NULL) || (whole && strcmp(whole, chunked) != 0)) {
+            fprintf(stderr, "whole:\n%s\nchunked:\n%s\n", whole, chunked);
+            abort();
+        }
+        free(chunked);
+    }
+    free(whole);
+    return 0;
+}
