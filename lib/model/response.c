@@ -1,4 +1,5 @@
 #include <jansson.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,7 +113,8 @@ int agti_resp_finish(agt_model_response *r)
         json_object_set_new(root, "finish_reason", json_string(finish));
         json_t *u = json_object();
         const char *names[3] = {"prompt_tokens", "completion_tokens", "total_tokens"};
-        if (r->usage[2] < 0 && r->usage[0] >= 0 && r->usage[1] >= 0)
+        if (r->usage[2] < 0 && r->usage[0] >= 0 && r->usage[1] >= 0 &&
+            r->usage[0] <= INT64_MAX - r->usage[1]) /* a sum past INT64_MAX stays unknown */
             r->usage[2] = r->usage[0] + r->usage[1];
         for (int k = 0; k < 3; k++)
             json_object_set_new(u, names[k],
