@@ -75,6 +75,13 @@ int agti_resp_finish(agt_model_response *r)
         agti_tool_call *c = &r->calls[i];
         if (!c->name && !c->args.len && !c->id)
             continue; /* a gap left by sparse indices */
+        if (!c->name || !*c->name) {
+            /* agti_resp_from_json refuses such a call too: the canonical
+             * form must read back */
+            rc = agti_error(AGT_EPARSE, "model answer: tool call %zu%s%s%s has no function name", i,
+                            c->id ? " (id " : "", c->id ? c->id : "", c->id ? ")" : "");
+            break;
+        }
         if (!c->id || !*c->id) {
             free(c->id);
             c->id = agti_aprintf("call_%zu", i);

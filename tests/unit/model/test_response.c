@@ -42,8 +42,57 @@ static void test_usage_overflow(void)
     json_decref(root);
 }
 
+/* A tool call without a function name: refused with a message, where it
+ * used to give a call named "" whose canonical JSON the library's own
+ * reader (replay, host models) refuses. */
+static void test_nameless_call(void)
+{
+    json_t *root = json_loads("{\"choices\":[{\"message\":{\"content\":\"hi\",\"tool_calls\":"
+                              "[{\"id\":\"x\",\"fungtion\":{\"name\":\"Bash\"}}]}}]}",
+                              0, NULL);
+    agt_model_response *r = agti_resp_new();
+    T_EQ_INT(agti_parse_openai_body(r, root, NULL), AGT_OK, "body parses");
+    T_EQ_INT(agti_resp_finish(r), AGT_EPARSE, "nameless call refused");
+    T_EQ_STR(agt_error_message(), "model answer: tool call 0 (id x) has no function name",
+             "message names the call");
+    agt_model_response_free(r);
+    json_decref(root);
+
+    root = json_loads("{\"choices\":[{\"message\":{\"tool_calls\":[{\"index\":0,\"function\":{"
+                      "\"name\":\"Read\",\"arguments\":\"{}\"}},{\"index\":1,\"function\":{"
+                      "\"name\":\"\",\"arguments\":\"{}\"}}]}}]}",
+                      0, NULL);
+    r = agti_resp_new();
+    T_EQ_INT(agti_parse_openai_body(r, root, NULL), AGT_OK, "second body parses");
+    T_EQ_INT(agti_resp_finish(r), AGT_EPARSE, "empty name refused");
+    T_EQ_STR(agt_error_message(), "model answer: tool call 1 has no function name",
+             "message without id");
+    agt_model_response_free(r);
+    json_decref(root);
+
+    /* what the reader gets back from a finished answer reads back */
+    root = json_loads("{\"choices\":[{\"message\":{\"tool_calls\":[{\"function\":{"
+                      "\"name\":\"Read\",\"arguments\":\"{}\"}}]}}]}",
+                      0, NULL);
+    r = agti_resp_new();
+    agti_parse_openai_body(r, root, NULL);
+    T_EQ_INT(agti_resp_finish(r), AGT_OK, "named call accepted");
+    agt_model_response *back = NULL;
+    const char *j = agt_model_response_json(r);
+    T_EQ_INT(agt_model_response_parse(&back, j, strlen(j)), AGT_OK, "canonical JSON reads back");
+    T_EQ_STR(back ? agt_model_response_json(back) : NULL,
+             "{\"content\":\"\",\"tool_calls\":[{\"id\":\"call_0\",\"name\":\"Read\","
+             "\"arguments\":\"{}\"}],\"finish_reason\":\"tool_calls\",\"usage\":{"
+             "\"prompt_tokens\":null,\"completion_tokens\":null,\"total_tokens\":null}}",
+             "read back the same");
+    agt_model_response_free(back);
+    agt_model_response_free(r);
+    json_decref(root);
+}
+
 int main(void)
 {
     test_usage_overflow();
+    test_nameless_call();
     return t_done();
 }
