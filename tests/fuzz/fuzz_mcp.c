@@ -40,8 +40,11 @@ static int collect(const char *line, size_t len, void *payload)
 {
     char **acc = payload;
     for (size_t i = 0; i < len; i++)
-        if ((unsigned char)line[i] < 0x20 || (unsigned char)line[i] > 0x7e)
+        if ((unsigned char)line[i] < 0x20 || (unsigned char)line[i] > 0x7f) {
+            fprintf(stderr, "byte 0x%02x at %zu of: %.*s\n", (unsigned char)line[i], i, (int)len,
+                    line);
             abort();
+        }
     json_error_t e;
     json_t *j = json_loadb(line, len, 0, &e);
     if (j == NULL)
