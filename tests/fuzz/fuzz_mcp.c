@@ -75,9 +75,15 @@ static char *serve(agt_registry *reg, const uint8_t *data, size_t size, bool sma
     char *acc = NULL;
     if (agt_session_new(&s, reg, fz_workspace()) != AGT_OK)
         abort();
-    struct mcp_server sv;
-    if (mcp_server_init(&sv, reg, s, collect, &acc) != 0)
+    /* the tools/list answer is built once (mcp_server_init exports the
+     * registry, the slowest part); each run gets its own session and
+     * framing state */
+    static struct mcp_server proto;
+    if (proto.tools == NULL && mcp_server_init(&proto, reg, NULL, collect, NULL) != 0)
         abort();
+    struct mcp_server sv = proto;
+    sv.session = s;
+    sv.write_payload = &acc;
     if (small)
         sv.max_message = 64;
     for (size_t off = 0; off < size;) {
@@ -87,7 +93,7 @@ static char *serve(agt_registry *reg, const uint8_t *data, size_t size, bool sma
         off += n;
     }
     mcp_server_end(&sv);
-    mcp_server_clear(&sv);
+    free(sv.buf); /* not mcp_server_clear: the tools stay with proto */
     agt_session_free(s);
     return acc;
 }
