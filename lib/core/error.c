@@ -15,7 +15,11 @@ int agti_verror(int code, const char *fmt, va_list ap)
         snprintf(last_msg, sizeof last_msg, "%s", agt_status_string(code));
         return code;
     }
-    vsnprintf(last_msg, sizeof last_msg, fmt, ap);
+    /* through a copy: callers pass agt_error_message() (this buffer) as
+     * an argument to wrap the message of a failure below them */
+    char msg[AGTI_MSG_MAX];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    memcpy(last_msg, msg, strlen(msg) + 1);
     return code;
 }
 

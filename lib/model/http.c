@@ -6,6 +6,7 @@
  */
 #include <curl/curl.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -197,7 +198,7 @@ static void anthropic_usage(agt_model_response *r, const json_t *u)
         r->usage[0] = json_integer_value(in);
     if (json_is_integer(outt))
         r->usage[1] = json_integer_value(outt);
-    if (r->usage[0] >= 0 && r->usage[1] >= 0)
+    if (r->usage[0] >= 0 && r->usage[1] >= 0 && r->usage[0] <= INT64_MAX - r->usage[1])
         r->usage[2] = r->usage[0] + r->usage[1];
 }
 

@@ -1,4 +1,5 @@
 #include <jansson.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,13 @@ int agti_resp_finish(agt_model_response *r)
         agti_tool_call *c = &r->calls[i];
         if (!c->name && !c->args.len && !c->id)
             continue; /* a gap left by sparse indices */
+        if (!c->name || !*c->name) {
+            /* agti_resp_from_json refuses such a call too: the canonical
+             * form must read back */
+            rc = agti_error(AGT_EPARSE, "model answer: tool call %zu%s%s%s has no function name", i,
+                            c->id ? " (id " : "", c->id ? c->id : "", c->id ? ")" : "");
+            break;
+        }
         if (!c->id || !*c->id) {
             free(c->id);
             c->id = agti_aprintf("call_%zu", i);
@@ -113,7 +121,8 @@ int agti_resp_finish(agt_model_response *r)
         json_object_set_new(root, "finish_reason", json_string(r->finish ? r->finish : ""));
         json_t *u = json_object();
         const char *names[3] = {"prompt_tokens", "completion_tokens", "total_tokens"};
-        if (r->usage[2] < 0 && r->usage[0] >= 0 && r->usage[1] >= 0)
+        if (r->usage[2] < 0 && r->usage[0] >= 0 && r->usage[1] >= 0 &&
+            r->usage[0] <= INT64_MAX - r->usage[1]) /* a sum past INT64_MAX stays unknown */
             r->usage[2] = r->usage[0] + r->usage[1];
         for (int k = 0; k < 3; k++)
             json_object_set_new(u, names[k],

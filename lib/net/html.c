@@ -257,6 +257,7 @@ int agti_html_to_text(const char *html, size_t len, const char *charset, const c
     /* libxml2 2.9 wants its parser set up once before threads parse (FetchURL
      * calls may run concurrently) */
     pthread_once(&parser_once, parser_init);
+    size_t start = out->len;
     htmlDocPtr doc = htmlReadMemory(html, (int)len, base_url, charset,
                                     HTML_PARSE_RECOVER | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
                                         HTML_PARSE_NONET | HTML_PARSE_NOBLANKS);
@@ -285,9 +286,20 @@ int agti_html_to_text(const char *html, size_t len, const char *charset, const c
         children(&w, main);
     xmlFreeDoc(doc);
     size_t n = out->len;
-    while (n && (out->ptr[n - 1] == '\n' || out->ptr[n - 1] == ' '))
+    while (n > start && (out->ptr[n - 1] == '\n' || out->ptr[n - 1] == ' '))
         n--;
     agti_buf_truncate(out, n);
+    /* libxml2 passes bytes that are not valid in the declared charset
+     * through as they are: the text must be UTF-8 */
+    if (!out->oom && !agti_utf8_valid(agti_buf_cstr(out) + start, n - start)) {
+        agti_buf clean = AGTI_BUF_INIT;
+        agti_utf8_sanitize(&clean, agti_buf_cstr(out) + start, n - start);
+        agti_buf_truncate(out, start);
+        agti_buf_put(out, agti_buf_cstr(&clean), clean.len);
+        if (clean.oom)
+            out->oom = true;
+        agti_buf_free(&clean);
+    }
     return out->oom ? agti_oom() : AGT_OK;
 }
 

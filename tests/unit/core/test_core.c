@@ -12,6 +12,16 @@ static void test_errors(void)
     T_EQ_STR(agt_error_message(), "argument 'x' is 3", "last message recorded");
     agti_error_prefix("in %s", "f");
     T_EQ_STR(agt_error_message(), "in f: argument 'x' is 3", "prefix added");
+    /* wrapping the message below: the argument is the message buffer itself
+     * (formatting from it into it overlapped; valgrind found it in
+     * agti_rule_parse's "bad path pattern" message) */
+    agti_error(AGT_EINVAL, "glob '%s': unbalanced '{'", "src/{a");
+    agti_error(AGT_EINVALID, "rule '%s': bad path pattern: %s", "Edit(src/{a)",
+               agt_error_message());
+    T_EQ_STR(agt_error_message(),
+             "rule 'Edit(src/{a)': bad path pattern: glob 'src/{a': unbalanced '{'",
+             "a message wrapping the previous one");
+    T_EQ_INT(agt_error_code(), AGT_EINVALID, "the wrapping code recorded");
     T_EQ_STR(agt_status_string(AGT_EPENDING), "waiting for approval", "status string");
     T_EQ_STR(agt_status_string(-9999), "unknown status", "unknown status string");
     T_EQ_STR(agt_version(), "1.0.0", "version");
