@@ -19,6 +19,8 @@ TOP = ("lib", "include", "tests", "examples", "bindings", "docs", "scripts", "be
 # Names of documents that live outside the repository.
 OUTSIDE = re.compile(r"\b(TOOLS\.md|ARCHITECTURE\.md|STYLE\.md|DEVELOPERS\.md)|\.\./shared\b|"
                      r"\bshared/(corpus|seeds|design)\b|\bseeds/")
+# Placeholders in a path that stands for a family of files (corpus/TARGET/).
+PLACEHOLDER = re.compile(r"(?<![A-Za-z])(TARGET|NAME|FILE|DIR|PATH|TOOL|ENGINE|N)(?![a-z])")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 TICK = re.compile(r"`([^`\s]+)`")
 
@@ -63,7 +65,8 @@ def main():
         for m in TICK.finditer(text):
             ref = m.group(1)
             first = ref.split("/", 1)[0]
-            if "/" not in ref or first not in TOP or "<" in ref or "{" in ref:
+            if ("/" not in ref or first not in TOP or "<" in ref or "{" in ref
+                    or PLACEHOLDER.search(ref)):
                 continue
             if not exists(src, page, ref):
                 missing.append(ref)
