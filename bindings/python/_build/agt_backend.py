@@ -37,8 +37,21 @@ Tag: {tag}
 def _files():
     pkg = os.path.join(HERE, NAME)
     for name in sorted(os.listdir(pkg)):
-        if name.endswith(".py"):
+        if name.endswith(".py") and name != "_origin.py":
             yield os.path.join(pkg, name), NAME + "/" + name
+
+
+def _origin():
+    """agenttools/_origin.py of the wheel: where the package was built from,
+    so that an installed copy (the README's venv) finds the library built in
+    that source tree (or in $AGT_BUILD_DIR at install time) without
+    AGENTTOOLS_LIB."""
+    src = os.path.normpath(os.path.join(HERE, "..", ".."))
+    if not os.path.exists(os.path.join(src, "include", "agenttools", "common.h")):
+        src = None
+    build = os.environ.get("AGT_BUILD_DIR") or None
+    return ("# Written by the build backend at install time.\nSOURCE_DIR = %r\nBUILD_DIR = %r\n"
+            % (src, build)).encode()
 
 
 def _digest(data):
@@ -73,6 +86,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     record = []
     with zipfile.ZipFile(os.path.join(wheel_directory, fname), "w", zipfile.ZIP_DEFLATED) as z:
         entries = [(arc, open(src, "rb").read()) for src, arc in _files()]
+        entries.append((NAME + "/_origin.py", _origin()))
         entries.append((_dist_info() + "/METADATA", METADATA.encode()))
         entries.append((_dist_info() + "/WHEEL", WHEEL.encode()))
         for arc, data in entries:

@@ -7,11 +7,17 @@ the loaded library does not export (an older library) is left out; calling
 it through the high-level classes raises AttributeError naming it.
 
 Search order for the library:
-  1. $AGENTTOOLS_LIB: a path to the .so file, or a directory holding it;
+  1. $AGENTTOOLS_LIB: a path to the .so file, or a directory holding it
+     (when set, nothing else is tried);
   2. $AGT_BUILD_DIR/lib (meson's build tree);
-  3. the build trees next to the source tree this package lives in
-     (<repo>/build/lib, <repo>/build-*/lib);
-  4. the system loader ("libagenttools.so.1", then ctypes.util.find_library).
+  3. the build trees of the source tree this package lives in, or was
+     installed from (<repo>/build/lib, <repo>/build-*/lib; an installed copy
+     records it in _origin.py, with the $AGT_BUILD_DIR of the install);
+  4. the libdir pkg-config gives for agenttools (an installed library);
+  5. the system loader ("libagenttools.so.1"), the standard library folders
+     (/usr/local/lib, /usr/lib, with the multiarch folder), then
+     ctypes.util.find_library.
+The ImportError lists every place tried and why each failed.
 """
 
 import ctypes
@@ -157,15 +163,47 @@ def _candidates():
     if bdir:
         yield os.path.join(bdir, "lib", SONAME)
     here = os.path.dirname(os.path.abspath(__file__))
-    repo = os.path.normpath(os.path.join(here, "..", "..", ".."))
-    if os.path.exists(os.path.join(repo, "include", "agenttools", "common.h")):
-        yield os.path.join(repo, "build", "lib", SONAME)
-        for p in sorted(glob.glob(os.path.join(repo, "build-*", "lib", SONAME))):
-            yield p
+    repos = [os.path.normpath(os.path.join(here, "..", "..", ".."))]
+    try:
+        from . import _origin  # written into an installed copy
+        if _origin.BUILD_DIR:
+            yield os.path.join(_origin.BUILD_DIR, "lib", SONAME)
+        if _origin.SOURCE_DIR:
+            repos.append(_origin.SOURCE_DIR)
+    except ImportError:
+        pass
+    for repo in repos:
+        if os.path.exists(os.path.join(repo, "include", "agenttools", "common.h")):
+            yield os.path.join(repo, "build", "lib", SONAME)
+            for p in sorted(glob.glob(os.path.join(repo, "build-*", "lib", SONAME))):
+                yield p
+    libdir = _pkg_config_libdir()
+    if libdir:
+        yield os.path.join(libdir, SONAME)
     yield SONAME
+    arch = _multiarch()
+    for d in ("/usr/local/lib", "/usr/lib"):
+        if arch:
+            yield os.path.join(d, arch, SONAME)
+        yield os.path.join(d, SONAME)
     found = ctypes.util.find_library("agenttools")
     if found:
         yield found
+
+
+def _pkg_config_libdir():
+    import subprocess
+    try:
+        r = subprocess.run(["pkg-config", "--variable=libdir", "agenttools"],
+                           capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return r.stdout.strip() or None if r.returncode == 0 else None
+
+
+def _multiarch():
+    import sysconfig
+    return sysconfig.get_config_var("MULTIARCH") or None
 
 
 def load():
@@ -178,8 +216,9 @@ def load():
             return ctypes.CDLL(cand), cand
         except OSError as e:
             errors.append("%s: %s" % (cand, e))
-    raise ImportError("libagenttools not found; set AGENTTOOLS_LIB to the library path. Tried: "
-                      + "; ".join(errors))
+    raise ImportError("libagenttools not found; install it (meson install), build it in the "
+                      "source tree this package came from, or set AGENTTOOLS_LIB to the "
+                      "library's path. Tried: " + "; ".join(errors))
 
 
 class _Lib:
