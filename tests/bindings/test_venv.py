@@ -52,6 +52,8 @@ def main():
         site = subprocess.run([py, "-c", "import agenttools, os; "
                                "print(os.path.dirname(agenttools.__file__))"],
                               capture_output=True, text=True, cwd=tmp, env=env).stdout.strip()
+        t.ok(os.path.exists(os.path.join(site, "py.typed")),
+             "the installed package carries the py.typed marker")
         with open(os.path.join(site, "_origin.py"), "w") as f:
             f.write("SOURCE_DIR = None\nBUILD_DIR = %r\n" % os.path.join(tmp, "gone"))
         r = subprocess.run([py, "-c", "import agenttools"], capture_output=True, text=True,

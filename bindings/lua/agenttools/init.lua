@@ -32,6 +32,49 @@ for k, v in pairs(decl.constants) do
   M[k] = v
 end
 
+-- The C enums as tables of lower-case names (agt.mode.yolo,
+-- agt.decision.approve_session); the AGT_* names stay. Functions that take
+-- one accept the number or the name, and raise an error naming a bad value.
+local enum_prefixes = {
+  mode = "AGT_MODE_", decision = "AGT_DECISION_", rule = "AGT_RULE_", phase = "AGT_PHASE_",
+  access = "AGT_ACCESS_", changes = "AGT_CHANGES_", diff_status = "AGT_DIFF_",
+  protocol = "AGT_PROTOCOL_", stream = "AGT_STREAM_", agent_event = "AGT_AGENT_",
+  file_limit = "AGT_FILE_LIMIT_", hardlinks = "AGT_HARDLINKS_", draft = "AGT_DRAFT_",
+}
+for tname, prefix in pairs(enum_prefixes) do
+  local t = {}
+  for k, v in pairs(decl.constants) do
+    if k:sub(1, #prefix) == prefix then t[k:sub(#prefix + 1):lower()] = v end
+  end
+  M[tname] = t
+end
+M.status = {}
+for k, v in pairs(decl.constants) do
+  if k == "AGT_OK" or k == "AGT_ERROR" then M.status[k:sub(5):lower()] = v
+  elseif k:match("^AGT_E%u+$") then M.status[k:sub(5):lower()] = v end
+end
+M.sandbox_mode = { off = M.AGT_SANDBOX_OFF, read_only = M.AGT_SANDBOX_READ_ONLY,
+                   workspace_write = M.AGT_SANDBOX_WORKSPACE_WRITE }
+M.sandbox_network = { off = M.AGT_SANDBOX_NETWORK_OFF, on = M.AGT_SANDBOX_NETWORK_ON }
+M.sandbox_enforce = { best_effort = M.AGT_SANDBOX_BEST_EFFORT, require = M.AGT_SANDBOX_REQUIRE }
+
+local function enum_arg(t, v, what)
+  if type(v) == "string" then
+    local n = t[v:lower():gsub("-", "_")]
+    if n ~= nil then return n end
+  elseif type(v) == "number" then
+    for _, n in pairs(t) do
+      if n == v then return v end
+    end
+  end
+  local names = {}
+  for k, n in pairs(t) do names[#names + 1] = { k, n } end
+  table.sort(names, function(a, b) return a[2] < b[2] end)
+  for i, kv in ipairs(names) do names[i] = kv[1] .. " (" .. kv[2] .. ")" end
+  error(what .. ": " .. tostring(v) .. " is not one of " .. table.concat(names, ", "), 3)
+end
+M._enum_arg = enum_arg
+
 local function load_lib()
   local tried = {}
   local cands = {}
@@ -612,7 +655,9 @@ end
 
 function Session:root() return str(C.agt_session_root(handle(self))) end
 function Session:mode() return C.agt_session_mode(handle(self)) end
-function Session:set_mode(m) check(C.agt_session_set_mode(handle(self), m)) end
+function Session:set_mode(m)
+  check(C.agt_session_set_mode(handle(self), enum_arg(M.mode, m, "Session:set_mode")))
+end
 function Session:phase() return C.agt_session_phase(handle(self)) end
 function Session:set_phase(p) check(C.agt_session_set_phase(handle(self), p)) end
 function Session:todos() return out_json(C.agt_session_todos, handle(self)) end
@@ -650,6 +695,7 @@ function Session:pending() return out_json(C.agt_session_pending, handle(self)) 
 function Session:answer(call_id, decision, reason)
   lua_threads_ok(self.registry)
   local rp = ffi.new("agt_result *[1]")
+  decision = enum_arg(M.decision, decision, "Session:answer")
   local rc = C.agt_session_answer(handle(self), call_id, decision, reason, rp)
   return finish(self, rc, rp)
 end
@@ -661,7 +707,9 @@ function Session:answer_rule(call_id, rule, reason)
   return finish(self, rc, rp)
 end
 
-function Session:add_rule(kind, rule) check(C.agt_session_add_rule(handle(self), kind, rule)) end
+function Session:add_rule(kind, rule)
+  check(C.agt_session_add_rule(handle(self), enum_arg(M.rule, kind, "Session:add_rule"), rule))
+end
 function Session:allow(rule) self:add_rule(M.AGT_RULE_ALLOW, rule) end
 function Session:ask(rule) self:add_rule(M.AGT_RULE_ASK, rule) end
 function Session:deny(rule) self:add_rule(M.AGT_RULE_DENY, rule) end

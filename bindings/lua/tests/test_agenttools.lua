@@ -672,6 +672,27 @@ s:close()
 s:close()
 check(raises(function() s:todos() end, agt.AGT_EINVAL), "closed session raises AGT_EINVAL")
 reg:close()
+-- enum tables and names in place of numbers
+do
+  check(agt.mode.yolo == agt.AGT_MODE_YOLO and agt.decision.approve_session == agt.AGT_DECISION_APPROVE_SESSION
+        and agt.status.epending == -7 and agt.status.ok == 0 and agt.rule.deny == agt.AGT_RULE_DENY,
+        "enum tables: agt.mode.yolo, agt.decision.approve_session, agt.status.epending")
+  local ereg = agt.Registry("chat")
+  local es = agt.Session(ereg, root)
+  es:set_mode("yolo")
+  check(es:mode() == agt.mode.yolo, "set_mode takes a name")
+  es:set_mode(agt.mode.plan)
+  check(es:mode() == agt.AGT_MODE_PLAN, "set_mode takes a number")
+  local ok, err = pcall(function() es:set_mode("fast") end)
+  check(not ok and tostring(err):find("Session:set_mode: fast is not one of manual (0), plan (1), yolo (2), auto (3)", 1, true) ~= nil,
+        "a bad mode names the value and the choices", tostring(err))
+  ok, err = pcall(function() es:add_rule("forbid", "Bash(x)") end)
+  check(not ok and tostring(err):find("forbid is not one of allow (0), ask (1), deny (2)", 1, true) ~= nil,
+        "a bad rule kind is named", tostring(err))
+  es:add_rule("deny", "Bash(rm *)")
+  es:close()
+  ereg:close()
+end
 collectgarbage()
 collectgarbage()
 os.execute("rm -rf '" .. root .. "'")

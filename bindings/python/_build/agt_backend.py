@@ -37,7 +37,7 @@ Tag: {tag}
 def _files():
     pkg = os.path.join(HERE, NAME)
     for name in sorted(os.listdir(pkg)):
-        if name.endswith(".py") and name != "_origin.py":
+        if (name.endswith(".py") and name != "_origin.py") or name == "py.typed":
             yield os.path.join(pkg, name), NAME + "/" + name
 
 

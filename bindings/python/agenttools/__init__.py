@@ -33,6 +33,82 @@ __all__ = [
 globals().update(CONSTANTS)
 __all__ += list(CONSTANTS)
 
+# ---- enumerations -----------------------------------------------------------
+# The C enums as enum.IntEnum classes (agt.Mode.YOLO, agt.Decision.REJECT);
+# the AGT_* names above stay as aliases of the same values. A method that
+# takes one of them accepts a member, its int value or its name in any case
+# ("yolo"), and raises ValueError naming the bad value and the choices.
+import enum as _enum
+
+# class name: (constant prefix, {member name: constant}) for the mixed ones
+_ENUMS = {
+    "Status": ("AGT_E", None),
+    "Mode": ("AGT_MODE_", None),
+    "Decision": ("AGT_DECISION_", None),
+    "RuleKind": ("AGT_RULE_", None),
+    "Phase": ("AGT_PHASE_", None),
+    "Access": ("AGT_ACCESS_", None),
+    "ChangesMode": ("AGT_CHANGES_", None),
+    "DiffStatus": ("AGT_DIFF_", None),
+    "Protocol": ("AGT_PROTOCOL_", None),
+    "StreamKind": ("AGT_STREAM_", None),
+    "AgentEvent": ("AGT_AGENT_", None),
+    "FileLimit": ("AGT_FILE_LIMIT_", None),
+    "Hardlinks": ("AGT_HARDLINKS_", None),
+    "Draft": ("AGT_DRAFT_", None),
+    "MaxTokensField": ("AGT_", {"MAX_TOKENS": "AGT_MAX_TOKENS",
+                               "MAX_COMPLETION_TOKENS": "AGT_MAX_COMPLETION_TOKENS"}),
+    "SandboxMode": ("AGT_SANDBOX_", {"OFF": "AGT_SANDBOX_OFF", "READ_ONLY": "AGT_SANDBOX_READ_ONLY",
+                                     "WORKSPACE_WRITE": "AGT_SANDBOX_WORKSPACE_WRITE"}),
+    "SandboxNetwork": ("AGT_SANDBOX_", {"OFF": "AGT_SANDBOX_NETWORK_OFF",
+                                        "ON": "AGT_SANDBOX_NETWORK_ON"}),
+    "SandboxEnforce": ("AGT_SANDBOX_", {"BEST_EFFORT": "AGT_SANDBOX_BEST_EFFORT",
+                                        "REQUIRE": "AGT_SANDBOX_REQUIRE"}),
+}
+
+
+def _members(prefix, explicit):
+    if explicit is not None:
+        return {k: CONSTANTS[v] for k, v in explicit.items() if v in CONSTANTS}
+    out = {}
+    for name, value in CONSTANTS.items():
+        if name.startswith(prefix):
+            key = name[len(prefix):]
+            if prefix == "AGT_E":
+                if not key.isalpha():
+                    continue
+                key = "E" + key
+            if key[:1].isdigit():  # AGT_DRAFT_7 -> Draft.V7
+                key = "V" + key
+            out[key] = value
+    if prefix == "AGT_E":
+        out = dict([("OK", CONSTANTS["AGT_OK"]), ("ERROR", CONSTANTS["AGT_ERROR"])] +
+                   [(k, v) for k, v in out.items() if k != "EERROR"])
+    return out
+
+
+for _name, (_prefix, _explicit) in _ENUMS.items():
+    globals()[_name] = _enum.IntEnum(_name, _members(_prefix, _explicit))
+    globals()[_name].__module__ = __name__
+__all__ += list(_ENUMS)
+
+
+def _enum_arg(cls, value, what):
+    """value as a member of cls: a member, its int value or its name (any case)."""
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, str):
+        key = value.strip().upper().replace("-", "_")
+        if key in cls.__members__:
+            return cls.__members__[key]
+    elif isinstance(value, int):
+        try:
+            return cls(value)
+        except ValueError:
+            pass
+    raise ValueError("%s: %r is not one of %s" % (
+        what, value, ", ".join("%s (%d)" % (m.name.lower(), m.value) for m in cls)))
+
 # ---- errors -----------------------------------------------------------------
 
 
@@ -473,19 +549,21 @@ class Session(_Handle):
 
     @property
     def mode(self):
-        return lib.agt_session_mode(self._handle())
+        """The approval mode, a Mode."""
+        return Mode(lib.agt_session_mode(self._handle()))
 
     @mode.setter
     def mode(self, m):
-        _check(lib.agt_session_set_mode(self._handle(), m))
+        _check(lib.agt_session_set_mode(self._handle(), _enum_arg(Mode, m, "Session.mode")))
 
     @property
     def phase(self):
-        return lib.agt_session_phase(self._handle())
+        """The review phase whose tools are offered, a Phase."""
+        return Phase(lib.agt_session_phase(self._handle()))
 
     @phase.setter
     def phase(self, p):
-        _check(lib.agt_session_set_phase(self._handle(), p))
+        _check(lib.agt_session_set_phase(self._handle(), _enum_arg(Phase, p, "Session.phase")))
 
     def todos(self):
         return _out_json(lib.agt_session_todos, self._handle())
@@ -525,6 +603,7 @@ class Session(_Handle):
     def answer(self, call_id, decision, reason=None):
         out = ctypes.c_void_p()
         self.registry._provider_exc = None
+        decision = _enum_arg(Decision, decision, "Session.answer: decision")
         rc = lib.agt_session_answer(self._handle(), _b(call_id), decision, _b(reason),
                                     ctypes.byref(out))
         return self._result(rc, out)
@@ -538,7 +617,10 @@ class Session(_Handle):
 
     # -- rules
     def add_rule(self, kind, rule):
-        _check(lib.agt_session_add_rule(self._handle(), kind, _b(rule)))
+        """Adds an allow/ask/deny rule (kind: a RuleKind, e.g. "deny")."""
+        _check(lib.agt_session_add_rule(self._handle(), _enum_arg(RuleKind, kind,
+                                                                  "Session.add_rule: kind"),
+                                        _b(rule)))
 
     def allow(self, rule):
         self.add_rule(0, rule)
@@ -1338,6 +1420,7 @@ class Agent(_Handle):
         return self._after(lib.agt_agent_resume(self._handle()))
 
     def answer(self, call_id, decision, reason=None):
+        decision = _enum_arg(Decision, decision, "Agent.answer: decision")
         _check(lib.agt_agent_answer(self._handle(), _b(call_id), decision, _b(reason)))
 
     def cancel(self):

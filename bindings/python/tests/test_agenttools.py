@@ -243,6 +243,45 @@ class TestDispatch(Base):
         self.assertIn("no todos today", r.text)
 
 
+class TestEnums(Base):
+    def test_members_and_aliases(self):
+        self.assertEqual(agt.Mode.YOLO, agt.AGT_MODE_YOLO)
+        self.assertEqual(agt.Decision.APPROVE_SESSION, agt.AGT_DECISION_APPROVE_SESSION)
+        self.assertEqual(agt.Status.EPENDING, -7)
+        self.assertEqual(agt.Status.OK, 0)
+        self.assertEqual(agt.Draft.V2020_12, agt.AGT_DRAFT_2020_12)
+        self.assertEqual(agt.SandboxNetwork.ON, agt.AGT_SANDBOX_NETWORK_ON)
+        self.assertEqual([m.name for m in agt.Mode], ["MANUAL", "PLAN", "YOLO", "AUTO"])
+
+    def test_session_mode_takes_members_ints_and_names(self):
+        self.s.mode = agt.Mode.YOLO
+        self.assertIs(self.s.mode, agt.Mode.YOLO)
+        self.s.mode = "plan"
+        self.assertIs(self.s.mode, agt.Mode.PLAN)
+        self.s.mode = agt.AGT_MODE_AUTO
+        self.assertIs(self.s.mode, agt.Mode.AUTO)
+        with self.assertRaises(ValueError) as cm:
+            self.s.mode = "fast"
+        self.assertEqual(str(cm.exception), "Session.mode: 'fast' is not one of manual (0), "
+                         "plan (1), yolo (2), auto (3)")
+        with self.assertRaises(ValueError):
+            self.s.mode = 9
+        self.assertIs(self.s.mode, agt.Mode.AUTO)  # unchanged by the refused values
+
+    def test_rule_kind_and_decision_by_name(self):
+        self.need("Write")
+        self.s.add_rule("deny", "Write(secret.txt)")
+        with self.assertRaises(ValueError) as cm:
+            self.s.add_rule("forbid", "Write(x)")
+        self.assertIn("'forbid' is not one of allow (0), ask (1), deny (2)", str(cm.exception))
+        with self.assertRaises(agt.PendingError):
+            self.s.dispatch("Write", {"path": "a.txt", "content": "1"}, call_id="w1")
+        with self.assertRaises(ValueError):
+            self.s.answer("w1", "maybe")
+        r = self.s.answer("w1", "approve")
+        self.assertFalse(r.is_error, r.text)
+
+
 class TestCronHost(Base):
     def test_list_pause_resume_delete(self):
         self.need("CronCreate")
