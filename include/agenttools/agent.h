@@ -353,7 +353,8 @@ AGT_EXTERN int agt_agent_restore(agt_agent *a, const char *json, size_t len);
  *
  * Also sets the AgentSwarm provider: one new sub-agent per item (prompt =
  * prompt_template with {{item}} replaced) plus the resumed resume_agent_ids,
- * run on up to agt_agent_set_swarm_concurrency() threads — concurrently only
+ * run as agt_agent_set_swarm_concurrency() says (a ramp, by default
+ * without a cap) — concurrently only
  * when the registry is frozen (sessions then share it read-only) and the
  * model is an HTTP model (each worker gets its own copy of it); otherwise
  * one after the other, which the report says. The result is one report with
@@ -397,9 +398,14 @@ AGT_EXTERN int agt_agent_add_subagent_profile(agt_agent *a, const char *name,
                                               const char *system_prompt_addition);
 
 /**
- * Sets how many sub-agents an AgentSwarm call runs at once (default 4).
+ * Caps how many sub-agents an AgentSwarm call runs at once. Concurrency
+ * ramps up as in the reference agents: 5 sub-agents start at once, then one
+ * more every 700 ms while others wait, up to this cap. Default 0: no cap
+ * (the reference's default; at most the swarm's 128 sub-agents). 1 runs
+ * them one after the other. Concurrent only with a frozen registry and an
+ * HTTP model (see agt_agent_enable_subagents()).
  *
- * @param max 1..64 threads.
+ * @param max 0 (no cap) or 1..128 sub-agents.
  * @return AGT_OK; AGT_EINVAL (a NULL agent, max out of range).
  */
 AGT_EXTERN int agt_agent_set_swarm_concurrency(agt_agent *a, int max);

@@ -134,7 +134,7 @@ int agt_agent_new(agt_agent **out, agt_session *session, agt_model *model)
     a->max_turns = 50;
     a->percent = 80;
     a->last_count = -1;
-    a->swarm_max = 4;
+    a->swarm_max = 0; /* AgentSwarm: the reference's ramp without a cap */
     atomic_init(&a->parallel_max, 4);
     atomic_init(&a->subagent_ms, SUB_DEFAULT_MS);
     atomic_init(&a->deadline, 0);

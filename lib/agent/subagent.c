@@ -8,10 +8,15 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent/agent_internal.h"
 
 #define SUB_MAX_MS (30LL * 24 * 3600 * 1000)
+/* AgentSwarm's ramp (the reference's): this many sub-agents start at once,
+ * then one more every SWARM_RAMP_MS */
+#define SWARM_RAMP_START 5u
+#define SWARM_RAMP_MS 700
 
 /* ---- sub-agent profiles ----------------------------------------------- */
 
@@ -792,22 +797,48 @@ static void *swarm_worker(void *arg)
     }
 }
 
-/* Runs the prepared sub-agents on up to `workers` threads (1: this thread). */
+/* Runs the prepared sub-agents. workers 1: one after the other on this
+ * thread. Otherwise concurrency ramps up as in the reference: SWARM_RAMP_START
+ * workers start at once, then one more every SWARM_RAMP_MS while sub-agents
+ * wait for one, up to workers (0: no cap but the number of sub-agents).
+ * This thread starts workers and waits; it works itself only when no thread
+ * could be started. */
 void agti_agent_swarm_run(sub **subs, size_t n, int workers, bgtask *bg)
 {
     swarm w = {subs, n, 0, bg};
-    pthread_t th[64];
+    if (workers == 1 || n <= 1) {
+        swarm_worker(&w);
+        return;
+    }
+    size_t cap = workers <= 0 || (size_t)workers > n ? n : (size_t)workers;
+    pthread_t *th = calloc(cap, sizeof *th);
+    if (!th) {
+        swarm_worker(&w);
+        return;
+    }
     size_t started = 0;
-    if (workers > 64)
-        workers = 64;
-    if ((size_t)workers > n)
-        workers = (int)n;
-    for (int k = 1; k < workers; k++)
-        if (pthread_create(&th[started], NULL, swarm_worker, &w) == 0)
-            started++;
-    swarm_worker(&w);
+    while (started < cap && started < SWARM_RAMP_START &&
+           pthread_create(&th[started], NULL, swarm_worker, &w) == 0)
+        started++;
+    if (started == 0) {
+        free(th);
+        swarm_worker(&w);
+        return;
+    }
+    while (started < cap && atomic_load(&w.next) < n) {
+        /* the ramp's step, in short sleeps so that a swarm whose items are
+         * all taken stops adding workers at once */
+        for (int slept = 0; slept < SWARM_RAMP_MS && atomic_load(&w.next) < n; slept += 20) {
+            struct timespec ts = {0, 20 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        if (atomic_load(&w.next) >= n || pthread_create(&th[started], NULL, swarm_worker, &w) != 0)
+            break;
+        started++;
+    }
     for (size_t k = 0; k < started; k++)
         pthread_join(th[k], NULL);
+    free(th);
 }
 
 /* Asks the root session's approver (on the host's thread) about one
@@ -1364,6 +1395,10 @@ static int swarm_tool(agt_call *callp, void *payload)
                         "ones; this call asks for %zu (%zu new, %zu resumed). Split the work into "
                         "several AgentSwarm calls, one after the other.",
                         SWARM_MAX_SUBS, n_items + n_resume, n_items, n_resume);
+    else if (n_items == 1 && n_resume == 0)
+        agti_buf_puts(&out, "AgentSwarm needs at least 2 items when it resumes no sub-agent; "
+                            "for a single task call Agent, or add resume_agent_ids to continue "
+                            "existing sub-agents along with this item.");
     else if (n_items && !tpl)
         agti_buf_puts(&out,
                       "AgentSwarm needs a \"prompt_template\" containing {{item}} with \"items\".");
@@ -1409,7 +1444,7 @@ static int swarm_tool(agt_call *callp, void *payload)
     bool in_bg = background && !why_fg;
     /* Concurrent only when that is safe: a frozen registry (shared read-only
      * by the sub-sessions) and an HTTP model (copied per sub-agent). */
-    bool parallel = root->swarm_max > 1 &&
+    bool parallel = root->swarm_max != 1 &&
                     agt_registry_is_frozen(agt_session_registry(agt_call_session(callp))) &&
                     root->model->kind == AGTI_MODEL_HTTP;
     bool copy_model = root->model->kind == AGTI_MODEL_HTTP && (parallel || caller || in_bg);
@@ -1538,9 +1573,9 @@ int agt_agent_enable_subagents(agt_agent *a)
 
 int agt_agent_set_swarm_concurrency(agt_agent *a, int max)
 {
-    if (!a || max < 1 || max > 64)
+    if (!a || max < 0 || max > SWARM_MAX_SUBS)
         return agti_error(AGT_EINVAL, "agt_agent_set_swarm_concurrency: %s",
-                          a ? "max not in 1..64" : "agent is NULL");
+                          a ? "max not in 0..128 (0: no cap)" : "agent is NULL");
     a->swarm_max = max;
     return AGT_OK;
 }

@@ -252,8 +252,15 @@ if has_sub then
   local ss = agt.Session(sreg, root)
   local m = replay_model({ { content = "x" } })
   local ag = agt.Agent(ss, m)
-  for _, st in ipairs({ { "set_swarm_concurrency", "agt_agent_set_swarm_concurrency" },
-                        { "set_parallel_tools", "agt_agent_set_parallel_tools" } }) do
+  -- the swarm's cap: 0 = no cap (the reference's ramp), up to 128
+  for _, bad in ipairs({ -1, 129, 2 ^ 32 + 4, -(2 ^ 40) }) do
+    check(raises_msg(function() ag:set_swarm_concurrency(bad) end, agt.AGT_EINVAL,
+                     "agt_agent_set_swarm_concurrency: max not in 0..128 (0: no cap)"),
+          "set_swarm_concurrency(" .. string.format("%.0f", bad) .. ") raises AGT_EINVAL")
+  end
+  check(pcall(function() ag:set_swarm_concurrency(0) ag:set_swarm_concurrency(128) ag:set_swarm_concurrency(4) end),
+        "set_swarm_concurrency accepts 0, 128, 4")
+  for _, st in ipairs({ { "set_parallel_tools", "agt_agent_set_parallel_tools" } }) do
     local meth, cname = st[1], st[2]
     -- 2^32 + 4 would wrap to 4 in a C int: refused, not taken as 4
     for _, bad in ipairs({ 0, -1, 65, 2 ^ 32 + 4, -(2 ^ 40) }) do

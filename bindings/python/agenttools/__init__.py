@@ -1195,9 +1195,11 @@ class Agent(_Handle):
                                                   _b(tj), _b(system_prompt_addition)))
 
     def set_swarm_concurrency(self, max_threads):
-        """How many sub-agents one AgentSwarm call runs at once: 1..64
-        threads (default 4; concurrently only with a frozen registry and an
-        HTTP model). Raises InvalidArgumentError outside 1..64."""
+        """Caps how many sub-agents one AgentSwarm call runs at once: the
+        concurrency ramps up (5 at once, then one more every 700 ms) to this
+        cap; 0 (the default) = no cap, 1 = one after the other, at most 128
+        (concurrently only with a frozen registry and an HTTP model). Raises
+        InvalidArgumentError outside 0..128."""
         _check(lib.agt_agent_set_swarm_concurrency(self._handle(), _clamp(max_threads, _INT)))
 
     def set_parallel_tools(self, max_calls):

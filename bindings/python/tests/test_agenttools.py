@@ -545,8 +545,14 @@ class TestSubagents(Base):
 
     def test_setter_ranges(self):
         with self.replay({"content": "x"}) as m, agt.Agent(self.s, m) as a:
-            for setter, name in ((a.set_swarm_concurrency, "agt_agent_set_swarm_concurrency"),
-                                 (a.set_parallel_tools, "agt_agent_set_parallel_tools")):
+            # the swarm's cap: 0 = no cap (the reference's ramp), up to 128
+            for bad in (-1, 129, 2 ** 32 + 4, -(2 ** 40)):
+                self.assertRaisesAgt(agt.InvalidArgumentError, agt.AGT_EINVAL,
+                                     "agt_agent_set_swarm_concurrency: max not in 0..128 (0: no "
+                                     "cap)", a.set_swarm_concurrency, bad)
+            for good in (0, 1, 128, 4):
+                self.assertIsNone(a.set_swarm_concurrency(good))
+            for setter, name in ((a.set_parallel_tools, "agt_agent_set_parallel_tools"),):
                 for bad in (0, -1, 65, 2 ** 32 + 4, -(2 ** 40)):
                     # 2**32 + 4 would wrap to 4 in a C int: refused, not taken as 4
                     self.assertRaisesAgt(agt.InvalidArgumentError, agt.AGT_EINVAL,
