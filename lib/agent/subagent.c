@@ -801,8 +801,9 @@ static void *swarm_worker(void *arg)
  * thread. Otherwise concurrency ramps up as in the reference: SWARM_RAMP_START
  * workers start at once, then one more every SWARM_RAMP_MS while sub-agents
  * wait for one, up to workers (0: no cap but the number of sub-agents).
- * This thread starts workers and waits; it works itself only when no thread
- * could be started. */
+ * With a cap of SWARM_RAMP_START or less this thread is one of the workers;
+ * otherwise it starts workers and waits (it works itself only when no
+ * thread could be started). */
 void agti_agent_swarm_run(sub **subs, size_t n, int workers, bgtask *bg)
 {
     swarm w = {subs, n, 0, bg};
@@ -817,8 +818,17 @@ void agti_agent_swarm_run(sub **subs, size_t n, int workers, bgtask *bg)
         return;
     }
     size_t started = 0;
-    while (started < cap && started < SWARM_RAMP_START &&
-           pthread_create(&th[started], NULL, swarm_worker, &w) == 0)
+    if (cap <= SWARM_RAMP_START) {
+        /* no ramp left to run: this thread is one of the cap workers */
+        while (started + 1 < cap && pthread_create(&th[started], NULL, swarm_worker, &w) == 0)
+            started++;
+        swarm_worker(&w);
+        for (size_t k = 0; k < started; k++)
+            pthread_join(th[k], NULL);
+        free(th);
+        return;
+    }
+    while (started < SWARM_RAMP_START && pthread_create(&th[started], NULL, swarm_worker, &w) == 0)
         started++;
     if (started == 0) {
         free(th);
