@@ -353,7 +353,8 @@ AGT_EXTERN int agt_agent_restore(agt_agent *a, const char *json, size_t len);
  *
  * Also sets the AgentSwarm provider: one new sub-agent per item (prompt =
  * prompt_template with {{item}} replaced) plus the resumed resume_agent_ids,
- * run on up to agt_agent_set_swarm_concurrency() threads — concurrently only
+ * run as agt_agent_set_swarm_concurrency() says (a ramp, by default
+ * without a cap) — concurrently only
  * when the registry is frozen (sessions then share it read-only) and the
  * model is an HTTP model (each worker gets its own copy of it); otherwise
  * one after the other, which the report says. The result is one report with
@@ -365,9 +366,46 @@ AGT_EXTERN int agt_agent_restore(agt_agent *a, const char *json, size_t len);
 AGT_EXTERN int agt_agent_enable_subagents(agt_agent *a);
 
 /**
- * Sets how many sub-agents an AgentSwarm call runs at once (default 4).
+ * Adds a sub-agent profile, or replaces the one of that name: what the
+ * subagent_type argument of Agent and AgentSwarm chooses. Built in (before
+ * any call): "coder" (every tool of the session; the default when
+ * subagent_type is omitted), "explore" (Read, Grep, Glob, ReadMediaFile,
+ * WebSearch, FetchURL: reads and searches, changes nothing) and "plan" (the
+ * explore tools plus TodoList; its report is an implementation plan). A
+ * sub-agent is offered only the tools its profile lists, and the agent loop
+ * answers a call to any other tool with an error result; its system prompt
+ * is the sub-agent prompt followed by system_prompt_addition. An unknown
+ * subagent_type is an error result that lists the profiles with their
+ * descriptions; resume together with subagent_type is refused (a resumed
+ * sub-agent keeps its profile, also across agt_agent_save()/restore).
+ * Sub-agents started later use the new profile; running ones keep theirs.
  *
- * @param max 1..64 threads.
+ * @param a the root agent (not a sub-agent); profiles apply at every depth.
+ * @param name 1..64 of a-z, 0-9, '_' and '-' (copied).
+ * @param description a short phrase shown in the unknown-type answer (copied,
+ *        not empty).
+ * @param tools_json a JSON array of tool names (copied; names not in the
+ *        registry are allowed and simply never offered), or NULL for every
+ *        tool.
+ * @param system_prompt_addition text added to the sub-agent's system prompt
+ *        (copied), or NULL/"" for none.
+ * @return AGT_OK; AGT_EINVAL (NULL agent/name/description, a sub-agent,
+ *         a bad name, an empty description, tools_json not an array of
+ *         non-empty strings); AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_agent_add_subagent_profile(agt_agent *a, const char *name,
+                                              const char *description, const char *tools_json,
+                                              const char *system_prompt_addition);
+
+/**
+ * Caps how many sub-agents an AgentSwarm call runs at once. Concurrency
+ * ramps up as in the reference agents: 5 sub-agents start at once, then one
+ * more every 700 ms while others wait, up to this cap. Default 0: no cap
+ * (the reference's default; at most the swarm's 128 sub-agents). 1 runs
+ * them one after the other. Concurrent only with a frozen registry and an
+ * HTTP model (see agt_agent_enable_subagents()).
+ *
+ * @param max 0 (no cap) or 1..128 sub-agents.
  * @return AGT_OK; AGT_EINVAL (a NULL agent, max out of range).
  */
 AGT_EXTERN int agt_agent_set_swarm_concurrency(agt_agent *a, int max);

@@ -134,7 +134,7 @@ int agt_agent_new(agt_agent **out, agt_session *session, agt_model *model)
     a->max_turns = 50;
     a->percent = 80;
     a->last_count = -1;
-    a->swarm_max = 4;
+    a->swarm_max = 0; /* AgentSwarm: the reference's ramp without a cap */
     atomic_init(&a->parallel_max, 4);
     atomic_init(&a->subagent_ms, SUB_DEFAULT_MS);
     atomic_init(&a->deadline, 0);
@@ -156,14 +156,10 @@ void agt_agent_free(agt_agent *a)
     agti_agent_susp_free(a->new_susp);
     json_decref(a->messages);
     free(a->last_text);
-    for (size_t i = 0; i < a->n_subs; i++) {
-        agt_agent_free(a->subs[i]->agent);
-        agt_session_free(a->subs[i]->session);
-        agt_model_free(a->subs[i]->own_model);
-        free(a->subs[i]->item);
-        free(a->subs[i]);
-    }
+    for (size_t i = 0; i < a->n_subs; i++)
+        agti_agent_sub_free(a->subs[i]);
     free(a->subs);
+    agti_agent_profiles_free(a);
     free(a->tools_cache);
     pthread_mutex_destroy(&a->subs_lock);
     free(a);
@@ -686,18 +682,81 @@ static int skip_calls(agt_agent *a, size_t from)
     return AGT_OK;
 }
 
+/* Answers c with an error result without dispatching it. */
+static int refuse_call(agt_agent *a, call *c, char *text)
+{
+    if (!text)
+        return agti_oom();
+    started_event(a, c);
+    free(c->text);
+    c->text = text;
+    c->is_error = true;
+    c->answered = true;
+    agti_agent_finished_event(a, c);
+    return AGT_OK;
+}
+
+/* The calls the loop answers itself: a tool the sub-agent's profile does
+ * not allow, and an AgentSwarm call that is not the only call of its
+ * response (the reference's rule; the other calls run). */
+static int refuse_calls(agt_agent *a)
+{
+    for (size_t i = 0; i < a->n_calls; i++) {
+        call *c = &a->calls[i];
+        if (c->answered)
+            continue;
+        int rc = AGT_OK;
+        if (a->self && !agti_agent_sub_allows(a->self, c->name)) {
+            agti_buf b = AGTI_BUF_INIT;
+            agti_buf_printf(&b,
+                            "%s is not available to this sub-agent: its profile '%s' allows only ",
+                            c->name, a->self->profile ? a->self->profile : "?");
+            size_t k;
+            json_t *v;
+            json_array_foreach(a->self->tools, k, v)
+            {
+                agti_buf_printf(&b, "%s%s", k ? ", " : "", json_string_value(v));
+            }
+            if (json_array_size(a->self->tools) == 0)
+                agti_buf_puts(&b, "no tools");
+            agti_buf_puts(&b, ". Do the task with those, or say in your report what is left to "
+                              "do.");
+            rc = refuse_call(a, c, agti_buf_detach(&b));
+        } else if (a->n_calls > 1 && strcmp(c->name, "AgentSwarm") == 0) {
+            rc = refuse_call(
+                a, c,
+                agti_aprintf("AgentSwarm was not run: it must be the only tool call in its "
+                             "response, and this response has %zu calls (the others ran). Call "
+                             "AgentSwarm again in a response of its own; to run several swarms, "
+                             "call one, wait for its result, then the next, or cover the work "
+                             "with a single prompt_template.",
+                             a->n_calls));
+        }
+        if (rc != AGT_OK)
+            return rc;
+    }
+    return AGT_OK;
+}
+
 /* Dispatches the calls of the turn; sets a->waiting when some need approval.
  * Runs of two or more consecutive parallel-safe calls go to dispatch_group,
  * every other call is a barrier dispatched on its own. */
 static int dispatch_calls(agt_agent *a)
 {
     int max = atomic_load(&root_of(a)->parallel_max);
+    int rrc = refuse_calls(a);
+    if (rrc != AGT_OK)
+        return rrc;
     size_t i = 0;
     while (i < a->n_calls) {
+        if (a->calls[i].answered) {
+            i++;
+            continue;
+        }
         if (out_of_time(a))
             return skip_calls(a, i);
         size_t j = i;
-        while (max > 1 && j < a->n_calls &&
+        while (max > 1 && j < a->n_calls && !a->calls[j].answered &&
                agti_session_parallel_safe(a->session, a->calls[j].name))
             j++;
         int rc;
@@ -763,6 +822,31 @@ int agti_agent_offered_tools(agt_agent *a, const char **out)
     int rc = agt_registry_export(reg, "openai", phase, &t);
     if (rc != AGT_OK)
         return rc;
+    if (a->self && a->self->tools) {
+        /* a sub-agent's profile: only the tools it allows are offered */
+        json_t *all = json_loads(t, 0, NULL), *kept = json_array();
+        size_t i;
+        json_t *v;
+        json_array_foreach(all, i, v)
+        {
+            const char *name =
+                json_string_value(json_object_get(json_object_get(v, "function"), "name"));
+            if (!name)
+                name = json_string_value(json_object_get(v, "name"));
+            if (kept && name && agti_agent_sub_allows(a->self, name) &&
+                json_array_append(kept, v) != 0) {
+                json_decref(kept);
+                kept = NULL;
+            }
+        }
+        char *ft = all && kept ? json_dumps(kept, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        json_decref(all);
+        json_decref(kept);
+        free(t);
+        if (!ft)
+            return agti_oom();
+        t = ft;
+    }
     free(a->tools_cache);
     a->tools_cache = t;
     a->tools_phase = phase;

@@ -28,6 +28,15 @@
     "then end with a final answer that reports what you found or did; that answer is all the "     \
     "other agent sees."
 
+/* A sub-agent profile (Agent's and AgentSwarm's subagent_type): the root
+ * agent holds them, the built-in coder, explore and plan first. */
+typedef struct agti_profile {
+    char *name;
+    char *description;
+    json_t *tools; /* array of tool names, NULL: every tool of the session */
+    char *prompt;  /* added to the sub-agent's system prompt, or NULL */
+} agti_profile;
+
 /* An Agent or AgentSwarm call suspended while its sub-agents wait for
  * approval: what is needed to finish it later. */
 typedef struct susp {
@@ -81,7 +90,9 @@ struct agt_agent {
     size_t n_swarms;
     agt_subagent_approver_fn approver;
     void *approver_payload;
-    int swarm_max;     /* AgentSwarm workers */
+    int swarm_max;          /* AgentSwarm workers */
+    agti_profile *profiles; /* sub-agent profiles (the root's apply) */
+    size_t n_profiles;
     char *tools_cache; /* the export of a frozen registry for tools_phase */
     int tools_phase;
     pthread_mutex_t subs_lock; /* subs against agt_agent_cancel() from other threads */
@@ -107,6 +118,9 @@ typedef struct sub {
     agt_agent *agent;
     agt_model *own_model; /* a copy of the root's model for a swarm worker */
     char *item;           /* the AgentSwarm item it was started with */
+    char *profile;        /* its subagent_type */
+    json_t *tools;        /* the tools its profile allows, NULL: all */
+    char *base_prompt;    /* its system prompt without the profile's addition */
     int rc;               /* the last run's status */
     int turns_before;
     bool on_host; /* runs on the host's thread: may ask the root session's approver */
@@ -162,6 +176,12 @@ int agti_agent_append_results(agt_agent *a);
 int agti_agent_offered_tools(agt_agent *a, const char **out);
 
 /* In subagent.c: sub-agents. */
+int agti_agent_profiles_init(agt_agent *a);
+void agti_agent_profiles_free(agt_agent *a);
+const agti_profile *agti_agent_profile_find(agt_agent *root, const char *name);
+bool agti_agent_sub_allows(const sub *sb, const char *tool);
+char *agti_agent_profile_list(agt_agent *root);
+void agti_agent_sub_free(sub *sb);
 sub *agti_agent_sub_find(agt_agent *root, const char *id);
 bool agti_agent_in_background(const sub *sb);
 int agti_agent_sub_run(sub *sb, bool host);

@@ -174,8 +174,9 @@ static json_t *state_json(const agt_agent *a)
  * runs in the background now (its state is another thread's). */
 static json_t *sub_json(const sub *sb)
 {
-    json_t *o = json_pack("{s:s,s:s?,s:s?}", "id", sb->id, "parent",
-                          sb->parent ? sb->parent->id : NULL, "item", sb->item);
+    json_t *o = json_pack("{s:s,s:s?,s:s?,s:s?,s:O?}", "id", sb->id, "parent",
+                          sb->parent ? sb->parent->id : NULL, "item", sb->item, "profile",
+                          sb->profile, "tools", sb->tools);
     if (!o)
         return NULL;
     if (sb->lost || agti_agent_in_background(sb)) {
@@ -397,11 +398,7 @@ typedef struct rsubs {
 
 static void sub_destroy(sub *sb)
 {
-    agt_agent_free(sb->agent);
-    agt_session_free(sb->session);
-    agt_model_free(sb->own_model);
-    free(sb->item);
-    free(sb);
+    agti_agent_sub_free(sb);
 }
 
 static void rsubs_free(rsubs *r)
@@ -483,6 +480,23 @@ static int restore_subs(agt_agent *a, json_t *list, rsubs *r)
         sb->turns_before = lost ? 0 : (int)json_integer_value(tb);
         sb->on_host = json_is_true(json_object_get(o, "on_host"));
         if (json_is_string(item) && !(sb->item = agti_strdup(json_string_value(item)))) {
+            rc = agti_oom();
+            break;
+        }
+        /* its profile: the name, and the tools it allows (kept as saved, so
+         * a restored explorer still cannot write) */
+        json_t *prof = json_object_get(o, "profile"), *tools = json_object_get(o, "tools");
+        bool tools_ok = !tools || json_is_null(tools) || json_is_array(tools);
+        for (size_t k = 0; tools_ok && k < json_array_size(tools); k++)
+            tools_ok = json_is_string(json_array_get(tools, k));
+        if ((prof && !json_is_null(prof) && !json_is_string(prof)) || !tools_ok) {
+            rc = agti_error(AGT_EPARSE,
+                            "%s: \"profile\" must be a string, \"tools\" an array of tool names",
+                            where);
+            break;
+        }
+        if ((json_is_string(prof) && !(sb->profile = agti_strdup(json_string_value(prof)))) ||
+            (json_is_array(tools) && !(sb->tools = json_deep_copy(tools)))) {
             rc = agti_oom();
             break;
         }

@@ -8,11 +8,224 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "agent/agent_internal.h"
 #include "session/fs_settings.h"
 
 #define SUB_MAX_MS (30LL * 24 * 3600 * 1000)
+/* AgentSwarm's ramp (the reference's): this many sub-agents start at once,
+ * then one more every SWARM_RAMP_MS */
+#define SWARM_RAMP_START 5u
+#define SWARM_RAMP_MS 700
+
+/* ---- sub-agent profiles ----------------------------------------------- */
+
+/* The read-only tools of the chat set an explorer gets; a planner adds its
+ * todo list. Both are told so in their system prompt, and the agent loop
+ * refuses any other tool they call (agti_agent_sub_allows). */
+static const char *const EXPLORE_TOOLS[] = {"Read",          "Grep",      "Glob",
+                                            "ReadMediaFile", "WebSearch", "FetchURL"};
+#define N_EXPLORE (sizeof EXPLORE_TOOLS / sizeof EXPLORE_TOOLS[0])
+
+static void profile_clear(agti_profile *p)
+{
+    free(p->name);
+    free(p->description);
+    json_decref(p->tools);
+    free(p->prompt);
+    memset(p, 0, sizeof *p);
+}
+
+/* Adds or replaces a profile; tools is taken. */
+static int profile_put(agt_agent *a, const char *name, const char *desc, json_t *tools,
+                       const char *prompt)
+{
+    agti_profile np = {agti_strdup(name), agti_strdup(desc), tools,
+                       prompt ? agti_strdup(prompt) : NULL};
+    if (!np.name || !np.description || (prompt && !np.prompt)) {
+        profile_clear(&np);
+        return agti_oom();
+    }
+    for (size_t i = 0; i < a->n_profiles; i++)
+        if (strcmp(a->profiles[i].name, name) == 0) {
+            profile_clear(&a->profiles[i]);
+            a->profiles[i] = np;
+            return AGT_OK;
+        }
+    agti_profile *grown = realloc(a->profiles, (a->n_profiles + 1) * sizeof *grown);
+    if (!grown) {
+        profile_clear(&np);
+        return agti_oom();
+    }
+    a->profiles = grown;
+    a->profiles[a->n_profiles++] = np;
+    return AGT_OK;
+}
+
+static json_t *explore_tools(bool todo)
+{
+    json_t *t = json_array();
+    for (size_t i = 0; t && i < N_EXPLORE; i++)
+        if (json_array_append_new(t, json_string(EXPLORE_TOOLS[i]))) {
+            json_decref(t);
+            return NULL;
+        }
+    if (t && todo && json_array_append_new(t, json_string("TodoList"))) {
+        json_decref(t);
+        return NULL;
+    }
+    return t;
+}
+
+int agti_agent_profiles_init(agt_agent *a)
+{
+    if (a->n_profiles > 0)
+        return AGT_OK;
+    json_t *ex = explore_tools(false), *pl = explore_tools(true);
+    if (!ex || !pl) {
+        json_decref(ex);
+        json_decref(pl);
+        return agti_oom();
+    }
+    int rc =
+        profile_put(a, "coder", "writes and changes code, runs commands: every tool", NULL, NULL);
+    if (rc == AGT_OK)
+        rc = profile_put(a, "explore",
+                         "reads and searches the workspace and the web, changes nothing", ex,
+                         "Your profile is explore: you can read and search (Read, Grep, Glob, "
+                         "ReadMediaFile, WebSearch, FetchURL) but not change files or run "
+                         "commands. Report what you found with file paths and line numbers.");
+    else
+        json_decref(ex);
+    if (rc == AGT_OK)
+        rc = profile_put(a, "plan",
+                         "reads and searches, keeps a todo list, and writes an implementation "
+                         "plan; changes nothing",
+                         pl,
+                         "Your profile is plan: you can read and search (Read, Grep, Glob, "
+                         "ReadMediaFile, WebSearch, FetchURL) and keep a todo list (TodoList), "
+                         "but not change files or run commands. Your report is an "
+                         "implementation plan: the steps in order, the files and functions each "
+                         "one changes, and the risks.");
+    else
+        json_decref(pl);
+    return rc;
+}
+
+void agti_agent_profiles_free(agt_agent *a)
+{
+    for (size_t i = 0; i < a->n_profiles; i++)
+        profile_clear(&a->profiles[i]);
+    free(a->profiles);
+    a->profiles = NULL;
+    a->n_profiles = 0;
+}
+
+const agti_profile *agti_agent_profile_find(agt_agent *root, const char *name)
+{
+    if (agti_agent_profiles_init(root) != AGT_OK)
+        return NULL;
+    for (size_t i = 0; i < root->n_profiles; i++)
+        if (strcmp(root->profiles[i].name, name) == 0)
+            return &root->profiles[i];
+    return NULL;
+}
+
+/* "coder (...), explore (...), plan (...)": for the unknown-type answer. */
+char *agti_agent_profile_list(agt_agent *root)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    for (size_t i = 0; i < root->n_profiles; i++)
+        agti_buf_printf(&b, "%s%s (%s)", i ? ", " : "", root->profiles[i].name,
+                        root->profiles[i].description);
+    return agti_buf_detach(&b);
+}
+
+bool agti_agent_sub_allows(const sub *sb, const char *tool)
+{
+    if (!sb || !sb->tools)
+        return true;
+    size_t i;
+    json_t *v;
+    json_array_foreach(sb->tools, i, v)
+    {
+        if (strcmp(json_string_value(v), tool) == 0)
+            return true;
+    }
+    return false;
+}
+
+void agti_agent_sub_free(sub *sb)
+{
+    if (!sb)
+        return;
+    agt_agent_free(sb->agent);
+    agt_session_free(sb->session);
+    agt_model_free(sb->own_model);
+    free(sb->item);
+    free(sb->profile);
+    json_decref(sb->tools);
+    free(sb->base_prompt);
+    free(sb);
+}
+
+/* Why name is not a profile name, or NULL: 1 to 64 of [a-z0-9_-]. */
+static const char *bad_profile_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n > 64)
+        return "name must be 1 to 64 characters";
+    for (size_t i = 0; i < n; i++)
+        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+              name[i] == '_' || name[i] == '-'))
+            return "name may only hold a-z, 0-9, '_' and '-'";
+    return NULL;
+}
+
+int agt_agent_add_subagent_profile(agt_agent *a, const char *name, const char *description,
+                                   const char *tools_json, const char *system_prompt_addition)
+{
+    if (!a || !name || !description)
+        return agti_error(AGT_EINVAL, "agt_agent_add_subagent_profile: %s is NULL",
+                          !a      ? "agent"
+                          : !name ? "name"
+                                  : "description");
+    if (a->self)
+        return agti_error(AGT_EINVAL,
+                          "agt_agent_add_subagent_profile: %s is a sub-agent; add "
+                          "profiles to the root agent",
+                          a->self->id);
+    const char *why = bad_profile_name(name);
+    if (why)
+        return agti_error(AGT_EINVAL, "agt_agent_add_subagent_profile: '%s': %s", name, why);
+    if (description[0] == '\0')
+        return agti_error(AGT_EINVAL, "agt_agent_add_subagent_profile: empty description");
+    json_t *tools = NULL;
+    if (tools_json) {
+        json_error_t je;
+        tools = json_loads(tools_json, JSON_REJECT_DUPLICATES, &je);
+        bool ok = json_is_array(tools);
+        for (size_t i = 0; ok && i < json_array_size(tools); i++) {
+            const char *t = json_string_value(json_array_get(tools, i));
+            ok = t && t[0] != '\0';
+        }
+        if (!ok) {
+            json_decref(tools);
+            return agti_error(AGT_EINVAL,
+                              "agt_agent_add_subagent_profile: tools_json must be a JSON array "
+                              "of tool names (non-empty strings), or NULL for every tool");
+        }
+    }
+    int rc = agti_agent_profiles_init(a);
+    if (rc != AGT_OK) {
+        json_decref(tools);
+        return rc;
+    }
+    return profile_put(a, name, description, tools,
+                       system_prompt_addition && system_prompt_addition[0] ? system_prompt_addition
+                                                                           : NULL);
+}
 
 sub *agti_agent_sub_find(agt_agent *root, const char *id)
 {
@@ -134,11 +347,17 @@ static int sub_use_approver(sub *sb, bool host)
 /* A new sub-agent: its own session (same registry and workspace, the parent
  * session's mode and rules), its own conversation and todo list. parent is
  * the sub-agent that starts it (NULL: the root agent). */
-static int sub_new(agt_agent *root, agt_session *parent_s, sub *parent, bool own_model, sub **out)
+static int sub_new(agt_agent *root, agt_session *parent_s, sub *parent, bool own_model,
+                   const agti_profile *prof, sub **out)
 {
     sub *sb = calloc(1, sizeof *sb);
     if (!sb)
         return agti_oom();
+    if (!(sb->profile = agti_strdup(prof->name)) ||
+        (prof->tools && !(sb->tools = json_deep_copy(prof->tools)))) {
+        agti_agent_sub_free(sb);
+        return agti_oom();
+    }
     sb->root = root;
     sb->parent = parent;
     sb->level = parent ? parent->level + 1 : 1;
@@ -167,20 +386,22 @@ static int sub_new(agt_agent *root, agt_session *parent_s, sub *parent, bool own
         const char *sys = NULL;
         if (first && strcmp(json_string_value(json_object_get(first, "role")), "system") == 0)
             sys = json_string_value(json_object_get(first, "content"));
-        char *prompt = parent && sys ? agti_strdup(sys)
-                       : sys         ? agti_aprintf("%s\n\n%s", sys, SUB_PROMPT)
-                                     : agti_strdup(SUB_PROMPT);
-        rc = prompt ? agt_agent_set_system_prompt(sb->agent, prompt) : agti_oom();
-        free(prompt);
+        char *prompt = parent && parent->base_prompt ? agti_strdup(parent->base_prompt)
+                       : parent && sys               ? agti_strdup(sys)
+                       : sys                         ? agti_aprintf("%s\n\n%s", sys, SUB_PROMPT)
+                                                     : agti_strdup(SUB_PROMPT);
+        char *full = !prompt        ? NULL
+                     : prof->prompt ? agti_aprintf("%s\n\n%s", prompt, prof->prompt)
+                                    : agti_strdup(prompt);
+        sb->base_prompt = prompt;
+        rc = full ? agt_agent_set_system_prompt(sb->agent, full) : agti_oom();
+        free(full);
         sb->agent->max_turns = root->max_turns;
         sb->agent->window = root->window;
         sb->agent->percent = root->percent;
     }
     if (rc != AGT_OK) {
-        agt_agent_free(sb->agent);
-        agt_session_free(sb->session);
-        agt_model_free(sb->own_model);
-        free(sb);
+        agti_agent_sub_free(sb);
         return rc;
     }
     /* grown and appended in one step: sub-agents of background tasks and
@@ -194,10 +415,7 @@ static int sub_new(agt_agent *root, agt_session *parent_s, sub *parent, bool own
     }
     pthread_mutex_unlock(&root->subs_lock);
     if (!grown) {
-        agt_agent_free(sb->agent);
-        agt_session_free(sb->session);
-        agt_model_free(sb->own_model);
-        free(sb);
+        agti_agent_sub_free(sb);
         return agti_oom();
     }
     *out = sb;
@@ -582,22 +800,58 @@ static void *swarm_worker(void *arg)
     }
 }
 
-/* Runs the prepared sub-agents on up to `workers` threads (1: this thread). */
+/* Runs the prepared sub-agents. workers 1: one after the other on this
+ * thread. Otherwise concurrency ramps up as in the reference: SWARM_RAMP_START
+ * workers start at once, then one more every SWARM_RAMP_MS while sub-agents
+ * wait for one, up to workers (0: no cap but the number of sub-agents).
+ * With a cap of SWARM_RAMP_START or less this thread is one of the workers;
+ * otherwise it starts workers and waits (it works itself only when no
+ * thread could be started). */
 void agti_agent_swarm_run(sub **subs, size_t n, int workers, bgtask *bg)
 {
     swarm w = {subs, n, 0, bg};
-    pthread_t th[64];
+    if (workers == 1 || n <= 1) {
+        swarm_worker(&w);
+        return;
+    }
+    size_t cap = workers <= 0 || (size_t)workers > n ? n : (size_t)workers;
+    pthread_t *th = calloc(cap, sizeof *th);
+    if (!th) {
+        swarm_worker(&w);
+        return;
+    }
     size_t started = 0;
-    if (workers > 64)
-        workers = 64;
-    if ((size_t)workers > n)
-        workers = (int)n;
-    for (int k = 1; k < workers; k++)
-        if (pthread_create(&th[started], NULL, swarm_worker, &w) == 0)
+    if (cap <= SWARM_RAMP_START) {
+        /* no ramp left to run: this thread is one of the cap workers */
+        while (started + 1 < cap && pthread_create(&th[started], NULL, swarm_worker, &w) == 0)
             started++;
-    swarm_worker(&w);
+        swarm_worker(&w);
+        for (size_t k = 0; k < started; k++)
+            pthread_join(th[k], NULL);
+        free(th);
+        return;
+    }
+    while (started < SWARM_RAMP_START && pthread_create(&th[started], NULL, swarm_worker, &w) == 0)
+        started++;
+    if (started == 0) {
+        free(th);
+        swarm_worker(&w);
+        return;
+    }
+    while (started < cap && atomic_load(&w.next) < n) {
+        /* the ramp's step, in short sleeps so that a swarm whose items are
+         * all taken stops adding workers at once */
+        for (int slept = 0; slept < SWARM_RAMP_MS && atomic_load(&w.next) < n; slept += 20) {
+            struct timespec ts = {0, 20 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        if (atomic_load(&w.next) >= n || pthread_create(&th[started], NULL, swarm_worker, &w) != 0)
+            break;
+        started++;
+    }
     for (size_t k = 0; k < started; k++)
         pthread_join(th[k], NULL);
+    free(th);
 }
 
 /* Asks the root session's approver (on the host's thread) about one
@@ -954,6 +1208,24 @@ static int suspend_call(agt_agent *root, sub *caller, agt_call *callp, susp *sp)
     return AGT_OK;
 }
 
+/* The profile a new sub-agent of this call gets (NULL: not found, the
+ * reason is in *why, malloc'd; NULL too on ENOMEM with *why NULL). */
+static const agti_profile *call_profile(agt_agent *root, const char *tool, const char *type,
+                                        char **why)
+{
+    *why = NULL;
+    const agti_profile *p = agti_agent_profile_find(root, type ? type : "coder");
+    if (p || root->n_profiles == 0)
+        return p;
+    char *list = agti_agent_profile_list(root);
+    *why = list ? agti_aprintf("%s: unknown subagent_type '%s'. The available ones: %s. Omit "
+                               "subagent_type for coder.",
+                               tool, type ? type : "coder", list)
+                : NULL;
+    free(list);
+    return NULL;
+}
+
 static int agent_tool(agt_call *callp, void *payload)
 {
     agt_agent *root = payload;
@@ -961,12 +1233,33 @@ static int agent_tool(agt_call *callp, void *payload)
     const char *prompt = json_string_value(json_object_get(args, "prompt"));
     const char *desc = json_string_value(json_object_get(args, "description"));
     const char *resume = json_string_value(json_object_get(args, "resume"));
+    const char *type = json_string_value(json_object_get(args, "subagent_type"));
     bool background = json_is_true(json_object_get(args, "run_in_background"));
     int rc = AGT_OK;
     sub *sb = NULL;
     sub *caller = caller_of(root, callp);
     if (!prompt)
         return refuse(callp, args, "Agent needs a \"prompt\".");
+    if (resume && type)
+        return refuse(callp, args,
+                      "Agent takes resume or subagent_type, not both: resume continues %s with "
+                      "the profile it has; subagent_type starts a new sub-agent. Drop one of "
+                      "them.",
+                      resume);
+    const agti_profile *prof = NULL;
+    if (!resume) {
+        char *why = NULL;
+        prof = call_profile(root, "Agent", type, &why);
+        if (!prof) {
+            if (!why) {
+                json_decref(args);
+                return agti_oom();
+            }
+            rc = refuse(callp, args, "%s", why);
+            free(why);
+            return rc;
+        }
+    }
     if (caller && caller->level >= SUB_MAX_DEPTH)
         return refuse(callp, args,
                       "Sub-agents are nested too deep (at most 2 levels): do this task yourself.");
@@ -1004,7 +1297,7 @@ static int agent_tool(agt_call *callp, void *payload)
         /* inside a sub-agent (maybe on another thread) or in the background
          * the root's model may be busy on another thread: an HTTP model is copied */
         rc = sub_new(root, agt_call_session(callp), caller,
-                     (caller || in_bg) && root->model->kind == AGTI_MODEL_HTTP, &sb);
+                     (caller || in_bg) && root->model->kind == AGTI_MODEL_HTTP, prof, &sb);
         if (rc != AGT_OK) {
             json_decref(args);
             return rc;
@@ -1115,9 +1408,26 @@ static int swarm_tool(agt_call *callp, void *payload)
                         "ones; this call asks for %zu (%zu new, %zu resumed). Split the work into "
                         "several AgentSwarm calls, one after the other.",
                         SWARM_MAX_SUBS, n_items + n_resume, n_items, n_resume);
+    else if (n_items == 1 && n_resume == 0)
+        agti_buf_puts(&out, "AgentSwarm needs at least 2 items when it resumes no sub-agent; "
+                            "for a single task call Agent, or add resume_agent_ids to continue "
+                            "existing sub-agents along with this item.");
     else if (n_items && !tpl)
         agti_buf_puts(&out,
                       "AgentSwarm needs a \"prompt_template\" containing {{item}} with \"items\".");
+    const agti_profile *prof = NULL;
+    if (!out.len && n_items) {
+        char *why = NULL;
+        prof = call_profile(root, "AgentSwarm",
+                            json_string_value(json_object_get(args, "subagent_type")), &why);
+        if (!prof && !why) {
+            json_decref(args);
+            return agti_oom();
+        }
+        if (!prof)
+            agti_buf_puts(&out, why);
+        free(why);
+    }
     for (size_t i = 0; !out.len && i < n_resume; i++) {
         const char *id = json_string_value(json_array_get(resume, i));
         sub *r = agti_agent_sub_find(root, id);
@@ -1147,7 +1457,7 @@ static int swarm_tool(agt_call *callp, void *payload)
     bool in_bg = background && !why_fg;
     /* Concurrent only when that is safe: a frozen registry (shared read-only
      * by the sub-sessions) and an HTTP model (copied per sub-agent). */
-    bool parallel = root->swarm_max > 1 &&
+    bool parallel = root->swarm_max != 1 &&
                     agt_registry_is_frozen(agt_session_registry(agt_call_session(callp))) &&
                     root->model->kind == AGTI_MODEL_HTTP;
     bool copy_model = root->model->kind == AGTI_MODEL_HTTP && (parallel || caller || in_bg);
@@ -1159,7 +1469,7 @@ static int swarm_tool(agt_call *callp, void *payload)
         char *prompt = NULL;
         if (i < n_items) {
             const char *item = json_string_value(json_array_get(items, i));
-            rc = sub_new(root, agt_call_session(callp), caller, copy_model, &sb);
+            rc = sub_new(root, agt_call_session(callp), caller, copy_model, prof, &sb);
             if (rc == AGT_OK && !(sb->item = agti_strdup(item)))
                 rc = agti_oom();
             prompt = rc == AGT_OK ? fill_template(tpl, item) : NULL;
@@ -1276,9 +1586,9 @@ int agt_agent_enable_subagents(agt_agent *a)
 
 int agt_agent_set_swarm_concurrency(agt_agent *a, int max)
 {
-    if (!a || max < 1 || max > 64)
+    if (!a || max < 0 || max > SWARM_MAX_SUBS)
         return agti_error(AGT_EINVAL, "agt_agent_set_swarm_concurrency: %s",
-                          a ? "max not in 1..64" : "agent is NULL");
+                          a ? "max not in 0..128 (0: no cap)" : "agent is NULL");
     a->swarm_max = max;
     return AGT_OK;
 }

@@ -635,28 +635,6 @@ static int step_last(walk *w, const char *name, int oflags)
     return set_display(w, name, false);
 }
 
-/* Expands "~" and makes the path absolute against the root. */
-static int absolute(const agti_fsroot *r, const char *user, char **out)
-{
-    *out = NULL;
-    if (user[0] == '~') {
-        if (user[1] != '\0' && user[1] != '/')
-            return agti_error(AGT_EINVAL,
-                              "path '%s': only '~' and '~/...' (the current user's home) are "
-                              "supported; give the absolute path instead",
-                              user);
-        const char *home = r->home ? r->home : getenv("HOME");
-        if (home == NULL || home[0] != '/')
-            return agti_error(AGT_EINVAL, "path '%s': the home directory is not known", user);
-        *out = agti_aprintf("%s/%s", home, user + 1);
-    } else if (user[0] == '/') {
-        *out = agti_strdup(user);
-    } else {
-        *out = agti_aprintf("%s/%s", r->b[0].path, user);
-    }
-    return *out ? AGT_OK : agti_oom();
-}
-
 /* openat2 for the folders and O_NOFOLLOW for the last component; 1 when the
  * path needs the walk (a symlink, a missing folder, any error). */
 static int fast(walk *w, const char *rest, int oflags)
@@ -774,7 +752,7 @@ int agti_fs_locate(agti_fsroot *r, const char *user_path, unsigned how, int ofla
     w.how = how;
     w.out = out;
     char *abs = NULL, *norm = NULL;
-    int rc = absolute(r, user_path, &abs);
+    int rc = agti_path_absolute(r->b[0].path, r->home, user_path, &abs);
     if (rc != AGT_OK)
         goto out;
     if ((norm = agti_path_normalize(abs)) == NULL) {

@@ -163,6 +163,15 @@ const char *agti_sensitive_pattern(const agti_sensitive *pol, size_t i);
  * loop), AGT_ENOMEM. */
 int agti_path_resolve(const char *root, const char *const *allowed, size_t nallowed,
                       const char *home, const char *user_path, char **out_abs, char **out_rel);
+/* A path argument of a tool made absolute, the one place where its forms
+ * are told apart: a file URI (file:///p, file://localhost/p, file:/p; the
+ * scheme and "localhost" in any case) names p, percent-decoded; "~" and
+ * "~/x" use home (NULL: $HOME); an absolute path stays; a relative one is
+ * joined to base. Not normalised. *out malloc'd.
+ * AGT_EINVAL (a URI naming another host or no path, with a query or a
+ * fragment, a bad or %00 escape; "~user"; home unknown: the message says
+ * why), AGT_ENOMEM. */
+int agti_path_absolute(const char *base, const char *home, const char *user_path, char **out);
 /* Lexical normalisation of an absolute or relative path: drops "." and
  * empty components, applies ".." (never above "/" for absolute paths; kept
  * as leading ".." for relative ones). Malloc'd; "." for an empty result. */

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -227,10 +228,83 @@ int agti_path_real(const char *abs, char **out)
     return rc;
 }
 
-/* Expands "~" / "~/x" and makes user_path absolute against root. */
-static int absolute_path(const char *root, const char *home, const char *user_path, char **out)
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* "file:" followed by "/" (any case of the scheme): the forms of RFC 8089
+ * that name a local absolute path. "file:notes" stays a relative name. */
+static bool is_file_uri(const char *p)
+{
+    return strncasecmp(p, "file:", 5) == 0 && p[5] == '/';
+}
+
+/* The absolute path a file URI names, percent-decoded: file:///p,
+ * file://localhost/p and file:/p. Another host, a query, a fragment, a bad
+ * or NUL escape are refused with the reason. */
+static int from_file_uri(const char *uri, char **out)
 {
     *out = NULL;
+    const char *p = uri + 5;
+    if (p[1] == '/') {
+        const char *host = p + 2, *slash = strchr(host, '/');
+        size_t hl = slash ? (size_t)(slash - host) : strlen(host);
+        if (hl != 0 && !(hl == 9 && strncasecmp(host, "localhost", 9) == 0))
+            return agti_error(AGT_EINVAL,
+                              "the file URI names the host '%.*s'; only files on this machine "
+                              "can be used (file:///absolute/path or "
+                              "file://localhost/absolute/path), or give the path itself",
+                              (int)hl, host);
+        if (slash == NULL)
+            return agti_error(AGT_EINVAL,
+                              "the file URI names no path; give it as file:///absolute/path "
+                              "or give the path itself");
+        p = slash;
+    }
+    if (strpbrk(p, "?#") != NULL)
+        return agti_error(AGT_EINVAL,
+                          "a file URI with a query (?) or a fragment (#) does not name a "
+                          "file; write '?' as %%3F and '#' as %%23, or give the path itself");
+    char *d = malloc(strlen(p) + 1);
+    if (d == NULL)
+        return agti_oom();
+    size_t n = 0;
+    for (; *p; p++) {
+        if (*p != '%') {
+            d[n++] = *p;
+            continue;
+        }
+        int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+        if (hi < 0 || lo < 0) {
+            free(d);
+            return agti_error(AGT_EINVAL,
+                              "'%%' in a file URI must be followed by two hex digits (%%25 "
+                              "for a literal '%%')");
+        }
+        if (hi == 0 && lo == 0) {
+            free(d);
+            return agti_error(AGT_EINVAL, "%%00 (a NUL byte) cannot be part of a file name");
+        }
+        d[n++] = (char)(hi * 16 + lo);
+        p += 2;
+    }
+    d[n] = '\0';
+    *out = d;
+    return AGT_OK;
+}
+
+int agti_path_absolute(const char *base, const char *home, const char *user_path, char **out)
+{
+    *out = NULL;
+    if (is_file_uri(user_path))
+        return from_file_uri(user_path, out);
     if (user_path[0] == '~') {
         if (user_path[1] != '\0' && user_path[1] != '/')
             return agti_error(AGT_EINVAL,
@@ -245,7 +319,7 @@ static int absolute_path(const char *root, const char *home, const char *user_pa
     } else if (user_path[0] == '/') {
         *out = agti_strdup(user_path);
     } else {
-        *out = agti_aprintf("%s/%s", root, user_path);
+        *out = agti_aprintf("%s/%s", base, user_path);
     }
     return *out ? AGT_OK : agti_oom();
 }
@@ -273,7 +347,7 @@ int agti_path_resolve(const char *root, const char *const *allowed, size_t nallo
         rc = agti_error(AGT_ENOTFOUND, "the workspace root %s is not an existing directory", root);
         goto out;
     }
-    if ((rc = absolute_path(root_real, home, user_path, &abs)) != AGT_OK)
+    if ((rc = agti_path_absolute(root_real, home, user_path, &abs)) != AGT_OK)
         goto out;
     if ((norm = agti_path_normalize(abs)) == NULL) {
         rc = AGT_ENOMEM;

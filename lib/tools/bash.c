@@ -21,8 +21,13 @@
 #include "session/session_internal.h"
 #include "tools_internal.h"
 
-#define FG_TIMEOUT_DEFAULT_S 60
-#define BG_TIMEOUT_DEFAULT_S 600
+/* Bash's timeout argument is in milliseconds, as in the reference agents:
+ * 60 s by default in the foreground and at most 5 minutes there; 10 minutes
+ * by default in the background, where an explicit one may go up to a day
+ * (the schema's maximum). */
+#define FG_TIMEOUT_DEFAULT_MS 60000
+#define FG_TIMEOUT_MAX_MS 300000
+#define BG_TIMEOUT_DEFAULT_MS 600000
 /* MAX_ARG_STRLEN on Linux: the longest exec argument, its NUL included */
 #define BASH_MAX_COMMAND 131072u
 /* Bytes of the log shown when a foreground command ran through the task
@@ -71,8 +76,17 @@ static int resolve_cwd(agt_call *call, agt_session *s, const char *arg, char **o
     return AGT_OK;
 }
 
+/* A time limit as the model gave it: whole seconds as "N s", else "N ms". */
+static void put_limit(agti_buf *b, int64_t ms)
+{
+    if (ms % 1000 == 0)
+        agti_buf_printf(b, "%lld s", (long long)(ms / 1000));
+    else
+        agti_buf_printf(b, "%lld ms", (long long)ms);
+}
+
 static void put_outcome(agti_buf *b, agti_proc_state st, int code, int sig, const char *reason,
-                        int64_t timeout_s)
+                        int64_t timeout_ms)
 {
     switch (st) {
     case AGTI_PROC_COMPLETED:
@@ -93,11 +107,10 @@ static void put_outcome(agti_buf *b, agti_proc_state st, int code, int sig, cons
         }
         break;
     case AGTI_PROC_TIMED_OUT:
-        agti_buf_printf(b,
-                        "Command timed out after %lld s: its process group was sent SIGTERM, "
-                        "then SIGKILL after the grace period. Use a longer timeout, or "
-                        "run_in_background for long commands.",
-                        (long long)timeout_s);
+        agti_buf_puts(b, "Command timed out after ");
+        put_limit(b, timeout_ms);
+        agti_buf_puts(b, ": its process group was sent SIGTERM, then SIGKILL after the grace "
+                         "period. Use a longer timeout, or run_in_background for long commands.");
         break;
     case AGTI_PROC_KILLED:
         agti_buf_printf(b, "Command was stopped: %s.", reason ? reason : "killed");
@@ -204,7 +217,7 @@ static void sandbox_note(agti_buf *b, agt_session *s, const bash_sb *sb, const c
 }
 
 static int run_foreground(agt_call *call, agt_session *s, const char *command, const char *cwd,
-                          int64_t timeout_s, bash_sb *sbx)
+                          int64_t timeout_ms, bash_sb *sbx)
 {
     const char *dir;
     int rc = agti_session_log_dir(s, &dir);
@@ -221,7 +234,7 @@ static int run_foreground(agt_call *call, agt_session *s, const char *command, c
     o.shell = shell_path();
     o.cwd = cwd;
     o.log_path = log;
-    o.timeout_ms = timeout_s * 1000;
+    o.timeout_ms = timeout_ms;
     sb_opts(sbx, &o);
     agti_proc *p = NULL;
     rc = agti_proc_run_to_completion(&p, command, &o);
@@ -247,7 +260,7 @@ static int run_foreground(agt_call *call, agt_session *s, const char *command, c
             agti_buf_putc(&b, '\n');
     }
     put_outcome(&b, st, agti_proc_exit_code(p), agti_proc_signal(p), agti_proc_reason(p),
-                timeout_s);
+                timeout_ms);
     if (st == AGTI_PROC_FAILED)
         sandbox_note(&b, s, sbx, out, len);
     /* The log is only worth keeping when the result points to it: the output
@@ -271,7 +284,7 @@ static int run_foreground(agt_call *call, agt_session *s, const char *command, c
     return agti_tool_finish(call, &b, j, st != AGTI_PROC_COMPLETED);
 }
 
-static int started_text(agt_call *call, agti_tasks *m, const char *id, int64_t limit_s,
+static int started_text(agt_call *call, agti_tasks *m, const char *id, int64_t limit_ms,
                         const char *lead)
 {
     agti_task_info info;
@@ -280,9 +293,11 @@ static int started_text(agt_call *call, agti_tasks *m, const char *id, int64_t l
     agti_buf b = AGTI_BUF_INIT;
     agti_buf_printf(&b, "%s task %s (pid %ld): %s\nStatus: %s\nLog: %s\n", lead, id, (long)info.pid,
                     info.description, agti_proc_state_name(info.state), info.log_path);
-    if (limit_s > 0)
-        agti_buf_printf(&b, "Time limit: %lld s from its start.\n", (long long)limit_s);
-    else
+    if (limit_ms > 0) {
+        agti_buf_puts(&b, "Time limit: ");
+        put_limit(&b, limit_ms);
+        agti_buf_puts(&b, " from its start.\n");
+    } else
         agti_buf_puts(&b, "Time limit: none (stop it with TaskStop).\n");
     agti_buf_puts(&b, "You will be notified when it ends; TaskOutput shows its output so far, "
                       "TaskStop ends it.");
@@ -293,7 +308,7 @@ static int started_text(agt_call *call, agti_tasks *m, const char *id, int64_t l
 }
 
 static int run_background(agt_call *call, agt_session *s, const char *command, const char *cwd,
-                          const char *desc, int64_t limit_s, bash_sb *sbx)
+                          const char *desc, int64_t limit_ms, bash_sb *sbx)
 {
     agti_tasks *m;
     int rc = agti_session_tasks(s, &m);
@@ -303,7 +318,7 @@ static int run_background(agt_call *call, agt_session *s, const char *command, c
     agti_proc_opts_init(&o);
     o.shell = shell_path();
     o.cwd = cwd;
-    o.timeout_ms = limit_s * 1000;
+    o.timeout_ms = limit_ms;
     sb_opts(sbx, &o);
     char id[16];
     rc = agti_tasks_start(m, command, desc, &o, id);
@@ -315,13 +330,13 @@ static int run_background(agt_call *call, agt_session *s, const char *command, c
             agt_error_message());
     if (rc != AGT_OK)
         return rc;
-    return started_text(call, m, id, limit_s, "Started background");
+    return started_text(call, m, id, limit_ms, "Started background");
 }
 
 /* Foreground run through the task manager, so that a command still running
  * at its timeout can stay alive as a background task. */
 static int run_movable(agt_call *call, agt_session *s, const char *command, const char *cwd,
-                       int64_t timeout_s, bool *fallback, bash_sb *sbx)
+                       int64_t timeout_ms, bool *fallback, bash_sb *sbx)
 {
     *fallback = false;
     agti_tasks *m;
@@ -332,7 +347,7 @@ static int run_movable(agt_call *call, agt_session *s, const char *command, cons
     agti_proc_opts_init(&o);
     o.shell = shell_path();
     o.cwd = cwd;
-    o.timeout_ms = BG_TIMEOUT_DEFAULT_S * 1000;
+    o.timeout_ms = BG_TIMEOUT_DEFAULT_MS;
     sb_opts(sbx, &o);
     char id[16];
     rc = agti_tasks_start(m, command, command, &o, id);
@@ -342,9 +357,9 @@ static int run_movable(agt_call *call, agt_session *s, const char *command, cons
     }
     if (rc != AGT_OK)
         return rc;
-    rc = agti_tasks_wait(m, id, timeout_s * 1000);
+    rc = agti_tasks_wait(m, id, timeout_ms);
     if (rc == AGT_ETIMEOUT)
-        return started_text(call, m, id, BG_TIMEOUT_DEFAULT_S,
+        return started_text(call, m, id, BG_TIMEOUT_DEFAULT_MS,
                             "The command is still running at its timeout; it moved to the "
                             "background as");
     if (rc != AGT_OK)
@@ -368,7 +383,7 @@ static int run_movable(agt_call *call, agt_session *s, const char *command, cons
     agti_buf_put(&b, tail, len);
     if (len > 0 && tail[len - 1] != '\n')
         agti_buf_putc(&b, '\n');
-    put_outcome(&b, info.state, info.exit_code, info.signal, info.reason, timeout_s);
+    put_outcome(&b, info.state, info.exit_code, info.signal, info.reason, timeout_ms);
     if (info.state == AGTI_PROC_FAILED)
         sandbox_note(&b, s, sbx, tail, len);
     free(tail);
@@ -404,6 +419,13 @@ int agti_tool_bash(agt_call *call, void *payload)
         return agti_tool_fail(call, AGT_OK,
                               "A background command needs a description: a few words saying what "
                               "it does, shown in TaskList.");
+    int64_t t = json_is_integer(tv) ? (int64_t)json_integer_value(tv) : 0;
+    if (!background && t > FG_TIMEOUT_MAX_MS)
+        return agti_tool_fail(call, AGT_OK,
+                              "timeout %lld ms is over the foreground maximum of %d ms (5 "
+                              "minutes); the timeout is in milliseconds. For a longer command "
+                              "use run_in_background true (up to 86400000 ms, a day).",
+                              (long long)t, FG_TIMEOUT_MAX_MS);
     char *cwd = NULL;
     int rc = resolve_cwd(call, s, cwd_arg, &cwd);
     if (rc != AGT_OK)
@@ -424,12 +446,11 @@ int agti_tool_bash(agt_call *call, void *payload)
         free(cwd);
         return rc;
     }
-    int64_t t = json_is_integer(tv) ? (int64_t)json_integer_value(tv) : 0;
     if (background) {
         rc = run_background(call, s, command, cwd, desc,
-                            no_limit ? 0 : (t > 0 ? t : BG_TIMEOUT_DEFAULT_S), &sbx);
+                            no_limit ? 0 : (t > 0 ? t : BG_TIMEOUT_DEFAULT_MS), &sbx);
     } else {
-        int64_t limit = t > 0 ? t : FG_TIMEOUT_DEFAULT_S;
+        int64_t limit = t > 0 ? t : FG_TIMEOUT_DEFAULT_MS;
         bool fallback = true;
         struct agti_session_bg *bg = agti_session_bg(s);
         if (bg == NULL)

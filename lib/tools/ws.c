@@ -92,13 +92,16 @@ int agti_ws_missing(agt_call *call, const agti_ws_path *p, const char *hint)
     return rc;
 }
 
-/* The lexical absolute form of a path argument (NULL for "~..."). */
+/* The lexical absolute form of a path argument (a file URI decoded), NULL
+ * for "~..." and for a path the fs engine refuses (it says why later). */
 static char *lexical(const agt_session *s, const char *path)
 {
     if (path[0] == '~')
         return NULL;
-    char *a = path[0] == '/' ? agti_strdup(path) : agti_aprintf("%s/%s", s->root, path);
-    char *n = a ? agti_path_normalize(a) : NULL;
+    char *a = NULL;
+    if (agti_path_absolute(s->root, NULL, path, &a) != AGT_OK)
+        return NULL;
+    char *n = agti_path_normalize(a);
     free(a);
     return n;
 }

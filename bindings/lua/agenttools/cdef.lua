@@ -51,6 +51,7 @@ int agt_agent_messages(const agt_agent *a, char **out_json);
 int agt_agent_save(const agt_agent *a, char **out_json);
 int agt_agent_restore(agt_agent *a, const char *json, size_t len);
 int agt_agent_enable_subagents(agt_agent *a);
+int agt_agent_add_subagent_profile(agt_agent *a, const char *name, const char *description, const char *tools_json, const char *system_prompt_addition);
 int agt_agent_set_swarm_concurrency(agt_agent *a, int max);
 int agt_agent_set_parallel_tools(agt_agent *a, int max);
 int agt_agent_set_subagent_timeout(agt_agent *a, int64_t ms);

@@ -1317,8 +1317,23 @@ function Agent:enable_subagents()
   st.sub_agent[1] = self
 end
 
--- How many sub-agents one AgentSwarm call runs at once: 1..64 threads
--- (default 4); AGT_EINVAL outside.
+-- Adds (or replaces) a sub-agent profile for subagent_type: tools is a list
+-- of tool names (nil: every tool), addition text for the sub-agent's system
+-- prompt (nil: none). Built in: coder, explore, plan. AGT_EINVAL for a bad
+-- name (1..64 of a-z 0-9 _ -), an empty description or a bad tools list.
+function Agent:add_subagent_profile(name, description, tools, addition)
+  local tj = nil
+  if type(tools) == "table" then
+    tj = next(tools) == nil and "[]" or json.encode(tools)
+  elseif tools ~= nil then
+    tj = tools
+  end
+  check(C.agt_agent_add_subagent_profile(handle(self), name, description, tj, addition))
+end
+
+-- Caps how many sub-agents one AgentSwarm call runs at once: the
+-- concurrency ramps up (5 at once, then one more every 700 ms) to this cap;
+-- 0 (default) = no cap, 1 = one after the other, at most 128; AGT_EINVAL outside.
 function Agent:set_swarm_concurrency(max)
   check(C.agt_agent_set_swarm_concurrency(handle(self),
     int_arg("Agent:set_swarm_concurrency: max", max, false)))

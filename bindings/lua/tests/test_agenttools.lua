@@ -252,8 +252,15 @@ if has_sub then
   local ss = agt.Session(sreg, root)
   local m = replay_model({ { content = "x" } })
   local ag = agt.Agent(ss, m)
-  for _, st in ipairs({ { "set_swarm_concurrency", "agt_agent_set_swarm_concurrency" },
-                        { "set_parallel_tools", "agt_agent_set_parallel_tools" } }) do
+  -- the swarm's cap: 0 = no cap (the reference's ramp), up to 128
+  for _, bad in ipairs({ -1, 129, 2 ^ 32 + 4, -(2 ^ 40) }) do
+    check(raises_msg(function() ag:set_swarm_concurrency(bad) end, agt.AGT_EINVAL,
+                     "agt_agent_set_swarm_concurrency: max not in 0..128 (0: no cap)"),
+          "set_swarm_concurrency(" .. string.format("%.0f", bad) .. ") raises AGT_EINVAL")
+  end
+  check(pcall(function() ag:set_swarm_concurrency(0) ag:set_swarm_concurrency(128) ag:set_swarm_concurrency(4) end),
+        "set_swarm_concurrency accepts 0, 128, 4")
+  for _, st in ipairs({ { "set_parallel_tools", "agt_agent_set_parallel_tools" } }) do
     local meth, cname = st[1], st[2]
     -- 2^32 + 4 would wrap to 4 in a C int: refused, not taken as 4
     for _, bad in ipairs({ 0, -1, 65, 2 ^ 32 + 4, -(2 ^ 40) }) do
@@ -265,6 +272,23 @@ if has_sub then
     check(raises_msg(function() ag[meth](ag, 2.5) end, agt.AGT_EINVAL,
                      "Agent:" .. meth .. ": max must be an integer, got 2.5"), meth .. "(2.5) raises")
   end
+  ag:enable_subagents()
+  check(pcall(function()
+    ag:add_subagent_profile("docs", "writes the docs", { "Read", "Write" }, "Only Markdown.")
+    ag:add_subagent_profile("all", "every tool")
+    ag:add_subagent_profile("none", "no tools", {})
+  end), "add_subagent_profile accepts a list, nil and an empty list")
+  check(raises_msg(function() ag:add_subagent_profile("Bad", "x") end, agt.AGT_EINVAL,
+                   "agt_agent_add_subagent_profile: 'Bad': name may only hold a-z, 0-9, '_' and '-'"),
+        "add_subagent_profile with a bad name raises")
+  ss:set_mode(agt.AGT_MODE_YOLO)
+  local pr = ss:dispatch("Agent", { prompt = "p", description = "d", subagent_type = "nope" })
+  check(pr.is_error and pr.text == "Agent: unknown subagent_type 'nope'. The available ones: "
+        .. "coder (writes and changes code, runs commands: every tool), explore (reads and searches "
+        .. "the workspace and the web, changes nothing), plan (reads and searches, keeps a todo list, "
+        .. "and writes an implementation plan; changes nothing), docs (writes the docs), all (every "
+        .. "tool), none (no tools). Omit subagent_type for coder.",
+        "unknown subagent_type lists the host's profiles too")
   local neg = "agt_agent_set_subagent_timeout: negative limit"
   local over = "agt_agent_set_subagent_timeout: limit over 30 days (2592000000 ms); 0 means no limit"
   for _, c2 in ipairs({ { -1, neg }, { -(2 ^ 70), neg }, { 2592000001, over }, { 2 ^ 64 + 4096, over },

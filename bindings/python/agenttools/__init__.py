@@ -1351,10 +1351,23 @@ class Agent(_Handle):
         frozen."""
         _check(lib.agt_agent_enable_subagents(self._handle()))
 
+    def add_subagent_profile(self, name, description, tools=None, system_prompt_addition=None):
+        """Adds (or replaces) a sub-agent profile that Agent's and
+        AgentSwarm's subagent_type can name: tools is a list of tool names
+        (None: every tool), system_prompt_addition text added to the
+        sub-agent's system prompt. Built in: coder, explore, plan. Raises
+        InvalidArgumentError for a bad name (1..64 of a-z 0-9 _ -), an empty
+        description or a bad tools list."""
+        tj = None if tools is None else _json.dumps(list(tools))
+        _check(lib.agt_agent_add_subagent_profile(self._handle(), _b(name), _b(description),
+                                                  _b(tj), _b(system_prompt_addition)))
+
     def set_swarm_concurrency(self, max_threads):
-        """How many sub-agents one AgentSwarm call runs at once: 1..64
-        threads (default 4; concurrently only with a frozen registry and an
-        HTTP model). Raises InvalidArgumentError outside 1..64."""
+        """Caps how many sub-agents one AgentSwarm call runs at once: the
+        concurrency ramps up (5 at once, then one more every 700 ms) to this
+        cap; 0 (the default) = no cap, 1 = one after the other, at most 128
+        (concurrently only with a frozen registry and an HTTP model). Raises
+        InvalidArgumentError outside 0..128."""
         _check(lib.agt_agent_set_swarm_concurrency(self._handle(), _clamp(max_threads, _INT)))
 
     def set_parallel_tools(self, max_calls):

@@ -565,10 +565,41 @@ class TestSubagents(Base):
         self.assertEqual(cm.exception.code, code)
         self.assertEqual(cm.exception.message, message)
 
+    def test_add_subagent_profile(self):
+        with self.replay({"content": "x"}) as m, agt.Agent(self.s, m) as a:
+            a.enable_subagents()
+            self.assertIsNone(a.add_subagent_profile("docs", "writes the docs", ["Read", "Write"],
+                                                     "Only Markdown."))
+            self.assertIsNone(a.add_subagent_profile("all", "every tool"))
+            self.assertIsNone(a.add_subagent_profile("none", "no tools", []))
+            self.assertRaisesAgt(agt.InvalidArgumentError, agt.AGT_EINVAL,
+                                 "agt_agent_add_subagent_profile: 'Bad': name may only hold "
+                                 "a-z, 0-9, '_' and '-'", a.add_subagent_profile, "Bad", "x")
+            self.assertRaisesAgt(agt.InvalidArgumentError, agt.AGT_EINVAL,
+                                 "agt_agent_add_subagent_profile: tools_json must be a JSON "
+                                 "array of tool names (non-empty strings), or NULL for every "
+                                 "tool", a.add_subagent_profile, "x", "x", ["Read", ""])
+            self.s.mode = agt.AGT_MODE_YOLO
+            r = self.s.dispatch("Agent", {"prompt": "p", "description": "d",
+                                          "subagent_type": "nope"})
+            self.assertTrue(r.is_error)
+            self.assertEqual(r.text, "Agent: unknown subagent_type 'nope'. The available ones: "
+                             "coder (writes and changes code, runs commands: every tool), "
+                             "explore (reads and searches the workspace and the web, changes "
+                             "nothing), plan (reads and searches, keeps a todo list, and writes "
+                             "an implementation plan; changes nothing), docs (writes the docs), "
+                             "all (every tool), none (no tools). Omit subagent_type for coder.")
+
     def test_setter_ranges(self):
         with self.replay({"content": "x"}) as m, agt.Agent(self.s, m) as a:
-            for setter, name in ((a.set_swarm_concurrency, "agt_agent_set_swarm_concurrency"),
-                                 (a.set_parallel_tools, "agt_agent_set_parallel_tools")):
+            # the swarm's cap: 0 = no cap (the reference's ramp), up to 128
+            for bad in (-1, 129, 2 ** 32 + 4, -(2 ** 40)):
+                self.assertRaisesAgt(agt.InvalidArgumentError, agt.AGT_EINVAL,
+                                     "agt_agent_set_swarm_concurrency: max not in 0..128 (0: no "
+                                     "cap)", a.set_swarm_concurrency, bad)
+            for good in (0, 1, 128, 4):
+                self.assertIsNone(a.set_swarm_concurrency(good))
+            for setter, name in ((a.set_parallel_tools, "agt_agent_set_parallel_tools"),):
                 for bad in (0, -1, 65, 2 ** 32 + 4, -(2 ** 40)):
                     # 2**32 + 4 would wrap to 4 in a C int: refused, not taken as 4
                     self.assertRaisesAgt(agt.InvalidArgumentError, agt.AGT_EINVAL,

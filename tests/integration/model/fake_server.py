@@ -25,6 +25,7 @@ COUNTS = {}
 LAST = {}
 INFLIGHT = {}
 MAX_INFLIGHT = {}
+RAMP = threading.Condition(threading.Lock())
 
 
 def chunk(obj):
@@ -383,6 +384,37 @@ class Handler(http.server.BaseHTTPRequestHandler):
                  "function": {"name": "AgentSwarm", "arguments": args}}]}),
                 oa({}, finish="tool_calls"), "data: [DONE]\n\n"])
 
+    def ramp(self, scen, body):
+        """AgentSwarm's concurrency without timing: "ramp-N-K" makes the
+        parent call AgentSwarm with K items; each sub-agent request is held
+        until N sub-agent requests have been open at once (the peak, kept as
+        max_inflight), or 20 s have passed (it then answers "TIMEOUT", which
+        fails the test instead of hanging it)."""
+        msgs = (body or {}).get("messages", [])
+        system = " ".join(m.get("content") or "" for m in msgs if m.get("role") == "system")
+        want, k = (int(x) for x in scen.split("-")[1:3])
+        if "You are a sub-agent" in system:
+            with RAMP:
+                INFLIGHT[scen] = INFLIGHT.get(scen, 0) + 1
+                MAX_INFLIGHT[scen] = max(MAX_INFLIGHT.get(scen, 0), INFLIGHT[scen])
+                RAMP.notify_all()
+                reached = RAMP.wait_for(lambda: MAX_INFLIGHT[scen] >= want, timeout=20)
+                INFLIGHT[scen] -= 1
+            last_user = [m for m in msgs if m.get("role") == "user"][-1]["content"]
+            text = ("done: " + last_user) if reached else "TIMEOUT"
+            self.stream([oa({"role": "assistant", "content": text}),
+                         oa({}, finish="stop"), "data: [DONE]\n\n"])
+        elif any(m.get("role") == "tool" for m in msgs):
+            self.stream([oa({"role": "assistant", "content": "parent done"}),
+                         oa({}, finish="stop"), "data: [DONE]\n\n"])
+        else:
+            items = ["i%d" % i for i in range(k)]
+            args = json.dumps({"prompt_template": "check {{item}}", "items": items})
+            self.stream([oa({"role": "assistant", "content": None, "tool_calls": [
+                {"index": 0, "id": "sw1", "type": "function",
+                 "function": {"name": "AgentSwarm", "arguments": args}}]}),
+                oa({}, finish="tool_calls"), "data: [DONE]\n\n"])
+
     def bgagent(self, scen, body):
         """Background sub-agents: a sub-agent (its system prompt says so)
         answers "answer N: <last user message>" (N = user messages so far, so
@@ -567,6 +599,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.stream(agent_turns(n))
         elif kind == "swarm":
             self.swarm(scen, body)
+        elif kind == "ramp":
+            self.ramp(scen, body)
         elif kind == "bgagent":
             self.bgagent(scen, body)
         else:

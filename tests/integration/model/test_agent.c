@@ -493,7 +493,13 @@ static void test_swarm(void)
     agt_agent_add_user_message(fx.a, "check all");
     T_EQ_INT(agt_agent_enable_subagents(fx.a), AGT_OK, "swarm: enabled");
     T_EQ_INT(agt_agent_set_swarm_concurrency(fx.a, 2), AGT_OK, "swarm: 2 at once");
-    T_EQ_INT(agt_agent_set_swarm_concurrency(fx.a, 0), AGT_EINVAL, "swarm: 0 workers: EINVAL");
+    /* 0 is no cap now (the reference's default), no longer an error */
+    T_EQ_INT(agt_agent_set_swarm_concurrency(fx.a, -1), AGT_EINVAL, "swarm: -1: EINVAL");
+    T_EQ_INT(agt_agent_set_swarm_concurrency(fx.a, 129), AGT_EINVAL, "swarm: 129: EINVAL");
+    T_EQ_STR(agt_error_message(), "agt_agent_set_swarm_concurrency: max not in 0..128 (0: no cap)",
+             "swarm: range message");
+    T_EQ_INT(agt_agent_set_swarm_concurrency(fx.a, 0), AGT_OK, "swarm: 0 (no cap) accepted");
+    T_EQ_INT(agt_agent_set_swarm_concurrency(fx.a, 2), AGT_OK, "swarm: back to 2 at once");
     agt_registry_freeze(fx.reg);
     agt_session_set_mode(fx.s, AGT_MODE_AUTO);
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "swarm (HTTP, frozen registry): ok");
@@ -529,6 +535,87 @@ static void test_swarm(void)
              "## agent-2 \xe2\x80\x94 y: finished after 1 model call\nry",
              "swarm (replay): sequential report");
     json_decref(msgs);
+    teardown(&fx);
+}
+
+/* AgentSwarm's concurrency ramps (5 at once, then one more every 700 ms)
+ * up to an optional cap, instead of a fixed pool of 4. Shown without timing:
+ * scenario ramp-N-K holds every sub-agent request until N are open at once
+ * and reports the peak (a request that waits 20 s answers "TIMEOUT"). */
+static void ramp_case(const char *scen, int cap, int want_peak, size_t items)
+{
+    fixture fx;
+    setup(&fx, NULL);
+    fx_http_model(&fx.m, &srv, scen);
+    agt_agent_new(&fx.a, fx.s, fx.m);
+    agt_agent_add_user_message(fx.a, "check all");
+    agt_agent_enable_subagents(fx.a);
+    if (cap >= 0)
+        agt_agent_set_swarm_concurrency(fx.a, cap);
+    agt_registry_freeze(fx.reg);
+    agt_session_set_mode(fx.s, AGT_MODE_YOLO);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "%s: ok", scen);
+    json_t *msgs = fx_messages(fx.a);
+    const char *rep = msg_field(msgs, 2, "content");
+    char head[128];
+    snprintf(head, sizeof head, "AgentSwarm: %zu sub-agents, %zu finished, 0 did not.", items,
+             items);
+    T_CHECK(strncmp(rep, head, strlen(head)) == 0 && strstr(rep, "TIMEOUT") == NULL,
+            "%s: every sub-agent finished without waiting out the barrier", scen);
+    json_decref(msgs);
+    char *last = fake_server_last(&srv, scen);
+    json_t *req = json_loads(last, 0, NULL);
+    free(last);
+    T_EQ_INT(json_integer_value(json_object_get(req, "max_inflight")), want_peak,
+             "%s: peak of concurrent sub-agents", scen);
+    json_decref(req);
+    teardown(&fx);
+}
+
+static void test_swarm_ramp(void)
+{
+    /* the default, no cap: 7 items all run at once (the ramp adds the 6th
+     * and 7th while the first 5 wait); a pool of 4 never got there */
+    ramp_case("ramp-7-7", -1, 7, 7);
+    /* a cap of 6: more than the 5 that start at once, never 7 */
+    ramp_case("ramp-6-7", 6, 6, 7);
+    /* a cap of 3 below the ramp's start */
+    ramp_case("ramp-3-5", 3, 3, 5);
+}
+
+/* With resume_agent_ids one new item is enough; without, 2 are needed
+ * (the schema required 2 items in every case). */
+static void test_swarm_one_item(void)
+{
+    fixture fx;
+    const char *lines[] = {"{\"content\":\"first\"}", "{\"content\":\"again\"}",
+                           "{\"content\":\"new one\"}", NULL};
+    setup(&fx, lines);
+    agt_agent_enable_subagents(fx.a);
+    agt_session_set_mode(fx.s, AGT_MODE_YOLO);
+    int err = 0;
+    char *t = fx_call_text(fx.s, "AgentSwarm",
+                           "{\"prompt_template\":\"do {{item}}\",\"items\":[\"x\"]}", &err);
+    T_EQ_STR(t,
+             "AgentSwarm needs at least 2 items when it resumes no sub-agent; for a single task "
+             "call Agent, or add resume_agent_ids to continue existing sub-agents along with "
+             "this item.",
+             "one item without resume_agent_ids is refused");
+    T_EQ_INT(err, 1, "one item alone: an error result");
+    free(t);
+    t = fx_call_text(fx.s, "Agent", "{\"prompt\":\"p\",\"description\":\"d\"}", &err);
+    free(t);
+    t = fx_call_text(fx.s, "AgentSwarm",
+                     "{\"prompt_template\":\"do {{item}}\",\"items\":[\"y\"],"
+                     "\"resume_agent_ids\":[\"agent-1\"]}",
+                     &err);
+    T_EQ_STR(t,
+             "AgentSwarm: 2 sub-agents, 2 finished, 0 did not (run one after the other).\n\n"
+             "## agent-2 \xe2\x80\x94 y: finished after 1 model call\nagain\n\n"
+             "## agent-1: finished after 1 model call\nnew one",
+             "one new item with a resumed sub-agent runs");
+    T_EQ_INT(err, 0, "one item with resume: not an error");
+    free(t);
     teardown(&fx);
 }
 
@@ -621,6 +708,8 @@ int main(int argc, char **argv)
     test_http();
     test_subagents();
     test_swarm();
+    test_swarm_ramp();
+    test_swarm_one_item();
     test_swarm_total();
     test_bad_input();
     return fx_end(&srv, root);

@@ -89,6 +89,42 @@ static void test_resolve(void)
     expect_ok("dangling_out", NULL, allowed, 2, r, r);
     expect_ok(q, NULL, allowed, 2, q, q);
 
+    /* File URIs name the absolute path (percent-decoded); they were taken
+     * as relative paths and made "file:" folders inside the root. */
+    tu_write(root, "sp ace/%x#.c", "z");
+    snprintf(p, sizeof p, "%s/src/a.c", root);
+    snprintf(q, sizeof q, "file://%s/src/a.c", root);
+    expect_ok(q, NULL, NULL, 0, p, "src/a.c");
+    snprintf(q, sizeof q, "file://localhost%s/src/a.c", root);
+    expect_ok(q, NULL, NULL, 0, p, "src/a.c");
+    snprintf(q, sizeof q, "FILE://LocalHost%s/src/a.c", root);
+    expect_ok(q, NULL, NULL, 0, p, "src/a.c");
+    snprintf(q, sizeof q, "file:%s/src/a.c", root);
+    expect_ok(q, NULL, NULL, 0, p, "src/a.c");
+    snprintf(p, sizeof p, "%s/sp ace/%%x#.c", root);
+    snprintf(q, sizeof q, "file://%s/sp%%20ace/%%25x%%23.c", root);
+    expect_ok(q, NULL, NULL, 0, p, "sp ace/%x#.c");
+    snprintf(p, sizeof p, "%s/file:notes", root);
+    expect_ok("file:notes", NULL, NULL, 0, p, "file:notes"); /* not a URI: a name */
+    snprintf(q, sizeof q, "file://%s/../x", root);
+    expect_err(q, NULL, AGT_EDENIED, "outside the workspace");
+    expect_err("file:///etc/passwd", NULL, AGT_EDENIED, "outside the workspace");
+    expect_err("file://host/x", NULL, AGT_EINVAL,
+               "the file URI names the host 'host'; only files on this machine can be used "
+               "(file:///absolute/path or file://localhost/absolute/path), or give the path "
+               "itself");
+    expect_err("file://localhost", NULL, AGT_EINVAL, "the file URI names no path");
+    snprintf(q, sizeof q, "file://%s/src/a.c#L3", root);
+    expect_err(q, NULL, AGT_EINVAL, "a query (?) or a fragment (#) does not name a file");
+    snprintf(q, sizeof q, "file://%s/src/a.c?x=1", root);
+    expect_err(q, NULL, AGT_EINVAL, "write '?' as %3F and '#' as %23");
+    snprintf(q, sizeof q, "file://%s/src/%%zz", root);
+    expect_err(q, NULL, AGT_EINVAL, "must be followed by two hex digits (%25 for a literal '%')");
+    snprintf(q, sizeof q, "file://%s/src/a%%00.c", root);
+    expect_err(q, NULL, AGT_EINVAL, "%00 (a NUL byte) cannot be part of a file name");
+    snprintf(q, sizeof q, "%s/file:", root);
+    T_CHECK(access(q, F_OK) != 0, "no 'file:' folder was made in the root");
+
     char *abs = NULL;
     T_EQ_INT(agti_path_resolve("/nonexistent-agt-root", NULL, 0, NULL, "x", &abs, NULL),
              AGT_ENOTFOUND, "missing root");

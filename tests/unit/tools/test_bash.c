@@ -200,14 +200,14 @@ static void test_foreground(void)
     agt_result_free(r);
     text_is(s, "{\"command\":\"echo a; echo b >&2; echo c; echo d >&2\"}",
             "a\nb\nc\nd\nCommand completed with exit code 0.", 0, "stdout and stderr merged");
-    /* with stdin open cat would wait for the 5 s timeout and be timed_out */
-    text_is(s, "{\"command\":\"cat; echo after\",\"timeout\":5}",
+    /* with stdin open cat would wait for the 5 s (5000 ms) timeout and be timed_out */
+    text_is(s, "{\"command\":\"cat; echo after\",\"timeout\":5000}",
             "after\nCommand completed with exit code 0.", 0, "stdin is closed");
     text_is(s, "{\"command\":\"printf 'a\\\\377b\\\\n'\"}",
             "a\xef\xbf\xbd"
             "b\nCommand completed with exit code 0.",
             0, "invalid UTF-8 replaced");
-    r = call(s, "Bash", "{\"command\":\"echo start; sleep 30\",\"timeout\":1}");
+    r = call(s, "Bash", "{\"command\":\"echo start; sleep 30\",\"timeout\":1000}");
     T_EQ_STR(agt_result_text(r),
              "start\nCommand timed out after 1 s: its process group was sent SIGTERM, then "
              "SIGKILL after the grace period. Use a longer timeout, or run_in_background for "
@@ -340,7 +340,7 @@ static void test_kill_and_caps(void)
     char mark[64], cmd[256];
     snprintf(mark, sizeof mark, "AGT_BASH_MARK=%d", (int)getpid());
     snprintf(cmd, sizeof cmd,
-             "{\"command\":\"trap '' TERM; %s sleep 100 & echo $!; wait\",\"timeout\":1}", mark);
+             "{\"command\":\"trap '' TERM; %s sleep 100 & echo $!; wait\",\"timeout\":1000}", mark);
     agt_result *r = call(s, "Bash", cmd);
     long pid = strtol(agt_result_text(r), NULL, 10);
     char *st = json_field(r, "status");
@@ -381,7 +381,7 @@ static void test_background(void)
 
     char *b = start_bg(s, "sleep 30", NULL);
     char *c = start_bg(s, "exit 3", NULL);
-    char *d = start_bg(s, "echo x; sleep 30", ",\"timeout\":1");
+    char *d = start_bg(s, "echo x; sleep 30", ",\"timeout\":1000");
 
     char args[256];
     r = call(s, "TaskList", "{}");
@@ -514,7 +514,7 @@ static void test_move_to_background(void)
     agt_session *s = new_session(0, 1);
     text_is(s, "{\"command\":\"echo quick\"}", "quick\nCommand completed with exit code 0.", 0,
             "movable foreground that ends in time");
-    agt_result *r = call(s, "Bash", "{\"command\":\"sleep 2; echo late\",\"timeout\":1}");
+    agt_result *r = call(s, "Bash", "{\"command\":\"sleep 2; echo late\",\"timeout\":1000}");
     T_CHECK(strncmp(agt_result_text(r),
                     "The command is still running at its timeout; it moved to the background as "
                     "task bash-",
@@ -588,6 +588,58 @@ static void test_save_restore(void)
     agt_session_free(a);
 }
 
+/* The timeout is in milliseconds, as the reference agents send it: a model
+ * that sent "timeout": 120000 got "must be at most 300" when it was taken in
+ * seconds, and a background task's explicit timeout was held to the
+ * foreground's 5 minutes although its own default is 10. */
+static void test_timeout_units(void)
+{
+    agt_session *s = new_session(0, 0);
+    text_is(s, "{\"command\":\"echo two minutes\",\"timeout\":120000}",
+            "two minutes\nCommand completed with exit code 0.", 0, "timeout 120000 ms accepted");
+    text_is(s, "{\"command\":\"echo five\",\"timeout\":300000}",
+            "five\nCommand completed with exit code 0.", 0, "timeout 300000 ms (the maximum)");
+    text_is(s, "{\"command\":\"echo never\",\"timeout\":300001}",
+            "timeout 300001 ms is over the foreground maximum of 300000 ms (5 minutes); the "
+            "timeout is in milliseconds. For a longer command use run_in_background true (up to "
+            "86400000 ms, a day).",
+            1, "foreground timeout over 5 minutes");
+    /* 1500 ms: not whole seconds, so the text gives milliseconds */
+    text_is(s, "{\"command\":\"sleep 30\",\"timeout\":1500}",
+            "(no output)\nCommand timed out after 1500 ms: its process group was sent SIGTERM, "
+            "then SIGKILL after the grace period. Use a longer timeout, or run_in_background for "
+            "long commands.",
+            1, "1500 ms timeout");
+
+    const char *bg = "{\"command\":\"sleep 30\",\"run_in_background\":true,"
+                     "\"description\":\"limit\"";
+    struct {
+        const char *extra, *line;
+    } cases[] = {
+        {"}", "\nTime limit: 600 s from its start.\n"},
+        {",\"timeout\":400000}", "\nTime limit: 400 s from its start.\n"},
+        {",\"timeout\":86400000}", "\nTime limit: 86400 s from its start.\n"},
+        {",\"timeout\":2500}", "\nTime limit: 2500 ms from its start.\n"},
+        {",\"disable_timeout\":true}", "\nTime limit: none (stop it with TaskStop).\n"},
+    };
+    char args[256];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(args, sizeof args, "%s%s", bg, cases[i].extra);
+        agt_result *r = call(s, "Bash", args);
+        T_CHECK(contains(agt_result_text(r), cases[i].line) && !agt_result_is_error(r),
+                "background %s: %s", cases[i].extra, flat(agt_result_text(r)));
+        agt_result_free(r);
+    }
+    /* a day is the most; the schema says so */
+    snprintf(args, sizeof args, "%s,\"timeout\":86400001}", bg);
+    agt_result *r = call(s, "Bash", args);
+    T_CHECK(contains(agt_result_text(r), "/timeout: must be at most 86400000") &&
+                agt_result_is_error(r),
+            "background timeout over a day: %s", flat(agt_result_text(r)));
+    agt_result_free(r);
+    agt_session_free(s);
+}
+
 static void test_many(void)
 {
     int before = count_fds();
@@ -629,6 +681,7 @@ int main(void)
     }
     snprintf(logs, sizeof logs, "%s/.logs", ws);
     test_foreground();
+    test_timeout_units();
     test_fg_logs();
     test_kill_and_caps();
     test_background();
