@@ -1,12 +1,17 @@
-/* Edit: exact, literal string replacement in an existing file. Nothing is
- * fuzzy: when old_string is not found, places that differ from it only in
- * white space or line endings are reported so the model can retry. */
+/* Edit: literal string replacement in an existing file. When old_string is
+ * not found byte for byte, the matching ladder of lib/patch (line endings,
+ * trailing white space, indentation, Unicode look-alikes) is tried one level
+ * at a time and used only when a level finds exactly one place; the result
+ * says which level applied. Strict sessions and replace_all match exactly
+ * only; places that differ only in white space are then reported. */
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dispatch/dispatch_internal.h"
 #include "fs/fs.h"
+#include "patch/patch.h"
+#include "session/fs_settings.h"
 #include "tools_internal.h"
 #include "ws.h"
 
@@ -157,6 +162,110 @@ typedef struct edit_args {
     bool all;
 } edit_args;
 
+static int not_found(agt_call *call, const agti_ws_path *p, const char *text, size_t len,
+                     const edit_args *a)
+{
+    int rc;
+    agti_buf b = AGTI_BUF_INIT;
+    agti_buf_printf(&b, "old_string was not found in %s. Nothing was changed.", p->rel);
+    agti_buf near = AGTI_BUF_INIT;
+    if (near_misses(&near, text, len, a->old, a->olen))
+        agti_buf_printf(&b,
+                        " Text that differs from old_string only in white space or line "
+                        "endings is%s: read those lines again and copy them exactly "
+                        "(indentation included, without the line-number prefix).",
+                        agti_buf_cstr(&near));
+    else
+        agti_buf_puts(&b, " The file may have changed: read it again and copy old_string "
+                          "exactly from the Read output (without the line-number prefix).");
+    agti_buf_free(&near);
+    rc = b.oom ? agti_oom() : agt_call_set_error(call, agti_buf_cstr(&b));
+    agti_buf_free(&b);
+    rc = rc == AGT_OK ? AGT_ENOTFOUND : rc;
+    return rc;
+}
+
+/* Phrases of the ladder's levels, for an ambiguous match. */
+static const char *const LEVEL_PHRASE[] = {"", "normalising line endings",
+                                           "ignoring trailing white space", "ignoring indentation",
+                                           "folding Unicode look-alikes"};
+
+/* Writes out_text over the file and sets the result (replaced count places,
+ * the first at byte first, the new text nlen bytes long; how: the ladder's
+ * note or NULL). Takes out_text. */
+static int write_result(agt_call *call, const agti_ws_path *p, char *out_text, size_t out_len,
+                        size_t count, size_t first, size_t nlen, const char *how)
+{
+    agti_write_info info;
+    int rc = agti_fs_write_at(p->loc.dirfd, p->loc.name, p->abs, out_text, out_len,
+                              agti_tool_write_flags(call), &info);
+    if (rc != AGT_OK && rc != AGT_ENOMEM)
+        rc = agti_tool_write_failed(call, rc, p->rel, info.kept);
+    if (rc == AGT_OK) {
+        agti_buf b = AGTI_BUF_INIT;
+        size_t line = agti_ws_line_of(out_text, first);
+        agti_buf_printf(&b, "Edited %s: replaced %zu occurrence%s", p->rel, count,
+                        count == 1 ? "" : "s");
+        if (count == 1)
+            agti_buf_printf(&b, " at line %zu", line);
+        if (how != NULL)
+            agti_buf_printf(&b, " (%s)", how);
+        agti_buf_puts(&b, ".");
+        if (count == 1) {
+            agti_buf_puts(&b, " The lines around it now read:");
+            snippet(&b, out_text, out_len, first, first + nlen);
+        }
+        agti_tool_link_note(&b, p, &info);
+        rc = agti_ws_finish(call, &b);
+    }
+    free(out_text);
+    return rc;
+}
+
+/* old_string is not in the file byte for byte: the ladder. */
+static int apply_ladder(agt_call *call, const agti_ws_path *p, const char *text, size_t len,
+                        const edit_args *a)
+{
+    agti_match m;
+    int rc = agti_match_find(text, len, a->old, a->olen, AGTI_MATCH_UNICODE, &m);
+    if (rc != AGT_OK)
+        return agti_oom();
+    if (m.count == 0)
+        return not_found(call, p, text, len, a);
+    if (m.count > 1) {
+        agti_buf b = AGTI_BUF_INIT;
+        agti_buf_printf(&b,
+                        "old_string was not found exactly in %s; after %s it matches %zu places "
+                        "(at lines",
+                        p->rel, LEVEL_PHRASE[m.level], m.count);
+        size_t shown = m.count < AGTI_MATCH_MAX_PLACES ? m.count : AGTI_MATCH_MAX_PLACES;
+        for (size_t i = 0; i < shown; i++)
+            agti_buf_printf(&b, "%s %zu", i ? "," : "", m.lines[i]);
+        if (m.count > shown)
+            agti_buf_printf(&b, " and %zu more", m.count - shown);
+        agti_buf_puts(&b, "). Nothing was changed. Read those lines again and copy old_string "
+                          "exactly, with enough surrounding lines to make it unique.");
+        rc = b.oom ? agti_oom() : agt_call_set_error(call, agti_buf_cstr(&b));
+        agti_buf_free(&b);
+        return rc == AGT_OK ? AGT_EAMBIGUOUS : rc;
+    }
+    size_t rlen;
+    char *rep = agti_match_adapt(text, len, &m, a->old, a->olen, a->nw, a->nlen, &rlen);
+    if (rep == NULL)
+        return agti_oom();
+    agti_buf o = AGTI_BUF_INIT;
+    agti_buf_put(&o, text, m.start);
+    agti_buf_put(&o, rep, rlen);
+    agti_buf_put(&o, text + m.end, len - m.end);
+    free(rep);
+    if (o.oom) {
+        agti_buf_free(&o);
+        return agti_oom();
+    }
+    size_t out_len = o.len;
+    return write_result(call, p, agti_buf_detach(&o), out_len, 1, m.start, rlen, m.why);
+}
+
 static int apply(agt_call *call, const agti_ws_path *p, char *text, size_t len, const edit_args *a)
 {
     int rc;
@@ -190,23 +299,13 @@ static int apply(agt_call *call, const agti_ws_path *p, char *text, size_t len, 
     }
     if (n == 0)
         n = count_occurrences(text, len, old, olen, &first, offs, MAX_PLACES);
+    if (n == 0 && !a->all &&
+        (agti_session_edit_options(agt_call_session(call)) & AGT_EDIT_STRICT) == 0) {
+        rc = apply_ladder(call, p, text, len, a);
+        goto out;
+    }
     if (n == 0) {
-        agti_buf b = AGTI_BUF_INIT;
-        agti_buf_printf(&b, "old_string was not found in %s. Nothing was changed.", p->rel);
-        agti_buf near = AGTI_BUF_INIT;
-        if (near_misses(&near, text, len, a->old, a->olen))
-            agti_buf_printf(&b,
-                            " Text that differs from old_string only in white space or line "
-                            "endings is%s: read those lines again and copy them exactly "
-                            "(indentation included, without the line-number prefix).",
-                            agti_buf_cstr(&near));
-        else
-            agti_buf_puts(&b, " The file may have changed: read it again and copy old_string "
-                              "exactly from the Read output (without the line-number prefix).");
-        agti_buf_free(&near);
-        rc = b.oom ? agti_oom() : agt_call_set_error(call, agti_buf_cstr(&b));
-        agti_buf_free(&b);
-        rc = rc == AGT_OK ? AGT_ENOTFOUND : rc;
+        rc = not_found(call, p, text, len, a);
         goto out;
     }
     if (n > 1 && !a->all) {
@@ -233,27 +332,7 @@ static int apply(agt_call *call, const agti_ws_path *p, char *text, size_t len, 
         rc = agti_oom();
         goto out;
     }
-    agti_write_info info;
-    rc = agti_fs_write_at(p->loc.dirfd, p->loc.name, p->abs, out_text, out_len,
-                          agti_tool_write_flags(call), &info);
-    if (rc != AGT_OK && rc != AGT_ENOMEM)
-        rc = agti_tool_write_failed(call, rc, p->rel, info.kept);
-    if (rc == AGT_OK) {
-        agti_buf b = AGTI_BUF_INIT;
-        size_t line = agti_ws_line_of(out_text, first);
-        agti_buf_printf(&b, "Edited %s: replaced %zu occurrence%s", p->rel, count,
-                        count == 1 ? "" : "s");
-        if (count == 1)
-            agti_buf_printf(&b, " at line %zu", line);
-        agti_buf_puts(&b, ".");
-        if (count == 1) {
-            agti_buf_puts(&b, " The lines around it now read:");
-            snippet(&b, out_text, out_len, first, first + nlen);
-        }
-        agti_tool_link_note(&b, p, &info);
-        rc = agti_ws_finish(call, &b);
-    }
-    free(out_text);
+    rc = write_result(call, p, out_text, out_len, count, first, nlen, NULL);
 out:
     free(old_c);
     free(new_c);

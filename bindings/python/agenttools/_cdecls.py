@@ -229,6 +229,7 @@ int agt_session_set_background_on_timeout(agt_session *s, int on);
 int agt_session_add_allowed_dir(agt_session *s, const char *dir);
 int agt_session_set_file_limit(agt_session *s, int which, int64_t value);
 int agt_session_set_hardlink_writes(agt_session *s, int mode);
+int agt_session_set_edit_options(agt_session *s, unsigned int flags);
 int agt_session_open_review(agt_session *s, const char *repo_path, int mode, const char *from, const char *to);
 int agt_session_set_changes(agt_session *s, agt_changes *c);
 agt_changes *agt_session_changes(const agt_session *s);
@@ -330,4 +331,5 @@ CONSTANTS = {
     'AGT_FILE_LIMIT_MEDIA_BYTES': 6,
     'AGT_HARDLINKS_BREAK': 0,
     'AGT_HARDLINKS_IN_PLACE': 1,
+    'AGT_EDIT_STRICT': 1,
 }

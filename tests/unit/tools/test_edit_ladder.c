@@ -1,0 +1,188 @@
+/* Edit's matching ladder through agt_session_dispatch: each level with its
+ * exact message, the file's endings and indentation kept byte for byte,
+ * ambiguous near misses never applied, replace_all and strict mode exact
+ * only. Expected texts are worked out by hand from the inputs. */
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "wsfix.h"
+
+#define PRE "The lines around it now read:"
+
+static void edit(agt_session *s, const char *path, const char *old, const char *nw, bool all,
+                 const char *want, int want_error, const char *name)
+{
+    json_t *a = json_pack("{s:s, s:s, s:s, s:b}", "path", path, "old_string", old, "new_string", nw,
+                          "replace_all", all);
+    char *args = json_dumps(a, JSON_COMPACT);
+    expect(s, "Edit", args, want, want_error, name);
+    free(args);
+    json_decref(a);
+}
+
+static void test_eol(agt_session *s)
+{
+    put_file("m.txt", "a\nb\nc\r\nd\n");
+    edit(s, "m.txt", "c\nd", "C\nD", false,
+         "Edited m.txt: replaced 1 occurrence at line 3 (matched after normalising line endings: "
+         "the file mixes LF and CRLF line endings). " PRE "\n1\ta\n2\tb\n3\tC\n4\tD",
+         0, "level 1 mixed endings");
+    T_EQ_STR(get_file("m.txt", NULL), "a\nb\nC\r\nD\n", "level 1: the CRLF line stays CRLF");
+
+    put_file("lf.txt", "a\nb\n");
+    edit(s, "lf.txt", "a\r\nb", "x\r\ny", false,
+         "Edited lf.txt: replaced 1 occurrence at line 1 (matched after normalising line endings: "
+         "the file uses LF line endings). " PRE "\n1\tx\n2\ty",
+         0, "level 1 CRLF old in an LF file");
+    T_EQ_STR(get_file("lf.txt", NULL), "x\ny\n", "level 1: new_string re-ended to LF");
+
+    put_file("mix2.txt", "p\r\nq\nr\n");
+    edit(s, "mix2.txt", "p\nq\nr", "P\nQ\nR\nS", false,
+         "Edited mix2.txt: replaced 1 occurrence at line 1 (matched after normalising line "
+         "endings: the file mixes LF and CRLF line endings). " PRE "\n1\tP\n2\tQ\n3\tR\n4\tS",
+         0, "level 1 per-line endings");
+    T_EQ_STR(get_file("mix2.txt", NULL), "P\r\nQ\nR\nS\n",
+             "level 1: each line keeps its own ending, a new line takes the last one");
+}
+
+static void test_trailing(agt_session *s)
+{
+    put_file("t.txt", "x = 1;  \ny = 2;\n");
+    edit(s, "t.txt", "x = 1;\ny = 2;", "x = 10;\ny = 20;", false,
+         "Edited t.txt: replaced 1 occurrence at line 1 (matched after ignoring trailing white "
+         "space). " PRE "\n1\tx = 10;\n2\ty = 20;",
+         0, "level 2");
+    T_EQ_STR(get_file("t.txt", NULL), "x = 10;\ny = 20;\n", "level 2 content");
+}
+
+static void test_indent(agt_session *s)
+{
+    put_file("f.c", "int f(void)\n{\n\tif (x) {\n\t\treturn 1;\n\t}\n}\n");
+    edit(s, "f.c", "    if (x) {\n        return 1;\n    }",
+         "    if (x) {\n        log();\n        return 1;\n    }", false,
+         "Edited f.c: replaced 1 occurrence at line 3 (matched after ignoring indentation: the "
+         "file uses tabs). " PRE
+         "\n1\tint f(void)\n2\t{\n3\t\tif (x) {\n4\t\t\tlog();\n5\t\t\treturn 1;\n6\t\t}\n7\t}",
+         0, "level 3 tabs");
+    T_EQ_STR(get_file("f.c", NULL),
+             "int f(void)\n{\n\tif (x) {\n\t\tlog();\n\t\treturn 1;\n\t}\n}\n",
+             "level 3: new_string re-indented with tabs");
+
+    put_file("a.py", "class A:\n    def f(self):\n        return 1\n");
+    edit(s, "a.py", "def f(self):\n    return 1",
+         "def f(self):\n    return 2\n\ndef g(self):\n    pass", false,
+         "Edited a.py: replaced 1 occurrence at line 2 (matched after ignoring indentation: the "
+         "file's lines are indented 4 columns deeper). " PRE
+         "\n1\tclass A:\n2\t    def f(self):\n3\t        return 2\n4\t\n5\t    def g(self):\n6\t "
+         "       pass",
+         0, "level 3 uniform offset");
+    T_EQ_STR(get_file("a.py", NULL),
+             "class A:\n    def f(self):\n        return 2\n\n    def g(self):\n        pass\n",
+             "level 3: offset applied to every new line");
+
+    put_file("crlf.c", "{\r\n\tx();\r\n}\r\n");
+    edit(s, "crlf.c", "{\n    x();\n}", "{\n    x();\n    y();\n}", false,
+         "Edited crlf.c: replaced 1 occurrence at line 1 (matched after ignoring indentation: the "
+         "file uses tabs). " PRE "\n1\t{\n2\t\tx();\n3\t\ty();\n4\t}",
+         0, "level 3 in a CRLF file");
+    T_EQ_STR(get_file("crlf.c", NULL), "{\r\n\tx();\r\n\ty();\r\n}\r\n",
+             "level 3: CRLF and tabs kept byte for byte");
+
+    put_file("amb.c", "\tx\n  x\n");
+    edit(s, "amb.c", "    x", "y", false,
+         "old_string was not found exactly in amb.c; after ignoring indentation it matches 2 "
+         "places (at lines 1, 2). Nothing was changed. Read those lines again and copy "
+         "old_string exactly, with enough surrounding lines to make it unique.",
+         1, "level 3 ambiguous");
+    T_EQ_STR(get_file("amb.c", NULL), "\tx\n  x\n", "level 3 ambiguity not applied");
+
+    /* Indentation that does not re-base consistently is not a match. */
+    put_file("inc.py", "if a:\n    b\n    c\n");
+    edit(s, "inc.py", "if a:\n    b\n        c", "z", false,
+         "old_string was not found in inc.py. Nothing was changed. Text that differs from "
+         "old_string only in white space or line endings is at lines 1-3: read those lines again "
+         "and copy them exactly (indentation included, without the line-number prefix).",
+         1, "level 3 inconsistent indentation refused");
+    T_EQ_STR(get_file("inc.py", NULL), "if a:\n    b\n    c\n", "inconsistent: unchanged");
+}
+
+static void test_unicode(agt_session *s)
+{
+    put_file("u.js", "say(\"hello\xc2\xa0world\")\n");
+    edit(s, "u.js", "hello world", "hello there", false,
+         "Edited u.js: replaced 1 occurrence at line 1 (matched after folding Unicode "
+         "look-alikes: the file has U+00A0 (no-break space) at line 1). " PRE
+         "\n1\tsay(\"hello there\")",
+         0, "level 4 NBSP");
+    T_EQ_STR(get_file("u.js", NULL), "say(\"hello there\")\n", "level 4 NBSP content");
+
+    put_file("z.c", "int a;\nfoo\xe2\x80\x8b"
+                    "bar = 1;\n");
+    edit(s, "z.c", "foobar = 1;", "foobar = 2;", false,
+         "Edited z.c: replaced 1 occurrence at line 2 (matched after folding Unicode look-alikes: "
+         "the file has U+200B (zero-width space) at line 2). " PRE "\n1\tint a;\n2\tfoobar = 2;",
+         0, "level 4 zero-width");
+    T_EQ_STR(get_file("z.c", NULL), "int a;\nfoobar = 2;\n", "level 4 zero-width content");
+
+    put_file("q.txt", "msg = \"ok\" - done\n");
+    edit(s, "q.txt", "msg = \xe2\x80\x9cok\xe2\x80\x9d \xe2\x80\x94 done", "msg = \"fine\" - done",
+         false,
+         "Edited q.txt: replaced 1 occurrence at line 1 (matched after folding Unicode "
+         "look-alikes: old_string has U+201C (left double quotation mark) where the file has "
+         "plain text). " PRE "\n1\tmsg = \"fine\" - done",
+         0, "level 4 curly quotes and em dash in old_string");
+    T_EQ_STR(get_file("q.txt", NULL), "msg = \"fine\" - done\n", "level 4 quotes content");
+}
+
+static void test_ambiguous_and_exact_only(agt_session *s)
+{
+    put_file("amb.txt", "a  \nb\na\t\nb\n");
+    edit(s, "amb.txt", "a\nb", "X", false,
+         "old_string was not found exactly in amb.txt; after ignoring trailing white space it "
+         "matches 2 places (at lines 1, 3). Nothing was changed. Read those lines again and copy "
+         "old_string exactly, with enough surrounding lines to make it unique.",
+         1, "level 2 ambiguous");
+    T_EQ_STR(get_file("amb.txt", NULL), "a  \nb\na\t\nb\n", "ambiguity never applied");
+
+    put_file("r.txt", "a \nb\n");
+    edit(s, "r.txt", "a\nb", "c", true,
+         "old_string was not found in r.txt. Nothing was changed. Text that differs from "
+         "old_string only in white space or line endings is at lines 1-2: read those lines again "
+         "and copy them exactly (indentation included, without the line-number prefix).",
+         1, "replace_all matches exactly only");
+    T_EQ_STR(get_file("r.txt", NULL), "a \nb\n", "replace_all: unchanged");
+
+    put_file("s.c", "int f(void)\n{\n\tif (x) {\n\t\treturn 1;\n\t}\n}\n");
+    T_EQ_INT(agt_session_set_edit_options(s, AGT_EDIT_STRICT), AGT_OK, "strict on");
+    edit(s, "s.c", "    if (x) {\n        return 1;\n    }", "", false,
+         "old_string was not found in s.c. Nothing was changed. Text that differs from "
+         "old_string only in white space or line endings is at lines 3-5: read those lines again "
+         "and copy them exactly (indentation included, without the line-number prefix).",
+         1, "strict mode: no ladder");
+    put_file("su.js", "a\xc2\xa0"
+                      "b\n");
+    edit(s, "su.js", "a b", "c", false,
+         "old_string was not found in su.js. Nothing was changed. The file may have changed: "
+         "read it again and copy old_string exactly from the Read output (without the "
+         "line-number prefix).",
+         1, "strict mode: no Unicode folding");
+    T_EQ_STR(get_file("s.c", NULL), "int f(void)\n{\n\tif (x) {\n\t\treturn 1;\n\t}\n}\n",
+             "strict: unchanged");
+    T_EQ_INT(agt_session_set_edit_options(s, 0), AGT_OK, "strict off");
+    T_EQ_INT(agt_session_set_edit_options(s, 0x80), AGT_EINVAL, "unknown flag refused");
+    T_EQ_INT(agt_session_set_edit_options(NULL, 0), AGT_EINVAL, "NULL session refused");
+}
+
+int main(void)
+{
+    make_ws("ladder");
+    agt_session *s = new_session();
+    test_eol(s);
+    test_trailing(s);
+    test_indent(s);
+    test_unicode(s);
+    test_ambiguous_and_exact_only(s);
+    agt_session_free(s);
+    rm_ws();
+    return t_done();
+}
