@@ -4,6 +4,7 @@
  * only. Expected texts are worked out by hand from the inputs. */
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "wsfix.h"
 
@@ -173,6 +174,70 @@ static void test_ambiguous_and_exact_only(agt_session *s)
     T_EQ_INT(agt_session_set_edit_options(NULL, 0), AGT_EINVAL, "NULL session refused");
 }
 
+static void multiedit(agt_session *s, const char *path, const char *edits_json, const char *want,
+                      int want_error, const char *name)
+{
+    char args[2048];
+    snprintf(args, sizeof args, "{\"path\":\"%s\",\"edits\":%s}", path, edits_json);
+    expect(s, "MultiEdit", args, want, want_error, name);
+}
+
+static void test_multiedit(agt_session *s)
+{
+    put_file("me.txt", "a\nb\nc\n");
+    multiedit(s, "me.txt",
+              "[{\"old_string\":\"a\",\"new_string\":\"A\"},{\"old_string\":\"b\",\"new_"
+              "string\":\"B\"}]",
+              "Edited me.txt: applied 2 edits in one write:\nedits[0]: replaced 1 occurrence at "
+              "line 1\nedits[1]: replaced 1 occurrence at line 2",
+              0, "two edits");
+    T_EQ_STR(get_file("me.txt", NULL), "A\nB\nc\n", "MultiEdit: both applied");
+
+    multiedit(s, "me.txt",
+              "[{\"old_string\":\"A\",\"new_string\":\"xy\"},{\"old_string\":\"xy\",\"new_"
+              "string\":\"z\"}]",
+              "Edited me.txt: applied 2 edits in one write:\nedits[0]: replaced 1 occurrence at "
+              "line 1\nedits[1]: replaced 1 occurrence at line 1",
+              0, "in order on the in-memory text");
+    T_EQ_STR(get_file("me.txt", NULL), "z\nB\nc\n", "MultiEdit: second edit saw the first");
+
+    multiedit(s, "me.txt",
+              "[{\"old_string\":\"z\",\"new_string\":\"Z\"},{\"old_string\":\"missing\","
+              "\"new_string\":\"x\"}]",
+              "edits[1]: old_string was not found in me.txt. Nothing was changed. The file may "
+              "have changed: read it again and copy old_string exactly from the Read output "
+              "(without the line-number prefix). The 1 edit before it was not applied either: "
+              "me.txt is unchanged.",
+              1, "all or nothing");
+    T_EQ_STR(get_file("me.txt", NULL), "z\nB\nc\n", "MultiEdit: failure leaves the file as it was");
+
+    multiedit(s, "me.txt",
+              "[{\"old_string\":\"z\",\"new_string\":\"Z\"},{\"old_string\":\"c\",\"new_"
+              "string\":\"c\"}]",
+              "edits[1]: old_string and new_string are identical. No edit was applied.", 1,
+              "identical strings refused before anything");
+    T_EQ_STR(get_file("me.txt", NULL), "z\nB\nc\n", "MultiEdit: unchanged after a bad entry");
+
+    put_file("mx.txt", "x\r\ny\nk k\n");
+    multiedit(s, "mx.txt",
+              "[{\"old_string\":\"x\\ny\",\"new_string\":\"X\\nY\"},{\"old_string\":\"k\","
+              "\"new_string\":\"j\",\"replace_all\":true}]",
+              "Edited mx.txt: applied 2 edits in one write:\nedits[0]: replaced 1 occurrence at "
+              "line 1 (matched after normalising line endings: the file mixes LF and CRLF line "
+              "endings)\nedits[1]: replaced 2 occurrences",
+              0, "ladder and replace_all inside MultiEdit");
+    T_EQ_STR(get_file("mx.txt", NULL), "X\r\nY\nj j\n", "MultiEdit: endings kept, all replaced");
+
+    put_file("ma.txt", "q \nq\t\n");
+    multiedit(s, "ma.txt", "[{\"old_string\":\"q\\n\",\"new_string\":\"r\\n\"}]",
+              "edits[0]: old_string was not found exactly in ma.txt; after ignoring trailing "
+              "white space it matches 2 places (at lines 1, 2). Nothing was changed. Read those "
+              "lines again and copy old_string exactly, with enough surrounding lines to make it "
+              "unique.",
+              1, "ambiguous near miss in MultiEdit");
+    T_EQ_STR(get_file("ma.txt", NULL), "q \nq\t\n", "MultiEdit: ambiguity never applied");
+}
+
 int main(void)
 {
     make_ws("ladder");
@@ -182,6 +247,7 @@ int main(void)
     test_indent(s);
     test_unicode(s);
     test_ambiguous_and_exact_only(s);
+    test_multiedit(s);
     agt_session_free(s);
     rm_ws();
     return t_done();
