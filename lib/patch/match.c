@@ -79,6 +79,15 @@ static bool is_blank(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
 
+/* U+240D (the mark Read puts where a CR ends a line of a file that mixes
+ * endings) at t[i], followed by a line end or the end of the text. */
+static bool is_cr_mark(const char *t, size_t i, size_t len)
+{
+    return i + 3 <= len && memcmp(t + i, "\xe2\x90\x8d", 3) == 0 &&
+           (i + 3 == len || t[i + 3] == '\n' ||
+            (t[i + 3] == '\r' && i + 4 < len && t[i + 4] == '\n'));
+}
+
 /* A normalised text: bytes, and for byte k the original span [ms[k], me[k]). */
 typedef struct norm {
     char *s;
@@ -123,6 +132,10 @@ static bool normalise(const char *t, size_t len, int level, norm *z)
         }
         if (c == '\r' && i + 1 < len && t[i + 1] == '\n') {
             i++; /* level >= 1: CRLF is LF */
+            continue;
+        }
+        if (is_cr_mark(t, i, len)) {
+            i += 3; /* the CR as Read shows it in a file that mixes endings */
             continue;
         }
         if (level >= AGTI_MATCH_TRAILING && is_blank(c)) {
@@ -521,6 +534,8 @@ char *agti_match_adapt(const char *text, size_t len, const agti_match *m, const 
         size_t ce = e;
         if (nl != NULL && ce > i && nw[ce - 1] == '\r')
             ce--;
+        if (ce >= i + 3 && is_cr_mark(nw, ce - 3, ce))
+            ce -= 3; /* copied from Read: the line's ending comes from the file */
         if (reindent && (line > 0 || at_ls)) {
             size_t b;
             size_t w = indent_width(nw + i, ce - i, &b);

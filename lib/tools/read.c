@@ -76,23 +76,32 @@ static bool next_line(reader *r, agti_buf *line, bool *longer)
     }
 }
 
-/* Counts the lines of the file (a last line without "\n" counts). */
-static int count_lines(reader *r, size_t *out)
+/* Counts the lines of the file (a last line without "\n" counts), and
+ * those ending in "\r\n" (*crlf) and in a bare "\n" (*lf). */
+static int count_lines(reader *r, size_t *out, size_t *crlf, size_t *lf)
 {
     size_t n = 0;
     bool partial = false;
+    char last = '\0'; /* the byte before the current chunk */
+    *crlf = *lf = 0;
     while (r->pos < r->len || fill(r)) {
-        const char *p = r->buf + r->pos, *end = r->buf + r->len;
+        const char *start = r->buf + r->pos, *p = start, *end = r->buf + r->len;
         while (p < end) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             if (nl == NULL) {
                 partial = true;
                 break;
             }
+            if ((nl > start ? nl[-1] : last) == '\r')
+                (*crlf)++;
+            else
+                (*lf)++;
             n++;
             partial = false;
             p = nl + 1;
         }
+        if (end > start)
+            last = end[-1];
         r->pos = r->len;
     }
     *out = n + (partial ? 1 : 0);
@@ -133,7 +142,13 @@ typedef struct window {
     int stop; /* 0 end of file, 1 n_lines, 2 1000 lines, 3 bytes */
     size_t bad_line;
     size_t nul_line; /* a NUL after the binary probe: the text would end there */
+    size_t crlf, lf; /* line endings of the file */
+    size_t shown_cr; /* lines of the window shown with a visible CR */
 } window;
+
+/* The mark a CR gets at the end of a line of a file that mixes endings:
+ * U+240D SYMBOL FOR CARRIAGE RETURN. Edit takes it back as a CR. */
+#define CR_MARK "\xe2\x90\x8d"
 
 /* Emits the window's lines into b; the reader is at the file's start. */
 static int emit(reader *r, window *w, agti_buf *b)
@@ -151,8 +166,11 @@ static int emit(reader *r, window *w, agti_buf *b)
             break;
         }
         size_t len = line.len;
-        if (!longer && len > 0 && line.ptr[len - 1] == '\r')
+        bool cr = false;
+        if (!longer && len > 0 && line.ptr[len - 1] == '\r') {
             len--;
+            cr = w->crlf > 0 && w->lf > 0;
+        }
         /* A character may straddle the kept bytes: judge validity only on
          * whole characters. */
         size_t check = longer ? agti_utf8_floor(line.ptr, len) : len;
@@ -171,8 +189,13 @@ static int emit(reader *r, window *w, agti_buf *b)
             w->stop = 3;
             break;
         }
+        cr = cr && !cut;
         agti_buf_printf(b, "%zu\t", no);
         agti_buf_put(b, line.ptr, keep);
+        if (cr) {
+            agti_buf_puts(b, CR_MARK);
+            w->shown_cr++;
+        }
         agti_buf_putc(b, '\n');
         w->bytes += keep + 1;
         w->read++;
@@ -216,6 +239,13 @@ static void note(agti_buf *b, const window *w)
         agti_buf_printf(b, "continue with line_offset %zu.", last + 1);
         break;
     }
+    if (w->crlf > 0 && w->lf > 0)
+        agti_buf_printf(b,
+                        "\nThis file mixes line endings: %zu line%s end%s with CRLF, %zu with LF; "
+                        "a CR is shown as " CR_MARK " at the end of its line (%zu in this window). "
+                        "Edit takes " CR_MARK " as that CR, so the lines can be copied as shown.",
+                        w->crlf, w->crlf == 1 ? "" : "s", w->crlf == 1 ? "s" : "", w->lf,
+                        w->shown_cr);
     if (w->ncut > 0) {
         agti_buf_printf(b, "\nLines longer than %zu characters were cut: ", w->max_chars);
         list_numbers(b, w->cut, w->ncut < 20 ? w->ncut : 20, w->ncut);
@@ -280,9 +310,10 @@ static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t 
     agti_buf b = AGTI_BUF_INIT;
     rc = check_kind(call, p, r);
     if (rc == AGT_OK)
-        rc = count_lines(r, &w.total) ? agti_tool_fail(call, AGT_EIO, "%s could not be read: %s.",
-                                                       p->rel, strerror(r->err))
-                                      : AGT_OK;
+        rc = count_lines(r, &w.total, &w.crlf, &w.lf)
+                 ? agti_tool_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel,
+                                  strerror(r->err))
+                 : AGT_OK;
     if (rc != AGT_OK)
         goto out;
     if (w.total == 0) {

@@ -238,6 +238,34 @@ static void test_multiedit(agt_session *s)
     T_EQ_STR(get_file("ma.txt", NULL), "q \nq\t\n", "MultiEdit: ambiguity never applied");
 }
 
+/* Read marks the CR of a file that mixes endings; Edit takes the mark back. */
+static void test_read_cr(agt_session *s)
+{
+    put_file("mixed.txt", "a\nb\nc\r\nd\n");
+    expect(s, "Read", "{\"path\":\"mixed.txt\"}",
+           "1\ta\n2\tb\n3\tc\xe2\x90\x8d\n4\td\n\nRead 4 lines (1-4) of 4; reached the end of "
+           "the file.\nThis file mixes line endings: 1 line ends with CRLF, 3 with LF; a CR is "
+           "shown as \xe2\x90\x8d at the end of its line (1 in this window). Edit takes "
+           "\xe2\x90\x8d as that CR, so the lines can be copied as shown.",
+           0, "mixed endings shown");
+    expect(s, "Read", "{\"path\":\"mixed.txt\",\"line_offset\":4}",
+           "4\td\n\nRead 1 line (4-4) of 4; reached the end of the file.\nThis file mixes line "
+           "endings: 1 line ends with CRLF, 3 with LF; a CR is shown as \xe2\x90\x8d at the end "
+           "of its line (0 in this window). Edit takes \xe2\x90\x8d as that CR, so the lines can "
+           "be copied as shown.",
+           0, "mixed endings: notice also for a window without CR");
+    put_file("allcrlf.txt", "x\r\ny\r\n");
+    expect(s, "Read", "{\"path\":\"allcrlf.txt\"}",
+           "1\tx\n2\ty\n\nRead 2 lines (1-2) of 2; reached the end of the file.", 0,
+           "an all-CRLF file shows no mark");
+    edit(s, "mixed.txt", "c\xe2\x90\x8d\nd", "C\xe2\x90\x8d\nD\xe2\x90\x8d\nE", false,
+         "Edited mixed.txt: replaced 1 occurrence at line 3 (matched after normalising line "
+         "endings: the file mixes LF and CRLF line endings). " PRE "\n1\ta\n2\tb\n3\tC\n4\tD\n5\tE",
+         0, "Read's output copied into Edit");
+    T_EQ_STR(get_file("mixed.txt", NULL), "a\nb\nC\r\nD\r\nE\n",
+             "the marks become the file's CR endings, never literal");
+}
+
 int main(void)
 {
     make_ws("ladder");
@@ -248,6 +276,7 @@ int main(void)
     test_unicode(s);
     test_ambiguous_and_exact_only(s);
     test_multiedit(s);
+    test_read_cr(s);
     agt_session_free(s);
     rm_ws();
     return t_done();
