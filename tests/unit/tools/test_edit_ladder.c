@@ -266,6 +266,65 @@ static void test_read_cr(agt_session *s)
              "the marks become the file's CR endings, never literal");
 }
 
+/* char_offset/n_chars: every part of a one-line 60 KB file is reachable. */
+static void test_read_long_line(agt_session *s)
+{
+    put_file("six.txt", "abcdef\n");
+    expect(s, "Read", "{\"path\":\"six.txt\",\"char_offset\":2,\"n_chars\":2}",
+           "1\tcd\n\nRead 1 line (1-1) of 1; reached the end of the file.\nchar_offset 2: the "
+           "first 2 characters of each line are not shown.\nLines longer than 4 characters were "
+           "cut: 1. To read on in a cut line, call Read with line_offset at that line, n_lines 1 "
+           "and char_offset 4.",
+           0, "char_offset and n_chars");
+    expect(s, "Read", "{\"path\":\"six.txt\",\"char_offset\":4}",
+           "1\tef\n\nRead 1 line (1-1) of 1; reached the end of the file.\nchar_offset 4: the "
+           "first 4 characters of each line are not shown.",
+           0, "char_offset to the end of the line");
+    expect(s, "Read", "{\"path\":\"six.txt\",\"char_offset\":9}",
+           "1\t\n\nRead 1 line (1-1) of 1; reached the end of the file.\nchar_offset 9: the "
+           "first 9 characters of each line are not shown.",
+           0, "char_offset past the end of the line");
+    put_file("utf.txt", "\xc3\xa9\xc3\xa0\xc3\xbc\n");
+    expect(s, "Read", "{\"path\":\"utf.txt\",\"char_offset\":1,\"n_chars\":1}",
+           "1\t\xc3\xa0\n\nRead 1 line (1-1) of 1; reached the end of the file.\nchar_offset 1: "
+           "the first 1 characters of each line are not shown.\nLines longer than 2 characters "
+           "were cut: 1. To read on in a cut line, call Read with line_offset at that line, "
+           "n_lines 1 and char_offset 2.",
+           0, "characters, not bytes");
+    expect(s, "Read", "{\"path\":\"six.txt\",\"n_chars\":2001}",
+           "n_chars must be between 1 and 2000, not 2001.", 1, "n_chars above the limit");
+
+    /* 60000 characters in one line, some of them two bytes long. */
+    static char big[70000], got[70000];
+    size_t bl = 0, gl = 0;
+    big[bl++] = '[';
+    for (size_t i = 1; i < 59999; i++) {
+        if (i % 97 == 0) {
+            big[bl++] = '\xc3';
+            big[bl++] = '\xa9';
+        } else
+            big[bl++] = (char)('a' + i % 26);
+    }
+    big[bl++] = ']';
+    put_file_n("big.json", big, bl);
+    bool ok = true;
+    for (size_t off = 0; off < 60000 && ok; off += 2000) {
+        char args[128];
+        snprintf(args, sizeof args, "{\"path\":\"big.json\",\"char_offset\":%zu}", off);
+        agt_result *r = call(s, "Read", args);
+        const char *t = agt_result_text(r);
+        const char *end = strstr(t, "\n\nRead 1 line");
+        ok = strncmp(t, "1\t", 2) == 0 && end != NULL && gl + (size_t)(end - t - 2) < sizeof got;
+        if (ok) {
+            memcpy(got + gl, t + 2, (size_t)(end - t - 2));
+            gl += (size_t)(end - t - 2);
+        }
+        agt_result_free(r);
+    }
+    T_CHECK(ok && gl == bl && memcmp(got, big, bl) == 0,
+            "a one-line 60000-character file read in 30 pieces of 2000 characters is whole");
+}
+
 int main(void)
 {
     make_ws("ladder");
@@ -277,6 +336,7 @@ int main(void)
     test_ambiguous_and_exact_only(s);
     test_multiedit(s);
     test_read_cr(s);
+    test_read_long_line(s);
     agt_session_free(s);
     rm_ws();
     return t_done();
