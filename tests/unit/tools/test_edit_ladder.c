@@ -325,6 +325,53 @@ static void test_read_long_line(agt_session *s)
             "a one-line 60000-character file read in 30 pieces of 2000 characters is whole");
 }
 
+/* Grep's content mode shows a window around a match inside a cut line. */
+static void test_grep_window(agt_session *s)
+{
+    static char line[61000], want[4000];
+    size_t n = 0;
+    for (size_t i = 0; i < 59000; i++)
+        line[n++] = 'x';
+    memcpy(line + n, "NEEDLE", 6);
+    n += 6;
+    for (size_t i = 0; i < 994; i++)
+        line[n++] = 'y';
+    line[n++] = '\n';
+    put_file_n("g/one.json", line, n);
+    /* The match starts at character 59000: the window starts 500 (a quarter
+     * of 2000) characters before it and runs to the line's end. */
+    size_t w = (size_t)snprintf(want, sizeof want, "g/one.json:1:[... 58500 characters] ");
+    memset(want + w, 'x', 500);
+    w += 500;
+    memcpy(want + w, "NEEDLE", 6);
+    w += 6;
+    memset(want + w, 'y', 994);
+    w += 994;
+    want[w] = '\0';
+    agt_result *r = call(s, "Grep",
+                         "{\"pattern\":\"NEEDLE\",\"path\":\"g/one.json\",\"output_mode\":"
+                         "\"content\",\"-n\":true}");
+    T_EQ_STR(agt_result_text(r), want, "Grep: a window around the match in a cut line");
+    agt_result_free(r);
+
+    /* A match in the first three quarters: the line's start, cut at 2000. */
+    memcpy(line + 100, "EARLY", 5);
+    put_file_n("g/two.json", line, n);
+    w = (size_t)snprintf(want, sizeof want, "g/two.json:1:");
+    memset(want + w, 'x', 100);
+    w += 100;
+    memcpy(want + w, "EARLY", 5);
+    w += 5;
+    memset(want + w, 'x', 1895);
+    w += 1895;
+    w += (size_t)snprintf(want + w, sizeof want - w, " [... line cut]");
+    r = call(s, "Grep",
+             "{\"pattern\":\"EARLY\",\"path\":\"g/two.json\",\"output_mode\":\"content\","
+             "\"-n\":true}");
+    T_EQ_STR(agt_result_text(r), want, "Grep: an early match keeps the line's start");
+    agt_result_free(r);
+}
+
 int main(void)
 {
     make_ws("ladder");
@@ -337,6 +384,7 @@ int main(void)
     test_multiedit(s);
     test_read_cr(s);
     test_read_long_line(s);
+    test_grep_window(s);
     agt_session_free(s);
     rm_ws();
     return t_done();
