@@ -700,6 +700,25 @@ enum agt_hardlink_writes {
  */
 AGT_EXTERN int agt_session_set_hardlink_writes(agt_session *s, int mode);
 
+/** Flags of agt_session_set_edit_options(). */
+enum agt_edit_options {
+    /** Strict matching: Edit, MultiEdit and apply_patch accept only text
+     * found byte for byte (a CRLF file still takes "\n" for its line
+     * breaks), never the matching ladder (line endings, trailing white
+     * space, indentation, Unicode look-alikes). */
+    AGT_EDIT_STRICT = 1
+};
+
+/**
+ * Sets how the editing tools match the text they replace.
+ *
+ * @param flags a combination of AGT_EDIT_* flags; 0 (the default) lets
+ *        Edit fall back to the matching ladder when the exact text is not
+ *        found, one level at a time, and only for a single place.
+ * @return AGT_OK, AGT_EINVAL (s NULL, an unknown flag), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_set_edit_options(agt_session *s, unsigned int flags);
+
 /* ---- code review (the review set's state) ------------------------------ */
 
 /**

@@ -459,33 +459,52 @@ static size_t line_start(const char *d, size_t floor, size_t off)
 }
 
 /* Appends the line's text: no "\r" before the line end, invalid UTF-8
- * replaced, at most max_line characters. Returns whether it was cut. */
-static bool put_text(collector *c, const char *p, size_t n)
+ * replaced, at most max_line characters from character skip on (each
+ * invalid byte counts as one). Returns whether it was cut at the end. */
+static bool put_text(collector *c, const char *p, size_t n, size_t skip)
 {
     agti_buf *b = &c->arena;
     if (n > 0 && p[n - 1] == '\r')
         n--;
-    if (n <= c->s->max_line && agti_utf8_valid(p, n)) {
+    if (skip == 0 && n <= c->s->max_line && agti_utf8_valid(p, n)) {
         agti_buf_put(b, p, n);
         return false;
     }
     size_t i = 0, chars = 0;
-    while (i < n && chars < c->s->max_line) {
+    while (i < n && chars < skip + c->s->max_line) {
         uint32_t cp;
         size_t k = agti_utf8_decode((const unsigned char *)p + i, n - i, &cp);
-        if (k == 0) {
-            agti_buf_put(b, "\xEF\xBF\xBD", 3);
-            i++;
-        } else {
-            agti_buf_put(b, p + i, k);
-            i += k;
+        if (chars >= skip) {
+            if (k == 0)
+                agti_buf_put(b, "\xEF\xBF\xBD", 3);
+            else
+                agti_buf_put(b, p + i, k);
         }
+        i += k == 0 ? 1 : k;
         chars++;
     }
     return i < n;
 }
 
-static void emit(collector *c, size_t ls, size_t le, uint64_t lineno, bool is_match)
+/* Where the window of a cut match line starts (characters; 0: at the
+ * line's start): the match at byte ms of the line ls..le starts past three
+ * quarters of max_line. */
+static size_t window_from(collector *c, size_t ls, size_t le, size_t ms)
+{
+    size_t max = c->s->max_line;
+    if (ms == SIZE_MAX || ms <= ls || le - ls <= max)
+        return 0;
+    size_t i = ls, chars = 0;
+    while (i < ms) {
+        uint32_t cp;
+        size_t k = agti_utf8_decode((const unsigned char *)c->d + i, le - i, &cp);
+        i += k == 0 ? 1 : k;
+        chars++;
+    }
+    return chars >= max - max / 4 ? chars - max / 4 : 0;
+}
+
+static void emit(collector *c, size_t ls, size_t le, uint64_t lineno, bool is_match, size_t ms)
 {
     agti_search_file *f = c->f;
     if (f->nlines == c->lcap) {
@@ -511,7 +530,8 @@ static void emit(collector *c, size_t ls, size_t le, uint64_t lineno, bool is_ma
     l->is_match = is_match;
     l->group_start = !c->any || lineno != c->last_line + 1;
     size_t start = c->arena.len;
-    l->cut = put_text(c, c->d + ls, le - ls);
+    l->cut_from = is_match ? window_from(c, ls, le, ms) : 0;
+    l->cut = put_text(c, c->d + ls, le - ls, l->cut_from);
     l->len = c->arena.len - start;
     agti_buf_putc(&c->arena, '\0');
     c->toff[f->nlines++] = start;
@@ -525,13 +545,14 @@ static void emit_after(collector *c, size_t upto)
 {
     while (c->pending_after > 0 && c->emitted_end < upto && c->emitted_end < c->len) {
         size_t ls = c->emitted_end;
-        emit(c, ls, line_end(c->d, c->len, ls), c->last_line + 1, false);
+        emit(c, ls, line_end(c->d, c->len, ls), c->last_line + 1, false, SIZE_MAX);
         c->pending_after--;
     }
     c->pending_after = 0;
 }
 
-static void emit_match_line(collector *c, size_t ls, size_t le)
+/* ms: where the match starts (SIZE_MAX: not known, multiline mode). */
+static void emit_match_line(collector *c, size_t ls, size_t le, size_t ms)
 {
     uint64_t lineno = line_no_at(c, ls);
     emit_after(c, ls);
@@ -544,10 +565,10 @@ static void emit_match_line(collector *c, size_t ls, size_t le)
     }
     for (unsigned j = 0; j < k; j++) {
         size_t e = line_end(c->d, c->len, start);
-        emit(c, start, e, lineno - k + j, false);
+        emit(c, start, e, lineno - k + j, false, SIZE_MAX);
         start = e + 1;
     }
-    emit(c, ls, le, lineno, true);
+    emit(c, ls, le, lineno, true, ms);
     c->pending_after = c->s->o.after;
 }
 
@@ -608,7 +629,7 @@ static int search_lines(collector *c, agti_sworker *w, int mode, size_t cap)
         if (mode == AGTI_SEARCH_FILES)
             break;
         if (mode == AGTI_SEARCH_CONTENT)
-            emit_match_line(c, ls, le);
+            emit_match_line(c, ls, le, ms);
         pos = le + 1;
         if ((count & 1023) == 0 && out_of_time(w)) {
             c->f->truncated = true;
@@ -657,7 +678,7 @@ static int search_multi(collector *c, agti_sworker *w, int mode, size_t cap)
                         c->f->truncated = true;
                         goto done;
                     }
-                    emit_match_line(c, x, e);
+                    emit_match_line(c, x, e, SIZE_MAX);
                     lines++;
                 }
                 x = e + 1;

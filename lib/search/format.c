@@ -49,6 +49,8 @@ void agti_search_format(agti_buf *b, const agti_searcher *s, const agti_search_r
             agti_buf_putc(b, sep);
             if (with_line_numbers)
                 agti_buf_printf(b, "%llu%c", (unsigned long long)l->line_no, sep);
+            if (l->cut_from > 0)
+                agti_buf_printf(b, "[... %zu characters] ", l->cut_from);
             agti_buf_put(b, l->text, l->len);
             if (l->cut)
                 agti_buf_puts(b, " [... line cut]");

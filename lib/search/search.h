@@ -86,7 +86,12 @@ typedef struct agti_search_line {
     size_t len;       /* bytes of text */
     bool is_match;    /* false: a context line */
     bool group_start; /* first line of a group not adjacent to the previous one */
-    bool cut;         /* the line was longer than max_line_chars */
+    bool cut;         /* the line was longer than max_line_chars (text ends before it does) */
+    /* Characters of the line left out before text: a match line whose match
+     * starts past the first three quarters of max_line_chars is shown as a
+     * window of max_line_chars characters that starts a quarter of them
+     * before the match. 0: text starts at the line's start. */
+    size_t cut_from;
 } agti_search_line;
 
 typedef struct agti_search_file {

@@ -121,3 +121,22 @@ bool agti_session_hardlinks_in_place(const agt_session *s)
 {
     return s != NULL && s->fs != NULL && s->fs->links_in_place;
 }
+
+int agt_session_set_edit_options(agt_session *s, unsigned int flags)
+{
+    if (s == NULL)
+        return agti_error(AGT_EINVAL, "agt_session_set_edit_options: session is NULL");
+    if ((flags & ~(unsigned)AGT_EDIT_STRICT) != 0)
+        return agti_error(AGT_EINVAL, "agt_session_set_edit_options: unknown flags 0x%x",
+                          flags & ~(unsigned)AGT_EDIT_STRICT);
+    agti_fs_settings *fs = settings(s);
+    if (fs == NULL)
+        return agti_oom();
+    fs->edit_options = flags;
+    return AGT_OK;
+}
+
+unsigned agti_session_edit_options(const agt_session *s)
+{
+    return s != NULL && s->fs != NULL ? s->fs->edit_options : 0u;
+}

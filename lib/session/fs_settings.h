@@ -18,6 +18,7 @@ typedef struct agti_fs_settings {
     bool links_in_place;                     /* agt_session_set_hardlink_writes */
     struct agti_sensitive *sensitive;        /* NULL: the built-in policy */
     bool fetch_private;                      /* FetchURL may reach private addresses */
+    unsigned edit_options;                   /* agt_session_set_edit_options */
 } agti_fs_settings;
 
 void agti_fs_settings_free(agti_fs_settings *fs);
@@ -25,6 +26,8 @@ void agti_fs_settings_free(agti_fs_settings *fs);
 int64_t agti_session_file_limit(const agt_session *s, int which, int64_t dflt);
 /* Whether Write and Edit rewrite a file with several names in place. */
 bool agti_session_hardlinks_in_place(const agt_session *s);
+/* The AGT_EDIT_* flags the host set (0 by default). */
+unsigned agti_session_edit_options(const agt_session *s);
 /* The admitted directories (borrowed; *n may be 0). */
 const char *const *agti_session_allowed_dirs(const agt_session *s, size_t *n);
 /* The session's sensitive-file policy (sensitive_settings.c); NULL (the

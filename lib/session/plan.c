@@ -310,7 +310,7 @@ int agti_plan_check(agt_session *s, agt_call *call, agt_result **out)
     if (s->mode != AGT_MODE_PLAN)
         return AGT_OK;
     agti_buf b = AGTI_BUF_INIT;
-    if (strcmp(tool, "Write") == 0 || strcmp(tool, "Edit") == 0) {
+    if (strcmp(tool, "Write") == 0 || strcmp(tool, "Edit") == 0 || strcmp(tool, "MultiEdit") == 0) {
         const char *path = json_string_value(json_object_get(agti_call_args_json(call), "path"));
         char *rel = NULL, *abs = NULL;
         if (path != NULL && agti_policy_path(s->root, path, &rel, &abs) != AGT_OK)

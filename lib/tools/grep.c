@@ -127,6 +127,8 @@ static void render_content(agti_buf *b, const agti_search_result *res, const gre
             agti_buf_putc(b, sep);
             if (a->numbers)
                 agti_buf_printf(b, "%llu%c", (unsigned long long)l->line_no, sep);
+            if (l->cut_from > 0)
+                agti_buf_printf(b, "[... %zu characters] ", l->cut_from);
             agti_buf_put(b, l->text, l->len);
             if (l->cut)
                 agti_buf_puts(b, " [... line cut]");

@@ -19,6 +19,7 @@ const agti_builtin_provider agti_builtin_providers[] = {
     {"Read", agti_tool_read},
     {"Write", agti_tool_write},
     {"Edit", agti_tool_edit},
+    {"MultiEdit", agti_tool_multiedit},
     {"Glob", agti_tool_glob},
     {"Grep", agti_tool_grep},
     {"ReadMediaFile", agti_tool_read_media},

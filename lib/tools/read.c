@@ -25,6 +25,7 @@ typedef struct reader {
     /* Bytes of a line kept before it is known to be cut: max_chars
      * characters of at most 4 bytes, plus one more character. */
     size_t keep;
+    size_t skip; /* characters dropped at the start of each line (char_offset) */
 } reader;
 
 static bool fill(reader *r)
@@ -54,6 +55,8 @@ static bool next_line(reader *r, agti_buf *line, bool *longer)
     agti_buf_truncate(line, 0);
     *longer = false;
     bool any = false;
+    size_t skipped = 0;
+    bool skipping = r->skip > 0;
     for (;;) {
         if (r->pos == r->len && !fill(r))
             return any;
@@ -62,6 +65,22 @@ static bool next_line(reader *r, agti_buf *line, bool *longer)
         size_t avail = r->len - r->pos;
         const char *nl = memchr(p, '\n', avail);
         size_t take = nl ? (size_t)(nl - p) : avail;
+        /* char_offset: drop whole characters (a character starts at a byte
+         * that is not a UTF-8 continuation byte). */
+        size_t k = 0;
+        while (skipping && k < take) {
+            if (((unsigned char)p[k] & 0xc0) != 0x80) {
+                if (skipped == r->skip) {
+                    skipping = false;
+                    break;
+                }
+                skipped++;
+            }
+            k++;
+        }
+        p += k;
+        take -= k;
+        r->pos += k;
         size_t room = line->len < r->keep ? r->keep - line->len : 0;
         if (take > room) {
             *longer = true;
@@ -77,23 +96,32 @@ static bool next_line(reader *r, agti_buf *line, bool *longer)
     }
 }
 
-/* Counts the lines of the file (a last line without "\n" counts). */
-static int count_lines(reader *r, size_t *out)
+/* Counts the lines of the file (a last line without "\n" counts), and
+ * those ending in "\r\n" (*crlf) and in a bare "\n" (*lf). */
+static int count_lines(reader *r, size_t *out, size_t *crlf, size_t *lf)
 {
     size_t n = 0;
     bool partial = false;
+    char last = '\0'; /* the byte before the current chunk */
+    *crlf = *lf = 0;
     while (r->pos < r->len || fill(r)) {
-        const char *p = r->buf + r->pos, *end = r->buf + r->len;
+        const char *start = r->buf + r->pos, *p = start, *end = r->buf + r->len;
         while (p < end) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             if (nl == NULL) {
                 partial = true;
                 break;
             }
+            if ((nl > start ? nl[-1] : last) == '\r')
+                (*crlf)++;
+            else
+                (*lf)++;
             n++;
             partial = false;
             p = nl + 1;
         }
+        if (end > start)
+            last = end[-1];
         r->pos = r->len;
     }
     *out = n + (partial ? 1 : 0);
@@ -128,13 +156,20 @@ static void list_numbers(agti_buf *b, const size_t *v, size_t n, size_t total)
 
 typedef struct window {
     size_t max_lines, max_bytes, max_chars; /* session limits */
+    size_t skip, show;                      /* char_offset, n_chars */
     size_t start, want;
     size_t read, bytes, total;
     size_t cut[20], ncut;
     int stop; /* 0 end of file, 1 n_lines, 2 1000 lines, 3 bytes */
     size_t bad_line;
     size_t nul_line; /* a NUL after the binary probe: the text would end there */
+    size_t crlf, lf; /* line endings of the file */
+    size_t shown_cr; /* lines of the window shown with a visible CR */
 } window;
+
+/* The mark a CR gets at the end of a line of a file that mixes endings:
+ * U+240D SYMBOL FOR CARRIAGE RETURN. Edit takes it back as a CR. */
+#define CR_MARK "\xe2\x90\x8d"
 
 /* Emits the window's lines into b; the reader is at the file's start. */
 static int emit(reader *r, window *w, agti_buf *b)
@@ -152,8 +187,11 @@ static int emit(reader *r, window *w, agti_buf *b)
             break;
         }
         size_t len = line.len;
-        if (!longer && len > 0 && line.ptr[len - 1] == '\r')
+        bool cr = false;
+        if (!longer && len > 0 && line.ptr[len - 1] == '\r') {
             len--;
+            cr = w->crlf > 0 && w->lf > 0;
+        }
         /* A character may straddle the kept bytes: judge validity only on
          * whole characters. */
         size_t check = longer ? agti_utf8_floor(line.ptr, len) : len;
@@ -166,14 +204,19 @@ static int emit(reader *r, window *w, agti_buf *b)
             break;
         }
         bool cut;
-        size_t keep = cut_point(line.ptr, check, w->max_chars, &cut);
+        size_t keep = cut_point(line.ptr, check, w->show, &cut);
         cut = cut || longer;
         if (w->bytes + keep + 1 > w->max_bytes) {
             w->stop = 3;
             break;
         }
+        cr = cr && !cut;
         agti_buf_printf(b, "%zu\t", no);
         agti_buf_put(b, line.ptr, keep);
+        if (cr) {
+            agti_buf_puts(b, CR_MARK);
+            w->shown_cr++;
+        }
         agti_buf_putc(b, '\n');
         w->bytes += keep + 1;
         w->read++;
@@ -217,10 +260,24 @@ static void note(agti_buf *b, const window *w)
         agti_buf_printf(b, "continue with line_offset %zu.", last + 1);
         break;
     }
+    if (w->skip > 0)
+        agti_buf_printf(b,
+                        "\nchar_offset %zu: the first %zu characters of each line are not shown.",
+                        w->skip, w->skip);
+    if (w->crlf > 0 && w->lf > 0)
+        agti_buf_printf(b,
+                        "\nThis file mixes line endings: %zu line%s end%s with CRLF, %zu with LF; "
+                        "a CR is shown as " CR_MARK " at the end of its line (%zu in this window). "
+                        "Edit takes " CR_MARK " as that CR, so the lines can be copied as shown.",
+                        w->crlf, w->crlf == 1 ? "" : "s", w->crlf == 1 ? "s" : "", w->lf,
+                        w->shown_cr);
     if (w->ncut > 0) {
-        agti_buf_printf(b, "\nLines longer than %zu characters were cut: ", w->max_chars);
+        agti_buf_printf(b, "\nLines longer than %zu characters were cut: ", w->skip + w->show);
         list_numbers(b, w->cut, w->ncut < 20 ? w->ncut : 20, w->ncut);
-        agti_buf_putc(b, '.');
+        agti_buf_printf(b,
+                        ". To read on in a cut line, call Read with line_offset at that line, "
+                        "n_lines 1 and char_offset %zu.",
+                        w->skip + w->show);
     }
 }
 
@@ -285,13 +342,15 @@ static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t 
     r->fd = fd;
     window w = *limits;
     w.want = want;
-    r->keep = w.max_chars * 4 + 4;
+    r->keep = w.show * 4 + 4;
+    r->skip = w.skip;
     agti_buf b = AGTI_BUF_INIT;
     rc = check_kind(call, p, r);
     if (rc == AGT_OK)
-        rc = count_lines(r, &w.total) ? agti_tool_fail(call, AGT_EIO, "%s could not be read: %s.",
-                                                       p->rel, strerror(r->err))
-                                      : AGT_OK;
+        rc = count_lines(r, &w.total, &w.crlf, &w.lf)
+                 ? agti_tool_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel,
+                                  strerror(r->err))
+                 : AGT_OK;
     if (rc != AGT_OK)
         goto out;
     if (w.total == 0) {
@@ -369,6 +428,18 @@ int agti_tool_read(agt_call *call, void *payload)
     limits.max_chars =
         (size_t)agti_session_file_limit(s, AGT_FILE_LIMIT_LINE_CHARS, AGTI_READ_MAX_LINE_CHARS);
     json_int_t n = jn ? json_integer_value(jn) : (json_int_t)limits.max_lines;
+    json_t *jc = json_object_get(args, "char_offset");
+    json_t *jw = json_object_get(args, "n_chars");
+    json_int_t co = jc ? json_integer_value(jc) : 0;
+    json_int_t nc = jw ? json_integer_value(jw) : (json_int_t)limits.max_chars;
+    if (co < 0)
+        return agti_tool_fail(call, AGT_EINVAL, "char_offset must be 0 or more, not %lld.",
+                              (long long)co);
+    if (nc < 1 || (size_t)nc > limits.max_chars)
+        return agti_tool_fail(call, AGT_EINVAL, "n_chars must be between 1 and %zu, not %lld.",
+                              limits.max_chars, (long long)nc);
+    limits.skip = (size_t)co;
+    limits.show = (size_t)nc;
     if (path == NULL)
         return agti_tool_fail(call, AGT_EINVAL, "Read needs a \"path\".");
     if (offset == 0)

@@ -565,6 +565,10 @@ class Session(_Handle):
     def phase(self, p):
         _check(lib.agt_session_set_phase(self._handle(), _enum_arg(Phase, p, "Session.phase")))
 
+    def set_edit_options(self, flags):
+        """AGT_EDIT_* flags (AGT_EDIT_STRICT: Edit matches byte for byte only)."""
+        _check(lib.agt_session_set_edit_options(self._handle(), flags))
+
     def todos(self):
         return _out_json(lib.agt_session_todos, self._handle())
 

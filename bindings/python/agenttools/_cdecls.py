@@ -236,6 +236,7 @@ int agt_session_check_sensitive(const agt_session *s, const char *path, const ch
 int agt_session_set_fetch_private(agt_session *s, int allow);
 int agt_session_set_file_limit(agt_session *s, int which, int64_t value);
 int agt_session_set_hardlink_writes(agt_session *s, int mode);
+int agt_session_set_edit_options(agt_session *s, unsigned int flags);
 int agt_session_open_review(agt_session *s, const char *repo_path, int mode, const char *from, const char *to);
 int agt_session_set_changes(agt_session *s, agt_changes *c);
 agt_changes *agt_session_changes(const agt_session *s);
@@ -340,4 +341,5 @@ CONSTANTS = {
     'AGT_FILE_LIMIT_MEDIA_BYTES': 6,
     'AGT_HARDLINKS_BREAK': 0,
     'AGT_HARDLINKS_IN_PLACE': 1,
+    'AGT_EDIT_STRICT': 1,
 }

@@ -166,6 +166,24 @@ class TestDispatch(Base):
         with open(os.path.join(self.root, "a.txt")) as f:
             self.assertEqual(f.read(), "alpha\nBETA\ngamma\n")
 
+    def test_edit_ladder_and_strict_mode(self):
+        self.need("Edit")
+        with open(os.path.join(self.root, "t.c"), "w") as f:
+            f.write("{\n\tx();\n}\n")
+        self.s.mode = agt.AGT_MODE_YOLO
+        args = {"path": "t.c", "old_string": "    x();", "new_string": "    y();"}
+        self.s.set_edit_options(agt.AGT_EDIT_STRICT)
+        r = self.s.dispatch("Edit", args)
+        self.assertTrue(r.is_error, r.text)
+        self.s.set_edit_options(0)
+        r = self.s.dispatch("Edit", args)
+        self.assertFalse(r.is_error, r.text)
+        self.assertIn("(matched after ignoring indentation: the file uses tabs)", r.text)
+        with open(os.path.join(self.root, "t.c")) as f:
+            self.assertEqual(f.read(), "{\n\ty();\n}\n")
+        with self.assertRaises(agt.AgtError):
+            self.s.set_edit_options(0x80)
+
     def test_pending_answered_from_python(self):
         self.need("Write")
         with self.assertRaises(agt.PendingError) as cm:

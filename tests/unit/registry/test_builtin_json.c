@@ -19,11 +19,10 @@ static const char *const review_names[] = {"task_done",      "code_comment", "fi
                                            "file_read_diff", "file_find",    "code_search"};
 
 static const char *const chat_names[] = {
-    "Read",          "Write",     "Edit",       "Grep",       "Glob",
-    "ReadMediaFile", "Bash",      "WebSearch",  "FetchURL",   "EnterPlanMode",
-    "ExitPlanMode",  "TodoList",  "Agent",      "AgentSwarm", "AskUserQuestion",
-    "Skill",         "TaskList",  "TaskOutput", "TaskStop",   "CronCreate",
-    "CronList",      "CronDelete"};
+    "Read",          "Write",    "Edit",       "MultiEdit",       "Grep",          "Glob",
+    "ReadMediaFile", "Bash",     "WebSearch",  "FetchURL",        "EnterPlanMode", "ExitPlanMode",
+    "TodoList",      "Agent",    "AgentSwarm", "AskUserQuestion", "Skill",         "TaskList",
+    "TaskOutput",    "TaskStop", "CronCreate", "CronList",        "CronDelete"};
 
 /* Phases and access classes: TOOLS.md "Review set" table (plan/main) and
  * "Approval" (read runs without asking; write, execute, network, host ask). */
@@ -35,33 +34,20 @@ struct meta {
 };
 
 static const struct meta metas[] = {
-    {"task_done", 0, 1, "read"},
-    {"code_comment", 0, 1, "read"},
-    {"file_read", 0, 1, "read"},
-    {"file_read_diff", 1, 1, "read"},
-    {"file_find", 1, 1, "read"},
-    {"code_search", 1, 1, "read"},
-    {"Read", 1, 1, "read"},
-    {"Write", 1, 1, "write"},
-    {"Edit", 1, 1, "write"},
-    {"Grep", 1, 1, "read"},
-    {"Glob", 1, 1, "read"},
-    {"ReadMediaFile", 1, 1, "read"},
-    {"Bash", 1, 1, "execute"},
-    {"WebSearch", 1, 1, "network"},
-    {"FetchURL", 1, 1, "network"},
-    {"EnterPlanMode", 1, 1, "read"},
-    {"ExitPlanMode", 1, 1, "host"},
-    {"TodoList", 1, 1, "read"},
-    {"Agent", 1, 1, "host"},
-    {"AgentSwarm", 1, 1, "host"},
-    {"AskUserQuestion", 1, 1, "host"},
-    {"Skill", 1, 1, "host"},
-    {"TaskList", 1, 1, "read"},
-    {"TaskOutput", 1, 1, "read"},
-    {"TaskStop", 1, 1, "execute"},
-    {"CronCreate", 1, 1, "write"},
-    {"CronList", 1, 1, "read"},
+    {"task_done", 0, 1, "read"},     {"code_comment", 0, 1, "read"},
+    {"file_read", 0, 1, "read"},     {"file_read_diff", 1, 1, "read"},
+    {"file_find", 1, 1, "read"},     {"code_search", 1, 1, "read"},
+    {"Read", 1, 1, "read"},          {"Write", 1, 1, "write"},
+    {"Edit", 1, 1, "write"},         {"MultiEdit", 1, 1, "write"},
+    {"Grep", 1, 1, "read"},          {"Glob", 1, 1, "read"},
+    {"ReadMediaFile", 1, 1, "read"}, {"Bash", 1, 1, "execute"},
+    {"WebSearch", 1, 1, "network"},  {"FetchURL", 1, 1, "network"},
+    {"EnterPlanMode", 1, 1, "read"}, {"ExitPlanMode", 1, 1, "host"},
+    {"TodoList", 1, 1, "read"},      {"Agent", 1, 1, "host"},
+    {"AgentSwarm", 1, 1, "host"},    {"AskUserQuestion", 1, 1, "host"},
+    {"Skill", 1, 1, "host"},         {"TaskList", 1, 1, "read"},
+    {"TaskOutput", 1, 1, "read"},    {"TaskStop", 1, 1, "execute"},
+    {"CronCreate", 1, 1, "write"},   {"CronList", 1, 1, "read"},
     {"CronDelete", 1, 1, "write"},
 };
 

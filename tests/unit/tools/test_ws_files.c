@@ -64,8 +64,10 @@ static void test_read(agt_session *s)
         memcpy(want, "1\t", 2), w = 2;
         for (int i = 0; i < 2000; i++)
             want[w++] = '\xc3', want[w++] = '\xa9';
-        const char *tail = "\n2\tend\n\nRead 2 lines (1-2) of 2; reached the end of the file.\n"
-                           "Lines longer than 2000 characters were cut: 1.";
+        const char *tail =
+            "\n2\tend\n\nRead 2 lines (1-2) of 2; reached the end of the file.\n"
+            "Lines longer than 2000 characters were cut: 1. To read on in a cut line, call "
+            "Read with line_offset at that line, n_lines 1 and char_offset 2000.";
         memcpy(want + w, tail, strlen(tail) + 1);
         expect(s, "Read", "{\"path\":\"huge.txt\"}", want, 0, "huge line cut");
         /* exactly 2000 ASCII characters: kept whole */
@@ -275,6 +277,8 @@ static void test_edit(agt_session *s)
            "new text in new_string.",
            1, "identical strings");
 
+    /* In strict mode (no ladder) a white-space near miss is only reported. */
+    T_EQ_INT(agt_session_set_edit_options(s, AGT_EDIT_STRICT), AGT_OK, "strict mode on");
     put_file("f.c", "int x;\nint main() {\n    return 0;\n}\n");
     expect(
         s, "Edit",
@@ -285,6 +289,7 @@ static void test_edit(agt_session *s)
         1, "white-space near miss");
     T_EQ_STR(get_file("f.c", NULL), "int x;\nint main() {\n    return 0;\n}\n",
              "Edit: near miss not applied");
+    T_EQ_INT(agt_session_set_edit_options(s, 0), AGT_OK, "strict mode off");
 
     put_file("m.txt", "x\ny\nx\n");
     expect(s, "Edit", "{\"path\":\"m.txt\",\"old_string\":\"x\",\"new_string\":\"z\"}",
@@ -451,7 +456,8 @@ static void test_settings(void)
     agt_session_set_file_limit(s, AGT_FILE_LIMIT_LINE_CHARS, 2);
     expect(s, "Read", "{\"path\":\"a.txt\"}",
            "1\ton\n2\ttw\n3\tth\n\nRead 3 lines (1-3) of 3; reached the end of the file.\nLines "
-           "longer than 2 characters were cut: 1, 2, 3.",
+           "longer than 2 characters were cut: 1, 2, 3. To read on in a cut line, call Read with "
+           "line_offset at that line, n_lines 1 and char_offset 2.",
            0, "session line width");
     agt_session_set_file_limit(s, AGT_FILE_LIMIT_LINE_CHARS, 0);
     expect(s, "Read", "{\"path\":\"a.txt\",\"n_lines\":1}",
