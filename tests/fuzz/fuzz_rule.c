@@ -62,10 +62,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char *next = strchr(line, '\n');
         if (next != NULL)
             *next++ = '\0';
-        json_t *parts = agti_command_split(line);
-        if (parts != NULL && !json_is_array(parts))
+        /* the line as a Bash command decided by both rule sets: one deny
+         * rule more cannot turn a deny into an allow */
+        agti_verdict v1, v2;
+        int e1 = agti_bash_evaluate(&one, line, &v1);
+        int e2 = agti_bash_evaluate(&two, line, &v2);
+        if ((e1 != AGT_OK && e1 != AGT_ENOMEM) || (e2 != AGT_OK && e2 != AGT_ENOMEM))
             abort();
-        json_decref(parts);
+        if (e1 == AGT_OK && e2 == AGT_OK && agti_verdict_details(&v1) == AGT_ENOMEM)
+            e1 = AGT_ENOMEM;
+        if (e1 == AGT_OK && e2 == AGT_OK && v1.kind == AGT_RULE_DENY && v2.kind != AGT_RULE_DENY)
+            abort();
+        agti_verdict_clear(&v1);
+        agti_verdict_clear(&v2);
         if (rc == AGT_OK) {
             const agti_rule *r1 = one.rules[0];
             const char *text = line, *abs = NULL;
