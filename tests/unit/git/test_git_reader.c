@@ -60,8 +60,8 @@ static void expect(agt_changes *c, const char *path, const char *want, bool want
     bool disk = !want_disk;
     int rc = AGT_OK;
     char *got = read_path(c, path, &disk, &rc);
-    T_EQ_INT(rc, AGT_OK, label);
-    T_EQ_STR(got, want, label);
+    T_EQ_INT(rc, AGT_OK, "%s", label);
+    T_EQ_STR(got, want, "%s", label);
     T_CHECK(disk == want_disk, "%s: %s", label,
             want_disk ? "read from the working tree" : "read from the blob");
     free(got);
