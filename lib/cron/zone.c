@@ -523,7 +523,7 @@ int agti_zone_resolve(const agti_zone *z, int64_t wall, int *n, int64_t *first, 
     /* Offsets stay within +-26 h, so every instant showing `wall` lies within
      * 26 h of it; the offsets 30 h before and after bracket them (assuming at
      * most one transition in that window, true of every zone in use). */
-    int32_t oa, ob, ca, cb;
+    int32_t oa = 0, ob = 0, ca = 0, cb = 0; /* set by agti_zone_offset; zeroed for GCC -O3 */
     int rc;
     if ((rc = agti_zone_offset(z, wall - 30 * 3600, &oa)) != AGT_OK ||
         (rc = agti_zone_offset(z, wall + 30 * 3600, &ob)) != AGT_OK)

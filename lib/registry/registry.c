@@ -258,7 +258,7 @@ static int tool_from_entry(const agt_registry *reg, builtin_cache *cache, json_t
     if (sv != NULL && !json_is_string(sv))
         return entry_error(index, name, "\"set\" must be a string");
 
-    bool plan, main_task;
+    bool plan = false, main_task = true; /* set below; initialised for GCC -O3 */
     int rc = optional_bool(e, "plan_task", false, &plan, index, name);
     if (rc == AGT_OK)
         rc = optional_bool(e, "main_task", true, &main_task, index, name);

@@ -76,7 +76,7 @@ static void load(const char *path)
 
 static char *bash_args(const char *cmd)
 {
-    json_t *j = json_pack("{s:s, s:i}", "command", cmd, "timeout", 10);
+    json_t *j = json_pack("{s:s, s:i}", "command", cmd, "timeout", 10000); /* milliseconds */
     char *t = json_dumps(j, JSON_COMPACT);
     json_decref(j);
     return t;
