@@ -178,8 +178,33 @@ static void test_names(void)
     T_CHECK(agti_fs_name_unescape("nul\\x00", NULL) == NULL, "an escaped NUL is refused");
 }
 
+/* The fs tests' tree removal must not change what a planted link points at:
+ * chmod follows links, and removing a tree holding a link to /tmp made /tmp
+ * mode 0700 (apt and every other user of /tmp then failed). */
+static void test_rmtree_keeps_link_targets(void)
+{
+    char *outside = tu_mkdtemp(), *tree = tu_mkdtemp();
+    if (outside == NULL || tree == NULL) {
+        T_CHECK(0, "temporary folders");
+        return;
+    }
+    chmod(outside, 0755);
+    char link[4200];
+    snprintf(link, sizeof link, "%s/out", tree);
+    T_EQ_INT(symlink(outside, link), 0, "a link to an outside folder planted");
+    tu_rmtree(tree);
+    struct stat st;
+    T_EQ_INT(stat(outside, &st), 0, "the outside folder is still there");
+    T_EQ_INT(st.st_mode & 07777, 0755, "tu_rmtree left the link target's mode alone");
+    T_EQ_INT(access(tree, F_OK), -1, "the tree is gone");
+    rmdir(outside);
+    free(outside);
+    free(tree);
+}
+
 int main(void)
 {
+    test_rmtree_keeps_link_targets();
     root = tu_mkdtemp();
     other = tu_mkdtemp();
     allowed = tu_mkdtemp();
