@@ -367,7 +367,7 @@ int main(int argc, char **argv)
         const char *mflag = r->mode == AGTI_SEARCH_FILES   ? "-l"
                             : r->mode == AGTI_SEARCH_COUNT ? "-c"
                                                            : "-n";
-        char *rg[12], *gg[14];
+        char *rg[12] = {0}, *gg[14] = {0}; /* rd below copies all of rg */
         int k = 0;
         rg[k++] = "rg";
         rg[k++] = (char *)mflag;

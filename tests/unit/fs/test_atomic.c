@@ -191,7 +191,7 @@ static void both_hold(const char *a, const char *b, const char *want, const char
 /* The name of the one temporary file left in dir (static), or "". */
 static const char *left_temp(const char *dir)
 {
-    static char name[4096];
+    static char name[4096 + 256]; /* a path and a file name: no truncation */
     name[0] = '\0';
     DIR *d = opendir(dir);
     struct dirent *de;
