@@ -33,14 +33,13 @@ static agti_fs_settings *settings(agt_session *s)
     return agti_session_fs_settings(s);
 }
 
-int agt_session_add_allowed_dir(agt_session *s, const char *dir)
+int agti_session_real_dir(const char *fn, const agt_session *s, const char *dir, char **out)
 {
+    *out = NULL;
     if (s == NULL || dir == NULL)
-        return agti_error(AGT_EINVAL, "agt_session_add_allowed_dir: %s is NULL",
-                          s == NULL ? "session" : "dir");
+        return agti_error(AGT_EINVAL, "%s: %s is NULL", fn, s == NULL ? "session" : "dir");
     if (dir[0] != '/')
-        return agti_error(AGT_EINVAL, "agt_session_add_allowed_dir: '%s' is not an absolute path",
-                          dir);
+        return agti_error(AGT_EINVAL, "%s: '%s' is not an absolute path", fn, dir);
     char *real = realpath(dir, NULL);
     struct stat st;
     if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -48,9 +47,18 @@ int agt_session_add_allowed_dir(agt_session *s, const char *dir)
         free(real);
         if (e == ENOMEM)
             return agti_oom();
-        return agti_error(AGT_ENOTFOUND,
-                          "agt_session_add_allowed_dir: '%s' is not an existing directory", dir);
+        return agti_error(AGT_ENOTFOUND, "%s: '%s' is not an existing directory", fn, dir);
     }
+    *out = real;
+    return AGT_OK;
+}
+
+int agt_session_add_allowed_dir(agt_session *s, const char *dir)
+{
+    char *real = NULL;
+    int vrc = agti_session_real_dir("agt_session_add_allowed_dir", s, dir, &real);
+    if (vrc != AGT_OK)
+        return vrc;
     agti_fs_settings *fs = settings(s);
     if (fs == NULL) {
         free(real);

@@ -28,6 +28,10 @@ int64_t agti_session_file_limit(const agt_session *s, int which, int64_t dflt);
 bool agti_session_hardlinks_in_place(const agt_session *s);
 /* The AGT_EDIT_* flags the host set (0 by default). */
 unsigned agti_session_edit_options(const agt_session *s);
+/* Checks a host-given folder (not NULL, absolute, an existing directory)
+ * and gives its realpath in *out (malloc'd); errors name fn. AGT_OK,
+ * AGT_EINVAL, AGT_ENOTFOUND, AGT_ENOMEM. */
+int agti_session_real_dir(const char *fn, const agt_session *s, const char *dir, char **out);
 /* The admitted directories (borrowed; *n may be 0). */
 const char *const *agti_session_allowed_dirs(const agt_session *s, size_t *n);
 /* The session's sensitive-file policy (sensitive_settings.c); NULL (the

@@ -164,22 +164,10 @@ static int add_root(agti_sb_settings *st, char *real)
 
 int agt_session_add_writable_root(agt_session *s, const char *dir)
 {
-    if (s == NULL || dir == NULL)
-        return agti_error(AGT_EINVAL, "agt_session_add_writable_root: %s is NULL",
-                          s == NULL ? "session" : "dir");
-    if (dir[0] != '/')
-        return agti_error(AGT_EINVAL, "agt_session_add_writable_root: '%s' is not an absolute path",
-                          dir);
-    char *real = realpath(dir, NULL);
-    struct stat st;
-    if (real == NULL || stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        int e = errno;
-        free(real);
-        if (e == ENOMEM)
-            return agti_oom();
-        return agti_error(AGT_ENOTFOUND,
-                          "agt_session_add_writable_root: '%s' is not an existing directory", dir);
-    }
+    char *real = NULL;
+    int vrc = agti_session_real_dir("agt_session_add_writable_root", s, dir, &real);
+    if (vrc != AGT_OK)
+        return vrc;
     /* One policy: the file tools admit what the sandbox lets commands write. */
     int rc = agt_session_add_allowed_dir(s, real);
     if (rc != AGT_OK) {
