@@ -23,6 +23,10 @@ bool agti_buf_reserve(agti_buf *b, size_t extra)
         b->oom = true;
         return false;
     }
+    /* a buffer that has storage is always a C string (agti_buf_cstr): a
+     * reserve on an empty buffer used to leave its first byte unset, and
+     * an empty quoted word of a Bash rule ('') was then read past its end */
+    p[b->len] = '\0';
     b->ptr = p;
     b->cap = cap;
     return true;

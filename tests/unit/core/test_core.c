@@ -44,6 +44,13 @@ static void test_buf(void)
     s = agti_buf_detach(&b);
     T_EQ_STR(s, "", "detach of empty buffer gives empty string");
     free(s);
+    /* storage reserved on an empty buffer is an empty C string (the
+     * first byte was left unset; fuzz_rule read past the end) */
+    agti_buf r = AGTI_BUF_INIT;
+    T_CHECK(agti_buf_reserve(&r, 1), "reserve on an empty buffer");
+    T_CHECK(r.ptr != NULL && r.ptr[0] == '\0', "reserved storage starts as \"\"");
+    T_EQ_STR(agti_buf_cstr(&r), "", "reserved empty buffer reads as \"\"");
+    agti_buf_free(&r);
 }
 
 static void test_utf8(void)

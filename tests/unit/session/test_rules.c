@@ -15,6 +15,12 @@ static void test_syntax(agt_session *s)
     T_EQ_INT(agt_session_add_rule(s, AGT_RULE_ALLOW, " Bash(git *) "), AGT_OK, "Tool(pattern)");
     T_EQ_INT(agt_session_add_rule(s, AGT_RULE_DENY, "Read(*)"), AGT_OK, "Tool(*) = Tool");
     T_EQ_INT(agt_session_add_rule(s, AGT_RULE_ASK, "mcp__srv__tool"), AGT_OK, "MCP tool name");
+    /* an empty quoted word in a pattern (fuzz_rule: read past the end of its
+     * unterminated text) */
+    T_EQ_INT(agt_session_add_rule(s, AGT_RULE_DENY, "Bash('' x *)"), AGT_OK,
+             "pattern with an empty quoted word");
+    T_EQ_INT(agt_session_add_rule(s, AGT_RULE_DENY, "Bash(\"\")"), AGT_OK,
+             "pattern that is one empty word");
     T_EQ_INT(agt_session_add_rule(s, 7, "Bash"), AGT_EINVAL, "unknown kind");
     check_bad(s, "", "rule '': a rule names a tool, as Tool or Tool(pattern)");
     check_bad(s, "Bash(git *", "rule 'Bash(git *': the pattern must end with ')'");
