@@ -5,7 +5,12 @@
 #   TARGET: a target name such as fuzz_schema (default: every fuzz_* target
 #   the build defines). Environment: FUZZ_BUILD (build directory, default
 #   build-fuzz in the source tree), FUZZ_RSS_MB (memory limit per target,
-#   default 2048), FUZZ_TIMEOUT (seconds one input may take, default 10).
+#   default 2048), FUZZ_TIMEOUT (seconds one input may take, default 10),
+#   FUZZ_SEED (libFuzzer's random seed; unset = a new one each run).
+# With FUZZ_SEED set, the work corpus is emptied first and a target tries
+# the same inputs in the same order on every run (a shorter time budget
+# tries a prefix of them): CI runs with a fixed seed so that what it checks can be
+# run again anywhere; exploratory runs leave the seed unset.
 # Per target it prints the executions and the findings; a crash, leak,
 # sanitizer report, timeout (hang) or out-of-memory fails the target, and
 # the crashing input's path and the stack are printed. Seeds come from
@@ -73,11 +78,13 @@ echo "1..$n" >"$tap.new"
 while read -r name path; do
     i=$((i + 1))
     work=$build/fuzz-work/$name
+    [ -n "${FUZZ_SEED:-}" ] && rm -rf "$work/corpus"
     mkdir -p "$work/corpus" "$work/artifacts"
     rm -f "$work/artifacts/"*
     seeds=$top/tests/fuzz/corpus/$name
     set -- "$work/corpus"
     [ -d "$seeds" ] && set -- "$@" "$seeds"
+    [ -n "${FUZZ_SEED:-}" ] && set -- -seed="$FUZZ_SEED" "$@"
     dict=$top/tests/fuzz/$name.dict
     [ -f "$dict" ] && set -- -dict="$dict" "$@"
     log=$work/log.txt
