@@ -873,7 +873,7 @@ import sys, tempfile
 sys.path.insert(0, sys.argv[1])
 import agenttools as agt
 order, cycle = sys.argv[2], sys.argv[3] == "1"
-root = tempfile.mkdtemp(prefix="agt-exit-")
+root = sys.argv[4]  # made and removed by the parent (exit leaves it behind)
 if order == "model-first":
     model = agt.Model.host(lambda req: {"content": "x"})
     reg = agt.Registry("chat")
@@ -920,7 +920,11 @@ class TestLifetime(unittest.TestCase):
     def test_module_level_objects_at_exit(self):
         for order in ("session-first", "model-first", "model-between"):
             for cycle in ("0", "1"):
-                p = self.run_py(LIFETIME_EXIT, order, cycle)
+                root = tempfile.mkdtemp(prefix="agt-exit-")
+                try:
+                    p = self.run_py(LIFETIME_EXIT, order, cycle, root)
+                finally:
+                    shutil.rmtree(root, ignore_errors=True)
                 self.assertEqual(p.returncode, 0,
                                  "%s, cycle %s: exit %d %s" % (order, cycle, p.returncode,
                                                                 p.stderr[-2000:]))
