@@ -564,11 +564,11 @@ int agt_cron_next_tz(const agt_cron *c, int64_t after_unix_s, const char *tz_nam
         return agti_cron_next_in(c, NULL, after_unix_s, out_unix_s);
     if (!c || !out_unix_s)
         return agti_error(AGT_EINVAL, "cron: %s is NULL", c ? "out" : "expression");
-    agti_zone *z;
-    int rc = agti_zone_load(&z, tz_name);
+    const agti_zone *z;
+    int rc = agti_zone_acquire(tz_name, &z); /* parsed once per process */
     if (rc != AGT_OK)
         return rc;
     rc = agti_cron_next_in(c, z, after_unix_s, out_unix_s);
-    agti_zone_free(z);
+    agti_zone_release(z);
     return rc;
 }

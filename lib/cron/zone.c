@@ -6,9 +6,11 @@
  * and its races with other threads.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "core/core.h"
@@ -36,6 +38,7 @@ struct agti_zone {
     size_t ntypes;
     bool has_rule;
     posix_tz rule;
+    size_t refs; /* cache users (agti_zone_acquire); 0 = not shared */
 };
 
 void agti_zone_free(agti_zone *z)
@@ -444,6 +447,159 @@ int agti_zone_load(agti_zone **out, const char *name)
     free(data);
     free(path);
     return rc;
+}
+
+/* ---- the zone cache --------------------------------------------------- */
+
+enum { ZONE_CACHE_MAX = 64 };
+
+typedef struct zone_entry {
+    char *path;      /* $TZDIR/name when it was loaded */
+    agti_zone *zone; /* holds one reference */
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    time_t checked; /* CLOCK_MONOTONIC seconds of the last stat */
+} zone_entry;
+
+static pthread_mutex_t zone_lock = PTHREAD_MUTEX_INITIALIZER;
+static zone_entry zone_cache[ZONE_CACHE_MAX];
+static size_t zone_count;
+static int zone_recheck = AGTI_ZONE_RECHECK_S;
+
+static time_t mono_s(void)
+{
+    struct timespec ts;
+#ifdef CLOCK_MONOTONIC_COARSE
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) == 0)
+        return ts.tv_sec;
+#endif
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec;
+}
+
+static bool same_file(const zone_entry *e, const struct stat *st)
+{
+    return e->dev == st->st_dev && e->ino == st->st_ino && e->size == st->st_size &&
+           e->mtime.tv_sec == st->st_mtim.tv_sec && e->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* Drops one reference; frees the zone with the last. Caller holds the lock. */
+static void zone_unref_locked(agti_zone *z)
+{
+    if (z && --z->refs == 0)
+        agti_zone_free(z);
+}
+
+static void entry_drop_locked(size_t i)
+{
+    zone_unref_locked(zone_cache[i].zone);
+    free(zone_cache[i].path);
+    zone_cache[i] = zone_cache[--zone_count];
+    memset(&zone_cache[zone_count], 0, sizeof zone_cache[zone_count]);
+}
+
+int agti_zone_acquire(const char *name, const agti_zone **out)
+{
+    if (!out || !name)
+        return agti_error(AGT_EINVAL, "zone: NULL argument");
+    *out = NULL;
+    if (!valid_zone_name(name))
+        return agti_error(AGT_EINVAL, "zone: invalid time zone name '%s'", name);
+    const char *dir = getenv("TZDIR");
+    if (!dir || !*dir)
+        dir = "/usr/share/zoneinfo";
+    size_t dl = strlen(dir), nl = strlen(name);
+    time_t now = mono_s();
+    pthread_mutex_lock(&zone_lock);
+    for (size_t i = 0; i < zone_count; i++) {
+        zone_entry *e = &zone_cache[i];
+        if (strncmp(e->path, dir, dl) != 0 || e->path[dl] != '/' ||
+            memcmp(e->path + dl + 1, name, nl + 1) != 0)
+            continue;
+        if (now - e->checked < zone_recheck) {
+            e->zone->refs++;
+            *out = e->zone;
+            pthread_mutex_unlock(&zone_lock);
+            return AGT_OK;
+        }
+        struct stat st;
+        if (stat(e->path, &st) == 0 && same_file(e, &st)) {
+            e->checked = now;
+            e->zone->refs++;
+            *out = e->zone;
+            pthread_mutex_unlock(&zone_lock);
+            return AGT_OK;
+        }
+        entry_drop_locked(i); /* changed or gone: load it again */
+        break;
+    }
+    pthread_mutex_unlock(&zone_lock);
+
+    /* Load outside the lock; stat first so that a file replaced during the
+     * read is seen as changed at the next check. */
+    char *path = agti_aprintf("%s/%s", dir, name);
+    if (!path)
+        return agti_oom();
+    struct stat st;
+    bool have_st = stat(path, &st) == 0;
+    agti_zone *z;
+    int rc = agti_zone_load(&z, name);
+    if (rc != AGT_OK) {
+        free(path);
+        return rc;
+    }
+    z->refs = 1; /* the caller's */
+    pthread_mutex_lock(&zone_lock);
+    bool cached = false;
+    for (size_t i = 0; i < zone_count; i++)
+        if (strcmp(zone_cache[i].path, path) == 0) {
+            cached = true; /* another thread loaded it meanwhile: keep theirs */
+            break;
+        }
+    if (!cached && have_st) {
+        if (zone_count == ZONE_CACHE_MAX)
+            entry_drop_locked(0);
+        zone_entry *e = &zone_cache[zone_count++];
+        e->path = path;
+        path = NULL;
+        e->zone = z;
+        z->refs++;
+        e->dev = st.st_dev;
+        e->ino = st.st_ino;
+        e->size = st.st_size;
+        e->mtime = st.st_mtim;
+        e->checked = now;
+    }
+    pthread_mutex_unlock(&zone_lock);
+    free(path);
+    *out = z;
+    return AGT_OK;
+}
+
+void agti_zone_release(const agti_zone *z)
+{
+    if (!z)
+        return;
+    pthread_mutex_lock(&zone_lock);
+    zone_unref_locked((agti_zone *)z);
+    pthread_mutex_unlock(&zone_lock);
+}
+
+void agti_zone_cache_set_recheck(int seconds)
+{
+    pthread_mutex_lock(&zone_lock);
+    zone_recheck = seconds < 0 ? 0 : seconds;
+    pthread_mutex_unlock(&zone_lock);
+}
+
+void agti_zone_cache_clear(void)
+{
+    pthread_mutex_lock(&zone_lock);
+    while (zone_count > 0)
+        entry_drop_locked(zone_count - 1);
+    pthread_mutex_unlock(&zone_lock);
 }
 
 /* ---- offsets and wall-time resolution ------------------------------------ */

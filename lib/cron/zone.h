@@ -85,6 +85,22 @@ int agti_zone_from_tzif(agti_zone **out, const unsigned char *data, size_t len, 
 int agti_zone_from_posix(agti_zone **out, const char *rule);
 void agti_zone_free(agti_zone *z);
 
+/* A shared, read-only zone for `name` from a process-wide cache: the TZif
+ * file is read and parsed once, and checked again (device, inode, size,
+ * mtime) at most once per AGTI_ZONE_RECHECK_S seconds, so a tzdata upgrade
+ * is picked up without a restart. Thread-safe. The zone stays valid until
+ * agti_zone_release, even if the cache replaces it meanwhile. Same codes as
+ * agti_zone_load (errors are not cached). */
+#define AGTI_ZONE_RECHECK_S 10
+int agti_zone_acquire(const char *name, const agti_zone **out);
+void agti_zone_release(const agti_zone *z);
+/* Empties the cache (zones still acquired stay valid until released); for
+ * tests and leak checkers. */
+void agti_zone_cache_clear(void);
+/* Tests: seconds between checks of a cached zone's file (default
+ * AGTI_ZONE_RECHECK_S; 0 = check at every acquire). */
+void agti_zone_cache_set_recheck(int seconds);
+
 /* UTC offset in seconds (local = utc + offset) at instant `utc`. zone NULL
  * means the process zone (localtime_r). AGT_EINVAL when the system cannot
  * convert the instant. */

@@ -5,14 +5,18 @@
  * Expected instants were checked with `TZ=<zone> date -d @<epoch>`.
  */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agenttools/cron.h"
 #include "core/core.h"
 #include "cron/cron_internal.h"
+#include "cron/zone.h"
 #include "harness.h"
 
 static void set_tz(const char *tz)
@@ -533,6 +537,121 @@ static void test_internal(void)
     T_EQ_INT(agti_days_in_month(2000, 2), 29, "Feb 2000");
 }
 
+/* Copies a file (a zone) to dst through a temp and a rename: a new inode,
+ * as a tzdata upgrade does. */
+static bool put_zone(const char *src, const char *dst)
+{
+    size_t len;
+    char *data = read_file(src, &len);
+    if (!data)
+        return false;
+    char *tmp = agti_aprintf("%s.new", dst);
+    FILE *f = tmp ? fopen(tmp, "wb") : NULL;
+    bool ok = f && fwrite(data, 1, len, f) == len;
+    if (f)
+        ok = fclose(f) == 0 && ok;
+    ok = ok && rename(tmp, dst) == 0;
+    free(tmp);
+    free(data);
+    return ok;
+}
+
+typedef struct zone_race {
+    const agt_cron *c;
+    int64_t after, fire_ny, fire_paris;
+    int bad;
+} zone_race;
+
+static void *zone_reader(void *arg)
+{
+    zone_race *r = arg;
+    for (int i = 0; i < 3000; i++) {
+        int64_t out = 0;
+        int rc = agt_cron_next_tz(r->c, r->after, "Test/Zone", &out);
+        /* between the unlink-free rename steps the file always exists */
+        if (rc != AGT_OK || (out != r->fire_ny && out != r->fire_paris))
+            r->bad++;
+    }
+    return NULL;
+}
+
+/* agt_cron_next_tz reads a zone's TZif file once and keeps it (it was read
+ * and parsed at every call: 13x the UTC path); a replaced file is read
+ * again, a zone in use outlives its replacement, threads share the cache. */
+static void test_zone_cache(void)
+{
+    char dir[] = "/tmp/agt-zone-XXXXXX";
+    if (!mkdtemp(dir)) {
+        T_CHECK(false, "zone cache: temp folder");
+        return;
+    }
+    char *sub = agti_aprintf("%s/Test", dir), *zone = agti_aprintf("%s/Test/Zone", dir);
+    T_CHECK(sub && zone && mkdir(sub, 0755) == 0, "zone cache: Test/ folder");
+    T_CHECK(put_zone("/usr/share/zoneinfo/America/New_York", zone), "zone cache: NY as Test/Zone");
+    const char *old_tzdir = getenv("TZDIR");
+    char *saved = old_tzdir ? agti_strdup(old_tzdir) : NULL;
+    setenv("TZDIR", dir, 1);
+    agti_zone_cache_clear();
+
+    agt_cron *c = NULL;
+    T_EQ_INT(agt_cron_parse(&c, "0 9 * * *"), AGT_OK, "zone cache: parse");
+    const int64_t after = iso("2026-07-01T00:00:00");
+    const int64_t ny = iso("2026-07-01T13:00:00");    /* 09:00 EDT (-4) */
+    const int64_t paris = iso("2026-07-01T07:00:00"); /* 09:00 CEST (+2) */
+    int64_t out = 0;
+    T_EQ_INT(agt_cron_next_tz(c, after, "Test/Zone", &out), AGT_OK, "zone cache: first call");
+    T_EQ_INT(out, ny, "zone cache: 09:00 New York = 13:00Z");
+    const agti_zone *a = NULL, *b = NULL;
+    T_EQ_INT(agti_zone_acquire("Test/Zone", &a), AGT_OK, "zone cache: acquire");
+    T_EQ_INT(agti_zone_acquire("Test/Zone", &b), AGT_OK, "zone cache: acquire again");
+    T_CHECK(a != NULL && a == b, "zone cache: one parsed zone shared");
+    agti_zone_release(b);
+
+    /* the file is replaced (Paris): read again at the next check */
+    agti_zone_cache_set_recheck(0);
+    T_CHECK(put_zone("/usr/share/zoneinfo/Europe/Paris", zone), "zone cache: Paris as Test/Zone");
+    T_EQ_INT(agt_cron_next_tz(c, after, "Test/Zone", &out), AGT_OK, "zone cache: after replace");
+    T_EQ_INT(out, paris, "zone cache: replaced file read again: 09:00 Paris = 07:00Z");
+    int32_t off = 0;
+    T_EQ_INT(agti_zone_offset(a, after, &off), AGT_OK, "zone cache: held zone still usable");
+    T_EQ_INT(off, -14400, "zone cache: the held zone is still New York (-4 h)");
+    agti_zone_release(a);
+
+    /* threads, while the file keeps changing between the two zones */
+    zone_race r = {c, after, ny, paris, 0};
+    pthread_t th[3];
+    int started = 0;
+    for (int i = 0; i < 3; i++)
+        if (pthread_create(&th[i], NULL, zone_reader, &r) == 0)
+            started++;
+    for (int i = 0; i < 200; i++)
+        put_zone(i % 2 ? "/usr/share/zoneinfo/Europe/Paris"
+                       : "/usr/share/zoneinfo/America/New_York",
+                 zone);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    T_EQ_INT(started, 3, "zone cache: 3 reader threads");
+    T_EQ_INT(r.bad, 0, "zone cache: every threaded result is New York's or Paris's fire");
+
+    /* the file is removed: not found, not served from the cache */
+    unlink(zone);
+    T_EQ_INT(agt_cron_next_tz(c, after, "Test/Zone", &out), AGT_ENOTFOUND,
+             "zone cache: removed zone file is not found");
+
+    agt_cron_free(c);
+    agti_zone_cache_set_recheck(AGTI_ZONE_RECHECK_S);
+    agti_zone_cache_clear();
+    if (saved)
+        setenv("TZDIR", saved, 1);
+    else
+        unsetenv("TZDIR");
+    free(saved);
+    rmdir(sub);
+    rmdir(dir);
+    free(sub);
+    free(zone);
+}
+
 int main(void)
 {
     set_tz("UTC");
@@ -546,5 +665,6 @@ int main(void)
     const char *be[] = {"2026-03-29T01:00:00", "2026-10-25T01:00:00", "2026-01-15T12:00:00"};
     test_bruteforce("Europe/Berlin", be, 3);
     test_internal();
+    test_zone_cache();
     return t_done();
 }
