@@ -87,7 +87,9 @@ AGT_EXTERN int agt_cron_next(const agt_cron *c, int64_t after_unix_s, int64_t *o
  * "America/New_York", "Europe/Berlin", "UTC") read from the TZif file under
  * /usr/share/zoneinfo (or $TZDIR) together with its POSIX TZ rule for times
  * after the last listed transition (RFC 8536). Does not touch the process TZ,
- * so it is safe to call from several threads.
+ * so it is safe to call from several threads. Each zone's file is read once
+ * per process and kept; it is checked again (device, inode, size, mtime) at
+ * most every 10 seconds, so a tzdata upgrade takes effect without a restart.
  *
  * @param tz_name zone name: letters, digits, '_', '-', '+' and '/' only, no
  *                ".." component, not absolute. NULL or "" means the process
