@@ -1,10 +1,10 @@
-#include <curl/curl.h>
 #include <git2.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "core.h"
+#include "net/curl_dl.h"
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static int init_count;
@@ -13,12 +13,10 @@ static int init_count;
 static int init_locked(void)
 {
     if (init_count == 0) {
+        /* libcurl is loaded and initialised by the first transfer
+         * (agti_curl_ensure), not here */
         if (git_libgit2_init() < 0)
             return agti_error(AGT_ERROR, "libgit2 failed to initialise");
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-            git_libgit2_shutdown();
-            return agti_error(AGT_ERROR, "libcurl failed to initialise");
-        }
     }
     init_count++;
     return AGT_OK;
@@ -36,7 +34,7 @@ void agt_shutdown(void)
 {
     pthread_mutex_lock(&init_lock);
     if (init_count > 0 && --init_count == 0) {
-        curl_global_cleanup();
+        agti_curl_shutdown();
         git_libgit2_shutdown();
     }
     pthread_mutex_unlock(&init_lock);

@@ -4,7 +4,6 @@
  * OpenAI Chat Completions chunk format and the Anthropic Messages event
  * format, retries with backoff.
  */
-#include <curl/curl.h>
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <time.h>
 
 #include "model_internal.h"
+#include "net/curl_dl.h"
 
 #define BODY_CAP ((size_t)64 << 20)
 
@@ -714,6 +714,8 @@ int agti_http_complete(agt_model *m, const json_t *body, const agti_stream_sink 
 {
     int rc = agti_ensure_init();
     if (rc != AGT_OK)
+        return rc;
+    if ((rc = agti_curl_ensure()) != AGT_OK)
         return rc;
     char *text = json_dumps(body, JSON_COMPACT | JSON_PRESERVE_ORDER);
     char *url =

@@ -1,5 +1,4 @@
 #include <arpa/inet.h>
-#include <curl/curl.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +6,7 @@
 #include <sys/socket.h>
 
 #include "net.h"
+#include "net/curl_dl.h"
 
 typedef struct sink {
     agti_fetch_result *r;
@@ -137,6 +137,8 @@ int agti_fetch(const char *url, const agti_fetch_opts *o, agti_fetch_result *r)
                           url);
     int rc = agti_ensure_init();
     if (rc != AGT_OK)
+        return rc;
+    if ((rc = agti_curl_ensure()) != AGT_OK)
         return rc;
     CURL *h = curl_easy_init();
     if (!h)

@@ -183,7 +183,7 @@ int agti_tool_fetchurl(agt_call *call, void *payload)
         }
     } else if (html) {
         to_utf8(&content, body, r.body.len, cs);
-        how = "raw HTML (this build has no HTML parser)";
+        how = "raw HTML (no HTML parser: libxml2 is not installed)";
     } else {
         to_utf8(&content, body, r.body.len, cs);
         how = type_is(ct, "text/markdown") ? "markdown passed through" : "text passed through";

@@ -6,6 +6,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "net.h"
@@ -17,20 +18,85 @@
 #endif
 
 #ifdef AGTI_HAVE_LIBXML2
+#include <dlfcn.h>
 #include <libxml/HTMLparser.h>
 #include <libxml/tree.h>
 #include <libxml/uri.h>
 
-bool agti_html_available(void)
+/* libxml2 is loaded the first time a page is reduced (dlopen), not linked:
+ * linking it mapped ICU and seven more libraries into every program that
+ * links this library (docs/embedding.md, "Start-up and the libraries
+ * loaded on first use"). AGT_LIBXML2, when set, names the one file to load
+ * instead of libxml2.so.2. */
+static struct {
+    void (*init_parser)(void);
+    htmlDocPtr (*read_memory)(const char *, int, const char *, const char *, int);
+    xmlNodePtr (*root_element)(const xmlDoc *);
+    void (*free_doc)(xmlDocPtr);
+    xmlChar *(*get_prop)(const xmlNode *, const xmlChar *);
+    xmlChar *(*node_content)(const xmlNode *);
+    xmlChar *(*build_uri)(const xmlChar *, const xmlChar *);
+    xmlFreeFunc *(*free_loc)(void); /* where libxml2 keeps its xmlFree */
+    xmlFreeFunc *free_var;          /* or the variable itself (no __xmlFree) */
+} xml;
+static bool xml_ok;
+
+static xmlFreeFunc *xml_free_var(void)
 {
-    return true;
+    return xml.free_var;
 }
 
 static pthread_once_t parser_once = PTHREAD_ONCE_INIT;
 
 static void parser_init(void)
 {
-    xmlInitParser();
+    const char *env = getenv("AGT_LIBXML2");
+    void *h = dlopen(env && *env ? env : "libxml2.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return;
+    struct {
+        const char *name;
+        void **slot;
+    } fns[] = {
+        {"xmlInitParser", (void **)&xml.init_parser},
+        {"htmlReadMemory", (void **)&xml.read_memory},
+        {"xmlDocGetRootElement", (void **)&xml.root_element},
+        {"xmlFreeDoc", (void **)&xml.free_doc},
+        {"xmlGetProp", (void **)&xml.get_prop},
+        {"xmlNodeGetContent", (void **)&xml.node_content},
+        {"xmlBuildURI", (void **)&xml.build_uri},
+    };
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if (!(*fns[i].slot = dlsym(h, fns[i].name))) {
+            dlclose(h);
+            return;
+        }
+    if (!(*(void **)&xml.free_loc = dlsym(h, "__xmlFree"))) {
+        if (!(xml.free_var = dlsym(h, "xmlFree"))) {
+            dlclose(h);
+            return;
+        }
+        xml.free_loc = xml_free_var;
+    }
+    /* libxml2 2.9 wants its parser set up once before threads parse
+     * (FetchURL calls may run concurrently) */
+    xml.init_parser();
+    xml_ok = true; /* the handle stays open for the process */
+}
+
+#undef xmlFree
+#define htmlReadMemory xml.read_memory
+#define xmlDocGetRootElement xml.root_element
+#define xmlFreeDoc xml.free_doc
+#define xmlGetProp xml.get_prop
+#define xmlNodeGetContent xml.node_content
+#define xmlBuildURI xml.build_uri
+#define xmlFree (*xml.free_loc())
+
+bool agti_html_available(void)
+{
+    pthread_once(&parser_once, parser_init);
+    return xml_ok;
 }
 
 typedef struct walk {
@@ -254,9 +320,10 @@ int agti_html_to_text(const char *html, size_t len, const char *charset, const c
 {
     if (len > (size_t)INT32_MAX)
         return agti_error(AGT_ELIMIT, "HTML document larger than 2 GiB");
-    /* libxml2 2.9 wants its parser set up once before threads parse (FetchURL
-     * calls may run concurrently) */
-    pthread_once(&parser_once, parser_init);
+    if (!agti_html_available())
+        return agti_error(AGT_EUNSUPPORTED, "no HTML parser: libxml2 (%s) could not be loaded",
+                          getenv("AGT_LIBXML2") && *getenv("AGT_LIBXML2") ? getenv("AGT_LIBXML2")
+                                                                          : "libxml2.so.2");
     size_t start = out->len;
     htmlDocPtr doc = htmlReadMemory(html, (int)len, base_url, charset,
                                     HTML_PARSE_RECOVER | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |

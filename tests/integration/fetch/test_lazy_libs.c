@@ -1,0 +1,174 @@
+/*
+ * libcurl is loaded at the first transfer (lib/net/curl_dl.c) and libxml2
+ * at the first HTML page reduced (lib/net/html.c), not linked: a process
+ * that needs neither never maps them; a missing or wrong library is a
+ * clear AGT_EUNSUPPORTED, through the internal calls and through FetchURL. Each case runs in a
+ * fresh child (the load is once per process) and reports back through a pipe.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agenttools/agenttools.h"
+#include "core/core.h"
+#include "harness.h"
+#include "net/curl_dl.h"
+#include "net/net.h"
+
+/* true when /proc/self/maps maps a file whose name contains `what` */
+static bool lib_mapped(const char *what)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[4096];
+    bool found = false;
+    while (f && fgets(line, sizeof line, f))
+        if (strstr(line, what))
+            found = true;
+    if (f)
+        fclose(f);
+    return found;
+}
+
+static bool curl_mapped(void)
+{
+    return lib_mapped("libcurl");
+}
+
+/* Runs fn in a child with the environment variable var = env (NULL:
+ * unset); returns what it wrote (one line), malloc'd. */
+static char *in_child_env(const char *var, const char *env, void (*fn)(FILE *out))
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        if (env)
+            setenv(var, env, 1);
+        else
+            unsetenv(var);
+        FILE *out = fdopen(fds[1], "w");
+        fn(out);
+        fclose(out);
+        _exit(0);
+    }
+    close(fds[1]);
+    agti_buf b = AGTI_BUF_INIT;
+    char chunk[512];
+    ssize_t n;
+    while ((n = read(fds[0], chunk, sizeof chunk)) > 0)
+        agti_buf_put(&b, chunk, (size_t)n);
+    close(fds[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (!WIFEXITED(st))
+        agti_buf_printf(&b, "[child died: status %d]", st);
+    return agti_buf_detach(&b);
+}
+
+static char *in_child(const char *env, void (*fn)(FILE *out))
+{
+    return in_child_env("AGT_LIBCURL", env, fn);
+}
+
+static void html_report(FILE *out)
+{
+    bool before = lib_mapped("libxml2");
+    bool ok = agti_html_available();
+    agti_buf b = AGTI_BUF_INIT;
+    const char page[] = "<html><head><title>T</title></head><body><p>Hello</p></body></html>";
+    int rc = agti_html_to_text(page, sizeof page - 1, "utf-8", NULL, &b);
+    fprintf(out, "before=%d available=%d rc=%d mapped=%d text=%s", before, ok, rc,
+            lib_mapped("libxml2"), rc == AGT_OK ? agti_buf_cstr(&b) : agt_error_message());
+    agti_buf_free(&b);
+}
+
+static void load_report(FILE *out)
+{
+    bool before = curl_mapped();
+    int rc = agti_curl_ensure();
+    fprintf(out, "before=%d rc=%d after=%d msg=%s", before, rc, curl_mapped(),
+            rc == AGT_OK ? "" : agt_error_message());
+}
+
+static void load_twice(FILE *out)
+{
+    int a = agti_curl_ensure();
+    CURL *h = a == AGT_OK ? curl_easy_init() : NULL;
+    if (h)
+        curl_easy_cleanup(h);
+    agti_curl_shutdown();
+    int b = agti_curl_ensure(); /* initialised again after a shutdown */
+    fprintf(out, "%d %d %d", a, h != NULL, b);
+}
+
+static void fetch_report(FILE *out)
+{
+    agt_registry *reg = NULL;
+    agt_session *s = NULL;
+    agt_result *r = NULL;
+    char root[] = "/tmp/agt-curldl-XXXXXX";
+    if (!mkdtemp(root) || agt_registry_new(&reg) != AGT_OK ||
+        agt_registry_load_builtin(reg, "chat") != AGT_OK ||
+        agt_session_new(&s, reg, root) != AGT_OK) {
+        fprintf(out, "setup failed: %s", agt_error_message());
+        return;
+    }
+    agt_session_set_mode(s, AGT_MODE_YOLO);
+    int rc = agt_session_dispatch(s, "f", "FetchURL", "{\"url\":\"http://127.0.0.1:9/\"}", &r);
+    fprintf(out, "rc=%d status=%d mapped=%d text=%s", rc, r ? agt_result_status(r) : 0,
+            curl_mapped(), r ? agt_result_text(r) : "");
+    agt_result_free(r);
+    agt_session_free(s);
+    agt_registry_free(reg);
+    rmdir(root);
+}
+
+int main(void)
+{
+    T_CHECK(!curl_mapped(), "a process that made no transfer has no libcurl mapped");
+
+    char *got = in_child(NULL, load_report);
+    T_EQ_STR(got, "before=0 rc=0 after=1 msg=", "first transfer loads libcurl (standard name)");
+    free(got);
+
+    got = in_child(NULL, load_twice);
+    T_EQ_STR(got, "0 1 0", "loaded once, handles work, initialised again after shutdown");
+    free(got);
+
+    got = in_child("/nonexistent/libcurl.so.4", load_report);
+    T_CHECK(got && strncmp(got,
+                           "before=0 rc=-14 after=0 msg=libcurl is not installed: tried "
+                           "/nonexistent/libcurl.so.4 (",
+                           strlen("before=0 rc=-14 after=0 msg=libcurl is not installed: tried "
+                                  "/nonexistent/libcurl.so.4 (")) == 0,
+            "a missing library: AGT_EUNSUPPORTED naming the file tried (got '%s')", got);
+    free(got);
+
+    got = in_child("libm.so.6", load_report);
+    T_EQ_STR(got, "before=0 rc=-14 after=0 msg=the loaded libcurl has no curl_easy_init",
+             "a library without libcurl's functions is refused and unloaded");
+    free(got);
+
+    got = in_child("/nonexistent/libcurl.so.4", fetch_report);
+    T_CHECK(got && strstr(got, "libcurl is not installed: tried /nonexistent/libcurl.so.4") &&
+                strstr(got, "mapped=0"),
+            "FetchURL without libcurl says so in its result (got '%s')", got);
+    free(got);
+
+    T_CHECK(!lib_mapped("libxml2"), "a process that reduced no HTML has no libxml2 mapped");
+    got = in_child_env("AGT_LIBXML2", NULL, html_report);
+    T_EQ_STR(got, "before=0 available=1 rc=0 mapped=1 text=Title: T\n\nHello",
+             "the first page loads libxml2 and reduces it");
+    free(got);
+    got = in_child_env("AGT_LIBXML2", "/nonexistent/libxml2.so.2", html_report);
+    T_EQ_STR(got,
+             "before=0 available=0 rc=-14 mapped=0 text=no HTML parser: libxml2 "
+             "(/nonexistent/libxml2.so.2) could not be loaded",
+             "without libxml2: AGT_EUNSUPPORTED naming the file");
+    free(got);
+    return t_done();
+}
