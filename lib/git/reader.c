@@ -5,10 +5,12 @@
  * threads, and a fresh one starts with cold pack indexes), and blobs are
  * read straight from the backends (git_odb_read would re-hash each one:
  * libgit2's strict hash verification costs more than the search itself).
- * Blobs read are kept on the change set up to AGTI_GIT_CACHE_MAX bytes (the
- * first come; nothing is evicted), since a review searches the same tree
- * many times; a file read through the shortcut below is kept as its blob's
- * bytes too (that is what the shortcut's conditions establish).
+ * Blobs inflated from the object database are kept on the change set up to
+ * AGTI_GIT_CACHE_MAX bytes (the first come; nothing is evicted), since a
+ * review searches the same tree many times. A file read through the
+ * working-tree shortcut below is not kept: reading it again costs what
+ * copying it would, and keeping every file of a large tree made the first
+ * search of a review hold 300 MB (bench/run, code_search row).
  *
  * The working-tree shortcut (commit and range mode, and workspace mode
  * when it reviews the index): a file whose target blob is also the index
@@ -576,10 +578,12 @@ int agti_changes_read_nth(agt_changes *c, unsigned reader, size_t i, size_t max,
         return AGT_OK;
     }
     int rc = read_disk(c, s, i, max, out);
+    if (rc == AGT_OK)
+        return rc; /* a read() again is as cheap as a copy: not kept */
     if (rc == AGT_ENOTFOUND)
         rc = raw_blob(s->odb, &c->file_ids[i], max, out);
     if (rc == AGT_OK)
-        cache_keep(c, i, out);
+        cache_keep(c, i, out); /* inflated: worth keeping */
     return rc;
 }
 
