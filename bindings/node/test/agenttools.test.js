@@ -1,0 +1,558 @@
+'use strict';
+// node:test suite of the Node binding: the Python binding's cases, ported.
+// Run from meson (suite 'bindings', tests/bindings/node_run.py) or by hand:
+//   NODE_PATH=<dir with koffi>/node_modules node --test bindings/node/test/
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const childProcess = require('node:child_process');
+
+const PKG = path.resolve(__dirname, '..');
+const SRC = process.env.AGT_SOURCE_DIR || path.resolve(PKG, '..', '..');
+const agt = require(PKG);
+
+const DIFF = `--- a/f.c
++++ b/f.c
+@@ -1,5 +1,6 @@
+ line1
+ line2
+-line3
++changed3
+ line4
+ line5
++added6
+`;
+
+function tmpdir(prefix = 'agt-node-') {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+function rm(p) {
+  fs.rmSync(p, { recursive: true, force: true });
+}
+
+// A chat registry and a session over a fresh folder, closed and removed after fn.
+async function withSession(fn, sets = ['chat']) {
+  const root = tmpdir();
+  const reg = new agt.Registry(...sets);
+  const s = new agt.Session(reg, root);
+  try {
+    await fn(s, reg, root);
+  } finally {
+    s.close();
+    reg.close();
+    rm(root);
+  }
+}
+
+function read(p) {
+  return fs.readFileSync(p, 'utf8');
+}
+
+function throwsAgt(fn, cls, code, message) {
+  let err = null;
+  try {
+    fn();
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err instanceof cls, 'expected ' + cls.name + ', got ' + (err && err.stack));
+  assert.ok(err instanceof agt.AgtError);
+  assert.ok(err instanceof Error);
+  assert.equal(err.code, code);
+  if (message !== undefined) assert.equal(err.message, message);
+  return err;
+}
+
+// ---- basics ---------------------------------------------------------------
+
+test('version and library path', () => {
+  assert.equal(agt.version(), '1.0.0');
+  assert.equal(fs.realpathSync(agt.libraryPath),
+    fs.realpathSync(process.env.AGENTTOOLS_LIB || agt.libraryPath));
+  assert.deepEqual(agt.missing, []);
+});
+
+test('errors are Error subclasses carrying the code and the message', async () => {
+  await withSession((s, reg, root) => {
+    const e = throwsAgt(() => reg.loadBuiltin('nope'), agt.NotFoundError, agt.AGT_ENOTFOUND,
+      'unknown built-in tool set \'nope\' (expected "review" or "chat")');
+    assert.equal(e.name, 'NotFoundError');
+    throwsAgt(() => new agt.Session(reg, path.join(root, 'missing-dir')), agt.NotFoundError, -5);
+    assert.equal(agt.NotFoundError.CODE, -5);
+    assert.equal(agt.errorFor(-19, 'x').constructor, agt.StateError);
+  });
+});
+
+test('export mcp', async () => {
+  await withSession((s, reg) => {
+    const tools = reg.export('mcp').tools;
+    const names = tools.map((t) => t.name);
+    assert.ok(names.includes('TodoList'));
+    assert.ok(!names.includes('WebSearch')); // host-backed, no provider set
+    assert.ok(tools.every((t) => 'inputSchema' in t));
+  });
+});
+
+test('closed handle refuses calls, close twice is fine', () => {
+  const r = new agt.Registry();
+  r.close();
+  r.close();
+  assert.equal(r.closed, true);
+  throwsAgt(() => r.names(), agt.InvalidArgumentError, -3, 'Registry is closed');
+});
+
+test('strings of the wrong type are refused with the argument named', async () => {
+  await withSession((s) => {
+    assert.throws(() => s.dispatch(42, {}), { name: 'TypeError', message: 'Session.dispatch: tool: expected a string, got number' });
+  });
+});
+
+// ---- dispatch ---------------------------------------------------------------
+
+test('dispatch TodoList', async () => {
+  await withSession((s) => {
+    const r = s.dispatch('TodoList', { todos: [{ title: 'write tests', status: 'in_progress' }, { title: 'ship', status: 'pending' }] });
+    assert.equal(r.isError, false);
+    assert.equal(r.tool, 'TodoList');
+    assert.deepEqual(s.todos(), [{ title: 'write tests', status: 'in_progress' }, { title: 'ship', status: 'pending' }]);
+  });
+});
+
+test('a schema error is a result', async () => {
+  await withSession((s) => {
+    const r = s.dispatch('TodoList', { todos: [{ title: 'x', status: 'later' }] }, 'c9');
+    assert.equal(r.isError, true);
+    assert.equal(r.status, agt.AGT_EINVALID);
+    assert.equal(r.callId, 'c9');
+    assert.match(r.text, /\/todos\/0\/status/);
+  });
+});
+
+test('unknown tool', async () => {
+  await withSession((s) => {
+    const r = s.dispatch('NoSuchTool', {});
+    assert.equal(r.isError, true);
+    assert.equal(r.status, agt.AGT_ENOTFOUND);
+  });
+});
+
+test('Read, Grep, Edit', async () => {
+  await withSession((s, reg, root) => {
+    fs.writeFileSync(path.join(root, 'a.txt'), 'alpha\nbeta\ngamma\n');
+    let r = s.dispatch('Read', { path: 'a.txt' });
+    assert.equal(r.isError, false, r.text);
+    assert.ok(r.text.startsWith('1\talpha\n2\tbeta\n3\tgamma\n'), r.text);
+    r = s.dispatch('Grep', { pattern: '^b', output_mode: 'content' });
+    assert.equal(r.isError, false, r.text);
+    assert.match(r.text, /a\.txt:2:beta/);
+    s.mode = agt.Mode.YOLO;
+    r = s.dispatch('Edit', { path: 'a.txt', old_string: 'beta', new_string: 'BETA' });
+    assert.equal(r.isError, false, r.text);
+    assert.equal(read(path.join(root, 'a.txt')), 'alpha\nBETA\ngamma\n');
+  });
+});
+
+test('Edit ladder and strict mode', async () => {
+  await withSession((s, reg, root) => {
+    fs.writeFileSync(path.join(root, 't.c'), '{\n\tx();\n}\n');
+    s.mode = 'yolo';
+    const args = { path: 't.c', old_string: '    x();', new_string: '    y();' };
+    s.setEditOptions(agt.AGT_EDIT_STRICT);
+    assert.equal(s.dispatch('Edit', args).isError, true);
+    s.setEditOptions(0);
+    const r = s.dispatch('Edit', args);
+    assert.equal(r.isError, false, r.text);
+    assert.match(r.text, /\(matched after ignoring indentation: the file uses tabs\)/);
+    assert.equal(read(path.join(root, 't.c')), '{\n\ty();\n}\n');
+    assert.throws(() => s.setEditOptions(0x80), agt.AgtError);
+  });
+});
+
+test('rules', async () => {
+  await withSession((s) => {
+    s.deny('Bash(rm *)');
+    assert.deepEqual(s.rules().deny, ['Bash(rm *)']);
+    throwsAgt(() => s.addRule(agt.RuleKind.ALLOW, 'Bash('), agt.ValidationError, -4);
+  });
+});
+
+// ---- enums ----------------------------------------------------------------------
+
+test('enum objects and AGT_* aliases', () => {
+  assert.equal(agt.Mode.YOLO, agt.AGT_MODE_YOLO);
+  assert.equal(agt.Decision.APPROVE_SESSION, agt.AGT_DECISION_APPROVE_SESSION);
+  assert.equal(agt.Status.EPENDING, -7);
+  assert.equal(agt.Status.OK, 0);
+  assert.equal(agt.Draft.V2020_12, agt.AGT_DRAFT_2020_12);
+  assert.equal(agt.SandboxNetwork.ON, agt.AGT_SANDBOX_NETWORK_ON);
+  assert.deepEqual(Object.keys(agt.Mode), ['MANUAL', 'PLAN', 'YOLO', 'AUTO']);
+  assert.ok(Object.isFrozen(agt.Mode));
+});
+
+test('Session.mode takes values and names, refuses others', async () => {
+  await withSession((s) => {
+    s.mode = agt.Mode.YOLO;
+    assert.equal(s.mode, agt.Mode.YOLO);
+    s.mode = 'plan';
+    assert.equal(s.mode, agt.Mode.PLAN);
+    s.mode = agt.AGT_MODE_AUTO;
+    assert.equal(s.mode, agt.Mode.AUTO);
+    assert.throws(() => { s.mode = 'fast'; },
+      { name: 'RangeError', message: 'Session.mode: "fast" is not one of manual (0), plan (1), yolo (2), auto (3)' });
+    assert.throws(() => { s.mode = 9; }, RangeError);
+    assert.equal(s.mode, agt.Mode.AUTO);
+  });
+});
+
+// ---- providers ----------------------------------------------------------------------
+
+const SHOUT = {
+  name: 'Shout', plan_task: true, main_task: true, access: 'read',
+  definition: { name: 'Shout', description: 'Upper-cases text.',
+    parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+};
+
+async function withProvider(fn) {
+  const root = tmpdir();
+  const reg = new agt.Registry();
+  try {
+    await fn(reg, root);
+  } finally {
+    reg.close();
+    rm(root);
+  }
+}
+
+test('a JS provider', async () => {
+  await withProvider((reg, root) => {
+    reg.setProvider('Shout', (call) => call.args.text.toUpperCase() + '!');
+    reg.add(SHOUT);
+    assert.equal(reg.isOffered('Shout'), true);
+    const s = new agt.Session(reg, root);
+    let r = s.dispatch('Shout', { text: 'héllo' }, 's1');
+    assert.equal(r.isError, false);
+    assert.equal(r.text, 'HÉLLO!');
+    assert.equal(r.callId, 's1');
+    r = s.dispatch('Shout', { txt: 'x' });
+    assert.equal(r.isError, true);
+    assert.equal(r.status, agt.AGT_EINVALID);
+    s.close();
+  });
+});
+
+test('a provider JSON result', async () => {
+  await withProvider((reg, root) => {
+    reg.setProvider('Shout', (call) => ({ len: call.args.text.length }));
+    reg.add(SHOUT);
+    const s = new agt.Session(reg, root);
+    const r = s.dispatch('Shout', { text: 'abc' });
+    assert.deepEqual(r.json, { len: 3 });
+    assert.deepEqual(JSON.parse(r.text), { len: 3 });
+    s.close();
+  });
+});
+
+test('a throwing provider gives an error result and keeps the exception', async () => {
+  await withProvider((reg, root) => {
+    reg.setProvider('Shout', () => { throw new RangeError('disk on fire'); });
+    reg.add(SHOUT);
+    const s = new agt.Session(reg, root);
+    const r = s.dispatch('Shout', { text: 'x' });
+    assert.equal(r.isError, true);
+    assert.match(r.text, /RangeError: disk on fire/);
+    assert.ok(r.exception instanceof RangeError);
+    const r2 = s.dispatch('Shout', { text: 'y' }); // the session keeps working
+    assert.equal(r2.isError, true);
+    assert.ok(r2.exception instanceof RangeError);
+    reg.setProvider('Shout', (call) => call.args.text);
+    const r3 = s.dispatch('Shout', { text: 'z' });
+    assert.equal(r3.text, 'z');
+    assert.equal(r3.exception, null);
+    s.close();
+  });
+});
+
+test('a frozen registry refuses changes', () => {
+  const reg = new agt.Registry('review');
+  reg.freeze();
+  assert.equal(reg.frozen, true);
+  throwsAgt(() => reg.loadBuiltin('chat'), agt.FrozenError, -8);
+  reg.close();
+});
+
+// ---- schema, diff, cron ----------------------------------------------------------
+
+test('Schema.validate', () => {
+  const sc = new agt.Schema({ type: 'object', properties: { a: { type: 'array', items: { type: 'integer' } } } });
+  assert.deepEqual(sc.validate({ a: [1, 2] }), []);
+  const errs = sc.validate({ a: [1, 'x'] });
+  assert.equal(errs.length, 1);
+  assert.equal(errs[0].instance_path, '/a/1');
+  assert.equal(errs[0].keyword, 'type');
+  throwsAgt(() => sc.validate('{not json'), agt.ParseError, -9);
+  sc.close();
+});
+
+test('Schema compile errors', () => {
+  throwsAgt(() => new agt.Schema('{'), agt.ParseError, -9);
+  throwsAgt(() => new agt.Schema({ type: 12 }), agt.ValidationError, -4);
+});
+
+test('Schema resolver', () => {
+  const sc = new agt.Schema({ $ref: 'http://example.com/int.json' },
+    { resolver: (uri) => (uri.endsWith('int.json') ? { type: 'integer' } : null) });
+  assert.equal(sc.isValid(3), true);
+  assert.equal(sc.isValid('"3"'), false); // string arguments are JSON text
+  sc.close();
+  assert.throws(() => new agt.Schema({ $ref: 'http://example.com/x.json' },
+    { resolver: () => { throw new EvalError('resolver broke'); } }), EvalError);
+});
+
+test('Diff.anchor', () => {
+  const d = new agt.Diff(DIFF);
+  assert.equal(d.length, 1);
+  assert.equal(d.files()[0].path, 'f.c');
+  let a = d.anchor('f.c', 'changed3\nline4');
+  assert.deepEqual([a.start_line, a.end_line, a.side, a.method], [3, 4, 'new', 'hunk_new']);
+  a = d.anchor('f.c', 'line3');
+  assert.deepEqual([a.start_line, a.end_line, a.side, a.method], [3, 3, 'old', 'hunk_old']);
+  const h = d.toJson().files[0].hunks[0];
+  assert.deepEqual([h.old_start, h.old_lines, h.new_start, h.new_lines], [1, 5, 1, 6]);
+  d.close();
+});
+
+test('Diff relocator', () => {
+  const d = new agt.Diff(DIFF);
+  const asked = [];
+  d.setRelocator((p, fileDiff, snippet) => { asked.push(snippet); return 'added6'; }, 1);
+  const a = d.anchor('f.c', 'nowhere to be found');
+  assert.deepEqual(asked, ['nowhere to be found']);
+  assert.equal(a.relocated, true);
+  assert.deepEqual([a.start_line, a.end_line], [6, 6]);
+  d.setRelocator(() => { throw new URIError('relocator broke'); }, 1);
+  assert.throws(() => d.anchor('f.c', 'nowhere to be found'), URIError);
+  d.close();
+});
+
+test('Diff parse error', () => {
+  throwsAgt(() => new agt.Diff('@@ -1 +1 @@\n-a\n+b\n'), agt.ParseError, -9);
+});
+
+test('Cron.next', () => {
+  const c = new agt.Cron('0 9 * * 1-5');
+  // 1970-01-01 was a Thursday: the first weekday 09:00 UTC is that day
+  assert.equal(c.next(0, 'UTC'), 9 * 3600);
+  // Friday 1970-01-02 09:00 -> Monday 1970-01-05 09:00
+  assert.equal(c.next(86400 + 9 * 3600, 'UTC'), 4 * 86400 + 9 * 3600);
+  assert.equal(c.describe(), 'at 09:00 on weekdays');
+  assert.equal(c.expression, '0 9 * * 1-5');
+  c.close();
+  throwsAgt(() => new agt.Cron('61 * * * *'), agt.ParseError, -9);
+});
+
+test('sensitive patterns', async () => {
+  await withSession((s, reg, root) => {
+    fs.writeFileSync(path.join(root, 'app.secret'), 'KEY=1\n');
+    fs.writeFileSync(path.join(root, 'cert.pem'), 'not a key\n');
+    assert.equal(s.dispatch('Read', { path: 'app.secret' }).isError, false);
+    s.addSensitivePattern('*.secret');
+    const r = s.dispatch('Read', { path: 'app.secret' });
+    assert.ok(r.isError && r.text.includes('sensitive'), r.text);
+    assert.equal(s.dispatch('Read', { path: 'cert.pem' }).status, -11);
+    s.removeSensitivePattern('*.pem');
+    assert.equal(s.dispatch('Read', { path: 'cert.pem' }).isError, false);
+    const pats = s.sensitivePatterns();
+    assert.ok(pats.includes('*.secret'));
+    assert.ok(!pats.includes('*.pem'));
+    throwsAgt(() => s.removeSensitivePattern('*.pem'), agt.NotFoundError, -5);
+    throwsAgt(() => s.addSensitivePattern('/abs'), agt.InvalidArgumentError, -3);
+    assert.equal(s.checkSensitive('x/.env.prod'), 'environment file (.env)');
+    assert.equal(s.checkSensitive('README.md'), null);
+    const key = '-----BEGIN ' + 'RSA PRIVATE KEY-----\nMIIE\n';
+    assert.equal(s.checkSensitive('notes', key), 'private key (a PRIVATE KEY block in the content)');
+  });
+});
+
+test('sandbox probe and policy', async () => {
+  await withSession((s) => {
+    const p = agt.sandboxProbe();
+    assert.deepEqual(Object.keys(p).sort(), ['landlock_abi', 'mount_namespace', 'network_namespace',
+      'pid_namespace', 'root', 'seccomp', 'subreaper', 'supported', 'user_namespace']);
+    assert.equal(agt.sandboxModeName(agt.SandboxMode.READ_ONLY), 'read-only');
+    assert.equal(agt.sandboxModeParse('workspace-write'), agt.SandboxMode.WORKSPACE_WRITE);
+    throwsAgt(() => agt.sandboxModeParse('sometimes'), agt.InvalidArgumentError, -3);
+    s.setSandbox('off', agt.SandboxNetwork.ON);
+    assert.deepEqual(s.sandbox(), [agt.SandboxMode.OFF, 1, agt.SandboxEnforce.BEST_EFFORT]);
+    const st = s.sandboxStatus();
+    assert.deepEqual([st.mode, st.network, st.sandboxed], ['off', 'on', false]);
+  });
+});
+
+// ---- declarations and library lookup ---------------------------------------------
+
+function headerFunctions() {
+  const dir = path.join(SRC, 'include', 'agenttools');
+  const names = [];
+  for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.h')).sort()) {
+    const text = read(path.join(dir, f)).replace(/\/\*[\s\S]*?\*\//g, ' ').replace(/\/\/[^\n]*/g, ' ');
+    for (const m of text.matchAll(/AGT_EXTERN\s+[^;{}]*?\b(agt_\w+)\s*\(/g)) names.push(m[1]);
+  }
+  return names;
+}
+
+test('every header function is declared and exported', () => {
+  const decls = require(path.join(PKG, 'lib', 'cdecls.js'));
+  const hdr = headerFunctions();
+  const bound = decls.FUNCTIONS.map((f) => f[0]);
+  assert.ok(hdr.length > 150, 'headers parsed: ' + hdr.length);
+  assert.deepEqual([...bound].sort(), [...hdr].sort());
+  for (const name of hdr) assert.equal(typeof agt._native[name], 'function', name);
+});
+
+test('the generated declarations are fresh', () => {
+  const p = childProcess.spawnSync('python3', [path.join(SRC, 'bindings', 'tools', 'gen_decls.py'), '--check'],
+    { encoding: 'utf8' });
+  assert.equal(p.status, 0, p.stdout + p.stderr);
+});
+
+// Runs a copy of the package outside the source tree (as an installed copy)
+// with the given environment.
+function runCopy(env, code) {
+  const dir = tmpdir('agt-node-pkg-');
+  try {
+    fs.cpSync(PKG, path.join(dir, 'agenttools'), { recursive: true, filter: (p) => !p.includes(path.sep + 'test') });
+    const e = { PATH: process.env.PATH, NODE_PATH: process.env.NODE_PATH || '', ...env };
+    return childProcess.spawnSync(process.execPath, ['-e', code], { cwd: dir, env: e, encoding: 'utf8' });
+  } finally {
+    rm(dir);
+  }
+}
+
+test('library lookup: AGENTTOOLS_LIB names a missing file', () => {
+  const p = runCopy({ AGENTTOOLS_LIB: '/nonexistent/libagenttools.so.1' }, "require('./agenttools')");
+  assert.notEqual(p.status, 0);
+  assert.match(p.stderr, /libagenttools not found; install it \(meson install\), build it in the source tree this package came from, or set AGENTTOOLS_LIB to the library's path\. Tried: \/nonexistent\/libagenttools\.so\.1: no such file\n/);
+});
+
+test('library lookup: pkg-config libdir, and every place tried named', () => {
+  const real = fs.realpathSync(agt.libraryPath);
+  const pc = tmpdir('agt-node-pc-');
+  try {
+    const libdir = path.dirname(agt.libraryPath);
+    fs.writeFileSync(path.join(pc, 'agenttools.pc'), `libdir=${libdir}\nName: agenttools\nDescription: t\nVersion: 1.0.0\nLibs: -L\${libdir} -lagenttools\n`);
+    let p = runCopy({ PKG_CONFIG_PATH: pc, PKG_CONFIG_LIBDIR: pc },
+      "const a = require('./agenttools'); console.log(a.libraryPath); console.log(a.version())");
+    assert.equal(p.status, 0, p.stderr);
+    assert.deepEqual(p.stdout.trim().split('\n'), [path.join(libdir, 'libagenttools.so.1'), '1.0.0']);
+    assert.equal(fs.realpathSync(p.stdout.split('\n')[0]), real);
+    // no pkg-config entry and no installed library: the error lists the steps
+    const empty = path.join(pc, 'empty');
+    fs.mkdirSync(empty);
+    p = runCopy({ PKG_CONFIG_PATH: empty, PKG_CONFIG_LIBDIR: empty }, "require('./agenttools')");
+    if (p.status === 0) return; // an installed libagenttools.so.1 is on this machine
+    const m = /Tried: (.*)\n/.exec(p.stderr);
+    assert.ok(m, p.stderr);
+    const steps = m[1].split('; ').map((x) => x.split(':')[0]);
+    assert.equal(steps[0], 'pkg-config --variable=libdir agenttools');
+    assert.equal(steps[1], 'libagenttools.so.1');
+    assert.ok(steps.includes('/usr/local/lib/libagenttools.so.1'), m[1]);
+    assert.ok(steps.includes('/usr/lib/libagenttools.so.1'), m[1]);
+  } finally {
+    rm(pc);
+  }
+});
+
+// ---- lifetime -----------------------------------------------------------------------
+
+const LIFETIME = String.raw`
+const agt = require(process.argv[1]);
+const fs = require('fs'), os = require('os'), path = require('path');
+const root = process.argv[2]; // made and removed by the parent
+const names = ['registry', 'session', 'model', 'agent'];
+function perms(a) { return a.length <= 1 ? [a] : a.flatMap((x, i) => perms([...a.slice(0, i), ...a.slice(i + 1)]).map((p) => [x, ...p])); }
+function make() {
+  const registry = new agt.Registry('chat');
+  const session = new agt.Session(registry, root);
+  const model = agt.Model.host(() => ({ content: 'still here' }));
+  return { registry, session, model, agent: new agt.Agent(session, model) };
+}
+let runs = 0;
+for (const order of perms(names)) {
+  const objs = make();
+  order.forEach((name, k) => {
+    objs[name].close();
+    if (name !== 'agent' && !order.slice(0, k + 1).includes('agent')) {
+      // what the agent depends on is closed for JS but kept for it
+      objs.agent.addUserMessage('again');
+      if (objs.agent.run() !== agt.AgentEvent.STOP_DONE || objs.agent.text !== 'still here') throw new Error('agent broke after ' + order);
+    }
+  });
+  for (const name of names) {
+    try { objs[name]._handle(); throw new Error(name + ' usable after close'); } catch (e) { if (!(e instanceof agt.InvalidArgumentError)) throw e; }
+  }
+  runs++;
+}
+if (agt._stats.freed !== agt._stats.created) throw new Error('freed ' + agt._stats.freed + ' of ' + agt._stats.created);
+// collection in any order: graphs left to the garbage collector
+(async () => {
+  const before = agt._stats.freed;
+  (function graphs() { // nothing of them stays reachable once this returns
+    for (let i = 0; i < 24; i++) {
+      const o = make();
+      o.agent.addUserMessage('hi');
+      o.agent.run();
+      if (i % 2) o.session.close(); // some half closed
+    }
+  })();
+  for (let i = 0; i < 50 && agt._stats.freed < before + 96; i++) {
+    global.gc();
+    await new Promise((r) => setImmediate(r));
+  }
+  console.log(runs, agt._stats.freed - before);
+})();
+`;
+
+test('every order of close(), and collection by the garbage collector', () => {
+  const root = tmpdir('agt-node-life-');
+  let p;
+  try {
+    p = childProcess.spawnSync(process.execPath, ['--expose-gc', '-e', LIFETIME, PKG, root],
+      { encoding: 'utf8', env: process.env, timeout: 120000 });
+  } finally {
+    rm(root);
+  }
+  assert.equal(p.status, 0, p.stderr);
+  assert.equal(p.stdout.trim(), '24 96'); // 24 orders; 24 graphs x 4 objects freed by the collector
+});
+
+test('Changes and its borrowed Diff outlive their users', () => {
+  const repo = tmpdir('agt-node-git-');
+  try {
+    const git = (...a) => childProcess.execFileSync('git', ['-c', 'user.name=T', '-c', 'user.email=t@example.com', '-C', repo, ...a]);
+    git('init', '-q');
+    fs.writeFileSync(path.join(repo, 'a.txt'), 'one\n');
+    git('add', '-A');
+    git('commit', '-q', '-m', 'c1');
+    fs.writeFileSync(path.join(repo, 'a.txt'), 'two\n');
+    const reg = new agt.Registry('review');
+    const s = new agt.Session(reg, repo);
+    const ch = new agt.Changes(repo);
+    const d = ch.diff;
+    s.setChanges(ch);
+    ch.close(); // the session and the diff still hold it
+    reg.close();
+    assert.equal(d.length, 1);
+    const r = s.dispatch('file_read_diff', { path_array: ['a.txt'] });
+    assert.match(r.text, /\+two/);
+    s.close();
+    assert.equal(d.length, 1);
+    d.close();
+    assert.equal(ch._core.ptr, null); // freed once its last user went
+  } finally {
+    rm(repo);
+  }
+});
