@@ -649,7 +649,7 @@ class Session extends Handle {
     reg.providerExc = null;
     const out = [null];
     const a = args === undefined || args === null ? null : jsonText(args);
-    const rc = await runAsync([this._core, reg], F.agt_session_dispatch, [h, callId, tool, a, out]);
+    const rc = await runAsync(this._cores(), F.agt_session_dispatch, [h, callId, tool, a, out]);
     this._core.reraise();
     if (rc === -7) {
       const e = new PendingError('the call waits for approval (answer it with Session.answer)', -7);
@@ -658,6 +658,13 @@ class Session extends Handle {
     }
     if (rc < 0) throw asyncError(rc, 'Session.dispatchAsync');
     return this._result(out, reg);
+  }
+
+  // What an async call on this session keeps busy: the session, and the
+  // registry unless it is frozen (a frozen registry serves many threads).
+  _cores() {
+    const reg = this.registry._core;
+    return reg.ptr !== null && F.agt_registry_is_frozen(reg.ptr) === 0 ? [this._core, reg] : [this._core];
   }
 
   pending() {
@@ -684,7 +691,7 @@ class Session extends Handle {
     reg.providerExc = null;
     const out = [null];
     const d = enumArg('Decision', decision, 'Session.answerAsync: decision');
-    const rc = await runAsync([this._core, reg], F.agt_session_answer,
+    const rc = await runAsync(this._cores(), F.agt_session_answer,
       [h, str(callId, 'Session.answerAsync: callId'), d, str(reason, 'Session.answerAsync: reason'), out]);
     this._core.reraise();
     if (rc < 0) throw asyncError(rc, 'Session.answerAsync');
@@ -1486,7 +1493,7 @@ class Agent extends Handle {
   }
 
   _cores() {
-    return [this._core, this.session._core, this.model._core, this.session.registry._core];
+    return [this._core, this.model._core, ...this.session._cores()];
   }
 
   /** run() on a worker thread; callbacks come on the JS thread meanwhile. */

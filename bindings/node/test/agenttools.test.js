@@ -556,3 +556,193 @@ test('Changes and its borrowed Diff outlive their users', () => {
     rm(repo);
   }
 });
+
+// ---- approvals, callbacks, hooks, save and restore -------------------------------
+
+test('a pending call answered from JS', async () => {
+  await withSession((s, reg, root) => {
+    const e = throwsAgt(() => s.dispatch('Write', { path: 'w.txt', content: 'hé\n' }, 'w1'), agt.PendingError, -7,
+      "the Write call w1 waits for the user's approval (agt_session_pending)");
+    assert.equal(e.callId, 'w1');
+    const pend = s.pending();
+    assert.deepEqual(pend.map((p) => p.call_id), ['w1']);
+    assert.equal(pend[0].tool, 'Write');
+    assert.deepEqual(pend[0].arguments, { path: 'w.txt', content: 'hé\n' });
+    assert.equal(pend[0].suggested_rule, 'Write(./w.txt)');
+    assert.ok(!fs.existsSync(path.join(root, 'w.txt')));
+    const r = s.answer('w1', agt.Decision.APPROVE);
+    assert.equal(r.isError, false, r.text);
+    assert.equal(r.callId, 'w1');
+    assert.equal(read(path.join(root, 'w.txt')), 'hé\n');
+    throwsAgt(() => s.answer('w1', agt.Decision.APPROVE), agt.NotFoundError, -5);
+  });
+});
+
+test('a pending call rejected with a reason', async () => {
+  await withSession((s, reg, root) => {
+    assert.throws(() => s.dispatch('Write', { path: 'w.txt', content: 'x' }, 'w2'), agt.PendingError);
+    const r = s.answer('w2', 'reject', 'not now');
+    assert.equal(r.isError, true);
+    assert.equal(r.status, agt.AGT_EDENIED);
+    assert.match(r.text, /not now/);
+    assert.ok(!fs.existsSync(path.join(root, 'w.txt')));
+    assert.throws(() => s.answer('w2', 'maybe'), { name: 'RangeError',
+      message: 'Session.answer: decision: "maybe" is not one of approve (0), approve_session (1), reject (2)' });
+  });
+});
+
+test('approver callback, its reason, and its exception', async () => {
+  await withSession((s, reg, root) => {
+    const seen = [];
+    s.setApprover((req) => { seen.push(req.tool + ' ' + req.call_id); return agt.Decision.APPROVE; });
+    const r = s.dispatch('Write', { path: 'ok.txt', content: '1' }, 'a1');
+    assert.equal(r.isError, false, r.text);
+    assert.deepEqual(seen, ['Write a1']);
+    s.setApprover(() => ['reject', 'the approver says no']);
+    const r2 = s.dispatch('Write', { path: 'no.txt', content: '1' });
+    assert.equal(r2.isError, true);
+    assert.equal(r2.status, agt.AGT_EDENIED);
+    assert.match(r2.text, /the approver says no/);
+    s.setApprover(() => { throw new SyntaxError('approver broke'); });
+    assert.throws(() => s.dispatch('Write', { path: 'no.txt', content: '1' }), { name: 'SyntaxError', message: 'approver broke' });
+    assert.ok(!fs.existsSync(path.join(root, 'no.txt')));
+    // an approve_session answer stores the rule
+    s.setApprover(() => ({ decision: 'approve_session', rule: 'Write(./*.md)' }));
+    assert.equal(s.dispatch('Write', { path: 'a.md', content: '1' }).isError, false);
+    s.setApprover(null);
+    assert.equal(s.dispatch('Write', { path: 'b.md', content: '2' }).isError, false); // by the stored rule
+    assert.throws(() => s.dispatch('Write', { path: 'c.txt', content: '3' }, 'p1'), agt.PendingError);
+  });
+});
+
+// libc's gettid: which OS thread a JS callback runs on
+const koffi = require('koffi');
+const gettid = koffi.load('libc.so.6').func('int gettid(void)');
+
+test('dispatchAsync runs off the JS thread; its approver is delivered on the JS thread', async () => {
+  await withSession(async (s, reg, root) => {
+    s.mode = 'yolo';
+    // the command waits until JS (free while the call runs) creates "go"
+    const cmd = 'i=0; while [ ! -e go ]; do i=$((i+1)); [ $i -gt 4000 ] && { echo gave-up; exit 3; }; sleep 0.005; done; echo saw-go';
+    const p = s.dispatchAsync('Bash', { command: cmd, timeout: 60000 }, 'b1');
+    assert.throws(() => s.todos(), { name: 'StateError', message: 'Session is busy: an async call runs on it (await it first)' });
+    // the registry is not frozen: one thread at a time uses it too
+    assert.throws(() => new agt.Session(reg, root), { name: 'StateError', message: 'Registry is busy: an async call runs on it (await it first)' });
+    await new Promise((r) => setImmediate(r));
+    fs.writeFileSync(path.join(root, 'go'), '');
+    const r = await p;
+    assert.equal(r.isError, false, r.text);
+    assert.equal(r.callId, 'b1');
+    assert.match(r.text, /^saw-go\n/);
+    s.mode = 'manual';
+    const tids = [];
+    s.setApprover((req) => { tids.push(gettid()); return req.tool === 'Write' ? 'approve' : 'reject'; });
+    const r2 = await s.dispatchAsync('Write', { path: 'async.txt', content: 'from a worker' }, 'w9');
+    assert.equal(r2.isError, false, r2.text);
+    assert.deepEqual(tids, [process.pid]); // the JS (main) thread's id is the pid
+    assert.equal(read(path.join(root, 'async.txt')), 'from a worker');
+    s.setApprover(() => { throw new TypeError('async approver broke'); });
+    await assert.rejects(s.dispatchAsync('Write', { path: 'x.txt', content: '1' }), { name: 'TypeError', message: 'async approver broke' });
+    s.setApprover(null);
+    await assert.rejects(s.dispatchAsync('Write', { path: 'x.txt', content: '1' }, 'w10'), (e) => e instanceof agt.PendingError && e.callId === 'w10');
+    const r3 = await s.answerAsync('w10', 'approve');
+    assert.equal(r3.isError, false, r3.text);
+    assert.equal(read(path.join(root, 'x.txt')), '1');
+    assert.equal(s.todos().length, 0); // usable again
+  });
+});
+
+test('callbacks cleared with null', async () => {
+  await withSession((s, reg) => {
+    s.setApprover(() => 'approve');
+    s.setApprover(null);
+    assert.throws(() => s.dispatch('Write', { path: 'p.txt', content: '1' }, 'w1'), agt.PendingError);
+    assert.deepEqual(s.pending().map((p) => p.call_id), ['w1']);
+    s.setPreHook((h) => h.deny('no'));
+    s.setPreHook(null);
+    assert.equal(s.dispatch('TodoList', { todos: [] }).isError, false);
+    s.setPostHook(null);
+    s.setClock(() => 0);
+    s.setClock(null);
+    reg.setProvider('WebSearch', () => 'x');
+    reg.setProvider('WebSearch', null);
+    const m = agt.Model.host(() => ({ content: 'x' }));
+    const a = new agt.Agent(s, m);
+    m.setStreamCallback(() => false);
+    m.setStreamCallback(null);
+    m.setCancelCallback(null);
+    a.setEventCallback(() => undefined);
+    a.setEventCallback(null);
+    a.close();
+    m.close();
+  });
+});
+
+test('a pre hook denies and rewrites, a post hook appends', async () => {
+  await withSession((s) => {
+    s.setPreHook((h) => { if (h.tool === 'TodoList') h.deny('no todos today'); });
+    let r = s.dispatch('TodoList', { todos: [] });
+    assert.equal(r.isError, true);
+    assert.equal(r.status, agt.AGT_EDENIED);
+    assert.match(r.text, /no todos today/);
+    const seen = [];
+    s.setPreHook((h) => { seen.push([h.tool, h.args]); h.rewrite({ todos: [{ title: 'rewritten', status: 'pending' }] }); });
+    s.setPostHook((h) => { seen.push([h.resultIsError, h.resultText.split('\n')[0]]); h.append('checked by the host'); });
+    r = s.dispatch('TodoList', { todos: [{ title: 'original', status: 'pending' }] }, 't1');
+    assert.equal(r.isError, false, r.text);
+    assert.deepEqual(s.todos(), [{ title: 'rewritten', status: 'pending' }]);
+    assert.ok(r.text.endsWith('\n\nchecked by the host'), r.text);
+    assert.deepEqual(seen, [['TodoList', { todos: [{ title: 'original', status: 'pending' }] }],
+      [false, 'Todo list updated: 1 item (0 done, 0 in progress, 1 pending).']]);
+    s.setPostHook((h) => { h.deny('too late'); });
+    assert.throws(() => s.dispatch('TodoList', { todos: [] }), (e) => e instanceof agt.StateError);
+  });
+});
+
+test('session save and restore', async () => {
+  await withSession((s, reg, root) => {
+    s.mode = 'auto';
+    s.deny('Bash(rm *)');
+    s.allow('Write(./notes/*)');
+    s.dispatch('TodoList', { todos: [{ title: 'keep me', status: 'in_progress' }] });
+    const saved = s.save();
+    assert.equal(saved.format, 1);
+    const s2 = new agt.Session(reg, root);
+    assert.deepEqual(s2.todos(), []);
+    s2.restore(saved);
+    assert.equal(s2.mode, agt.Mode.AUTO);
+    assert.deepEqual(s2.todos(), [{ title: 'keep me', status: 'in_progress' }]);
+    assert.deepEqual(s2.rules(), s.rules());
+    assert.deepEqual(s2.rules().deny, ['Bash(rm *)']);
+    s2.restore(JSON.stringify(saved)); // JSON text too
+    throwsAgt(() => s2.restore('{not json'), agt.ParseError, -9);
+    s2.close();
+  });
+});
+
+test('cron jobs through the host view', async () => {
+  await withSession((s) => {
+    const t0 = 1796022000; // 2026-11-30T07:00:00Z
+    let now = t0 * 1000;
+    s.setClock(() => now);
+    s.mode = 'yolo';
+    const r = s.dispatch('CronCreate', { cron: '*/10 * * * *', prompt: 'check' });
+    assert.equal(r.isError, false, r.text);
+    const jobs = s.cronList();
+    assert.equal(jobs.length, 1);
+    const id = jobs[0].id;
+    let h = 2166136261; // FNV-1a 32 of the id: the job's fixed jitter (docs/tasks.md)
+    for (const ch of Buffer.from(id)) h = Number((BigInt((h ^ ch) >>> 0) * 16777619n) & 0xFFFFFFFFn);
+    assert.deepEqual(jobs, [{ id, cron: '*/10 * * * *', prompt: 'check', recurring: true, paused: false,
+      created: t0, last_fire: null, next_fire: t0 + 600 + (h % 61) }]);
+    s.cronSetPaused(id);
+    assert.equal(s.cronList()[0].paused, true);
+    now = (t0 + 3605) * 1000;
+    s.cronSetPaused(id, false);
+    assert.equal(s.cronList()[0].next_fire, t0 + 4200 + (h % 61));
+    s.cronDelete(id);
+    assert.deepEqual(s.cronList(), []);
+    throwsAgt(() => s.cronDelete(id), agt.NotFoundError, -5);
+    s.setClock(null);
+  });
+});
