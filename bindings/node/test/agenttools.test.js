@@ -746,3 +746,278 @@ test('cron jobs through the host view', async () => {
     s.setClock(null);
   });
 });
+
+// ---- agent and models -------------------------------------------------------------
+
+test('a JS model provider drives the loop', async () => {
+  await withSession((s) => {
+    const requests = [];
+    const answers = [
+      { content: '', finish_reason: 'tool_calls', tool_calls: [{ id: 'call_1', name: 'TodoList',
+        arguments: JSON.stringify({ todos: [{ title: 'from the model', status: 'pending' }] }) }] },
+      { content: 'all done', finish_reason: 'stop' },
+    ];
+    const m = agt.Model.host((req) => { requests.push(req); return answers[requests.length - 1]; });
+    const a = new agt.Agent(s, m, 'be brief');
+    const events = [];
+    a.setEventCallback((kind, data) => { events.push([kind, kind === agt.AgentEvent.TOOL_STARTED ? data.name : null]); });
+    a.addUserMessage('plan it');
+    assert.equal(a.run(), agt.AgentEvent.STOP_DONE);
+    assert.equal(a.text, 'all done');
+    assert.equal(a.turns, 2);
+    assert.deepEqual(s.todos(), [{ title: 'from the model', status: 'pending' }]);
+    assert.deepEqual(requests[0].messages[0], { role: 'system', content: 'be brief' });
+    assert.equal(requests[1].messages.at(-1).role, 'tool');
+    assert.equal(requests[1].messages.at(-1).tool_call_id, 'call_1');
+    assert.ok(events.some(([k, n]) => k === agt.AgentEvent.TOOL_STARTED && n === 'TodoList'));
+    assert.ok(events.some(([k]) => k === agt.AgentEvent.TOOL_FINISHED));
+    a.close();
+    m.close();
+  });
+});
+
+test('a JS model provider exception is re-thrown', async () => {
+  await withSession(async (s) => {
+    const m = agt.Model.host(() => { throw new ReferenceError('model is down'); });
+    const a = new agt.Agent(s, m);
+    a.addUserMessage('hi');
+    assert.throws(() => a.run(), { name: 'ReferenceError', message: 'model is down' });
+    assert.throws(() => m.complete([{ role: 'user', content: 'hi' }]), ReferenceError);
+    await assert.rejects(a.runAsync(), { name: 'ReferenceError', message: 'model is down' });
+    a.close();
+    m.close();
+  });
+});
+
+test('complete, completeAsync and parseResponse', async () => {
+  const m = agt.Model.host((req) => ({ content: 'pong ' + req.messages[0].content, finish_reason: 'stop' }));
+  let r = m.complete([{ role: 'user', content: 'ping' }]);
+  assert.equal(r.content, 'pong ping');
+  assert.equal(r.finish_reason, 'stop');
+  r = await m.completeAsync([{ role: 'user', content: 'async ping' }]);
+  assert.equal(r.content, 'pong async ping');
+  m.close();
+  r = agt.Model.parseResponse('{"content":"x","tool_calls":[{"id":"a","function":{"name":"Read","arguments":{"path":"f"}}}]}');
+  assert.equal(r.tool_calls[0].name, 'Read');
+  assert.deepEqual(JSON.parse(r.tool_calls[0].arguments), { path: 'f' });
+  throwsAgt(() => agt.Model.parseResponse('[1]'), agt.ParseError, -9);
+});
+
+test('model extra headers', () => {
+  const m = new agt.Model(agt.Protocol.OPENAI);
+  m.setExtraHeaders({ 'OpenAI-Organization': 'org-1' });
+  m.setExtraHeaders(null);
+  const e = throwsAgt(() => m.setExtraHeaders({ 'Bad Name': 'x' }), agt.ValidationError, -4);
+  assert.match(e.message, /"Bad Name" is not a header name/);
+  m.close();
+});
+
+function agentCall(id, prompt, description) {
+  return { tool_calls: [{ id, name: 'Agent', arguments: JSON.stringify({ prompt, description }) }] };
+}
+
+function writeCall(id, p, content) {
+  return { tool_calls: [{ id, name: 'Write', arguments: JSON.stringify({ path: p, content }) }] };
+}
+
+function replay(root, lines) {
+  const p = path.join(root, 'replay-' + Math.random().toString(16).slice(2) + '.jsonl');
+  fs.writeFileSync(p, lines.map((l) => JSON.stringify(l) + '\n').join(''));
+  return agt.Model.replay(p);
+}
+
+// Root: one Agent call; agent-1: Write <p> (asks: manual mode), then its
+// final text; root: its final text.
+function writer(s, root, approver, p) {
+  const m = replay(root, [agentCall('p1', 'write it', 'writer'), writeCall('call_0', p, 'from agent-1'),
+    { content: 'wrote it' }, { content: 'parent done' }]);
+  const a = new agt.Agent(s, m, 'You are a test.');
+  a.enableSubagents();
+  s.mode = 'manual';
+  s.allow('Agent');
+  a.setSubagentApprover(approver);
+  a.addUserMessage('Do it.');
+  return [m, a];
+}
+
+test('a replay-model agent run: the sub-agent approver approves', async () => {
+  await withSession((s, reg, root) => {
+    const seen = [];
+    const [m, a] = writer(s, root, (agentId, req) => { seen.push([agentId, req]); return agt.Decision.APPROVE; }, 'sub.txt');
+    assert.equal(a.run(), agt.AgentEvent.STOP_DONE);
+    assert.equal(seen.length, 1);
+    const [agentId, req] = seen[0];
+    assert.equal(agentId, 'agent-1');
+    assert.equal(req.call_id, 'call_0');
+    assert.equal(req.tool, 'Write');
+    assert.deepEqual(req.arguments, { path: 'sub.txt', content: 'from agent-1' });
+    assert.ok(!('agent_id' in req));
+    assert.equal(read(path.join(root, 'sub.txt')), 'from agent-1');
+    assert.equal(a.text, 'parent done');
+    assert.equal(a.turns, 2);
+    assert.deepEqual(s.pending(), []);
+    const tool = a.messages().filter((x) => x.role === 'tool');
+    assert.equal(tool.length, 1);
+    assert.equal(tool[0].tool_call_id, 'p1');
+    assert.ok(tool[0].content.startsWith('Sub-agent agent-1 (writer) finished after 2 model calls. Resume it with resume: "agent-1".'), tool[0].content);
+    assert.ok(tool[0].content.endsWith('wrote it'));
+    a.close();
+    m.close();
+  });
+});
+
+test('the sub-agent approver rejects with a reason; its exception is re-thrown', async () => {
+  await withSession((s, reg, root) => {
+    const [m, a] = writer(s, root, () => ['reject', 'not in this test'], 'rejected.txt');
+    assert.equal(a.run(), agt.AgentEvent.STOP_DONE);
+    assert.ok(!fs.existsSync(path.join(root, 'rejected.txt')));
+    const subs = a.save().subs;
+    assert.deepEqual(subs.map((x) => x.id), ['agent-1']);
+    const subTool = subs[0].agent.messages.filter((x) => x.role === 'tool');
+    assert.equal(subTool.length, 1);
+    assert.equal(subTool[0].tool_call_id, 'call_0');
+    assert.match(subTool[0].content, /not in this test/);
+    a.close();
+    m.close();
+  });
+  await withSession((s, reg, root) => {
+    const [m, a] = writer(s, root, () => { throw new EvalError('approver broke'); }, 'raised.txt');
+    assert.throws(() => a.run(), { name: 'EvalError', message: 'approver broke' });
+    assert.ok(!fs.existsSync(path.join(root, 'raised.txt')));
+    assert.equal(a.stopReason, agt.AgentEvent.STOP_DONE);
+    a.close();
+    m.close();
+  });
+});
+
+test('without a sub-agent approver the run pauses; answered, resumeAsync finishes it', async () => {
+  await withSession(async (s, reg, root) => {
+    const [m, a] = writer(s, root, () => 'approve', 'paused.txt');
+    a.setSubagentApprover(null);
+    const events = [];
+    a.setEventCallback((kind) => { events.push(kind); });
+    assert.equal(await a.runAsync(), agt.AgentEvent.STOP_APPROVAL);
+    assert.ok(events.includes(agt.AgentEvent.APPROVAL));
+    assert.deepEqual(s.pending().map((x) => [x.call_id, x.agent_id]), [['agent-1/call_0', 'agent-1']]);
+    a.answer('agent-1/call_0', 'approve');
+    assert.equal(await a.resumeAsync(), agt.AgentEvent.STOP_DONE);
+    assert.equal(read(path.join(root, 'paused.txt')), 'from agent-1');
+    a.close();
+    m.close();
+  });
+});
+
+test('agent save and restore', async () => {
+  await withSession((s, reg, root) => {
+    const m = replay(root, [{ content: 'first answer' }, { content: 'second answer' }]);
+    const a = new agt.Agent(s, m, 'sys');
+    a.addUserMessage('one');
+    assert.equal(a.run(), agt.AgentEvent.STOP_DONE);
+    const saved = a.save();
+    const m2 = agt.Model.host((req) => ({ content: 'seen ' + req.messages.length + ' messages' }));
+    const b = new agt.Agent(s, m2);
+    b.restore(saved);
+    assert.deepEqual(b.messages(), a.messages());
+    b.addUserMessage('two');
+    assert.equal(b.run(), agt.AgentEvent.STOP_DONE);
+    assert.equal(b.text, 'seen 4 messages'); // system, user, assistant, user
+    throwsAgt(() => b.restore('{'), agt.ParseError, -9);
+    for (const x of [a, b, m, m2]) x.close();
+  });
+});
+
+test('sub-agent setter ranges', async () => {
+  await withSession((s, reg, root) => {
+    const m = replay(root, [{ content: 'x' }]);
+    const a = new agt.Agent(s, m);
+    for (const bad of [-1, 129, 2 ** 32 + 4, -(2 ** 40)]) {
+      throwsAgt(() => a.setSwarmConcurrency(bad), agt.InvalidArgumentError, -3,
+        'agt_agent_set_swarm_concurrency: max not in 0..128 (0: no cap)');
+    }
+    for (const good of [0, 1, 128, 4]) assert.equal(a.setSwarmConcurrency(good), undefined);
+    for (const bad of [0, -1, 65, 2 ** 32 + 4]) {
+      throwsAgt(() => a.setParallelTools(bad), agt.InvalidArgumentError, -3, 'agt_agent_set_parallel_tools: max not in 1..64');
+    }
+    assert.throws(() => a.setParallelTools(2.5), TypeError);
+    for (const [bad, msg] of [[-1, 'negative limit'], [2592000001, 'limit over 30 days (2592000000 ms); 0 means no limit'],
+      [2n ** 64n + 1000n, 'limit over 30 days (2592000000 ms); 0 means no limit']]) {
+      throwsAgt(() => a.setSubagentTimeout(bad), agt.InvalidArgumentError, -3, 'agt_agent_set_subagent_timeout: ' + msg);
+    }
+    a.setSubagentTimeout(1800000);
+    a.close();
+    throwsAgt(() => a.enableSubagents(), agt.InvalidArgumentError, -3, 'Agent is closed');
+    m.close();
+  });
+});
+
+// A small OpenAI chat-completions server on 127.0.0.1, in this process (its
+// handler runs on the JS thread while runAsync's C call runs on a worker).
+function swarmServer() {
+  const http = require('node:http');
+  const srv = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => { body += d; });
+    req.on('end', () => {
+      const msgs = JSON.parse(body).messages;
+      const users = msgs.filter((x) => x.role === 'user').map((x) => x.content);
+      const user = users[users.length - 1];
+      let msg;
+      if (msgs[msgs.length - 1].role === 'tool') {
+        msg = { role: 'assistant', content: user === 'Do it.' ? 'root done' : 'done ' + user };
+      } else if (user === 'Do it.') {
+        msg = { role: 'assistant', content: null, tool_calls: [{ id: 's1', type: 'function',
+          function: { name: 'AgentSwarm', arguments: JSON.stringify({ items: ['a', 'b'], prompt_template: 'shout {{item}}' }) } }] };
+      } else {
+        msg = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function',
+          function: { name: 'Shout', arguments: JSON.stringify({ text: user.split(' ').slice(1).join(' ') }) } }] };
+      }
+      const out = JSON.stringify({ id: 'x', object: 'chat.completion', model: 'm',
+        choices: [{ index: 0, message: msg, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(out) });
+      res.end(out);
+    });
+  });
+  return new Promise((resolve) => srv.listen(0, '127.0.0.1', () => resolve(srv)));
+}
+
+test('AgentSwarm workers call a JS provider (runAsync; a synchronous run is refused)', async () => {
+  const srv = await swarmServer();
+  const root = tmpdir();
+  const reg = new agt.Registry('chat');
+  try {
+    const calls = [];
+    reg.setProvider('Shout', (call) => { calls.push([call.args.text, gettid()]); return call.args.text.toUpperCase(); });
+    reg.add(SHOUT);
+    const s = new agt.Session(reg, root);
+    const m = new agt.Model(agt.Protocol.OPENAI, { baseUrl: 'http://127.0.0.1:' + srv.address().port + '/v1', apiKey: 'k', name: 'm' });
+    m.setStream(false);
+    const a = new agt.Agent(s, m, 'You are a test.');
+    a.enableSubagents();
+    a.setSwarmConcurrency(2);
+    s.allow('AgentSwarm');
+    s.allow('Shout');
+    reg.freeze();
+    a.addUserMessage('Do it.');
+    throwsAgt(() => a.run(), agt.UnsupportedError, -14,
+      'Agent.run: with a frozen registry and sub-agents of an HTTP model, AgentSwarm workers and background ' +
+      'sub-agents call the JS providers (Shout) on their own threads, which a synchronous call would wait for ' +
+      'forever: use the async variant (runAsync, resumeAsync, dispatchAsync)');
+    assert.equal(await a.runAsync(), agt.AgentEvent.STOP_DONE);
+    assert.equal(a.text, 'root done');
+    assert.deepEqual(calls.map((c) => c[0]).sort(), ['a', 'b']);
+    assert.deepEqual(calls.map((c) => c[1]), [process.pid, process.pid]); // delivered on the JS thread
+    const got = [];
+    for (const sub of a.save().subs) {
+      for (const x of sub.agent.messages) if (x.role === 'tool') got.push(x.content);
+    }
+    assert.deepEqual(got.sort(), ['A', 'B']);
+    a.close();
+    m.close();
+    s.close();
+  } finally {
+    reg.close();
+    srv.close();
+    rm(root);
+  }
+});
