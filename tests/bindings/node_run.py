@@ -5,7 +5,8 @@ usage: node_run.py SOURCE_DIR CACHE_DIR TEST_FILE...
 
 koffi, at the version bindings/node/package.json pins, is installed once
 with npm into CACHE_DIR (in the build tree: `npm install --prefix CACHE_DIR`)
-and found through NODE_PATH. The run is skipped, with the reason, only when
+and found through NODE_PATH, as is this checkout's bindings/node (under the
+name agenttools, as an installed package). The run is skipped, with the reason, only when
 node (18 or newer), npm or the koffi install is really unavailable.
 """
 
@@ -63,7 +64,15 @@ def main():
     why = ensure_koffi(npm, cache, pin)
     if why:
         return skip(why)
-    env = dict(os.environ, NODE_PATH=os.path.join(cache, "node_modules"))
+    link = os.path.join(cache, "link")
+    os.makedirs(link, exist_ok=True)
+    target = os.path.join(os.path.abspath(src), "bindings", "node")
+    pkg = os.path.join(link, "agenttools")
+    if not os.path.islink(pkg) or os.readlink(pkg) != target:
+        if os.path.lexists(pkg):
+            os.remove(pkg)
+        os.symlink(target, pkg)
+    env = dict(os.environ, NODE_PATH=os.path.join(cache, "node_modules") + os.pathsep + link)
     env.pop("NODE_OPTIONS", None)
     p = subprocess.run([node, "--test", "--test-reporter=tap"] + files, env=env)
     return p.returncode
