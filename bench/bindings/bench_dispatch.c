@@ -6,6 +6,7 @@
  *
  * usage: bench_dispatch ROOT N
  */
+#define _POSIX_C_SOURCE 200809L
 #include <agenttools/agenttools.h>
 
 #include <ctype.h>
