@@ -1021,3 +1021,28 @@ test('AgentSwarm workers call a JS provider (runAsync; a synchronous run is refu
     rm(root);
   }
 });
+
+test('close() while an async call runs: the call finishes, then the C objects go', async () => {
+  const root = tmpdir();
+  try {
+    const reg = new agt.Registry('chat');
+    const s = new agt.Session(reg, root);
+    s.mode = 'yolo';
+    const freed = agt._stats.freed;
+    const p = s.dispatchAsync('Bash', { command: 'i=0; while [ ! -e go ]; do i=$((i+1)); [ $i -gt 4000 ] && exit 3; sleep 0.005; done; echo finished' });
+    s.close();
+    reg.close();
+    assert.equal(agt._stats.freed, freed); // both still in use by the call
+    assert.notEqual(s._core.ptr, null);
+    throwsAgt(() => s.todos(), agt.InvalidArgumentError, -3, 'Session is closed');
+    fs.writeFileSync(path.join(root, 'go'), '');
+    const r = await p;
+    assert.equal(r.isError, false, r.text);
+    assert.match(r.text, /^finished\n/);
+    assert.equal(s._core.ptr, null);
+    assert.equal(reg._core.ptr, null);
+    assert.equal(agt._stats.freed, freed + 2);
+  } finally {
+    rm(root);
+  }
+});
