@@ -1046,3 +1046,17 @@ test('close() while an async call runs: the call finishes, then the C objects go
     rm(root);
   }
 });
+
+test('index.d.ts declares every export', () => {
+  const declared = new Set();
+  for (const f of ['index.d.ts', path.join('lib', 'constants.d.ts')]) {
+    for (const m of read(path.join(PKG, f)).matchAll(/^export (?:declare )?(?:class|function|const|interface|type) (\w+)/gm)) declared.add(m[1]);
+  }
+  const exported = Object.keys(agt).filter((k) => !k.startsWith('_'));
+  assert.deepEqual(exported.filter((k) => !declared.has(k)), []);
+  assert.ok(exported.length > 100, String(exported.length)); // the classes, the errors and the AGT_* constants
+  // and the other way round: nothing declared that index.js does not export (types aside)
+  const typesOnly = ['Json', 'EnumArg', 'ProviderResult', 'ApprovalRequest', 'ApproverAnswer', 'ReviewComment',
+    'SchemaOptions', 'DiffFile', 'ModelResponse', 'ModelOptions'];
+  assert.deepEqual([...declared].filter((k) => !(k in agt) && !typesOnly.includes(k)), []);
+});
