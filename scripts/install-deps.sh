@@ -13,5 +13,15 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     libjansson-dev libcurl4-openssl-dev libgit2-dev libpcre2-dev libedit-dev libseccomp-dev libidn2-dev \
     python3 json-schema-test-suite abigail-tools binutils patch \
     python3-jsonschema python3-croniter python3-venv python3-pytest ripgrep luajit tzdata libxml2-dev >/dev/null
-# node + npm for the MCP SDK client test (tests/bindings/mcp_sdk.py installs the SDK into the build tree; skipped without them)
-command -v npm >/dev/null 2>&1 || $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null || echo "install-deps: nodejs/npm not installed; the MCP SDK test will be skipped"
+# node + npm: the MCP SDK client test (tests/bindings/mcp_sdk.py) and the Node
+# binding's tests (tests/bindings/node_run.py), which fetch their npm packages
+# into the build tree. Installed only when npm is missing: NodeSource's nodejs
+# carries npm itself (and conflicts with Debian's npm package); Debian's nodejs
+# 18 comes with npm 9 from the npm package. Without them those tests skip.
+command -v npm >/dev/null 2>&1 || $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null || true
+command -v node >/dev/null 2>&1 || echo "install-deps: nodejs is not installed; the Node binding and MCP SDK tests will be skipped"
+command -v npm >/dev/null 2>&1 || echo "install-deps: npm is not installed (apt-get install npm failed); the Node binding and MCP SDK tests will be skipped"
+# neovim (0.7, with LuaJIT): the headless test of examples/nvim; node-typescript:
+# tsc type-checks examples/vscode (its test skips without it)
+$SUDO apt-get install -y -qq --no-install-recommends neovim node-typescript >/dev/null || \
+    echo "install-deps: neovim/node-typescript not installed; the nvim plugin and vscode type-check tests will be skipped"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerates the C declarations the Python and Lua bindings load.
+"""Regenerates the C declarations the Python, Lua and Node bindings load.
 
     python3 bindings/tools/gen_decls.py        # rewrite both files
     python3 bindings/tools/gen_decls.py --check # exit 1 when they are stale
@@ -7,7 +7,9 @@
 Reads include/agenttools/*.h and writes
   bindings/python/agenttools/_cdecls.py   (DECLS text + CONSTANTS)
   bindings/lua/agenttools/cdef.lua        (the ffi.cdef text + constants)
-The binding tests compare both against the headers, so a header change
+  bindings/node/lib/cdecls.js             (koffi prototypes, constants, enums)
+  bindings/node/lib/constants.d.ts        (their TypeScript declarations)
+The binding tests compare them against the headers, so a header change
 without a re-run fails `meson test --suite bindings`.
 """
 
@@ -20,6 +22,8 @@ TOP = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 HDR_DIR = os.path.join(TOP, "include", "agenttools")
 PY_OUT = os.path.join(TOP, "bindings", "python", "agenttools", "_cdecls.py")
 LUA_OUT = os.path.join(TOP, "bindings", "lua", "agenttools", "cdef.lua")
+NODE_OUT = os.path.join(TOP, "bindings", "node", "lib", "cdecls.js")
+NODE_DTS = os.path.join(TOP, "bindings", "node", "lib", "constants.d.ts")
 
 
 def strip_comments(text):
@@ -81,10 +85,159 @@ def render_lua(cdef, consts):
     return "\n".join(out) + "\n"
 
 
+# ---- Node (koffi) -------------------------------------------------------------
+# koffi reads C-like prototypes; three things differ from the C text:
+#  * a function pointer typedef is declared as a koffi.proto of the same name,
+#    which is a function type: a parameter of that type is written "T *";
+#  * an output parameter is marked _Out_ so koffi writes it back into the
+#    one-element array the binding passes: every non-const "T **" and every
+#    pointer to a scalar (int *, size_t *, int64_t *), except the arrays in
+#    NODE_ARRAYS (the caller passes a typed array);
+#  * a char * that the caller must agt_free (or that comes with a length) is
+#    "void *": koffi would turn it into a string and lose the pointer.
+NODE_ARRAYS = {("agt_session_poll_fds", "fds")}
+_SCALAR = r"(?:int|size_t|int64_t|int32_t|uint32_t|uint64_t|unsigned)"
+
+# The C enums as objects of the Node binding (Mode.YOLO): name -> (prefix,
+# explicit {member: constant} or None); the Python binding has the same table.
+NODE_ENUMS = [
+    ("Status", "AGT_E", None),
+    ("Mode", "AGT_MODE_", None),
+    ("Decision", "AGT_DECISION_", None),
+    ("RuleKind", "AGT_RULE_", None),
+    ("Phase", "AGT_PHASE_", None),
+    ("Access", "AGT_ACCESS_", None),
+    ("ChangesMode", "AGT_CHANGES_", None),
+    ("DiffStatus", "AGT_DIFF_", None),
+    ("Protocol", "AGT_PROTOCOL_", None),
+    ("StreamKind", "AGT_STREAM_", None),
+    ("AgentEvent", "AGT_AGENT_", None),
+    ("FileLimit", "AGT_FILE_LIMIT_", None),
+    ("Hardlinks", "AGT_HARDLINKS_", None),
+    ("Draft", "AGT_DRAFT_", None),
+    ("MaxTokensField", "AGT_", {"MAX_TOKENS": "AGT_MAX_TOKENS",
+                               "MAX_COMPLETION_TOKENS": "AGT_MAX_COMPLETION_TOKENS"}),
+    ("SandboxMode", "AGT_SANDBOX_", {"OFF": "AGT_SANDBOX_OFF", "READ_ONLY": "AGT_SANDBOX_READ_ONLY",
+                                     "WORKSPACE_WRITE": "AGT_SANDBOX_WORKSPACE_WRITE"}),
+    ("SandboxNetwork", "AGT_SANDBOX_", {"OFF": "AGT_SANDBOX_NETWORK_OFF",
+                                        "ON": "AGT_SANDBOX_NETWORK_ON"}),
+    ("SandboxEnforce", "AGT_SANDBOX_", {"BEST_EFFORT": "AGT_SANDBOX_BEST_EFFORT",
+                                        "REQUIRE": "AGT_SANDBOX_REQUIRE"}),
+]
+
+
+def node_enums(consts):
+    cmap = dict(consts)
+    out = []
+    for name, prefix, explicit in NODE_ENUMS:
+        if explicit is not None:
+            members = [(k, cmap[v]) for k, v in explicit.items() if v in cmap]
+        else:
+            members = []
+            for cname, value in consts:
+                if not cname.startswith(prefix):
+                    continue
+                key = cname[len(prefix):]
+                if prefix == "AGT_E":
+                    if not key.isalpha():
+                        continue
+                    key = "E" + key
+                if key[:1].isdigit():
+                    key = "V" + key
+                members.append((key, value))
+            if prefix == "AGT_E":
+                members = [("OK", cmap["AGT_OK"]), ("ERROR", cmap["AGT_ERROR"])] + \
+                    [(k, v) for k, v in members if k not in ("OK", "ERROR")]
+        out.append((name, members))
+    return out
+
+
+def _node_params(fname, params, fnptr_names, in_callback):
+    if params.strip() in ("", "void"):
+        return []
+    out = []
+    parts = [p.strip() for p in params.split(",")]
+    for i, p in enumerate(parts):
+        m = re.match(r"^(.*?)(\w+)$", p)
+        ptype, pname = m.group(1).strip(), m.group(2)
+        nxt = parts[i + 1] if i + 1 < len(parts) else ""
+        if ptype in fnptr_names:
+            out.append("%s *%s" % (ptype, pname))
+        elif in_callback and ptype == "const char *" and nxt.startswith("size_t "):
+            out.append("const void *%s" % pname)
+        elif re.match(r"^(const )?char \*\*$", ptype):
+            out.append("_Out_ void **%s" % pname)
+        elif re.match(r"^agt_\w+ \*\*$", ptype):
+            out.append("_Out_ %s%s" % (ptype, pname))
+        elif re.match(r"^%s \*$" % _SCALAR, ptype) and (fname, pname) not in NODE_ARRAYS:
+            out.append("_Out_ %s%s" % (ptype, pname))
+        else:
+            out.append("%s%s%s" % (ptype, "" if ptype.endswith("*") else " ", pname))
+    return out
+
+
+def node_decls(opaque, fnptrs, protos):
+    fnptr_names = set()
+    callbacks = []
+    for _, t in fnptrs:
+        m = re.match(r"typedef\s+(.+?)\(\s*\*\s*(\w+)\s*\)\s*\((.*)\)\s*;$", t)
+        fnptr_names.add(m.group(2))
+        callbacks.append((m.group(2), "%s %s(%s)" % (m.group(1).strip(), m.group(2), ", ".join(
+            _node_params(m.group(2), m.group(3), fnptr_names, True)))))
+    funcs = []
+    for h, p in protos:
+        m = re.match(r"(.+?)\b(agt_\w+)\s*\((.*)\)\s*;$", p)
+        ret = re.sub(r"\bstruct\s+", "", m.group(1)).strip()  # koffi knows the typedef names
+        funcs.append((h, m.group(2), "%s%s%s(%s)" % (ret, "" if ret.endswith("*") else " ", m.group(2),
+                                                     ", ".join(_node_params(m.group(2), m.group(3),
+                                                                            fnptr_names, False)))))
+    names = [re.match(r"typedef struct \w+ (\w+);", o).group(1) for o in opaque]
+    return names, callbacks, funcs
+
+
+def _js(s):
+    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def render_node(opaque, fnptrs, protos, consts):
+    names, callbacks, funcs = node_decls(opaque, fnptrs, protos)
+    out = ["// Generated by bindings/tools/gen_decls.py from include/agenttools/*.h; do not edit.",
+           "'use strict';", "", "// opaque handle types (koffi.opaque)", "exports.OPAQUE = ["]
+    out += ["  %s," % _js(n) for n in names]
+    out += ["];", "", "// callback types (koffi.proto; a parameter of one is written T *)",
+            "exports.CALLBACKS = ["]
+    out += ["  [%s, %s]," % (_js(n), _js(t)) for n, t in callbacks]
+    out += ["];", "", "// every public function: [name, header, koffi prototype]", "exports.FUNCTIONS = ["]
+    out += ["  [%s, %s, %s]," % (_js(n), _js(h), _js(t)) for h, n, t in funcs]
+    out += ["];", "", "exports.CONSTANTS = {"]
+    out += ["  %s: %d," % (k, v) for k, v in consts]
+    out += ["};", "", "exports.ENUMS = {"]
+    for name, members in node_enums(consts):
+        out.append("  %s: { %s }," % (name, ", ".join("%s: %d" % kv for kv in members)))
+    out += ["};"]
+    return "\n".join(out) + "\n"
+
+
+def render_node_dts(consts):
+    out = ["// Generated by bindings/tools/gen_decls.py from include/agenttools/*.h; do not edit.",
+           "// The AGT_* constants and the enum objects of the Node binding.", ""]
+    out += ["export declare const %s: %d;" % (k, v) for k, v in consts]
+    out += ["", "export declare const CONSTANTS: {"]
+    out += ["  readonly %s: %d;" % (k, v) for k, v in consts]
+    out += ["};", ""]
+    for name, members in node_enums(consts):
+        out.append("export declare const %s: {" % name)
+        out += ["  readonly %s: %d;" % kv for kv in members]
+        out.append("};")
+        out.append("export type %s = (typeof %s)[keyof typeof %s];" % (name, name, name))
+    return "\n".join(out) + "\n"
+
+
 def main():
     opaque, fnptrs, protos, consts = collect()
     cdef = cdef_text(opaque, fnptrs, protos)
-    files = {PY_OUT: render_py(cdef, consts), LUA_OUT: render_lua(cdef, consts)}
+    files = {PY_OUT: render_py(cdef, consts), LUA_OUT: render_lua(cdef, consts),
+             NODE_OUT: render_node(opaque, fnptrs, protos, consts), NODE_DTS: render_node_dts(consts)}
     check = "--check" in sys.argv[1:]
     stale = []
     for path, text in files.items():
