@@ -76,15 +76,20 @@ enum agt_status {
 
 /**
  * Initialises the library. Reference-counted: every successful call must be
- * paired with agt_shutdown(). Optional: every other call initialises lazily.
+ * paired with agt_shutdown(). Optional: every other call initialises lazily,
+ * and the dependencies (libgit2, libcurl, libxml2) are loaded and
+ * initialised at their first use, not here (docs/embedding.md).
  *
- * @return AGT_OK, or AGT_ERROR when a dependency failed to initialise.
+ * @return AGT_OK (a dependency that fails to load or initialise is reported
+ *         by the call that needed it).
  */
 AGT_EXTERN int agt_init(void);
 
 /**
  * Drops one reference taken by agt_init(); the last one releases the global
- * state of the dependencies. Extra calls are ignored.
+ * state of the dependencies, unless the library initialised one for its own
+ * use (a change set, a transfer), which then stays until the process ends.
+ * Extra calls are ignored.
  */
 AGT_EXTERN void agt_shutdown(void);
 

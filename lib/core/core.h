@@ -27,7 +27,9 @@ int agti_error(int code, const char *fmt, ...) AGTI_PRINTF(2, 3);
 int agti_verror(int code, const char *fmt, va_list ap);
 /* Records AGT_ENOMEM with a fixed message (never allocates). */
 int agti_oom(void);
-/* Lazy global initialisation of libgit2/libcurl (one process-wide reference). */
+/* Takes the library's own process-wide reference (libgit2 and libcurl are
+ * loaded and initialised by agti_git_ensure and agti_curl_ensure, which take
+ * it too). */
 int agti_ensure_init(void);
 /* Prefixes the current last-error message with "prefix: ". */
 void agti_error_prefix(const char *fmt, ...) AGTI_PRINTF(1, 2);

@@ -8,7 +8,7 @@
 #ifndef AGT_LIB_GIT_INTERNAL_H
 #define AGT_LIB_GIT_INTERNAL_H
 
-#include <git2.h>
+#include "git/git_dl.h" /* <git2.h>, its functions loaded on first use */
 #include <stdbool.h>
 #include <stddef.h>
 

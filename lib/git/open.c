@@ -313,7 +313,7 @@ int agt_changes_open(agt_changes **out, const char *repo_path, int mode, const c
         return rc;
     if (!repo_path[0])
         return agti_error(AGT_EINVAL, "agt_changes_open: repo_path is empty");
-    rc = agti_ensure_init();
+    rc = agti_git_ensure(); /* loads libgit2 at the first repository */
     if (rc != AGT_OK)
         return rc;
     agt_changes *c = calloc(1, sizeof(*c));

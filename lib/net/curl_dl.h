@@ -1,6 +1,6 @@
 /*
  * libcurl, loaded when the first transfer needs it (dlopen) instead of
- * linked: linking it brought 30 shared libraries (TLS, HTTP/2, LDAP,
+ * linked: linking it brought 24 more shared libraries (TLS, HTTP/2, LDAP,
  * Kerberos, ...) and their constructors into every program that links this
  * library, network or not (docs/embedding.md, "Start-up and the
  * libraries loaded on first use"). Files that make transfers include this

@@ -1,6 +1,7 @@
 /*
- * libcurl is loaded at the first transfer (lib/net/curl_dl.c) and libxml2
- * at the first HTML page reduced (lib/net/html.c), not linked: a process
+ * libcurl is loaded at the first transfer (lib/net/curl_dl.c), libxml2 at
+ * the first HTML page reduced (lib/net/html.c) and libgit2 at the first
+ * repository opened (lib/git/git_dl.c), not linked: a process
  * that needs neither never maps them; a missing or wrong library is a
  * clear AGT_EUNSUPPORTED, through the internal calls and through FetchURL. Each case runs in a
  * fresh child (the load is once per process) and reports back through a pipe.
@@ -86,6 +87,29 @@ static void html_report(FILE *out)
     agti_buf_free(&b);
 }
 
+/* agt_changes_open on a fresh repository (git init by the git program) */
+static void git_report(FILE *out)
+{
+    bool before = lib_mapped("libgit2");
+    char dir[] = "/tmp/agt-lazygit-XXXXXX";
+    if (!mkdtemp(dir)) {
+        fprintf(out, "mkdtemp failed");
+        return;
+    }
+    char *cmd = agti_aprintf("git init -q '%s' 2>/dev/null", dir);
+    int st = cmd ? system(cmd) : -1;
+    free(cmd);
+    agt_changes *c = NULL;
+    int rc = st == 0 ? agt_changes_open(&c, dir, AGT_CHANGES_WORKSPACE, NULL, NULL) : -999;
+    fprintf(out, "before=%d rc=%d mapped=%d msg=%s", before, rc, lib_mapped("libgit2"),
+            rc == AGT_OK ? "" : agt_error_message());
+    agt_changes_free(c);
+    cmd = agti_aprintf("rm -rf '%s'", dir);
+    if (cmd && system(cmd) != 0)
+        fprintf(out, " [cleanup failed]");
+    free(cmd);
+}
+
 static void load_report(FILE *out)
 {
     bool before = curl_mapped();
@@ -169,6 +193,22 @@ int main(void)
              "before=0 available=0 rc=-14 mapped=0 text=no HTML parser: libxml2 "
              "(/nonexistent/libxml2.so.2) could not be loaded",
              "without libxml2: AGT_EUNSUPPORTED naming the file");
+    free(got);
+
+    T_CHECK(!lib_mapped("libgit2"), "a process that opened no repository has no libgit2 mapped");
+    got = in_child_env("AGT_LIBGIT2", NULL, git_report);
+    T_EQ_STR(got, "before=0 rc=0 mapped=1 msg=", "the first repository loads libgit2");
+    free(got);
+    got = in_child_env("AGT_LIBGIT2", "/nonexistent/libgit2.so", git_report);
+    T_CHECK(got && strstr(got, "before=0 rc=-14 mapped=0 msg=libgit2 ") &&
+                strstr(got, " is not installed: tried /nonexistent/libgit2.so ("),
+            "without libgit2: AGT_EUNSUPPORTED naming the file (got '%s')", got);
+    free(got);
+    got = in_child_env("AGT_LIBGIT2", "libm.so.6", git_report);
+    T_EQ_STR(got,
+             "before=0 rc=-14 mapped=0 msg=libm.so.6 is not libgit2 (it has no "
+             "git_libgit2_version)",
+             "a library that is not libgit2 is refused");
     free(got);
     return t_done();
 }
