@@ -945,6 +945,47 @@ static void arith_span(const sh_parser *p, size_t *es, size_t *len)
     *len = b - a;
 }
 
+/* Lists a [[ ]] / (( )) command whose argv is av, written from start to
+ * p->pos; its index, or -1. */
+static int add_keyword_cmd(sh_parser *p, size_t start, const word_vec *av)
+{
+    agti_sh_cmd c = {0};
+    c.argv = av->v;
+    c.argc = av->n;
+    c.flags = AGTI_SHC_KEYWORD;
+    c.offset = p->base + start;
+    c.length = p->pos - start;
+    return add_cmd(p, &c);
+}
+
+/* The same, with its node of kind COND or ARITH. */
+static agti_sh_node *keyword_node(sh_parser *p, int kind, size_t start, const word_vec *av)
+{
+    agti_sh_node *n = new_node(p, kind, start);
+    if (!n || (n->cmd = add_keyword_cmd(p, start, av)) < 0)
+        return NULL;
+    return n;
+}
+
+/* Reads the arithmetic expression after `((` (opened at `open`, p->pos
+ * just past it) up to and past `))`, into the argv "((" EXPR "))" of a
+ * keyword command; EXPR is the expression as written without the blanks
+ * around it, flagged DYNAMIC when it holds expansions. */
+static bool arith_words(sh_parser *p, size_t open, word_vec *av)
+{
+    unsigned fl = 0;
+    size_t es = p->pos, elen = 0;
+    if (!agti_shp_arith(p, open, &fl))
+        return false;
+    arith_span(p, &es, &elen);
+    char *e = agti_shp_strdup(p, p->s + es, elen);
+    if (!e || !synth_word(p, av, "((", open, 2) || !synth_word(p, av, e, es, elen) ||
+        !synth_word(p, av, "))", p->pos - 2, 2))
+        return false;
+    av->v[1].flags = fl;
+    return true;
+}
+
 SH_NOINLINE static agti_sh_node *parse_for(sh_parser *p, int kind, size_t start)
 {
     agti_sh_node *n = new_node(p, kind, start);
@@ -954,35 +995,16 @@ SH_NOINLINE static agti_sh_node *parse_for(sh_parser *p, int kind, size_t start)
     agti_shp_skip_blanks(p);
     if (kind == AGTI_SHN_FOR && at(p, 0) == '(' && at(p, 1) == '(') {
         size_t open = p->pos;
-        unsigned fl = 0;
         p->pos += 2;
-        size_t es = p->pos;
-        if (!agti_shp_arith(p, open, &fl))
+        /* evaluated like (( )): listed as a keyword command */
+        word_vec av = {0};
+        if (!arith_words(p, open, &av))
             return NULL;
         n->arith = true;
         if (!agti_shp_grow(p, (void **)&n->words, &wcap, 0, sizeof *n->words))
             return NULL;
-        agti_sh_word *w = &n->words[n->nwords++];
-        arith_span(p, &es, &w->vlen);
-        w->value = agti_shp_strdup(p, p->s + es, w->vlen);
-        w->offset = p->base + es;
-        w->length = w->vlen;
-        w->flags = fl;
-        if (!w->value)
-            return NULL;
-        /* evaluated like (( )): listed as a keyword command */
-        word_vec av = {0};
-        if (!synth_word(p, &av, "((", open, 2) || !synth_word(p, &av, w->value, es, w->vlen) ||
-            !synth_word(p, &av, "))", p->pos - 2, 2))
-            return NULL;
-        av.v[1].flags = fl;
-        agti_sh_cmd c = {0};
-        c.argv = av.v;
-        c.argc = av.n;
-        c.flags = AGTI_SHC_KEYWORD;
-        c.offset = p->base + open;
-        c.length = p->pos - open;
-        if ((n->cmd = add_cmd(p, &c)) < 0)
+        n->words[n->nwords++] = av.v[1];
+        if ((n->cmd = add_keyword_cmd(p, open, &av)) < 0)
             return NULL;
         agti_shp_skip_blanks(p);
         if (at(p, 0) == ';')
@@ -1171,43 +1193,16 @@ SH_NOINLINE static agti_sh_node *parse_cond(sh_parser *p, size_t start)
         if (!w || !agti_shp_word(p, w, regex ? SHW_MODE_REGEX : SHW_MODE_COND))
             return NULL;
     }
-    agti_sh_cmd c = {0};
-    c.argv = av.v;
-    c.argc = av.n;
-    c.flags = AGTI_SHC_KEYWORD;
-    c.offset = p->base + start;
-    c.length = p->pos - start;
-    agti_sh_node *n = new_node(p, AGTI_SHN_COND, start);
-    if (!n || (n->cmd = add_cmd(p, &c)) < 0)
-        return NULL;
-    return n;
+    return keyword_node(p, AGTI_SHN_COND, start, &av);
 }
 
 /* (( expr )) (p->pos past `((`). */
 SH_NOINLINE static agti_sh_node *parse_arith_cmd(sh_parser *p, size_t start)
 {
-    unsigned fl = 0;
-    size_t es = p->pos;
-    if (!agti_shp_arith(p, start, &fl))
-        return NULL;
     word_vec av = {0};
-    size_t elen = 0;
-    arith_span(p, &es, &elen);
-    char *e = agti_shp_strdup(p, p->s + es, elen);
-    if (!e || !synth_word(p, &av, "((", start, 2) || !synth_word(p, &av, e, es, elen) ||
-        !synth_word(p, &av, "))", p->pos - 2, 2))
+    if (!arith_words(p, start, &av))
         return NULL;
-    av.v[1].flags = fl;
-    agti_sh_cmd c = {0};
-    c.argv = av.v;
-    c.argc = av.n;
-    c.flags = AGTI_SHC_KEYWORD;
-    c.offset = p->base + start;
-    c.length = p->pos - start;
-    agti_sh_node *n = new_node(p, AGTI_SHN_ARITH, start);
-    if (!n || (n->cmd = add_cmd(p, &c)) < 0)
-        return NULL;
-    return n;
+    return keyword_node(p, AGTI_SHN_ARITH, start, &av);
 }
 
 static agti_sh_node *parse_group(sh_parser *p, int kind, size_t start)
