@@ -580,25 +580,27 @@ static bool system_path(const char *path)
     return false;
 }
 
-static int match_layer(agti_ruleset *rs, const layer *L, const char *path, hits *h)
+/* The rules that match a layer. scratch: two buffers the caller keeps
+ * for the canonical texts (one check renders thousands of layers). */
+static int match_layer(agti_ruleset *rs, const layer *L, const char *path, hits *h,
+                       agti_buf scratch[2])
 {
-    agti_buf t = AGTI_BUF_INIT, pt = AGTI_BUF_INIT;
-    render(&t, L->w, L->n);
+    agti_buf *t = &scratch[0], *pt = &scratch[1];
+    agti_buf_truncate(t, 0);
+    agti_buf_truncate(pt, 0);
+    render(t, L->w, L->n);
     if (path != NULL) {
-        put_word(&pt, path);
+        put_word(pt, path);
         if (L->n > 1) {
-            agti_buf_putc(&pt, ' ');
-            render(&pt, L->w + 1, L->n - 1);
+            agti_buf_putc(pt, ' ');
+            render(pt, L->w + 1, L->n - 1);
         }
     }
-    if (t.oom || pt.oom) {
-        agti_buf_free(&t);
-        agti_buf_free(&pt);
+    if (t->oom || pt->oom)
         return agti_oom();
-    }
     lctx c = {L,
-              agti_buf_cstr(&t),
-              path ? agti_buf_cstr(&pt) : NULL,
+              agti_buf_cstr(t),
+              path ? agti_buf_cstr(pt) : NULL,
               path == NULL || system_path(path),
               layer_dynamic(L),
               h};
@@ -607,8 +609,6 @@ static int match_layer(agti_ruleset *rs, const layer *L, const char *path, hits 
         agti_ruleset_each(rs, "Bash", L->w[0], check_rule, &c);
     if (path != NULL)
         agti_ruleset_each(rs, "Bash", path, check_rule, &c);
-    agti_buf_free(&t);
-    agti_buf_free(&pt);
     return AGT_OK;
 }
 
@@ -852,7 +852,7 @@ static int state_add(struct agti_bash_state *st, size_t exec, size_t priv, bool 
  * any privilege wrapper around it. */
 static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_verdict *v,
                       struct agti_bash_state *st, const agti_rule **first_allow, bool *all_allowed,
-                      size_t *needing)
+                      size_t *needing, agti_buf scratch[2])
 {
     int rc = AGT_OK;
     bool inner_allowed = false;
@@ -864,7 +864,7 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
         layer L = {e->written + at, e->wflags + at, e->writtenc - at,
                    inner && (e->flags & AGTI_SHX_MORE_ARGS), inner};
         hits h = {0};
-        rc = match_layer(rs, &L, inner ? e->path : NULL, &h);
+        rc = match_layer(rs, &L, inner ? e->path : NULL, &h, scratch);
         size_t g = rc == AGT_OK ? git_globals(&L) : 0;
         if (g > 0) {
             /* git without its global options, for deny and ask rules */
@@ -879,7 +879,7 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
                 memcpy(f + 1, L.f + 1 + g, (L.n - 1 - g) * sizeof *f);
                 layer G = {w, f, L.n - g, L.more, inner};
                 hits gh = {0};
-                rc = match_layer(rs, &G, NULL, &gh);
+                rc = match_layer(rs, &G, NULL, &gh, scratch);
                 if (h.deny == NULL)
                     h.deny = gh.deny;
                 if (h.ask == NULL)
@@ -1088,11 +1088,15 @@ int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v)
     const agti_rule *first_allow = NULL;
     bool all_allowed = true;
     size_t needing = 0;
+    agti_buf scratch[2] = {AGTI_BUF_INIT, AGTI_BUF_INIT};
     for (size_t i = 0; rc == AGT_OK && i < agti_sh_nexecs(a); i++) {
-        rc = judge_exec(rs, agti_sh_exec_at(a, i), i, v, st, &first_allow, &all_allowed, &needing);
+        rc = judge_exec(rs, agti_sh_exec_at(a, i), i, v, st, &first_allow, &all_allowed, &needing,
+                        scratch);
         if (v->kind == AGT_RULE_DENY)
             break;
     }
+    agti_buf_free(&scratch[0]);
+    agti_buf_free(&scratch[1]);
     v->ncommands = needing;
     if (rc != AGT_OK || v->kind == AGT_RULE_DENY)
         return rc;
