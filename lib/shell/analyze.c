@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "shell/arena.h"
 #include "shell/shell.h"
 
 /* The execs' words, flags, stages and strings live in one arena, freed at
@@ -16,27 +17,24 @@
  * copied (the script outlives the analysis): only the words of strings
  * parsed again (sh -c, eval), whose scripts are freed as soon as they are
  * analysed, are copied in. */
-typedef struct an_chunk {
-    struct an_chunk *next;
-    size_t used, cap;
-    _Alignas(16) unsigned char data[];
-} an_chunk;
-
 #define AN_CHUNK_MIN (4u * 1024u)
 #define AN_CHUNK_MAX (256u * 1024u)
 
 struct agti_sh_analysis {
     agti_sh_exec *v;
     size_t n, cap;
-    an_chunk *chunks;
+    agti_sh_arena arena;
 };
 
 /* A word flag that means the word's final text is not known statically. */
 #define WORD_DYN (AGTI_SHW_DYNAMIC | AGTI_SHW_UNQUOTED_EXP | AGTI_SHW_GLOB | AGTI_SHW_BRACE)
 
-/* inherited by a command from the compound commands around it */
+/* inherited by the commands of a function call or of a string run by a
+ * command that writes (the compound commands around a command need no
+ * such flag: the parser copies their redirections onto every command
+ * inside, flagged inherited, and marks every command of a pipeline's later
+ * parts PIPED_IN, so cmd_writes and cmd_stdin see them) */
 #define INH_WRITES 0x1u
-#define INH_STDIN 0x2u
 
 typedef struct actx {
     struct agti_sh_analysis *a;
@@ -46,7 +44,6 @@ typedef struct actx {
     int depth;
     int parent;
     unsigned inherit;      /* INH_WRITES from a container or a function call's redirections */
-    unsigned char *inh;    /* per command of s: INH_* from the tree */
     unsigned char *active; /* per function of s: being expanded (recursion guard) */
     unsigned char *called; /* per function of s: expanded at least once */
     int *ftab;             /* open-addressing table of function names -> index */
@@ -69,26 +66,7 @@ static int fail(actx *c, int status, const char *msg)
 /* n bytes from the analysis' arena (not zeroed), NULL when out of memory. */
 static void *an_alloc(struct agti_sh_analysis *a, size_t n)
 {
-    n = (n + 15u) & ~(size_t)15u;
-    if (n == 0)
-        n = 16;
-    an_chunk *ch = a->chunks;
-    if (ch == NULL || ch->cap - ch->used < n) {
-        size_t cap = ch ? ch->cap * 2 : AN_CHUNK_MIN;
-        if (cap > AN_CHUNK_MAX)
-            cap = AN_CHUNK_MAX;
-        if (cap < n)
-            cap = n;
-        if ((ch = malloc(sizeof *ch + cap)) == NULL)
-            return NULL;
-        ch->used = 0;
-        ch->cap = cap;
-        ch->next = a->chunks;
-        a->chunks = ch;
-    }
-    void *r = ch->data + ch->used;
-    ch->used += n;
-    return r;
+    return agti_sh_arena_alloc(&a->arena, n);
 }
 
 static char *an_strdup(struct agti_sh_analysis *a, const char *s, size_t n)
@@ -162,27 +140,6 @@ static bool redir_stdin(const agti_sh_redir *r)
     return (r->op == AGTI_SHR_IN || r->op == AGTI_SHR_HEREDOC || r->op == AGTI_SHR_HEREDOC_TAB ||
             r->op == AGTI_SHR_HERESTRING || r->op == AGTI_SHR_DUP_IN || r->op == AGTI_SHR_RDWR) &&
            (r->fd == -1 || r->fd == 0);
-}
-
-static void walk(actx *c, const agti_sh_node *nd, unsigned inh, int depth)
-{
-    if (nd == NULL || depth > AGTI_SH_MAX_DEPTH + 8)
-        return;
-    for (size_t i = 0; i < nd->nredirs; i++) {
-        if (redir_writes(&nd->redirs[i]))
-            inh |= INH_WRITES;
-        if (redir_stdin(&nd->redirs[i]))
-            inh |= INH_STDIN;
-    }
-    if ((nd->kind == AGTI_SHN_SIMPLE || nd->kind == AGTI_SHN_COND || nd->kind == AGTI_SHN_ARITH) &&
-        nd->cmd >= 0 && (size_t)nd->cmd < agti_sh_ncmds(c->s))
-        c->inh[nd->cmd] |= (unsigned char)inh;
-    for (size_t i = 0; i < nd->nchildren; i++) {
-        unsigned ci = inh;
-        if (nd->kind == AGTI_SHN_PIPELINE && i > 0)
-            ci |= INH_STDIN;
-        walk(c, nd->children[i], ci, depth + 1);
-    }
 }
 
 /* ---- emitting --------------------------------------------------------- */
@@ -1112,8 +1069,8 @@ static int process_cmd(actx *c, size_t i)
     const agti_sh_cmd *cmd = agti_sh_cmd_at(c->s, i);
     if (cmd->flags & AGTI_SHC_KEYWORD)
         return AGTI_SH_OK; /* [[ ]] / (( )): runs nothing but its substitutions */
-    bool writes = cmd_writes(cmd) || (c->inh[i] & INH_WRITES) || (c->inherit & INH_WRITES);
-    bool fed = cmd_stdin(cmd) || (c->inh[i] & INH_STDIN);
+    bool writes = cmd_writes(cmd) || (c->inherit & INH_WRITES);
+    bool fed = cmd_stdin(cmd);
     unsigned flags = writes ? AGTI_SHX_WRITES : 0;
     if (cmd->argc == 0) {
         if (!writes)
@@ -1151,18 +1108,15 @@ static int analyze_script(actx *pc, const agti_sh_script *s, int parent, unsigne
     c.inherit = inherit;
     c.err = pc->err;
     size_t n = agti_sh_ncmds(s), nf = agti_sh_nfuncs(s);
-    c.inh = calloc(n ? n : 1, 1);
     c.active = calloc(nf ? nf : 1, 1);
     c.called = calloc(nf ? nf : 1, 1);
     int rc = AGTI_SH_OK;
-    if (c.inh == NULL || c.active == NULL || c.called == NULL)
+    if (c.active == NULL || c.called == NULL)
         rc = fail(&c, AGTI_SH_ENOMEM, "out of memory");
     if (rc == AGTI_SH_OK)
         rc = build_ftab(&c);
     if (rc == AGTI_SH_OK)
         rc = build_fcmds(&c);
-    if (rc == AGTI_SH_OK)
-        walk(&c, agti_sh_root(s), 0, 0);
     for (size_t i = 0; rc == AGTI_SH_OK && i < n; i++) {
         const agti_sh_cmd *cmd = agti_sh_cmd_at(s, i);
         if (!(cmd->flags & AGTI_SHC_IN_FUNCTION))
@@ -1173,7 +1127,6 @@ static int analyze_script(actx *pc, const agti_sh_script *s, int parent, unsigne
     for (size_t f = 0; rc == AGTI_SH_OK && f < nf; f++)
         if (!c.called[f])
             rc = expand_function(&c, (int)f, NULL, 0);
-    free(c.inh);
     free(c.active);
     free(c.called);
     free(c.ftab);
@@ -1192,6 +1145,14 @@ int agti_sh_analyze(const agti_sh_script *s, agti_sh_analysis **out, agti_sh_err
     struct agti_sh_analysis *a = calloc(1, sizeof *a);
     if (a == NULL)
         return AGTI_SH_ENOMEM;
+    agti_sh_arena_init(&a->arena, AN_CHUNK_MIN, AN_CHUNK_MAX);
+    /* about one exec per written command: one array, grown only when
+     * functions, wrappers and strings add more */
+    a->cap = agti_sh_ncmds(s) + 16;
+    if ((a->v = malloc(a->cap * sizeof *a->v)) == NULL) {
+        free(a);
+        return AGTI_SH_ENOMEM;
+    }
     actx top;
     memset(&top, 0, sizeof top);
     top.a = a;
@@ -1220,11 +1181,7 @@ void agti_sh_analysis_free(agti_sh_analysis *a)
 {
     if (a == NULL)
         return;
-    for (an_chunk *ch = a->chunks; ch != NULL;) {
-        an_chunk *next = ch->next;
-        free(ch);
-        ch = next;
-    }
+    agti_sh_arena_free(&a->arena);
     free(a->v);
     free(a);
 }

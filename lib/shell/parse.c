@@ -114,37 +114,18 @@ void *agti_shp_alloc(sh_parser *p, size_t n)
 
 void *agti_shp_alloc_raw(sh_parser *p, size_t n)
 {
-    agti_sh_script *sc = p->sc;
-    n = (n + 15u) & ~(size_t)15u;
-    if (n == 0)
-        n = 16;
-    sh_chunk *c = sc->chunks;
-    if (!c || c->cap - c->used < n) {
-        size_t cap = c ? c->cap * 2 : SH_CHUNK_MIN;
-        if (cap > SH_CHUNK_MAX)
-            cap = SH_CHUNK_MAX;
-        if (cap < n)
-            cap = n;
-        if (sc->arena_bytes + cap > p->budget) {
-            agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos,
-                          "the script needs more than %zu bytes of parser memory "
-                          "(%u times its length): refused",
-                          p->budget, SH_BUDGET_FACTOR);
-            return NULL;
-        }
-        c = malloc(sizeof *c + cap);
-        if (!c) {
-            agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos, "out of memory");
-            return NULL;
-        }
-        c->used = 0;
-        c->cap = cap;
-        c->next = sc->chunks;
-        sc->chunks = c;
-        sc->arena_bytes += cap;
+    agti_sh_arena *a = &p->sc->arena;
+    size_t more = agti_sh_arena_need(a, n);
+    if (more > 0 && a->bytes + more > p->budget) {
+        agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos,
+                      "the script needs more than %zu bytes of parser memory "
+                      "(%u times its length): refused",
+                      p->budget, SH_BUDGET_FACTOR);
+        return NULL;
     }
-    void *r = c->data + c->used;
-    c->used += n;
+    void *r = agti_sh_arena_alloc(a, n);
+    if (!r)
+        agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos, "out of memory");
     return r;
 }
 
@@ -1658,12 +1639,7 @@ agti_sh_node *agti_shp_list(sh_parser *p)
 
 static void free_script(agti_sh_script *s)
 {
-    sh_chunk *c = s->chunks;
-    while (c) {
-        sh_chunk *next = c->next;
-        free(c);
-        c = next;
-    }
+    agti_sh_arena_free(&s->arena);
     free(s->cmds);
     free(s->funcs);
     free(s);
@@ -1735,6 +1711,7 @@ int agti_sh_parse_at_depth(const char *text, size_t len, int depth, agti_sh_scri
         }
         return AGTI_SH_ENOMEM;
     }
+    agti_sh_arena_init(&sc->arena, SH_CHUNK_MIN, SH_CHUNK_MAX);
     if (depth < 0)
         depth = 0;
     if (depth >= AGTI_SH_MAX_DEPTH) {

@@ -10,17 +10,11 @@
 #include <stddef.h>
 
 #include "core/core.h"
+#include "shell/arena.h"
 #include "shell/shell.h"
 
-typedef struct sh_chunk {
-    struct sh_chunk *next;
-    size_t used, cap;
-    _Alignas(16) unsigned char data[];
-} sh_chunk;
-
 struct agti_sh_script {
-    sh_chunk *chunks;
-    size_t arena_bytes;
+    agti_sh_arena arena;
     agti_sh_node *root;
     agti_sh_cmd *cmds;
     size_t ncmds, capcmds;
