@@ -740,22 +740,61 @@ static bool is_declaration(const agti_sh_word *w)
             word_is(w, "readonly") || word_is(w, "typeset"));
 }
 
-/* Lists a parsed simple command (kept out of parse_simple, which is on the
+/* Pushes a copy of *x (elem bytes) on a parser stack. */
+static bool stack_push(sh_parser *p, void **v, size_t *n, size_t *cap, const void *x, size_t elem)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 32;
+        void *a = realloc(*v, ncap * elem);
+        if (!a) {
+            agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos, "out of memory");
+            return false;
+        }
+        *v = a;
+        *cap = ncap;
+    }
+    memcpy((char *)*v + *n * elem, x, elem);
+    (*n)++;
+    return true;
+}
+
+/* n elements of a parser stack copied into the arena (NULL for none). */
+static void *stack_copy(sh_parser *p, const void *from, size_t n, size_t elem, bool *ok)
+{
+    if (n == 0)
+        return NULL;
+    void *d = agti_shp_alloc_raw(p, n * elem);
+    if (!d)
+        *ok = false;
+    else
+        memcpy(d, from, n * elem);
+    return d;
+}
+
+/* Lists a parsed simple command: its assignments are wstack[wbase ..
+ * wbase + nas), its words the rest of wstack above wbase, its redirections
+ * rstack above rbase; pops them (kept out of parse_simple, which is on the
  * recursion path of every nested substitution, to keep its frame small). */
-SH_NOINLINE static agti_sh_node *finish_simple(sh_parser *p, size_t start, size_t end,
-                                               const word_vec *asv, const word_vec *avv,
-                                               agti_sh_redir *rd, size_t nrd)
+SH_NOINLINE static agti_sh_node *finish_simple(sh_parser *p, size_t start, size_t end, size_t wbase,
+                                               size_t nas, size_t rbase)
 {
     agti_sh_cmd c = {0};
-    c.assigns = asv->v;
-    c.nassigns = asv->n;
-    c.argv = avv->v;
-    c.argc = avv->n;
+    bool ok = true;
+    c.nassigns = nas;
+    c.assigns = stack_copy(p, p->wstack + wbase, nas, sizeof *p->wstack, &ok);
+    c.argc = p->nwstack - wbase - nas;
+    c.argv = stack_copy(p, p->wstack + wbase + nas, c.argc, sizeof *p->wstack, &ok);
+    size_t nrd = p->nrstack - rbase;
+    agti_sh_redir *rd = stack_copy(p, p->rstack + rbase, nrd, sizeof *p->rstack, &ok);
     c.redirs = rd;
     c.nredirs = nrd;
+    p->nwstack = wbase;
+    p->nrstack = rbase;
+    if (!ok)
+        return NULL;
     c.offset = p->base + start;
     c.length = end - start;
-    if (avv->n == 0)
+    if (c.argc == 0)
         c.flags |= AGTI_SHC_ASSIGN_ONLY;
     for (size_t i = 0; i < nrd; i++)
         if (stdin_redir(&rd[i]))
@@ -776,9 +815,8 @@ SH_NOINLINE static agti_sh_node *finish_simple(sh_parser *p, size_t start, size_
 static agti_sh_node *parse_simple(sh_parser *p)
 {
     size_t start = p->pos;
-    word_vec as = {0}, av = {0};
-    agti_sh_redir *rd = NULL;
-    size_t nrd = 0, caprd = 0;
+    /* this command's words and redirections: the stacks above these */
+    size_t wbase = p->nwstack, rbase = p->nrstack, nas = 0;
     size_t end = p->pos;
     for (;;) {
         agti_shp_skip_blanks(p);
@@ -788,12 +826,11 @@ static agti_sh_node *parse_simple(sh_parser *p)
         size_t prefix = 0;
         int op = 0;
         if (redir_ahead(p, &prefix, &op)) {
-            if (!agti_shp_grow(p, (void **)&rd, &caprd, nrd, sizeof *rd))
+            agti_sh_redir r;
+            memset(&r, 0, sizeof r);
+            if (!parse_redir(p, &r, prefix, op) ||
+                !stack_push(p, (void **)&p->rstack, &p->nrstack, &p->caprstack, &r, sizeof r))
                 return NULL;
-            memset(&rd[nrd], 0, sizeof rd[nrd]);
-            if (!parse_redir(p, &rd[nrd], prefix, op))
-                return NULL;
-            nrd++;
             end = p->pos;
             continue;
         }
@@ -806,18 +843,26 @@ static agti_sh_node *parse_simple(sh_parser *p)
         p->ap_known = true;
         /* before the command word an assignment; after it, an argument, but
          * declare/local/export/readonly/typeset take name=(...) arrays too */
-        bool assign = av.n == 0 && ap > 0;
-        bool array_ok = assign || (av.n > 0 && ap > 0 && is_declaration(&av.v[0]));
-        agti_sh_word *w = push_word(p, assign ? &as : &av);
-        if (!w || !agti_shp_word(p, w, 0))
+        size_t nav = p->nwstack - wbase - nas;
+        bool assign = nav == 0 && ap > 0;
+        bool array_ok = assign || (nav > 0 && ap > 0 && is_declaration(&p->wstack[wbase + nas]));
+        agti_sh_word w;
+        if (!agti_shp_word(p, &w, 0))
             return NULL;
-        if (array_ok && at(p, 0) == '(' && w->length == ap && !parse_array_assign(p, w, ws))
+        if (array_ok && at(p, 0) == '(' && w.length == ap && !parse_array_assign(p, &w, ws))
             return NULL;
+        if (!stack_push(p, (void **)&p->wstack, &p->nwstack, &p->capwstack, &w, sizeof w))
+            return NULL;
+        if (assign)
+            nas++;
         end = p->pos;
     }
     if (p->failed)
         return NULL;
-    if (at(p, 0) == '(' && av.n == 1 && as.n == 0 && nrd == 0) {
+    size_t nw = p->nwstack - wbase, nrd = p->nrstack - rbase;
+    if (at(p, 0) == '(' && nw == 1 && nas == 0 && nrd == 0) {
+        agti_sh_word name = p->wstack[wbase];
+        p->nwstack = wbase;
         p->pos++;
         agti_shp_skip_blanks(p);
         if (at(p, 0) != ')') {
@@ -825,13 +870,13 @@ static agti_sh_node *parse_simple(sh_parser *p)
             return NULL;
         }
         p->pos++;
-        return parse_function_body(p, &av.v[0], start);
+        return parse_function_body(p, &name, start);
     }
-    if (av.n == 0 && as.n == 0 && nrd == 0) {
+    if (nw == 0 && nrd == 0) {
         fail_unexpected(p, "where a command was expected");
         return NULL;
     }
-    return finish_simple(p, start, end, &as, &av, rd, nrd);
+    return finish_simple(p, start, end, wbase, nas, rbase);
 }
 
 /* ---- compound commands ---------------------------------------------------------------- */
@@ -1740,6 +1785,8 @@ int agti_sh_parse_at_depth(const char *text, size_t len, int depth, agti_sh_scri
     if (!p.failed)
         apply_inherited(&p);
     free(p.pend);
+    free(p.wstack);
+    free(p.rstack);
     free(p.inh);
     agti_buf_free(&p.scratch);
     if (p.failed) {

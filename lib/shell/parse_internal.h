@@ -59,6 +59,14 @@ typedef struct sh_parser {
     /* Word values are built here, as a stack: a word inside a substitution
      * inside a word appends after the outer one's bytes and truncates back. */
     agti_buf scratch;
+    /* The words and redirections of the simple commands being read, as a
+     * stack (a substitution inside a word reads its commands above the
+     * outer command's and pops them): a finished command copies its own
+     * into the arena at their exact size. */
+    agti_sh_word *wstack;
+    size_t nwstack, capwstack;
+    agti_sh_redir *rstack;
+    size_t nrstack, caprstack;
     /* agti_shp_assign_prefix's answer for the word at ap_pos (parse_simple
      * asks before reading the word, the word reader again) */
     size_t ap_pos, ap_len;
