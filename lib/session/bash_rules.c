@@ -529,12 +529,41 @@ typedef struct hits {
 
 typedef struct lctx {
     const layer *L;
+    const char *path;  /* the command word as written when it is a path, or NULL */
+    agti_buf *scratch; /* [0]: text, [1]: ptext */
+    bool rendered;     /* text and ptext are set: rendered at the first rule to check */
     const char *text;  /* canonical, command word basename */
     const char *ptext; /* canonical with the command word as written (a path), or NULL */
     bool path_ok;      /* an allow rule naming the basename covers the path */
     bool dyn;
+    bool oom;
     hits *h;
 } lctx;
+
+/* The layer's canonical texts, rendered once, when a rule first needs them
+ * (most commands of a long script have no rule keyed by their name). */
+static bool lctx_render(lctx *c)
+{
+    if (c->rendered)
+        return true;
+    agti_buf *t = &c->scratch[0], *pt = &c->scratch[1];
+    agti_buf_truncate(t, 0);
+    agti_buf_truncate(pt, 0);
+    render(t, c->L->w, c->L->n);
+    if (c->path != NULL) {
+        put_word(pt, c->path);
+        if (c->L->n > 1) {
+            agti_buf_putc(pt, ' ');
+            render(pt, c->L->w + 1, c->L->n - 1);
+        }
+    }
+    if (t->oom || pt->oom)
+        return false;
+    c->text = agti_buf_cstr(t);
+    c->ptext = c->path ? agti_buf_cstr(pt) : NULL;
+    c->rendered = true;
+    return true;
+}
 
 static void check_rule(const agti_rule *r, void *ctx)
 {
@@ -543,6 +572,9 @@ static void check_rule(const agti_rule *r, void *ctx)
     bool hit;
     if (r->pattern == NULL) {
         hit = true;
+    } else if (!lctx_render(c)) {
+        c->oom = true;
+        return;
     } else {
         bool path_pat = r->key != NULL && strchr(r->key, '/') != NULL;
         if (path_pat)
@@ -585,31 +617,18 @@ static bool system_path(const char *path)
 static int match_layer(agti_ruleset *rs, const layer *L, const char *path, hits *h,
                        agti_buf scratch[2])
 {
-    agti_buf *t = &scratch[0], *pt = &scratch[1];
-    agti_buf_truncate(t, 0);
-    agti_buf_truncate(pt, 0);
-    render(t, L->w, L->n);
-    if (path != NULL) {
-        put_word(pt, path);
-        if (L->n > 1) {
-            agti_buf_putc(pt, ' ');
-            render(pt, L->w + 1, L->n - 1);
-        }
-    }
-    if (t->oom || pt->oom)
-        return agti_oom();
-    lctx c = {L,
-              agti_buf_cstr(t),
-              path ? agti_buf_cstr(pt) : NULL,
-              path == NULL || system_path(path),
-              layer_dynamic(L),
-              h};
+    lctx c = {.L = L,
+              .path = path,
+              .scratch = scratch,
+              .path_ok = path == NULL || system_path(path),
+              .dyn = layer_dynamic(L),
+              .h = h};
     agti_ruleset_each(rs, "Bash", "", check_rule, &c);
     if (L->n > 0)
         agti_ruleset_each(rs, "Bash", L->w[0], check_rule, &c);
     if (path != NULL)
         agti_ruleset_each(rs, "Bash", path, check_rule, &c);
-    return AGT_OK;
+    return c.oom ? agti_oom() : AGT_OK;
 }
 
 /* git's global options (-C dir, -c k=v, --no-pager, ...) before its
