@@ -612,18 +612,44 @@ static bool system_path(const char *path)
     return false;
 }
 
-/* The rules that match a layer. scratch: two buffers the caller keeps
- * for the canonical texts (one check renders thousands of layers). */
-static int match_layer(agti_ruleset *rs, const layer *L, const char *path, hits *h,
-                       agti_buf scratch[2])
+/* What one check keeps across its layers: two buffers for the canonical
+ * texts, and the Bash rules under the empty key (patterns with no command
+ * word to index them), looked up once instead of once per layer. */
+typedef struct jctx {
+    agti_buf scratch[2];
+    const agti_rule **generic;
+    size_t ngeneric, capgeneric;
+    bool oom;
+} jctx;
+
+static void collect_rule(const agti_rule *r, void *ctx)
 {
+    jctx *j = ctx;
+    if (j->ngeneric == j->capgeneric) {
+        size_t cap = j->capgeneric ? j->capgeneric * 2 : 8;
+        const agti_rule **v = realloc(j->generic, cap * sizeof *v);
+        if (v == NULL) {
+            j->oom = true;
+            return;
+        }
+        j->generic = v;
+        j->capgeneric = cap;
+    }
+    j->generic[j->ngeneric++] = r;
+}
+
+/* The rules that match a layer. */
+static int match_layer(agti_ruleset *rs, const layer *L, const char *path, hits *h, jctx *j)
+{
+    agti_buf *scratch = j->scratch;
     lctx c = {.L = L,
               .path = path,
               .scratch = scratch,
               .path_ok = path == NULL || system_path(path),
               .dyn = layer_dynamic(L),
               .h = h};
-    agti_ruleset_each(rs, "Bash", "", check_rule, &c);
+    for (size_t i = 0; i < j->ngeneric; i++) /* agti_ruleset_each(rs, "Bash", "", ...) */
+        check_rule(j->generic[i], &c);
     if (L->n > 0)
         agti_ruleset_each(rs, "Bash", L->w[0], check_rule, &c);
     if (path != NULL)
@@ -871,7 +897,7 @@ static int state_add(struct agti_bash_state *st, size_t exec, size_t priv, bool 
  * any privilege wrapper around it. */
 static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_verdict *v,
                       struct agti_bash_state *st, const agti_rule **first_allow, bool *all_allowed,
-                      size_t *needing, agti_buf scratch[2])
+                      size_t *needing, jctx *j)
 {
     int rc = AGT_OK;
     bool inner_allowed = false;
@@ -883,7 +909,7 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
         layer L = {e->written + at, e->wflags + at, e->writtenc - at,
                    inner && (e->flags & AGTI_SHX_MORE_ARGS), inner};
         hits h = {0};
-        rc = match_layer(rs, &L, inner ? e->path : NULL, &h, scratch);
+        rc = match_layer(rs, &L, inner ? e->path : NULL, &h, j);
         size_t g = rc == AGT_OK ? git_globals(&L) : 0;
         if (g > 0) {
             /* git without its global options, for deny and ask rules */
@@ -898,7 +924,7 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
                 memcpy(f + 1, L.f + 1 + g, (L.n - 1 - g) * sizeof *f);
                 layer G = {w, f, L.n - g, L.more, inner};
                 hits gh = {0};
-                rc = match_layer(rs, &G, NULL, &gh, scratch);
+                rc = match_layer(rs, &G, NULL, &gh, j);
                 if (h.deny == NULL)
                     h.deny = gh.deny;
                 if (h.ask == NULL)
@@ -1107,15 +1133,19 @@ int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v)
     const agti_rule *first_allow = NULL;
     bool all_allowed = true;
     size_t needing = 0;
-    agti_buf scratch[2] = {AGTI_BUF_INIT, AGTI_BUF_INIT};
+    jctx j = {{AGTI_BUF_INIT, AGTI_BUF_INIT}, NULL, 0, 0, false};
+    agti_ruleset_each(rs, "Bash", "", collect_rule, &j);
+    if (j.oom)
+        rc = agti_oom();
     for (size_t i = 0; rc == AGT_OK && i < agti_sh_nexecs(a); i++) {
         rc = judge_exec(rs, agti_sh_exec_at(a, i), i, v, st, &first_allow, &all_allowed, &needing,
-                        scratch);
+                        &j);
         if (v->kind == AGT_RULE_DENY)
             break;
     }
-    agti_buf_free(&scratch[0]);
-    agti_buf_free(&scratch[1]);
+    agti_buf_free(&j.scratch[0]);
+    agti_buf_free(&j.scratch[1]);
+    free(j.generic);
     v->ncommands = needing;
     if (rc != AGT_OK || v->kind == AGT_RULE_DENY)
         return rc;
