@@ -617,6 +617,7 @@ static bool system_path(const char *path)
  * word to index them), looked up once instead of once per layer. */
 typedef struct jctx {
     agti_buf scratch[2];
+    agti_rule_range bash; /* where the Bash rules are in the index */
     const agti_rule **generic;
     size_t ngeneric, capgeneric;
     bool oom;
@@ -651,9 +652,9 @@ static int match_layer(agti_ruleset *rs, const layer *L, const char *path, hits 
     for (size_t i = 0; i < j->ngeneric; i++) /* agti_ruleset_each(rs, "Bash", "", ...) */
         check_rule(j->generic[i], &c);
     if (L->n > 0)
-        agti_ruleset_each(rs, "Bash", L->w[0], check_rule, &c);
+        agti_ruleset_each_key(rs, &j->bash, L->w[0], check_rule, &c);
     if (path != NULL)
-        agti_ruleset_each(rs, "Bash", path, check_rule, &c);
+        agti_ruleset_each_key(rs, &j->bash, path, check_rule, &c);
     return c.oom ? agti_oom() : AGT_OK;
 }
 
@@ -1133,8 +1134,9 @@ int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v)
     const agti_rule *first_allow = NULL;
     bool all_allowed = true;
     size_t needing = 0;
-    jctx j = {{AGTI_BUF_INIT, AGTI_BUF_INIT}, NULL, 0, 0, false};
-    agti_ruleset_each(rs, "Bash", "", collect_rule, &j);
+    jctx j = {.scratch = {AGTI_BUF_INIT, AGTI_BUF_INIT}};
+    agti_ruleset_tool_range(rs, "Bash", &j.bash);
+    agti_ruleset_each_key(rs, &j.bash, "", collect_rule, &j);
     if (j.oom)
         rc = agti_oom();
     for (size_t i = 0; rc == AGT_OK && i < agti_sh_nexecs(a); i++) {
