@@ -758,16 +758,17 @@ static bool stack_push(sh_parser *p, void **v, size_t *n, size_t *cap, const voi
     return true;
 }
 
-/* n elements of a parser stack copied into the arena (NULL for none). */
-static void *stack_copy(sh_parser *p, const void *from, size_t n, size_t elem, bool *ok)
+/* Elements at..at+n of a parser stack (NULL while nothing was pushed on
+ * it) copied into the arena; NULL for none. */
+static void *stack_copy(sh_parser *p, const void *stack, size_t at, size_t n, size_t elem, bool *ok)
 {
     if (n == 0)
-        return NULL;
+        return NULL; /* stack may be NULL: no pointer arithmetic on it */
     void *d = agti_shp_alloc_raw(p, n * elem);
     if (!d)
         *ok = false;
     else
-        memcpy(d, from, n * elem);
+        memcpy(d, (const char *)stack + at * elem, n * elem);
     return d;
 }
 
@@ -781,11 +782,11 @@ SH_NOINLINE static agti_sh_node *finish_simple(sh_parser *p, size_t start, size_
     agti_sh_cmd c = {0};
     bool ok = true;
     c.nassigns = nas;
-    c.assigns = stack_copy(p, p->wstack + wbase, nas, sizeof *p->wstack, &ok);
+    c.assigns = stack_copy(p, p->wstack, wbase, nas, sizeof *p->wstack, &ok);
     c.argc = p->nwstack - wbase - nas;
-    c.argv = stack_copy(p, p->wstack + wbase + nas, c.argc, sizeof *p->wstack, &ok);
+    c.argv = stack_copy(p, p->wstack, wbase + nas, c.argc, sizeof *p->wstack, &ok);
     size_t nrd = p->nrstack - rbase;
-    agti_sh_redir *rd = stack_copy(p, p->rstack + rbase, nrd, sizeof *p->rstack, &ok);
+    agti_sh_redir *rd = stack_copy(p, p->rstack, rbase, nrd, sizeof *p->rstack, &ok);
     c.redirs = rd;
     c.nredirs = nrd;
     p->nwstack = wbase;

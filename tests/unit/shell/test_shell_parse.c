@@ -569,6 +569,41 @@ static void test_offsets(void)
     }
 }
 
+/* The first command of a script is copied off the parser's word and
+ * redirection stacks while one of them was never pushed to (still NULL):
+ * `ls` has no redirection, `>f` no word, `X=1` no command word. Under the
+ * sanitizer build this caught `NULL + 0` (fuzz_shell, fuzz_rule: "applying
+ * zero offset to null pointer" in finish_simple). */
+static void test_first_command(void)
+{
+    agti_sh_script *s = NULL;
+    if (T_CHECK(agti_sh_parse("ls", 2, &s, NULL) == AGTI_SH_OK, "first command: ls parses")) {
+        const agti_sh_cmd *c = agti_sh_cmd_at(s, 0);
+        T_EQ_INT(agti_sh_ncmds(s), 1, "ls: one command");
+        T_EQ_INT(c->argc, 1, "ls: one word");
+        T_EQ_STR(c->argv[0].value, "ls", "ls: the word");
+        T_CHECK(c->nredirs == 0 && c->redirs == NULL, "ls: no redirection");
+        T_CHECK(c->nassigns == 0 && c->assigns == NULL, "ls: no assignment");
+        agti_sh_free(s);
+    }
+    if (T_CHECK(agti_sh_parse(">f", 2, &s, NULL) == AGTI_SH_OK, "first command: >f parses")) {
+        const agti_sh_cmd *c = agti_sh_cmd_at(s, 0);
+        T_CHECK(c->argc == 0 && c->argv == NULL, ">f: no word");
+        T_EQ_INT(c->nredirs, 1, ">f: one redirection");
+        T_EQ_INT(c->redirs[0].op, AGTI_SHR_OUT, ">f: >");
+        T_EQ_STR(c->redirs[0].target.value, "f", ">f: into f");
+        T_CHECK((c->flags & AGTI_SHC_ASSIGN_ONLY) != 0, ">f: no command word");
+        agti_sh_free(s);
+    }
+    if (T_CHECK(agti_sh_parse("X=1", 3, &s, NULL) == AGTI_SH_OK, "first command: X=1 parses")) {
+        const agti_sh_cmd *c = agti_sh_cmd_at(s, 0);
+        T_EQ_INT(c->nassigns, 1, "X=1: one assignment");
+        T_EQ_STR(c->assigns[0].value, "X=1", "X=1: the assignment");
+        T_CHECK(c->argc == 0 && c->nredirs == 0 && c->redirs == NULL, "X=1: nothing else");
+        agti_sh_free(s);
+    }
+}
+
 int main(void)
 {
     RUN("words", words);
@@ -588,5 +623,6 @@ int main(void)
     test_flags();
     test_trees();
     test_offsets();
+    test_first_command();
     return t_done();
 }
