@@ -2,13 +2,20 @@
  * command patterns, file path globs, text patterns and name-only rules),
  * against the 1 µs per call target. Also times a naive linear scan over
  * every rule (what an unindexed list costs) and a full dispatch through the
- * gate with a no-op provider. Times are CPU time of the process, so a busy
- * machine does not inflate them. */
+ * gate with a no-op provider. Then Bash calls through the public gate (a
+ * 200-character compound command, a 100 KB script: targets 20 µs and 5 ms)
+ * against `bash -n` parsing the same text, after checking that both accept
+ * and reject the same scripts. Times are CPU time (the process's; bash's
+ * child's), so a busy machine inflates them less. */
+#include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agenttools/agenttools.h"
@@ -78,7 +85,7 @@ static void add_rules(agt_session *s)
     }
 }
 
-/* ---- parse + decide of shell commands (lib/shell + bash_rules.c) ------ */
+/* ---- Bash calls through the public gate, against `bash -n` ------------ */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -86,63 +93,142 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The old way: the splitter, then each part matched and checked for a
- * redirection into a file. */
-static int old_decide(agt_session *s, const char *cmd)
+static double median(double *v, size_t n)
 {
-    json_t *parts = bench_old_split(cmd);
-    int verdict = 0;
-    size_t i;
-    json_t *v;
-    json_array_foreach(parts, i, v)
-    {
-        const agti_rule *hit;
-        agti_ruleset_match(&s->policy->rules, "Bash", AGTI_SUBJ_COMMAND, json_string_value(v), NULL,
-                           &hit);
-        if (hit != NULL && bench_old_redirects_to_file(json_string_value(v)))
-            hit = NULL;
-        verdict += hit ? hit->kind + 1 : 0;
-    }
-    json_decref(parts);
-    return verdict;
+    qsort(v, n, sizeof v[0], cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Median CPU time per call of the new and the old decision for one command,
- * from alternating rounds. */
-static void time_shell(agt_session *s, const char *label, const char *cmd, long iters,
-                       double target_us)
+/* `bash -n FILE` (parse only, runs nothing): its exit status, and the CPU
+ * time (user + system) the child used in *cpu_s. -1 when it cannot run. */
+static int bash_n(const char *file, double *cpu_s)
 {
-    json_t *args = json_pack("{s:s}", "command", cmd);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) {
+            dup2(null, 1);
+            dup2(null, 2);
+        }
+        execlp("bash", "bash", "-n", file, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    struct rusage ru;
+    if (wait4(pid, &st, 0, &ru) != pid)
+        return -1;
+    if (cpu_s)
+        *cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int write_file(const char *path, const char *text, size_t copies)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    for (size_t i = 0; i < copies; i++)
+        fprintf(f, "%s\n", text);
+    return fclose(f);
+}
+
+/* The whole user-visible operation: one Bash call dispatched through the
+ * session's gate (JSON arguments read, schema checked, every simple
+ * command parsed out and decided against the rules, then the no-op
+ * provider run or the call refused). 1: it ran, 0: refused, -1: error. */
+static int gate(agt_session *s, const char *args_json, char *why, size_t whylen)
+{
+    agt_result *r = NULL;
+    int rc = agt_session_dispatch(s, "b", "Bash", args_json, &r);
+    int ran = rc != AGT_OK || r == NULL ? -1 : agt_result_is_error(r) ? 0 : 1;
+    if (why != NULL && whylen > 0)
+        snprintf(why, whylen, "%s", r ? agt_result_text(r) : agt_error_message());
+    agt_result_free(r);
+    return ran;
+}
+
+static char *args_for(const char *command)
+{
+    json_t *a = json_pack("{s:s}", "command", command);
+    char *t = json_dumps(a, JSON_COMPACT);
+    json_decref(a);
+    return t;
+}
+
+/* Outputs first: the gate must refuse exactly the scripts `bash -n`
+ * rejects (a command that does not parse cannot be checked: in yolo mode
+ * it is refused, saying so) and let through the ones it accepts. */
+static int compare_outputs(agt_session *s, const char *dir, const char *const *scripts, size_t n)
+{
+    char file[PATH_MAX];
+    snprintf(file, sizeof file, "%s/probe.sh", dir);
+    int agree = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *args = args_for(scripts[i]);
+        char why[512];
+        int ran = gate(s, args, why, sizeof why);
+        free(args);
+        int bash = write_file(file, scripts[i], 1) == 0 ? bash_n(file, NULL) : -1;
+        bool same = (ran == 1 && bash == 0) ||
+                    (ran == 0 && bash == 2 && strstr(why, "does not parse as shell") != NULL);
+        if (same)
+            agree++;
+        else
+            printf("  MISMATCH: %.60s: gate %s, bash -n exit %d (%.120s)\n", scripts[i],
+                   ran == 1   ? "ran it"
+                   : ran == 0 ? "refused it"
+                              : "failed",
+                   bash, why);
+    }
+    unlink(file);
+    printf("  outputs: the gate and bash -n agree on %d of %zu scripts (accepted / rejected)\n",
+           agree, n);
+    return agree == (int)n ? 0 : -1;
+}
+
+/* Medians of alternating rounds: the gate on cmd (iters calls a round),
+ * then bash -n on `copies` lines of cmd and on an empty file; bash's own
+ * parse is the difference, per copy. */
+static void time_gate(agt_session *s, const char *dir, const char *label, const char *cmd,
+                      long iters, size_t copies, double target_us)
+{
     enum { ROUNDS = 9 };
-    double t_new[ROUNDS], t_old[ROUNDS];
-    int kind = -2;
-    long sink = 0;
+    char file[PATH_MAX], empty[PATH_MAX];
+    snprintf(file, sizeof file, "%s/script.sh", dir);
+    snprintf(empty, sizeof empty, "%s/empty.sh", dir);
+    char *args = args_for(cmd);
+    if (args == NULL || write_file(file, cmd, copies) != 0 || write_file(empty, "", 0) != 0) {
+        fprintf(stderr, "bench-approval: cannot write %s\n", file);
+        exit(1);
+    }
+    double t_gate[ROUNDS], t_bash[ROUNDS];
+    int ran = -1;
     for (int r = 0; r < ROUNDS; r++) {
         double t0 = now_s();
-        for (long i = 0; i < iters; i++) {
-            agti_verdict v;
-            agti_policy_evaluate(s, "Bash", args, &v);
-            kind = v.kind;
-            agti_verdict_clear(&v);
-        }
-        t_new[r] = (now_s() - t0) / (double)iters;
-        t0 = now_s();
         for (long i = 0; i < iters; i++)
-            sink += old_decide(s, cmd);
-        t_old[r] = (now_s() - t0) / (double)iters;
+            ran = gate(s, args, NULL, 0);
+        t_gate[r] = (now_s() - t0) / (double)iters;
+        double b_script = 0, b_empty = 0;
+        if (bash_n(file, &b_script) != 0 || bash_n(empty, &b_empty) != 0) {
+            fprintf(stderr, "bench-approval: bash -n failed on %s\n", file);
+            exit(1);
+        }
+        t_bash[r] = (b_script - b_empty) / (double)copies;
     }
-    qsort(t_new, ROUNDS, sizeof t_new[0], cmp_double);
-    qsort(t_old, ROUNDS, sizeof t_old[0], cmp_double);
-    double n_us = t_new[ROUNDS / 2] * 1e6, o_us = t_old[ROUNDS / 2] * 1e6;
-    const char *verdict = kind == AGT_RULE_DENY    ? "deny"
-                          : kind == AGT_RULE_ASK   ? "ask"
-                          : kind == AGT_RULE_ALLOW ? "allow"
-                                                   : "no rule";
-    printf("  %-34s %7zu bytes  parse+decide %10.2f us (target < %.0f us: %s)  old splitter "
-           "%10.2f us  (%.1fx the old cost; verdict %s, %ld)\n",
-           label, strlen(cmd), n_us, target_us, n_us < target_us ? "met" : "MISSED", o_us,
-           n_us / o_us, verdict, sink % 7);
-    json_decref(args);
+    double g_us = median(t_gate, ROUNDS) * 1e6, b_us = median(t_bash, ROUNDS) * 1e6;
+    printf("  %-31s %7zu bytes  gate %9.1f us (target < %.0f us: %s)  bash -n parse %9.1f us  "
+           "(%.2fx bash's parse; call %s)\n",
+           label, strlen(cmd), g_us, target_us, g_us < target_us ? "met" : "MISSED", b_us,
+           b_us > 0 ? g_us / b_us : 0.0,
+           ran == 1   ? "ran"
+           : ran == 0 ? "refused"
+                      : "failed");
+    unlink(file);
+    unlink(empty);
+    free(args);
 }
 
 /* A script of about `bytes` bytes in the shapes models write. */
@@ -175,18 +261,64 @@ static char *make_script(size_t bytes)
     return out;
 }
 
-static void bench_shell(agt_session *s)
+/* A session as a host sets it up: the built-in tools, a no-op Bash
+ * provider, the same 1,000 rules and a deny rule every command is checked
+ * against, in yolo mode (nothing parks on a question: a call runs or is
+ * refused). Public API only. */
+static void bench_shell(const char *root)
 {
+    agt_registry *reg = NULL;
+    agt_session *s = NULL;
+    if (agt_registry_new(&reg) != AGT_OK || agt_registry_load_builtin(reg, "chat") != AGT_OK ||
+        agt_registry_set_provider(reg, "Bash", noop, NULL) != AGT_OK ||
+        agt_session_new(&s, reg, root) != AGT_OK) {
+        fprintf(stderr, "bench-approval: session: %s\n", agt_error_message());
+        exit(1);
+    }
+    add_rules(s);
+    if (agt_session_add_rule(s, AGT_RULE_DENY, "Bash(rm -rf*)") != AGT_OK ||
+        agt_session_set_mode(s, AGT_MODE_YOLO) != AGT_OK) {
+        fprintf(stderr, "bench-approval: rules: %s\n", agt_error_message());
+        exit(1);
+    }
+    char dir[] = "/tmp/bench-approval-XXXXXX";
+    if (mkdtemp(dir) == NULL) {
+        perror("bench-approval: mkdtemp");
+        exit(1);
+    }
     const char *cmd200 = "cd src && git status --short | grep -v '^?\?' | head -20 && make -j4 "
                          "2>&1 | tail -5; FOO=1 timeout 60 npm run test -- --watch=false > "
                          "/dev/null || echo \"failed: $(date +%s)\" >&2; ls -la build";
-    printf("bench-approval: Bash commands parsed and decided against the same %d rules "
-           "(median of 9 alternating rounds, CPU time)\n",
-           NRULES);
-    time_shell(s, "200-character compound command", cmd200, 2000, 20);
     char *script = make_script(100 * 1024);
-    time_shell(s, "100 KB script", script, 5, 5000);
+    const char *const probes[] = {
+        cmd200,
+        script,
+        "for f in *.c; do gcc -c \"$f\" || break; done",
+        "f() { echo \"$1\"; }; f x | tr a-z A-Z",
+        "cat <<'EOF' | sort\nb\na\nEOF",
+        "if true; then echo yes",
+        "echo 'unterminated",
+        "case x in a) echo a;; ",
+        "fi",
+        "echo $(ls",
+        "ls |",
+        "{ echo a; ",
+        "while true; do echo; ",
+    };
+    printf("bench-approval: Bash calls dispatched through the session's gate (public API: JSON "
+           "arguments, schema, every simple command parsed out and decided against %d rules, "
+           "no-op provider) against `bash -n` parsing the same text; medians of 9 alternating "
+           "rounds, CPU time (bash: the child's, less an empty script's)\n",
+           NRULES + 1);
+    int same = compare_outputs(s, dir, probes, sizeof probes / sizeof probes[0]);
+    time_gate(s, dir, "200-character compound command", cmd200, 2000, 1000, 20);
+    time_gate(s, dir, "100 KB script", script, 5, 1, 5000);
     free(script);
+    rmdir(dir);
+    agt_session_free(s);
+    agt_registry_free(reg);
+    if (same != 0)
+        exit(1);
 }
 
 typedef struct bench_call {
@@ -304,10 +436,10 @@ int main(void)
     printf("  full dispatch incl. schema:   %8.0f ns/call\n", disp_ns);
     printf("  verdicts: none %ld, allow %ld, ask %ld, deny %ld (naive hits %ld)\n", verdicts[0],
            verdicts[1], verdicts[2], verdicts[3], hits);
-    bench_shell(s);
     for (size_t i = 0; i < ncalls; i++)
         json_decref(calls[i].args);
     agt_session_free(s);
     agt_registry_free(reg);
+    bench_shell(root);
     return 0;
 }

@@ -1,4 +1,5 @@
-/* The old Bash command splitter, for comparison in bench-approval only. */
+/* The old Bash command splitter: what the naive linear-scan baseline of
+ * bench-approval splits a command with. */
 #ifndef AGT_BENCH_OLD_SPLIT_H
 #define AGT_BENCH_OLD_SPLIT_H
 
@@ -6,6 +7,5 @@
 #include <stdbool.h>
 
 json_t *bench_old_split(const char *cmd);
-bool bench_old_redirects_to_file(const char *cmd);
 
 #endif

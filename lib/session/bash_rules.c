@@ -529,12 +529,41 @@ typedef struct hits {
 
 typedef struct lctx {
     const layer *L;
+    const char *path;  /* the command word as written when it is a path, or NULL */
+    agti_buf *scratch; /* [0]: text, [1]: ptext */
+    bool rendered;     /* text and ptext are set: rendered at the first rule to check */
     const char *text;  /* canonical, command word basename */
     const char *ptext; /* canonical with the command word as written (a path), or NULL */
     bool path_ok;      /* an allow rule naming the basename covers the path */
     bool dyn;
+    bool oom;
     hits *h;
 } lctx;
+
+/* The layer's canonical texts, rendered once, when a rule first needs them
+ * (most commands of a long script have no rule keyed by their name). */
+static bool lctx_render(lctx *c)
+{
+    if (c->rendered)
+        return true;
+    agti_buf *t = &c->scratch[0], *pt = &c->scratch[1];
+    agti_buf_truncate(t, 0);
+    agti_buf_truncate(pt, 0);
+    render(t, c->L->w, c->L->n);
+    if (c->path != NULL) {
+        put_word(pt, c->path);
+        if (c->L->n > 1) {
+            agti_buf_putc(pt, ' ');
+            render(pt, c->L->w + 1, c->L->n - 1);
+        }
+    }
+    if (t->oom || pt->oom)
+        return false;
+    c->text = agti_buf_cstr(t);
+    c->ptext = c->path ? agti_buf_cstr(pt) : NULL;
+    c->rendered = true;
+    return true;
+}
 
 static void check_rule(const agti_rule *r, void *ctx)
 {
@@ -543,6 +572,9 @@ static void check_rule(const agti_rule *r, void *ctx)
     bool hit;
     if (r->pattern == NULL) {
         hit = true;
+    } else if (!lctx_render(c)) {
+        c->oom = true;
+        return;
     } else {
         bool path_pat = r->key != NULL && strchr(r->key, '/') != NULL;
         if (path_pat)
@@ -580,36 +612,50 @@ static bool system_path(const char *path)
     return false;
 }
 
-static int match_layer(agti_ruleset *rs, const layer *L, const char *path, hits *h)
+/* What one check keeps across its layers: two buffers for the canonical
+ * texts, and the Bash rules under the empty key (patterns with no command
+ * word to index them), looked up once instead of once per layer. */
+typedef struct jctx {
+    agti_buf scratch[2];
+    agti_rule_range bash; /* where the Bash rules are in the index */
+    const agti_rule **generic;
+    size_t ngeneric, capgeneric;
+    bool oom;
+} jctx;
+
+static void collect_rule(const agti_rule *r, void *ctx)
 {
-    agti_buf t = AGTI_BUF_INIT, pt = AGTI_BUF_INIT;
-    render(&t, L->w, L->n);
-    if (path != NULL) {
-        put_word(&pt, path);
-        if (L->n > 1) {
-            agti_buf_putc(&pt, ' ');
-            render(&pt, L->w + 1, L->n - 1);
+    jctx *j = ctx;
+    if (j->ngeneric == j->capgeneric) {
+        size_t cap = j->capgeneric ? j->capgeneric * 2 : 8;
+        const agti_rule **v = realloc(j->generic, cap * sizeof *v);
+        if (v == NULL) {
+            j->oom = true;
+            return;
         }
+        j->generic = v;
+        j->capgeneric = cap;
     }
-    if (t.oom || pt.oom) {
-        agti_buf_free(&t);
-        agti_buf_free(&pt);
-        return agti_oom();
-    }
-    lctx c = {L,
-              agti_buf_cstr(&t),
-              path ? agti_buf_cstr(&pt) : NULL,
-              path == NULL || system_path(path),
-              layer_dynamic(L),
-              h};
-    agti_ruleset_each(rs, "Bash", "", check_rule, &c);
+    j->generic[j->ngeneric++] = r;
+}
+
+/* The rules that match a layer. */
+static int match_layer(agti_ruleset *rs, const layer *L, const char *path, hits *h, jctx *j)
+{
+    agti_buf *scratch = j->scratch;
+    lctx c = {.L = L,
+              .path = path,
+              .scratch = scratch,
+              .path_ok = path == NULL || system_path(path),
+              .dyn = layer_dynamic(L),
+              .h = h};
+    for (size_t i = 0; i < j->ngeneric; i++) /* agti_ruleset_each(rs, "Bash", "", ...) */
+        check_rule(j->generic[i], &c);
     if (L->n > 0)
-        agti_ruleset_each(rs, "Bash", L->w[0], check_rule, &c);
+        agti_ruleset_each_key(rs, &j->bash, L->w[0], check_rule, &c);
     if (path != NULL)
-        agti_ruleset_each(rs, "Bash", path, check_rule, &c);
-    agti_buf_free(&t);
-    agti_buf_free(&pt);
-    return AGT_OK;
+        agti_ruleset_each_key(rs, &j->bash, path, check_rule, &c);
+    return c.oom ? agti_oom() : AGT_OK;
 }
 
 /* git's global options (-C dir, -c k=v, --no-pager, ...) before its
@@ -852,7 +898,7 @@ static int state_add(struct agti_bash_state *st, size_t exec, size_t priv, bool 
  * any privilege wrapper around it. */
 static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_verdict *v,
                       struct agti_bash_state *st, const agti_rule **first_allow, bool *all_allowed,
-                      size_t *needing)
+                      size_t *needing, jctx *j)
 {
     int rc = AGT_OK;
     bool inner_allowed = false;
@@ -864,7 +910,7 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
         layer L = {e->written + at, e->wflags + at, e->writtenc - at,
                    inner && (e->flags & AGTI_SHX_MORE_ARGS), inner};
         hits h = {0};
-        rc = match_layer(rs, &L, inner ? e->path : NULL, &h);
+        rc = match_layer(rs, &L, inner ? e->path : NULL, &h, j);
         size_t g = rc == AGT_OK ? git_globals(&L) : 0;
         if (g > 0) {
             /* git without its global options, for deny and ask rules */
@@ -879,7 +925,7 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
                 memcpy(f + 1, L.f + 1 + g, (L.n - 1 - g) * sizeof *f);
                 layer G = {w, f, L.n - g, L.more, inner};
                 hits gh = {0};
-                rc = match_layer(rs, &G, NULL, &gh);
+                rc = match_layer(rs, &G, NULL, &gh, j);
                 if (h.deny == NULL)
                     h.deny = gh.deny;
                 if (h.ask == NULL)
@@ -1088,11 +1134,20 @@ int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v)
     const agti_rule *first_allow = NULL;
     bool all_allowed = true;
     size_t needing = 0;
+    jctx j = {.scratch = {AGTI_BUF_INIT, AGTI_BUF_INIT}};
+    agti_ruleset_tool_range(rs, "Bash", &j.bash);
+    agti_ruleset_each_key(rs, &j.bash, "", collect_rule, &j);
+    if (j.oom)
+        rc = agti_oom();
     for (size_t i = 0; rc == AGT_OK && i < agti_sh_nexecs(a); i++) {
-        rc = judge_exec(rs, agti_sh_exec_at(a, i), i, v, st, &first_allow, &all_allowed, &needing);
+        rc = judge_exec(rs, agti_sh_exec_at(a, i), i, v, st, &first_allow, &all_allowed, &needing,
+                        &j);
         if (v->kind == AGT_RULE_DENY)
             break;
     }
+    agti_buf_free(&j.scratch[0]);
+    agti_buf_free(&j.scratch[1]);
+    free(j.generic);
     v->ncommands = needing;
     if (rc != AGT_OK || v->kind == AGT_RULE_DENY)
         return rc;

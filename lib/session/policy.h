@@ -96,6 +96,18 @@ bool agti_rule_text_match(const agti_rule *r, const char *text);
 /* Calls fn for every rule of tool whose index key is key. */
 void agti_ruleset_each(agti_ruleset *rs, const char *tool, const char *key,
                        void (*fn)(const agti_rule *r, void *ctx), void *ctx);
+/* For many look-ups of one tool: where its rules are in the index.
+ * agti_ruleset_each_key(rs, &range, key, ...) then calls fn as
+ * agti_ruleset_each(rs, tool, key, ...) would, comparing keys only within
+ * the range. Valid until a rule is added or removed. */
+typedef struct agti_rule_range {
+    const char *tool;
+    size_t lo, hi;
+    bool indexed; /* false: no index (out of memory), each_key scans every rule */
+} agti_rule_range;
+void agti_ruleset_tool_range(agti_ruleset *rs, const char *tool, agti_rule_range *out);
+void agti_ruleset_each_key(agti_ruleset *rs, const agti_rule_range *range, const char *key,
+                           void (*fn)(const agti_rule *r, void *ctx), void *ctx);
 
 /* The strongest rule matching one subject: sets *hit (NULL: none). For a
  * path subject, rel is the root-relative path (NULL when outside the root)

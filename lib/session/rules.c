@@ -492,6 +492,52 @@ void agti_ruleset_each(agti_ruleset *rs, const char *tool, const char *key,
     }
 }
 
+void agti_ruleset_tool_range(agti_ruleset *rs, const char *tool, agti_rule_range *out)
+{
+    out->tool = tool;
+    out->lo = out->hi = 0;
+    out->indexed = rs->n == 0 || !rs->dirty || reindex(rs);
+    if (rs->n == 0 || !out->indexed)
+        return;
+    size_t lo = 0, hi = rs->n;
+    while (lo < hi) { /* first rule of tool */
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(rs->sorted[mid]->tool, tool) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    out->lo = lo;
+    hi = rs->n;
+    while (lo < hi) { /* first rule past tool */
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(rs->sorted[mid]->tool, tool) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    out->hi = lo;
+}
+
+void agti_ruleset_each_key(agti_ruleset *rs, const agti_rule_range *range, const char *key,
+                           void (*fn)(const agti_rule *r, void *ctx), void *ctx)
+{
+    if (!range->indexed) {
+        agti_ruleset_each(rs, range->tool, key, fn, ctx);
+        return;
+    }
+    size_t lo = range->lo, hi = range->hi;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(rs->sorted[mid]->key, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < range->hi && strcmp(rs->sorted[i]->key, key) == 0; i++)
+        fn(rs->sorted[i], ctx);
+}
+
 int agti_policy_path(const char *root, const char *path, char **rel, char **abs)
 {
     *rel = *abs = NULL;

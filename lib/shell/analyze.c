@@ -3,33 +3,47 @@
  * `su -c`, `watch`, `env -S` and `trap` strings parsed again, functions
  * defined in the script expanded where they are called, and the reasons a
  * command cannot be decided statically. Knows nothing of tools or rules. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
+#include "shell/arena.h"
 #include "shell/shell.h"
+
+/* The execs' words, flags, stages and strings live in one arena, freed at
+ * once with the analysis; a word of the analysed script itself is not
+ * copied (the script outlives the analysis): only the words of strings
+ * parsed again (sh -c, eval), whose scripts are freed as soon as they are
+ * analysed, are copied in. */
+#define AN_CHUNK_MIN (4u * 1024u)
+#define AN_CHUNK_MAX (256u * 1024u)
 
 struct agti_sh_analysis {
     agti_sh_exec *v;
     size_t n, cap;
+    agti_sh_arena arena;
 };
 
 /* A word flag that means the word's final text is not known statically. */
 #define WORD_DYN (AGTI_SHW_DYNAMIC | AGTI_SHW_UNQUOTED_EXP | AGTI_SHW_GLOB | AGTI_SHW_BRACE)
 
-/* inherited by a command from the compound commands around it */
+/* inherited by the commands of a function call or of a string run by a
+ * command that writes (the compound commands around a command need no
+ * such flag: the parser copies their redirections onto every command
+ * inside, flagged inherited, and marks every command of a pipeline's later
+ * parts PIPED_IN, so cmd_writes and cmd_stdin see them) */
 #define INH_WRITES 0x1u
-#define INH_STDIN 0x2u
 
 typedef struct actx {
     struct agti_sh_analysis *a;
     const agti_sh_script *s;
+    bool copy;                 /* s is freed before the analysis: copy its words into the arena */
     const agti_sh_cmd *origin; /* the written command at depth 0 (NULL: the command itself) */
     int depth;
     int parent;
     unsigned inherit;      /* INH_WRITES from a container or a function call's redirections */
-    unsigned char *inh;    /* per command of s: INH_* from the tree */
     unsigned char *active; /* per function of s: being expanded (recursion guard) */
     unsigned char *called; /* per function of s: expanded at least once */
     int *ftab;             /* open-addressing table of function names -> index */
@@ -47,6 +61,22 @@ static int fail(actx *c, int status, const char *msg)
         snprintf(c->err->message, sizeof c->err->message, "%s", msg);
     }
     return status;
+}
+
+/* n bytes from the analysis' arena (not zeroed), NULL when out of memory. */
+static void *an_alloc(struct agti_sh_analysis *a, size_t n)
+{
+    return agti_sh_arena_alloc(&a->arena, n);
+}
+
+static char *an_strdup(struct agti_sh_analysis *a, const char *s, size_t n)
+{
+    char *d = an_alloc(a, n + 1);
+    if (d != NULL) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
 }
 
 /* ---- redirections ---------------------------------------------------- */
@@ -112,110 +142,56 @@ static bool redir_stdin(const agti_sh_redir *r)
            (r->fd == -1 || r->fd == 0);
 }
 
-static void walk(actx *c, const agti_sh_node *nd, unsigned inh, int depth)
-{
-    if (nd == NULL || depth > AGTI_SH_MAX_DEPTH + 8)
-        return;
-    for (size_t i = 0; i < nd->nredirs; i++) {
-        if (redir_writes(&nd->redirs[i]))
-            inh |= INH_WRITES;
-        if (redir_stdin(&nd->redirs[i]))
-            inh |= INH_STDIN;
-    }
-    if ((nd->kind == AGTI_SHN_SIMPLE || nd->kind == AGTI_SHN_COND || nd->kind == AGTI_SHN_ARITH) &&
-        nd->cmd >= 0 && (size_t)nd->cmd < agti_sh_ncmds(c->s))
-        c->inh[nd->cmd] |= (unsigned char)inh;
-    for (size_t i = 0; i < nd->nchildren; i++) {
-        unsigned ci = inh;
-        if (nd->kind == AGTI_SHN_PIPELINE && i > 0)
-            ci |= INH_STDIN;
-        walk(c, nd->children[i], ci, depth + 1);
-    }
-}
-
 /* ---- emitting --------------------------------------------------------- */
 
-static void exec_clear(agti_sh_exec *e)
-{
-    for (size_t i = 0; i < e->writtenc; i++)
-        free(e->written[i]);
-    free(e->written);
-    free((void *)e->wflags);
-    free((void *)e->path);
-    free(e->wrappers);
-    free(e->stages);
-}
-
-/* Words being analysed: owned copies of a command's words. */
+/* Words being analysed: a command's words (in the script or the arena)
+ * and their flags (the analysis' own copy, in the arena). */
 typedef struct words {
     char **w;
     unsigned *f;
     size_t n;
 } words;
 
-static void words_free(words *ws)
+static int words_alloc(actx *c, words *ws, size_t n)
 {
-    for (size_t i = 0; i < ws->n; i++)
-        free(ws->w[i]);
-    free(ws->w);
-    free(ws->f);
-    memset(ws, 0, sizeof *ws);
+    ws->w = an_alloc(c->a, (n ? n : 1) * sizeof *ws->w);
+    ws->f = an_alloc(c->a, (n ? n : 1) * sizeof *ws->f);
+    ws->n = n;
+    return ws->w != NULL && ws->f != NULL ? AGTI_SH_OK : AGTI_SH_ENOMEM;
 }
 
-static int words_from(words *ws, const agti_sh_word *src, size_t n)
+static int words_from(actx *c, words *ws, const agti_sh_word *src, size_t n)
 {
-    ws->w = calloc(n ? n : 1, sizeof *ws->w);
-    ws->f = calloc(n ? n : 1, sizeof *ws->f);
-    ws->n = 0;
-    if (ws->w == NULL || ws->f == NULL) {
-        words_free(ws);
+    if (words_alloc(c, ws, n) != AGTI_SH_OK)
         return AGTI_SH_ENOMEM;
-    }
     for (size_t i = 0; i < n; i++) {
         const char *v = src[i].value ? src[i].value : "";
-        if ((ws->w[i] = agti_strdup(v)) == NULL) {
-            words_free(ws);
+        if (!c->copy)
+            ws->w[i] = (char *)(uintptr_t)v; /* read only: see agti_sh_exec */
+        else if ((ws->w[i] = an_strdup(c->a, v, strlen(v))) == NULL)
             return AGTI_SH_ENOMEM;
-        }
         ws->f[i] = src[i].flags;
-        ws->n = i + 1;
     }
-    ws->n = n;
     return AGTI_SH_OK;
 }
 
-/* Copies w[from..to) into a new word list. */
-static int words_slice(words *out, const words *in, size_t from, size_t to)
+/* w[from..to) as a new word list (the same strings, flags copied). */
+static int words_slice(actx *c, words *out, const words *in, size_t from, size_t to)
 {
-    size_t n = to - from;
-    out->w = calloc(n ? n : 1, sizeof *out->w);
-    out->f = calloc(n ? n : 1, sizeof *out->f);
-    out->n = 0;
-    if (out->w == NULL || out->f == NULL) {
-        words_free(out);
+    if (words_alloc(c, out, to - from) != AGTI_SH_OK)
         return AGTI_SH_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if ((out->w[i] = agti_strdup(in->w[from + i])) == NULL) {
-            words_free(out);
-            return AGTI_SH_ENOMEM;
-        }
-        out->f[i] = in->f[from + i];
-        out->n = i + 1;
+    if (to > from) {
+        memcpy(out->w, in->w + from, (to - from) * sizeof *out->w);
+        memcpy(out->f, in->f + from, (to - from) * sizeof *out->f);
     }
     return AGTI_SH_OK;
 }
 
-/* Appends an exec (takes ws, stages, path, wrappers); its index in *idx. */
-static int push_exec(actx *c, words *ws, size_t *stages, size_t nstages, char *path, char *wrappers,
-                     unsigned flags, const agti_sh_cmd *cmd, size_t *idx)
+static int push_exec(actx *c, words *ws, size_t *stages, size_t nstages, const char *path,
+                     char *wrappers, unsigned flags, const agti_sh_cmd *cmd, size_t *idx)
 {
     struct agti_sh_analysis *a = c->a;
     if (a->n >= AGTI_SH_MAX_COMMANDS) {
-        words_free(ws);
-        free(stages);
-        free(path);
-        free(wrappers);
         return fail(c, AGTI_SH_ETOOMANY,
                     "the script runs more than 10000 simple commands (wrappers, functions and "
                     "strings run by sh -c or eval counted)");
@@ -223,13 +199,8 @@ static int push_exec(actx *c, words *ws, size_t *stages, size_t nstages, char *p
     if (a->n == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 16;
         agti_sh_exec *v = realloc(a->v, cap * sizeof *v);
-        if (v == NULL) {
-            words_free(ws);
-            free(stages);
-            free(path);
-            free(wrappers);
+        if (v == NULL)
             return fail(c, AGTI_SH_ENOMEM, "out of memory");
-        }
         a->v = v;
         a->cap = cap;
     }
@@ -788,17 +759,14 @@ static int find_runner(const words *ws, size_t at, bool stdin_fed, runner *r)
 
 /* ---- one command: wrappers, then what it runs --------------------------- */
 
-static char *basename_of(char *w, char **path)
+static char *basename_of(char *w, const char **path)
 {
     *path = NULL;
     char *slash = strrchr(w, '/');
     if (slash == NULL || slash[1] == '\0')
-        return NULL;
-    *path = agti_strdup(w);
-    if (*path == NULL)
         return w;
-    memmove(w, slash + 1, strlen(slash + 1) + 1);
-    return NULL;
+    *path = w;
+    return slash + 1;
 }
 
 static int emit_words(actx *c, words *ws, unsigned flags, bool stdin_fed, const agti_sh_cmd *cmd);
@@ -821,7 +789,7 @@ static int find_execs(actx *c, size_t idx, const agti_sh_cmd *cmd, bool stdin_fe
         if (k > i + 1) {
             words src = {e->written, (unsigned *)e->wflags, e->writtenc};
             words sub;
-            if (words_slice(&sub, &src, off + i + 1, off + k) != AGTI_SH_OK)
+            if (words_slice(c, &sub, &src, off + i + 1, off + k) != AGTI_SH_OK)
                 return fail(c, AGTI_SH_ENOMEM, "out of memory");
             for (size_t w = 0; w < sub.n; w++)
                 if (strstr(sub.w[w], "{}") != NULL)
@@ -845,13 +813,11 @@ static int find_execs(actx *c, size_t idx, const agti_sh_cmd *cmd, bool stdin_fe
  * redirections feed it (NULL for a command run by find -exec). */
 static int emit_words(actx *c, words *ws, unsigned flags, bool stdin_fed, const agti_sh_cmd *cmd)
 {
-    size_t *stages = malloc((ws->n + 1) * sizeof *stages);
+    size_t *stages = an_alloc(c->a, (ws->n + 1) * sizeof *stages);
     agti_buf wrapped = AGTI_BUF_INIT;
-    char *path = NULL;
-    if (stages == NULL) {
-        words_free(ws);
+    const char *path = NULL;
+    if (stages == NULL)
         return fail(c, AGTI_SH_ENOMEM, "out of memory");
-    }
     size_t nst = 0, pos = 0;
     wres wr;
     const wspec *last = NULL;
@@ -860,17 +826,12 @@ static int emit_words(actx *c, words *ws, unsigned flags, bool stdin_fed, const 
     size_t split_at = 0;
     while (pos < ws->n) {
         stages[nst++] = pos;
-        free(path);
         path = NULL;
         if (ws->f[pos] & WORD_DYN) {
             flags |= AGTI_SHX_DYNAMIC_NAME;
             break;
         }
-        if (basename_of(ws->w[pos], &path) != NULL) {
-            words_free(ws);
-            free(stages);
-            return fail(c, AGTI_SH_ENOMEM, "out of memory");
-        }
+        ws->w[pos] = basename_of(ws->w[pos], &path);
         const wspec *sp = find_wrapper(ws->w[pos]);
         if (sp == NULL)
             break;
@@ -908,12 +869,8 @@ static int emit_words(actx *c, words *ws, unsigned flags, bool stdin_fed, const 
     (void)last;
     if (nst == 0)
         stages[nst++] = 0;
-    if (wrapped.oom) {
-        words_free(ws);
-        free(stages);
-        free(path);
+    if (wrapped.oom)
         return fail(c, AGTI_SH_ENOMEM, "out of memory");
-    }
     runner r;
     memset(&r, 0, sizeof r);
     size_t at = stages[nst - 1];
@@ -941,9 +898,6 @@ static int emit_words(actx *c, words *ws, unsigned flags, bool stdin_fed, const 
         rc = find_runner(ws, at, stdin_fed, &r);
     }
     if (rc != AGTI_SH_OK) {
-        words_free(ws);
-        free(stages);
-        free(path);
         agti_buf_free(&wrapped);
         free(r.text);
         return fail(c, AGTI_SH_ENOMEM, "out of memory");
@@ -954,10 +908,12 @@ static int emit_words(actx *c, words *ws, unsigned flags, bool stdin_fed, const 
     if (any_dynamic(ws, at + 1 < ws->n ? at + 1 : ws->n, ws->n))
         flags |= AGTI_SHX_DYNAMIC_ARGS;
     bool is_find = at < ws->n && strcmp(ws->w[at], "find") == 0 && !(flags & AGTI_SHX_DYNAMIC_NAME);
-    char *wrappers_s = wrapped.len ? agti_buf_detach(&wrapped) : NULL;
+    char *wrappers_s = wrapped.len ? an_strdup(c->a, agti_buf_cstr(&wrapped), wrapped.len) : NULL;
+    bool wrap_oom = wrapped.len && wrappers_s == NULL;
     agti_buf_free(&wrapped);
     size_t idx;
-    rc = push_exec(c, ws, stages, nst, path, wrappers_s, flags, cmd, &idx);
+    rc = wrap_oom ? fail(c, AGTI_SH_ENOMEM, "out of memory")
+                  : push_exec(c, ws, stages, nst, path, wrappers_s, flags, cmd, &idx);
     if (rc != AGTI_SH_OK) {
         free(r.text);
         return rc;
@@ -1113,20 +1069,16 @@ static int process_cmd(actx *c, size_t i)
     const agti_sh_cmd *cmd = agti_sh_cmd_at(c->s, i);
     if (cmd->flags & AGTI_SHC_KEYWORD)
         return AGTI_SH_OK; /* [[ ]] / (( )): runs nothing but its substitutions */
-    bool writes = cmd_writes(cmd) || (c->inh[i] & INH_WRITES) || (c->inherit & INH_WRITES);
-    bool fed = cmd_stdin(cmd) || (c->inh[i] & INH_STDIN);
+    bool writes = cmd_writes(cmd) || (c->inherit & INH_WRITES);
+    bool fed = cmd_stdin(cmd);
     unsigned flags = writes ? AGTI_SHX_WRITES : 0;
     if (cmd->argc == 0) {
         if (!writes)
             return AGTI_SH_OK;
         words ws = {NULL, NULL, 0};
-        if (words_from(&ws, NULL, 0) != AGTI_SH_OK)
+        size_t *st = an_alloc(c->a, sizeof *st);
+        if (words_alloc(c, &ws, 0) != AGTI_SH_OK || st == NULL)
             return fail(c, AGTI_SH_ENOMEM, "out of memory");
-        size_t *st = malloc(sizeof *st);
-        if (st == NULL) {
-            words_free(&ws);
-            return fail(c, AGTI_SH_ENOMEM, "out of memory");
-        }
         st[0] = 0;
         size_t idx;
         return push_exec(c, &ws, st, 1, NULL, NULL, flags, cmd, &idx);
@@ -1138,7 +1090,7 @@ static int process_cmd(actx *c, size_t i)
             return expand_function(c, fi, cmd, writes ? INH_WRITES : 0);
     }
     words ws;
-    if (words_from(&ws, cmd->argv, cmd->argc) != AGTI_SH_OK)
+    if (words_from(c, &ws, cmd->argv, cmd->argc) != AGTI_SH_OK)
         return fail(c, AGTI_SH_ENOMEM, "out of memory");
     return emit_words(c, &ws, flags, fed, cmd);
 }
@@ -1149,24 +1101,22 @@ static int analyze_script(actx *pc, const agti_sh_script *s, int parent, unsigne
     memset(&c, 0, sizeof c);
     c.a = pc->a;
     c.s = s;
+    c.copy = pc->s != NULL; /* a string parsed again, freed after this */
     c.origin = pc->origin;
     c.depth = pc->s == NULL ? 0 : pc->depth + 1;
     c.parent = parent;
     c.inherit = inherit;
     c.err = pc->err;
     size_t n = agti_sh_ncmds(s), nf = agti_sh_nfuncs(s);
-    c.inh = calloc(n ? n : 1, 1);
     c.active = calloc(nf ? nf : 1, 1);
     c.called = calloc(nf ? nf : 1, 1);
     int rc = AGTI_SH_OK;
-    if (c.inh == NULL || c.active == NULL || c.called == NULL)
+    if (c.active == NULL || c.called == NULL)
         rc = fail(&c, AGTI_SH_ENOMEM, "out of memory");
     if (rc == AGTI_SH_OK)
         rc = build_ftab(&c);
     if (rc == AGTI_SH_OK)
         rc = build_fcmds(&c);
-    if (rc == AGTI_SH_OK)
-        walk(&c, agti_sh_root(s), 0, 0);
     for (size_t i = 0; rc == AGTI_SH_OK && i < n; i++) {
         const agti_sh_cmd *cmd = agti_sh_cmd_at(s, i);
         if (!(cmd->flags & AGTI_SHC_IN_FUNCTION))
@@ -1177,7 +1127,6 @@ static int analyze_script(actx *pc, const agti_sh_script *s, int parent, unsigne
     for (size_t f = 0; rc == AGTI_SH_OK && f < nf; f++)
         if (!c.called[f])
             rc = expand_function(&c, (int)f, NULL, 0);
-    free(c.inh);
     free(c.active);
     free(c.called);
     free(c.ftab);
@@ -1196,6 +1145,14 @@ int agti_sh_analyze(const agti_sh_script *s, agti_sh_analysis **out, agti_sh_err
     struct agti_sh_analysis *a = calloc(1, sizeof *a);
     if (a == NULL)
         return AGTI_SH_ENOMEM;
+    agti_sh_arena_init(&a->arena, AN_CHUNK_MIN, AN_CHUNK_MAX);
+    /* about one exec per written command: one array, grown only when
+     * functions, wrappers and strings add more */
+    a->cap = agti_sh_ncmds(s) + 16;
+    if ((a->v = malloc(a->cap * sizeof *a->v)) == NULL) {
+        free(a);
+        return AGTI_SH_ENOMEM;
+    }
     actx top;
     memset(&top, 0, sizeof top);
     top.a = a;
@@ -1224,8 +1181,7 @@ void agti_sh_analysis_free(agti_sh_analysis *a)
 {
     if (a == NULL)
         return;
-    for (size_t i = 0; i < a->n; i++)
-        exec_clear(&a->v[i]);
+    agti_sh_arena_free(&a->arena);
     free(a->v);
     free(a);
 }

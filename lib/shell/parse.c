@@ -114,37 +114,18 @@ void *agti_shp_alloc(sh_parser *p, size_t n)
 
 void *agti_shp_alloc_raw(sh_parser *p, size_t n)
 {
-    agti_sh_script *sc = p->sc;
-    n = (n + 15u) & ~(size_t)15u;
-    if (n == 0)
-        n = 16;
-    sh_chunk *c = sc->chunks;
-    if (!c || c->cap - c->used < n) {
-        size_t cap = c ? c->cap * 2 : SH_CHUNK_MIN;
-        if (cap > SH_CHUNK_MAX)
-            cap = SH_CHUNK_MAX;
-        if (cap < n)
-            cap = n;
-        if (sc->arena_bytes + cap > p->budget) {
-            agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos,
-                          "the script needs more than %zu bytes of parser memory "
-                          "(%u times its length): refused",
-                          p->budget, SH_BUDGET_FACTOR);
-            return NULL;
-        }
-        c = malloc(sizeof *c + cap);
-        if (!c) {
-            agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos, "out of memory");
-            return NULL;
-        }
-        c->used = 0;
-        c->cap = cap;
-        c->next = sc->chunks;
-        sc->chunks = c;
-        sc->arena_bytes += cap;
+    agti_sh_arena *a = &p->sc->arena;
+    size_t more = agti_sh_arena_need(a, n);
+    if (more > 0 && a->bytes + more > p->budget) {
+        agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos,
+                      "the script needs more than %zu bytes of parser memory "
+                      "(%u times its length): refused",
+                      p->budget, SH_BUDGET_FACTOR);
+        return NULL;
     }
-    void *r = c->data + c->used;
-    c->used += n;
+    void *r = agti_sh_arena_alloc(a, n);
+    if (!r)
+        agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos, "out of memory");
     return r;
 }
 
@@ -759,22 +740,62 @@ static bool is_declaration(const agti_sh_word *w)
             word_is(w, "readonly") || word_is(w, "typeset"));
 }
 
-/* Lists a parsed simple command (kept out of parse_simple, which is on the
+/* Pushes a copy of *x (elem bytes) on a parser stack. */
+static bool stack_push(sh_parser *p, void **v, size_t *n, size_t *cap, const void *x, size_t elem)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 32;
+        void *a = realloc(*v, ncap * elem);
+        if (!a) {
+            agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos, "out of memory");
+            return false;
+        }
+        *v = a;
+        *cap = ncap;
+    }
+    memcpy((char *)*v + *n * elem, x, elem);
+    (*n)++;
+    return true;
+}
+
+/* Elements at..at+n of a parser stack (NULL while nothing was pushed on
+ * it) copied into the arena; NULL for none. */
+static void *stack_copy(sh_parser *p, const void *stack, size_t at, size_t n, size_t elem, bool *ok)
+{
+    if (n == 0)
+        return NULL; /* stack may be NULL: no pointer arithmetic on it */
+    void *d = agti_shp_alloc_raw(p, n * elem);
+    if (!d)
+        *ok = false;
+    else
+        memcpy(d, (const char *)stack + at * elem, n * elem);
+    return d;
+}
+
+/* Lists a parsed simple command: its assignments are wstack[wbase ..
+ * wbase + nas), its words the rest of wstack above wbase, its redirections
+ * rstack above rbase; pops them (kept out of parse_simple, which is on the
  * recursion path of every nested substitution, to keep its frame small). */
-SH_NOINLINE static agti_sh_node *finish_simple(sh_parser *p, size_t start, size_t end,
-                                               const word_vec *asv, const word_vec *avv,
-                                               agti_sh_redir *rd, size_t nrd)
+SH_NOINLINE static agti_sh_node *finish_simple(sh_parser *p, size_t start, size_t end, size_t wbase,
+                                               size_t nas, size_t rbase)
 {
     agti_sh_cmd c = {0};
-    c.assigns = asv->v;
-    c.nassigns = asv->n;
-    c.argv = avv->v;
-    c.argc = avv->n;
+    bool ok = true;
+    c.nassigns = nas;
+    c.assigns = stack_copy(p, p->wstack, wbase, nas, sizeof *p->wstack, &ok);
+    c.argc = p->nwstack - wbase - nas;
+    c.argv = stack_copy(p, p->wstack, wbase + nas, c.argc, sizeof *p->wstack, &ok);
+    size_t nrd = p->nrstack - rbase;
+    agti_sh_redir *rd = stack_copy(p, p->rstack, rbase, nrd, sizeof *p->rstack, &ok);
     c.redirs = rd;
     c.nredirs = nrd;
+    p->nwstack = wbase;
+    p->nrstack = rbase;
+    if (!ok)
+        return NULL;
     c.offset = p->base + start;
     c.length = end - start;
-    if (avv->n == 0)
+    if (c.argc == 0)
         c.flags |= AGTI_SHC_ASSIGN_ONLY;
     for (size_t i = 0; i < nrd; i++)
         if (stdin_redir(&rd[i]))
@@ -795,9 +816,8 @@ SH_NOINLINE static agti_sh_node *finish_simple(sh_parser *p, size_t start, size_
 static agti_sh_node *parse_simple(sh_parser *p)
 {
     size_t start = p->pos;
-    word_vec as = {0}, av = {0};
-    agti_sh_redir *rd = NULL;
-    size_t nrd = 0, caprd = 0;
+    /* this command's words and redirections: the stacks above these */
+    size_t wbase = p->nwstack, rbase = p->nrstack, nas = 0;
     size_t end = p->pos;
     for (;;) {
         agti_shp_skip_blanks(p);
@@ -807,12 +827,11 @@ static agti_sh_node *parse_simple(sh_parser *p)
         size_t prefix = 0;
         int op = 0;
         if (redir_ahead(p, &prefix, &op)) {
-            if (!agti_shp_grow(p, (void **)&rd, &caprd, nrd, sizeof *rd))
+            agti_sh_redir r;
+            memset(&r, 0, sizeof r);
+            if (!parse_redir(p, &r, prefix, op) ||
+                !stack_push(p, (void **)&p->rstack, &p->nrstack, &p->caprstack, &r, sizeof r))
                 return NULL;
-            memset(&rd[nrd], 0, sizeof rd[nrd]);
-            if (!parse_redir(p, &rd[nrd], prefix, op))
-                return NULL;
-            nrd++;
             end = p->pos;
             continue;
         }
@@ -825,18 +844,26 @@ static agti_sh_node *parse_simple(sh_parser *p)
         p->ap_known = true;
         /* before the command word an assignment; after it, an argument, but
          * declare/local/export/readonly/typeset take name=(...) arrays too */
-        bool assign = av.n == 0 && ap > 0;
-        bool array_ok = assign || (av.n > 0 && ap > 0 && is_declaration(&av.v[0]));
-        agti_sh_word *w = push_word(p, assign ? &as : &av);
-        if (!w || !agti_shp_word(p, w, 0))
+        size_t nav = p->nwstack - wbase - nas;
+        bool assign = nav == 0 && ap > 0;
+        bool array_ok = assign || (nav > 0 && ap > 0 && is_declaration(&p->wstack[wbase + nas]));
+        agti_sh_word w;
+        if (!agti_shp_word(p, &w, 0))
             return NULL;
-        if (array_ok && at(p, 0) == '(' && w->length == ap && !parse_array_assign(p, w, ws))
+        if (array_ok && at(p, 0) == '(' && w.length == ap && !parse_array_assign(p, &w, ws))
             return NULL;
+        if (!stack_push(p, (void **)&p->wstack, &p->nwstack, &p->capwstack, &w, sizeof w))
+            return NULL;
+        if (assign)
+            nas++;
         end = p->pos;
     }
     if (p->failed)
         return NULL;
-    if (at(p, 0) == '(' && av.n == 1 && as.n == 0 && nrd == 0) {
+    size_t nw = p->nwstack - wbase, nrd = p->nrstack - rbase;
+    if (at(p, 0) == '(' && nw == 1 && nas == 0 && nrd == 0) {
+        agti_sh_word name = p->wstack[wbase];
+        p->nwstack = wbase;
         p->pos++;
         agti_shp_skip_blanks(p);
         if (at(p, 0) != ')') {
@@ -844,13 +871,13 @@ static agti_sh_node *parse_simple(sh_parser *p)
             return NULL;
         }
         p->pos++;
-        return parse_function_body(p, &av.v[0], start);
+        return parse_function_body(p, &name, start);
     }
-    if (av.n == 0 && as.n == 0 && nrd == 0) {
+    if (nw == 0 && nrd == 0) {
         fail_unexpected(p, "where a command was expected");
         return NULL;
     }
-    return finish_simple(p, start, end, &as, &av, rd, nrd);
+    return finish_simple(p, start, end, wbase, nas, rbase);
 }
 
 /* ---- compound commands ---------------------------------------------------------------- */
@@ -945,6 +972,47 @@ static void arith_span(const sh_parser *p, size_t *es, size_t *len)
     *len = b - a;
 }
 
+/* Lists a [[ ]] / (( )) command whose argv is av, written from start to
+ * p->pos; its index, or -1. */
+static int add_keyword_cmd(sh_parser *p, size_t start, const word_vec *av)
+{
+    agti_sh_cmd c = {0};
+    c.argv = av->v;
+    c.argc = av->n;
+    c.flags = AGTI_SHC_KEYWORD;
+    c.offset = p->base + start;
+    c.length = p->pos - start;
+    return add_cmd(p, &c);
+}
+
+/* The same, with its node of kind COND or ARITH. */
+static agti_sh_node *keyword_node(sh_parser *p, int kind, size_t start, const word_vec *av)
+{
+    agti_sh_node *n = new_node(p, kind, start);
+    if (!n || (n->cmd = add_keyword_cmd(p, start, av)) < 0)
+        return NULL;
+    return n;
+}
+
+/* Reads the arithmetic expression after `((` (opened at `open`, p->pos
+ * just past it) up to and past `))`, into the argv "((" EXPR "))" of a
+ * keyword command; EXPR is the expression as written without the blanks
+ * around it, flagged DYNAMIC when it holds expansions. */
+static bool arith_words(sh_parser *p, size_t open, word_vec *av)
+{
+    unsigned fl = 0;
+    size_t es = p->pos, elen = 0;
+    if (!agti_shp_arith(p, open, &fl))
+        return false;
+    arith_span(p, &es, &elen);
+    char *e = agti_shp_strdup(p, p->s + es, elen);
+    if (!e || !synth_word(p, av, "((", open, 2) || !synth_word(p, av, e, es, elen) ||
+        !synth_word(p, av, "))", p->pos - 2, 2))
+        return false;
+    av->v[1].flags = fl;
+    return true;
+}
+
 SH_NOINLINE static agti_sh_node *parse_for(sh_parser *p, int kind, size_t start)
 {
     agti_sh_node *n = new_node(p, kind, start);
@@ -954,35 +1022,16 @@ SH_NOINLINE static agti_sh_node *parse_for(sh_parser *p, int kind, size_t start)
     agti_shp_skip_blanks(p);
     if (kind == AGTI_SHN_FOR && at(p, 0) == '(' && at(p, 1) == '(') {
         size_t open = p->pos;
-        unsigned fl = 0;
         p->pos += 2;
-        size_t es = p->pos;
-        if (!agti_shp_arith(p, open, &fl))
+        /* evaluated like (( )): listed as a keyword command */
+        word_vec av = {0};
+        if (!arith_words(p, open, &av))
             return NULL;
         n->arith = true;
         if (!agti_shp_grow(p, (void **)&n->words, &wcap, 0, sizeof *n->words))
             return NULL;
-        agti_sh_word *w = &n->words[n->nwords++];
-        arith_span(p, &es, &w->vlen);
-        w->value = agti_shp_strdup(p, p->s + es, w->vlen);
-        w->offset = p->base + es;
-        w->length = w->vlen;
-        w->flags = fl;
-        if (!w->value)
-            return NULL;
-        /* evaluated like (( )): listed as a keyword command */
-        word_vec av = {0};
-        if (!synth_word(p, &av, "((", open, 2) || !synth_word(p, &av, w->value, es, w->vlen) ||
-            !synth_word(p, &av, "))", p->pos - 2, 2))
-            return NULL;
-        av.v[1].flags = fl;
-        agti_sh_cmd c = {0};
-        c.argv = av.v;
-        c.argc = av.n;
-        c.flags = AGTI_SHC_KEYWORD;
-        c.offset = p->base + open;
-        c.length = p->pos - open;
-        if ((n->cmd = add_cmd(p, &c)) < 0)
+        n->words[n->nwords++] = av.v[1];
+        if ((n->cmd = add_keyword_cmd(p, open, &av)) < 0)
             return NULL;
         agti_shp_skip_blanks(p);
         if (at(p, 0) == ';')
@@ -1171,43 +1220,16 @@ SH_NOINLINE static agti_sh_node *parse_cond(sh_parser *p, size_t start)
         if (!w || !agti_shp_word(p, w, regex ? SHW_MODE_REGEX : SHW_MODE_COND))
             return NULL;
     }
-    agti_sh_cmd c = {0};
-    c.argv = av.v;
-    c.argc = av.n;
-    c.flags = AGTI_SHC_KEYWORD;
-    c.offset = p->base + start;
-    c.length = p->pos - start;
-    agti_sh_node *n = new_node(p, AGTI_SHN_COND, start);
-    if (!n || (n->cmd = add_cmd(p, &c)) < 0)
-        return NULL;
-    return n;
+    return keyword_node(p, AGTI_SHN_COND, start, &av);
 }
 
 /* (( expr )) (p->pos past `((`). */
 SH_NOINLINE static agti_sh_node *parse_arith_cmd(sh_parser *p, size_t start)
 {
-    unsigned fl = 0;
-    size_t es = p->pos;
-    if (!agti_shp_arith(p, start, &fl))
-        return NULL;
     word_vec av = {0};
-    size_t elen = 0;
-    arith_span(p, &es, &elen);
-    char *e = agti_shp_strdup(p, p->s + es, elen);
-    if (!e || !synth_word(p, &av, "((", start, 2) || !synth_word(p, &av, e, es, elen) ||
-        !synth_word(p, &av, "))", p->pos - 2, 2))
+    if (!arith_words(p, start, &av))
         return NULL;
-    av.v[1].flags = fl;
-    agti_sh_cmd c = {0};
-    c.argv = av.v;
-    c.argc = av.n;
-    c.flags = AGTI_SHC_KEYWORD;
-    c.offset = p->base + start;
-    c.length = p->pos - start;
-    agti_sh_node *n = new_node(p, AGTI_SHN_ARITH, start);
-    if (!n || (n->cmd = add_cmd(p, &c)) < 0)
-        return NULL;
-    return n;
+    return keyword_node(p, AGTI_SHN_ARITH, start, &av);
 }
 
 static agti_sh_node *parse_group(sh_parser *p, int kind, size_t start)
@@ -1663,12 +1685,7 @@ agti_sh_node *agti_shp_list(sh_parser *p)
 
 static void free_script(agti_sh_script *s)
 {
-    sh_chunk *c = s->chunks;
-    while (c) {
-        sh_chunk *next = c->next;
-        free(c);
-        c = next;
-    }
+    agti_sh_arena_free(&s->arena);
     free(s->cmds);
     free(s->funcs);
     free(s);
@@ -1740,6 +1757,7 @@ int agti_sh_parse_at_depth(const char *text, size_t len, int depth, agti_sh_scri
         }
         return AGTI_SH_ENOMEM;
     }
+    agti_sh_arena_init(&sc->arena, SH_CHUNK_MIN, SH_CHUNK_MAX);
     if (depth < 0)
         depth = 0;
     if (depth >= AGTI_SH_MAX_DEPTH) {
@@ -1768,6 +1786,8 @@ int agti_sh_parse_at_depth(const char *text, size_t len, int depth, agti_sh_scri
     if (!p.failed)
         apply_inherited(&p);
     free(p.pend);
+    free(p.wstack);
+    free(p.rstack);
     free(p.inh);
     agti_buf_free(&p.scratch);
     if (p.failed) {

@@ -10,17 +10,11 @@
 #include <stddef.h>
 
 #include "core/core.h"
+#include "shell/arena.h"
 #include "shell/shell.h"
 
-typedef struct sh_chunk {
-    struct sh_chunk *next;
-    size_t used, cap;
-    _Alignas(16) unsigned char data[];
-} sh_chunk;
-
 struct agti_sh_script {
-    sh_chunk *chunks;
-    size_t arena_bytes;
+    agti_sh_arena arena;
     agti_sh_node *root;
     agti_sh_cmd *cmds;
     size_t ncmds, capcmds;
@@ -65,6 +59,14 @@ typedef struct sh_parser {
     /* Word values are built here, as a stack: a word inside a substitution
      * inside a word appends after the outer one's bytes and truncates back. */
     agti_buf scratch;
+    /* The words and redirections of the simple commands being read, as a
+     * stack (a substitution inside a word reads its commands above the
+     * outer command's and pops them): a finished command copies its own
+     * into the arena at their exact size. */
+    agti_sh_word *wstack;
+    size_t nwstack, capwstack;
+    agti_sh_redir *rstack;
+    size_t nrstack, caprstack;
     /* agti_shp_assign_prefix's answer for the word at ap_pos (parse_simple
      * asks before reading the word, the word reader again) */
     size_t ap_pos, ap_len;

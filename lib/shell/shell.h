@@ -272,7 +272,11 @@ typedef struct agti_sh_exec {
                              * -exec ran this one, -1 when none */
 } agti_sh_exec;
 
-typedef struct agti_sh_analysis agti_sh_analysis; /* opaque; owns the execs */
+/* opaque; owns the execs and, in one arena freed with it, their arrays and
+ * strings. The words of the analysed script are not copied: an exec's
+ * strings point into the script (or into the analysis for strings parsed
+ * again) and are read-only; the script must outlive the analysis. */
+typedef struct agti_sh_analysis agti_sh_analysis;
 
 /* Analyses a parsed script (parses sh -c / eval strings again, under the same
  * limits). AGTI_SH_OK with the list, or an error status (a re-parse that

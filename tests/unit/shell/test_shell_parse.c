@@ -4,10 +4,12 @@
  * out by hand from XCU chapter 2 and the bash manual; syntax errors with
  * their offsets; the limits.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
+#include "shell/arena.h"
 #include "shell_render.h"
 
 typedef struct {
@@ -569,6 +571,79 @@ static void test_offsets(void)
     }
 }
 
+/* The first command of a script is copied off the parser's word and
+ * redirection stacks while one of them was never pushed to (still NULL):
+ * `ls` has no redirection, `>f` no word, `X=1` no command word. Under the
+ * sanitizer build this caught `NULL + 0` (fuzz_shell, fuzz_rule: "applying
+ * zero offset to null pointer" in finish_simple). */
+static void test_first_command(void)
+{
+    agti_sh_script *s = NULL;
+    if (T_CHECK(agti_sh_parse("ls", 2, &s, NULL) == AGTI_SH_OK, "first command: ls parses")) {
+        const agti_sh_cmd *c = agti_sh_cmd_at(s, 0);
+        T_EQ_INT(agti_sh_ncmds(s), 1, "ls: one command");
+        T_EQ_INT(c->argc, 1, "ls: one word");
+        T_EQ_STR(c->argv[0].value, "ls", "ls: the word");
+        T_CHECK(c->nredirs == 0 && c->redirs == NULL, "ls: no redirection");
+        T_CHECK(c->nassigns == 0 && c->assigns == NULL, "ls: no assignment");
+        agti_sh_free(s);
+    }
+    if (T_CHECK(agti_sh_parse(">f", 2, &s, NULL) == AGTI_SH_OK, "first command: >f parses")) {
+        const agti_sh_cmd *c = agti_sh_cmd_at(s, 0);
+        T_CHECK(c->argc == 0 && c->argv == NULL, ">f: no word");
+        T_EQ_INT(c->nredirs, 1, ">f: one redirection");
+        T_EQ_INT(c->redirs[0].op, AGTI_SHR_OUT, ">f: >");
+        T_EQ_STR(c->redirs[0].target.value, "f", ">f: into f");
+        T_CHECK((c->flags & AGTI_SHC_ASSIGN_ONLY) != 0, ">f: no command word");
+        agti_sh_free(s);
+    }
+    if (T_CHECK(agti_sh_parse("X=1", 3, &s, NULL) == AGTI_SH_OK, "first command: X=1 parses")) {
+        const agti_sh_cmd *c = agti_sh_cmd_at(s, 0);
+        T_EQ_INT(c->nassigns, 1, "X=1: one assignment");
+        T_EQ_STR(c->assigns[0].value, "X=1", "X=1: the assignment");
+        T_CHECK(c->argc == 0 && c->nredirs == 0 && c->redirs == NULL, "X=1: nothing else");
+        agti_sh_free(s);
+    }
+}
+
+/* The arena under the parse tree and the analysis: 16-byte aligned bump
+ * allocation, chunks doubling from min_cap to max_cap, a larger request in
+ * a chunk of its own, and the same capacities on a second round, when
+ * the chunks of the first come back from the pool (the parser's memory
+ * budget counts them). */
+static void test_arena(void)
+{
+    for (int round = 1; round <= 2; round++) {
+        agti_sh_arena a;
+        agti_sh_arena_init(&a, 16, 64);
+        T_EQ_INT(agti_sh_arena_need(&a, 1), 16, "arena %d: a first byte needs a 16-byte chunk",
+                 round);
+        unsigned char *x = agti_sh_arena_alloc(&a, 1);
+        unsigned char *y = agti_sh_arena_alloc(&a, 1);
+        T_CHECK(x && y && ((uintptr_t)x & 15u) == 0 && ((uintptr_t)y & 15u) == 0,
+                "arena %d: allocations aligned to 16", round);
+        T_EQ_INT(a.bytes, 16 + 32, "arena %d: the second chunk doubles", round);
+        T_EQ_INT(agti_sh_arena_need(&a, 16), 0, "arena %d: 16 more bytes fit", round);
+        unsigned char *z = agti_sh_arena_alloc(&a, 17);
+        T_EQ_INT(a.bytes, 16 + 32 + 64, "arena %d: 32 bytes did not fit: a 64-byte chunk", round);
+        T_EQ_INT(agti_sh_arena_need(&a, 200), 208, "arena %d: past max_cap a chunk of its own",
+                 round);
+        unsigned char *big = agti_sh_arena_alloc(&a, 200);
+        T_EQ_INT(a.bytes, 16 + 32 + 64 + 208, "arena %d: 208-byte chunk", round);
+        if (x && y && z && big) {
+            memset(z, 'z', 17);
+            memset(big, 'b', 200);
+            *x = 'x';
+            *y = 'y';
+            T_CHECK(*x == 'x' && *y == 'y' && z[16] == 'z' && big[199] == 'b',
+                    "arena %d: the blocks do not overlap", round);
+        }
+        agti_sh_arena_free(&a);
+        T_CHECK(a.chunks == NULL && a.bytes == 0 && a.next_cap == 16,
+                "arena %d: freed and empty again", round);
+    }
+}
+
 int main(void)
 {
     RUN("words", words);
@@ -588,5 +663,7 @@ int main(void)
     test_flags();
     test_trees();
     test_offsets();
+    test_first_command();
+    test_arena();
     return t_done();
 }
