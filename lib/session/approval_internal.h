@@ -26,6 +26,9 @@ typedef struct gate_ctx {
 } gate_ctx;
 
 /* ---- gate.c ---- */
+/* The mode whose approval rules apply: the session's mode, or in plan mode
+ * the mode plan mode was entered from (manual when unknown). */
+int agti_gate_approval_mode(const agt_session *s);
 /* Whether the call must ask; *why gets the reason (malloc'd). */
 int agti_gate_need_ask(agt_session *s, agt_call *call, agti_verdict *v, bool *ask, char **why);
 /* Refuses (AGT_EDENIED, *out) what the verdict forbids in the session's

@@ -19,25 +19,58 @@ static void test_mode_table(agt_registry *reg)
         {"AskUserQuestion",
          "{\"questions\":[{\"question\":\"Which?\",\"header\":\"Pick\",\"options\":"
          "[{\"label\":\"A\",\"description\":\"a\"},{\"label\":\"B\",\"description\":\"b\"}],"
-         "\"multi_select\":false}]}"},
+         "\"multi_select\":false}]}"}, /* host, auto-allowed */
+        {"Agent", "{\"prompt\":\"Look around.\",\"description\":\"look around\"}"}, /* host */
+        {"Notify", "{}"}, /* host, the host's own */
+        {"AgentSwarm", "{\"prompt_template\":\"Check {{item}}.\",\"items\":[\"a\",\"b\"]}"},
+        {"TaskStop", "{\"task_id\":\"t1\"}"},                          /* execute */
+        {"CronCreate", "{\"cron\":\"*/5 * * * *\",\"prompt\":\"x\"}"}, /* write */
     };
+    /* The reference's table: Read, Grep, Glob, ReadMediaFile, WebSearch,
+     * FetchURL, Agent, AskUserQuestion, Skill (and the read-only task, cron
+     * and plan tools) run without asking; Write, Edit, Bash, TaskStop,
+     * CronCreate, CronDelete and AgentSwarm outside swarm mode ask; yolo
+     * skips asking. Plan mode asks as the mode it was entered from. */
     static const struct {
-        int mode;
+        int mode, from;
         const char *name;
-        const char *want[8];
+        const char *want[14];
     } table[] = {
         {AGT_MODE_MANUAL,
+         AGT_MODE_MANUAL,
          "manual",
-         {"ran", "pending", "pending", "ran", "ran", "pending", "pending", "pending"}},
-        {AGT_MODE_YOLO, "yolo", {"ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran"}},
-        {AGT_MODE_AUTO, "auto", {"ran", "ran", "ran", "ran", "ran", "ran", "ran", "pending"}},
+         {"ran", "pending", "pending", "ran", "ran", "pending", "ran", "ran", "ran", "pending",
+          "pending", "pending", "pending"}},
+        {AGT_MODE_YOLO,
+         AGT_MODE_YOLO,
+         "yolo",
+         {"ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran",
+          "ran"}},
+        {AGT_MODE_AUTO,
+         AGT_MODE_AUTO,
+         "auto",
+         {"ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran",
+          "ran"}},
         {AGT_MODE_PLAN,
-         "plan",
-         {"ran", "error:-11", "pending", "ran", "ran", "pending", "pending", "pending"}},
+         AGT_MODE_MANUAL,
+         "plan (from manual)",
+         {"ran", "error:-11", "pending", "ran", "ran", "pending", "ran", "ran", "ran", "pending",
+          "pending", "error:-11", "pending"}},
+        {AGT_MODE_PLAN,
+         AGT_MODE_YOLO,
+         "plan (from yolo)",
+         {"ran", "error:-11", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran",
+          "error:-11", "ran"}},
+        {AGT_MODE_PLAN,
+         AGT_MODE_AUTO,
+         "plan (from auto)",
+         {"ran", "error:-11", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran",
+          "error:-11", "ran"}},
     };
     for (size_t m = 0; m < sizeof table / sizeof table[0]; m++) {
         agt_session *s;
         agt_session_new(&s, reg, ws_root);
+        agt_session_set_mode(s, table[m].from);
         agt_session_set_mode(s, table[m].mode);
         for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
             T_EQ_STR(outcome(s, calls[i].tool, calls[i].args), table[m].want[i], "%s × %s",
