@@ -274,8 +274,9 @@ typedef struct agt_hook agt_hook;
 
 /**
  * A hook. Pre-tool-use hooks run after approval, right before the provider;
- * they may agt_hook_deny() or agt_hook_rewrite(). Post-tool-use hooks run
- * after the provider and may agt_hook_append() context to the result text.
+ * they may agt_hook_deny(), agt_hook_rewrite() and agt_hook_add_context().
+ * Post-tool-use hooks run after the provider and may agt_hook_append()
+ * context to the result text.
  *
  * @param h the call; valid only during the callback.
  * @param payload the pointer given when the hook was set.
@@ -351,6 +352,26 @@ AGT_EXTERN int agt_hook_rewrite(agt_hook *h, const char *json);
  * @return AGT_OK, AGT_ESTATE (in a pre-tool-use hook), AGT_EINVAL, AGT_ENOMEM.
  */
 AGT_EXTERN int agt_hook_append(agt_hook *h, const char *text);
+
+/**
+ * Pre-tool-use: adds context for the model, such as guidance on how to use
+ * the call's output. The text reaches the model with the call's result: it
+ * is appended to the result text after a blank line, after the tool's own
+ * output and before what a post-tool-use hook appends (the post hook's
+ * agt_hook_result_text() does not contain it). It goes with whatever result
+ * the call gets: the tool's, an error, or the refusal when this hook also
+ * calls agt_hook_deny() or its rewrite is refused. It is dropped with the
+ * rest of the hook's answer when the hook fails or overruns its budget. May
+ * be called more than once (the texts are joined by newlines); invalid UTF-8
+ * becomes U+FFFD. A call that stays suspended (a sub-agent waiting for
+ * approval) keeps the context until it completes, across agent save and
+ * restore.
+ *
+ * @param text NUL-terminated UTF-8, copied.
+ * @return AGT_OK, AGT_ESTATE (in a post-tool-use hook: use agt_hook_append),
+ *         AGT_EINVAL (h or text is NULL), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_hook_add_context(agt_hook *h, const char *text);
 
 /* ---- plan mode --------------------------------------------------------- */
 

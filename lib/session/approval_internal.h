@@ -23,6 +23,7 @@ typedef struct gate_ctx {
     agti_buf note;      /* hook failures, appended to the result */
     char *args;         /* arguments the provider ran with (for the post hook) */
     bool ran;           /* the gate let the call through */
+    agti_buf context;   /* what the pre-tool-use hook added for the model */
 } gate_ctx;
 
 /* ---- gate.c ---- */
@@ -63,7 +64,7 @@ int agti_pending_park(agt_session *s, agt_call *call, char *why, char *suggested
 
 /* ---- suspend.c ---- */
 void agti_subappr_free(struct agti_subappr *sa);
-/* Keeps the call its provider suspended (takes g's args and note):
+/* Keeps the call its provider suspended (takes g's args, note and context):
  * AGT_EPENDING, or an error code. */
 int agti_suspend_keep(agt_session *s, const char *call_id, const char *tool, gate_ctx *g);
 /* Appends the sub-agents' pending calls (the lister set by

@@ -364,7 +364,7 @@ int agti_session_gate(void *ctx, agt_call *call, agt_result **out)
     if (rc != AGT_OK)
         return rc;
     s->policy->exit_reason = g->reason;
-    rc = agti_hook_pre(s, call, out, &g->note);
+    rc = agti_hook_pre(s, call, out, &g->note, &g->context);
     if (rc == AGT_OK)
         rc = still_registered(s, call, "was in the pre-tool-use hook", out);
     if (rc != AGT_OK)
@@ -385,9 +385,9 @@ int agti_gate_finish(agt_session *s, gate_ctx *g, const char *call_id, const cha
         /* the provider suspended the call: kept until agti_session_complete */
         rc = agti_suspend_keep(s, call_id, tool, g);
     } else if (rc == AGT_OK && *out != NULL && g->ran)
-        rc = agti_hook_post(s, *out, g->args, &g->note);
-    else if (rc == AGT_OK && *out != NULL && g->note.len > 0)
-        rc = agti_hook_post(s, *out, NULL, &g->note);
+        rc = agti_hook_post(s, *out, g->args, &g->context, &g->note);
+    else if (rc == AGT_OK && *out != NULL && (g->note.len > 0 || g->context.len > 0))
+        rc = agti_hook_post(s, *out, NULL, &g->context, &g->note);
     if (rc != AGT_OK && rc != AGT_EPENDING) {
         agt_result_free(*out);
         *out = NULL;
@@ -396,6 +396,7 @@ int agti_gate_finish(agt_session *s, gate_ctx *g, const char *call_id, const cha
         free((char *)g->reason);
     g->reason = reason;
     agti_buf_free(&g->note);
+    agti_buf_free(&g->context);
     free(g->args);
     g->args = NULL;
     return rc;
@@ -404,7 +405,7 @@ int agti_gate_finish(agt_session *s, gate_ctx *g, const char *call_id, const cha
 int agti_gate_run(agt_session *s, const char *call_id, const char *tool, const char *args_json,
                   bool approved, const char *reason, agt_result **out)
 {
-    gate_ctx g = {s, approved, reason, AGTI_BUF_INIT, NULL, false};
+    gate_ctx g = {s, approved, reason, AGTI_BUF_INIT, NULL, false, AGTI_BUF_INIT};
     agti_dispatch_env env = {s->reg, s->phase, s, agti_session_gate, &g};
     int rc = agti_dispatch(&env, call_id, tool, args_json, out);
     return agti_gate_finish(s, &g, call_id, tool, reason, rc, out);

@@ -409,6 +409,9 @@ class Hook:
     def append(self, text):
         _check(lib.agt_hook_append(self._p, _b(text)))
 
+    def add_context(self, text):
+        _check(lib.agt_hook_add_context(self._p, _b(text)))
+
 
 # ---- registry ---------------------------------------------------------------
 
