@@ -21,10 +21,16 @@ typedef struct agt_session agt_session;
 
 /** Session modes. Append-only. */
 enum agt_mode {
-    AGT_MODE_MANUAL = 0, /**< ask before anything but reads (default) */
-    AGT_MODE_PLAN = 1,   /**< read-only; writes only to the plan file */
-    AGT_MODE_YOLO = 2,   /**< never ask (ExitPlanMode still asks) */
-    AGT_MODE_AUTO = 3    /**< approve everything but questions to the user */
+    /** ask before writes, commands and host tools, except FetchURL,
+     *  WebSearch, Agent, AskUserQuestion and Skill (default) */
+    AGT_MODE_MANUAL = 0,
+    /** planning: Write/Edit/MultiEdit only to the plan file, TaskStop and
+     *  CronDelete refused; otherwise asks as the mode it was entered from */
+    AGT_MODE_PLAN = 1,
+    AGT_MODE_YOLO = 2, /**< never ask (ExitPlanMode still asks) */
+    /** never ask, as yolo (ExitPlanMode still asks); AskUserQuestion
+     *  still reaches the user through its provider */
+    AGT_MODE_AUTO = 3
 };
 
 /**
