@@ -12,6 +12,6 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential g++ clang libclang-rt-dev meson ninja-build pkg-config git ca-certificates \
     libjansson-dev libcurl4-openssl-dev libgit2-dev libpcre2-dev libedit-dev libseccomp-dev libidn2-dev \
     python3 json-schema-test-suite abigail-tools binutils patch \
-    python3-jsonschema python3-croniter python3-venv python3-pytest ripgrep luajit tzdata libxml2-dev >/dev/null
+    python3-jsonschema python3-croniter python3-venv python3-pytest python3-mypy ripgrep luajit tzdata libxml2-dev >/dev/null
 # node + npm for the MCP SDK client test (tests/bindings/mcp_sdk.py installs the SDK into the build tree; skipped without them)
 command -v npm >/dev/null 2>&1 || $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null || echo "install-deps: nodejs/npm not installed; the MCP SDK test will be skipped"
