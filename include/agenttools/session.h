@@ -120,8 +120,9 @@ enum agt_decision {
 };
 
 /**
- * Adds a permission rule. A rule is `Tool` (every call of the tool) or
- * `Tool(pattern)`. What the pattern is matched against:
+ * Adds a permission rule. A rule is `Tool` (every call of the tool),
+ * `Tool(pattern)`, or `*` (also `*(*)`): every tool, no other pattern.
+ * What the pattern is matched against:
  *  - Bash: every command the parsed command line can run, as it would run
  *    (wrappers such as env, timeout, sudo, xargs seen through; sh -c and
  *    eval strings parsed again; functions expanded; the command word's
@@ -132,7 +133,8 @@ enum agt_decision {
  *    (`-rf` = `-fr` = `-r -f`). The line is allowed only when every command
  *    is allowed, denied when any is denied; a command that cannot be
  *    decided before it runs (`$X args`, `eval "$v"`, `| sh`, source) asks,
- *    and is refused in yolo and auto mode; a redirection into a file is not
+ *    and is refused in yolo and auto mode (and in plan mode entered from
+ *    them); a redirection into a file is not
  *    covered by an allow rule with a pattern. docs/session.md has the rules.
  *  - Read, Write, Edit, ReadMediaFile: the path, resolved as the file tools
  *    resolve it (absolute against the workspace root, `~` expanded, symbolic
@@ -147,13 +149,17 @@ enum agt_decision {
  *  - Grep, Glob: the pattern argument; FetchURL: the URL (`*` as for Bash).
  *  - Any other tool: the name only; a pattern on it is rejected
  *    (AGT_EINVALID), so a rule never silently means more than it says.
- * Precedence: deny beats ask beats allow. Deny rules apply in every mode;
- * yolo and auto mode skip ask rules (they never ask, see enum agt_mode).
+ * Precedence: deny beats ask beats allow among the rules naming the call's
+ * tool; the rules `*` decide only a call that none of those decided (deny
+ * beats ask beats allow among them), so {"deny":["*"],"allow":["Read"]}
+ * runs Read and refuses every other tool. Deny rules apply in every mode;
+ * yolo and auto mode skip ask rules (they never ask, see enum agt_mode), and
+ * so does plan mode entered from them.
  *
  * @param kind AGT_RULE_ALLOW, AGT_RULE_ASK or AGT_RULE_DENY.
  * @param rule NUL-terminated UTF-8, copied.
  * @return AGT_OK; AGT_EINVALID (malformed rule: empty, bad tool name, missing
- *         ')', empty pattern, pattern on a name-only tool, bad glob; the
+ *         ')', empty pattern, pattern on a name-only tool or on `*`, bad glob; the
  *         message names the rule); AGT_EINVAL (NULL, unknown kind); AGT_ENOMEM.
  */
 AGT_EXTERN int agt_session_add_rule(agt_session *s, int kind, const char *rule);

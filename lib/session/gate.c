@@ -163,11 +163,13 @@ int agti_gate_verdict_check(agt_session *s, agt_call *call, const agti_verdict *
         return refuse_text(
             call,
             agti_aprintf("%s call refused: this command cannot be checked before it runs: %s. "
-                         "The session is in %s mode, which does not ask, so such a command does "
-                         "not run. Write it with literal command names and strings (no $VAR or "
-                         "$(...) as a command, no eval or sh -c of a variable, no script piped "
-                         "into a shell), or ask the user to run it.",
-                         tool, v->closed, mode_name(mode)),
+                         "The session is in %s%s mode, which does not ask, so such a command "
+                         "does not run. Write it with literal command names and strings (no "
+                         "$VAR or $(...) as a command, no eval or sh -c of a variable, no script "
+                         "piped into a shell), or ask the user to run it.",
+                         tool, v->closed,
+                         s->mode == AGT_MODE_PLAN ? "plan mode, entered from " : "",
+                         mode_name(mode)),
             out);
     return agti_plan_check(s, call, out);
 }

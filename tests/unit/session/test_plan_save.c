@@ -197,6 +197,18 @@ static void test_plan_keeps_mode(agt_registry *reg)
                  "plan from %s: TaskStop refused", rows[i].name);
         T_EQ_STR(outcome(s, "CronDelete", "{\"id\":\"0123abcd\"}"), "error:-11",
                  "plan from %s: CronDelete refused", rows[i].name);
+        if (rows[i].from != AGT_MODE_MANUAL) {
+            disp(s, "u", "Bash", "{\"command\":\"$CMD\"}", &r);
+            char want[128];
+            snprintf(want, sizeof want,
+                     "The session is in plan mode, entered from %s mode, which does not ask, so "
+                     "such a command does not run.",
+                     rows[i].name);
+            T_CHECK(r && strstr(agt_result_text(r), want) != NULL,
+                    "plan from %s: the refusal names both modes: %s", rows[i].name,
+                    r ? agt_result_text(r) : "(none)");
+            agt_result_free(r);
+        }
         /* deny rules hold whatever the mode before */
         agt_session_add_rule(s, AGT_RULE_DENY, "Bash(git push *)");
         T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git push origin\"}"), "error:-11",
