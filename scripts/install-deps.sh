@@ -12,7 +12,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential g++ clang libclang-rt-dev meson ninja-build pkg-config git ca-certificates \
     libjansson-dev libcurl4-openssl-dev libgit2-dev libpcre2-dev libedit-dev libseccomp-dev libidn2-dev \
     python3 json-schema-test-suite abigail-tools binutils patch \
-    python3-jsonschema python3-croniter python3-venv python3-pytest ripgrep luajit tzdata libxml2-dev >/dev/null
+    python3-jsonschema python3-croniter python3-venv python3-pytest python3-mypy ripgrep luajit tzdata libxml2-dev >/dev/null
 # node + npm: the MCP SDK client test (tests/bindings/mcp_sdk.py) and the Node
 # binding's tests (tests/bindings/node_run.py), which fetch their npm packages
 # into the build tree. Installed only when npm is missing: NodeSource's nodejs

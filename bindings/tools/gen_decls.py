@@ -71,6 +71,15 @@ def render_py(cdef, consts):
     for k, v in consts:
         out.append("    %r: %d," % (k, v))
     out.append("}")
+    out += ["", "# The same constants as names, for `from ._cdecls import *` (so type checkers",
+            "# know them as ints); __all__ names only them."]
+    for k, v in consts:
+        out.append("%s = %d" % (k, v))
+    out.append("")
+    out.append("__all__ = [")
+    for k, _ in consts:
+        out.append("    %r," % k)
+    out.append("]")
     return "\n".join(out) + "\n"
 
 

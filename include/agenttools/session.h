@@ -21,10 +21,16 @@ typedef struct agt_session agt_session;
 
 /** Session modes. Append-only. */
 enum agt_mode {
-    AGT_MODE_MANUAL = 0, /**< ask before anything but reads (default) */
-    AGT_MODE_PLAN = 1,   /**< read-only; writes only to the plan file */
-    AGT_MODE_YOLO = 2,   /**< never ask (ExitPlanMode still asks) */
-    AGT_MODE_AUTO = 3    /**< approve everything but questions to the user */
+    /** ask before writes, commands and host tools, except FetchURL,
+     *  WebSearch, Agent, AskUserQuestion and Skill (default) */
+    AGT_MODE_MANUAL = 0,
+    /** planning: Write/Edit/MultiEdit only to the plan file, TaskStop and
+     *  CronDelete refused; otherwise asks as the mode it was entered from */
+    AGT_MODE_PLAN = 1,
+    AGT_MODE_YOLO = 2, /**< never ask (ExitPlanMode still asks) */
+    /** never ask, as yolo (ExitPlanMode still asks); AskUserQuestion
+     *  still reaches the user through its provider */
+    AGT_MODE_AUTO = 3
 };
 
 /**
@@ -114,8 +120,9 @@ enum agt_decision {
 };
 
 /**
- * Adds a permission rule. A rule is `Tool` (every call of the tool) or
- * `Tool(pattern)`. What the pattern is matched against:
+ * Adds a permission rule. A rule is `Tool` (every call of the tool),
+ * `Tool(pattern)`, or `*` (also `*(*)`): every tool, no other pattern.
+ * What the pattern is matched against:
  *  - Bash: every command the parsed command line can run, as it would run
  *    (wrappers such as env, timeout, sudo, xargs seen through; sh -c and
  *    eval strings parsed again; functions expanded; the command word's
@@ -126,7 +133,8 @@ enum agt_decision {
  *    (`-rf` = `-fr` = `-r -f`). The line is allowed only when every command
  *    is allowed, denied when any is denied; a command that cannot be
  *    decided before it runs (`$X args`, `eval "$v"`, `| sh`, source) asks,
- *    and is refused in yolo and auto mode; a redirection into a file is not
+ *    and is refused in yolo and auto mode (and in plan mode entered from
+ *    them); a redirection into a file is not
  *    covered by an allow rule with a pattern. docs/session.md has the rules.
  *  - Read, Write, Edit, ReadMediaFile: the path, resolved as the file tools
  *    resolve it (absolute against the workspace root, `~` expanded, symbolic
@@ -141,13 +149,17 @@ enum agt_decision {
  *  - Grep, Glob: the pattern argument; FetchURL: the URL (`*` as for Bash).
  *  - Any other tool: the name only; a pattern on it is rejected
  *    (AGT_EINVALID), so a rule never silently means more than it says.
- * Precedence: deny beats ask beats allow. Deny rules apply in every mode;
- * yolo and auto mode skip ask rules (they never ask, see enum agt_mode).
+ * Precedence: deny beats ask beats allow among the rules naming the call's
+ * tool; the rules `*` decide only a call that none of those decided (deny
+ * beats ask beats allow among them), so {"deny":["*"],"allow":["Read"]}
+ * runs Read and refuses every other tool. Deny rules apply in every mode;
+ * yolo and auto mode skip ask rules (they never ask, see enum agt_mode), and
+ * so does plan mode entered from them.
  *
  * @param kind AGT_RULE_ALLOW, AGT_RULE_ASK or AGT_RULE_DENY.
  * @param rule NUL-terminated UTF-8, copied.
  * @return AGT_OK; AGT_EINVALID (malformed rule: empty, bad tool name, missing
- *         ')', empty pattern, pattern on a name-only tool, bad glob; the
+ *         ')', empty pattern, pattern on a name-only tool or on `*`, bad glob; the
  *         message names the rule); AGT_EINVAL (NULL, unknown kind); AGT_ENOMEM.
  */
 AGT_EXTERN int agt_session_add_rule(agt_session *s, int kind, const char *rule);
@@ -274,8 +286,9 @@ typedef struct agt_hook agt_hook;
 
 /**
  * A hook. Pre-tool-use hooks run after approval, right before the provider;
- * they may agt_hook_deny() or agt_hook_rewrite(). Post-tool-use hooks run
- * after the provider and may agt_hook_append() context to the result text.
+ * they may agt_hook_deny(), agt_hook_rewrite() and agt_hook_add_context().
+ * Post-tool-use hooks run after the provider and may agt_hook_append()
+ * context to the result text.
  *
  * @param h the call; valid only during the callback.
  * @param payload the pointer given when the hook was set.
@@ -351,6 +364,26 @@ AGT_EXTERN int agt_hook_rewrite(agt_hook *h, const char *json);
  * @return AGT_OK, AGT_ESTATE (in a pre-tool-use hook), AGT_EINVAL, AGT_ENOMEM.
  */
 AGT_EXTERN int agt_hook_append(agt_hook *h, const char *text);
+
+/**
+ * Pre-tool-use: adds context for the model, such as guidance on how to use
+ * the call's output. The text reaches the model with the call's result: it
+ * is appended to the result text after a blank line, after the tool's own
+ * output and before what a post-tool-use hook appends (the post hook's
+ * agt_hook_result_text() does not contain it). It goes with whatever result
+ * the call gets: the tool's, an error, or the refusal when this hook also
+ * calls agt_hook_deny() or its rewrite is refused. It is dropped with the
+ * rest of the hook's answer when the hook fails or overruns its budget. May
+ * be called more than once (the texts are joined by newlines); invalid UTF-8
+ * becomes U+FFFD. A call that stays suspended (a sub-agent waiting for
+ * approval) keeps the context until it completes, across agent save and
+ * restore.
+ *
+ * @param text NUL-terminated UTF-8, copied.
+ * @return AGT_OK, AGT_ESTATE (in a post-tool-use hook: use agt_hook_append),
+ *         AGT_EINVAL (h or text is NULL), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_hook_add_context(agt_hook *h, const char *text);
 
 /* ---- plan mode --------------------------------------------------------- */
 

@@ -137,7 +137,7 @@ static json_t *state_json(const agt_agent *a)
             json_t *ids = json_array();
             for (size_t k = 0; ids && k < c->susp->n; k++)
                 json_array_append_new(ids, json_string(c->susp->subs[k]->id));
-            const char *sargs = c->args, *snote = NULL;
+            const char *sargs = c->args, *snote = NULL, *scontext = NULL;
             size_t j;
             json_t *e;
             json_array_foreach(susp_calls, j, e)
@@ -145,13 +145,15 @@ static json_t *state_json(const agt_agent *a)
                 if (strcmp(json_string_value(json_object_get(e, "call_id")), c->id) == 0) {
                     sargs = json_string_value(json_object_get(e, "arguments"));
                     snote = json_string_value(json_object_get(e, "note"));
+                    scontext = json_string_value(json_object_get(e, "context"));
                 }
             }
-            json_t *sp = ids ? json_pack("{s:b,s:o,s:s?,s:s?,s:b,s:s,s:s?}", "swarm",
-                                         c->susp->swarm, "subs", ids, "description", c->susp->desc,
-                                         "note", c->susp->note, "parallel", c->susp->parallel,
-                                         "session_arguments", sargs, "session_note", snote)
-                             : NULL;
+            json_t *sp =
+                ids ? json_pack("{s:b,s:o,s:s?,s:s?,s:b,s:s,s:s?,s:s*}", "swarm", c->susp->swarm,
+                                "subs", ids, "description", c->susp->desc, "note", c->susp->note,
+                                "parallel", c->susp->parallel, "session_arguments", sargs,
+                                "session_note", snote, "session_context", scontext)
+                    : NULL;
             if (!sp || json_object_set_new(w, "suspended", sp)) {
                 json_decref(w);
                 w = NULL;
@@ -597,7 +599,8 @@ static int repark_subs(rsubs *r)
                 rc = agti_session_add_suspended(
                     r->v[i]->session, c->id, c->name,
                     json_string_value(json_object_get(sp, "session_arguments")),
-                    json_string_value(json_object_get(sp, "session_note")));
+                    json_string_value(json_object_get(sp, "session_note")),
+                    json_string_value(json_object_get(sp, "session_context")));
             } else if (!c->answered) {
                 rc = agti_session_repark(r->v[i]->session, c->id, c->name, c->args);
             }
@@ -661,7 +664,8 @@ int agt_agent_restore(agt_agent *a, const char *json, size_t len)
         agti_session_drop_suspended(a->session, ps.calls[i].id);
         rc = agti_session_add_suspended(a->session, ps.calls[i].id, ps.calls[i].name,
                                         json_string_value(json_object_get(sp, "session_arguments")),
-                                        json_string_value(json_object_get(sp, "session_note")));
+                                        json_string_value(json_object_get(sp, "session_note")),
+                                        json_string_value(json_object_get(sp, "session_context")));
     }
     if (rc != AGT_OK) {
         for (size_t i = 0; i < ps.n_calls; i++)

@@ -23,9 +23,13 @@ typedef struct gate_ctx {
     agti_buf note;      /* hook failures, appended to the result */
     char *args;         /* arguments the provider ran with (for the post hook) */
     bool ran;           /* the gate let the call through */
+    agti_buf context;   /* what the pre-tool-use hook added for the model */
 } gate_ctx;
 
 /* ---- gate.c ---- */
+/* The mode whose approval rules apply: the session's mode, or in plan mode
+ * the mode plan mode was entered from (manual when unknown). */
+int agti_gate_approval_mode(const agt_session *s);
 /* Whether the call must ask; *why gets the reason (malloc'd). */
 int agti_gate_need_ask(agt_session *s, agt_call *call, agti_verdict *v, bool *ask, char **why);
 /* Refuses (AGT_EDENIED, *out) what the verdict forbids in the session's
@@ -60,7 +64,7 @@ int agti_pending_park(agt_session *s, agt_call *call, char *why, char *suggested
 
 /* ---- suspend.c ---- */
 void agti_subappr_free(struct agti_subappr *sa);
-/* Keeps the call its provider suspended (takes g's args and note):
+/* Keeps the call its provider suspended (takes g's args, note and context):
  * AGT_EPENDING, or an error code. */
 int agti_suspend_keep(agt_session *s, const char *call_id, const char *tool, gate_ctx *g);
 /* Appends the sub-agents' pending calls (the lister set by

@@ -46,11 +46,38 @@ static const char *access_phrase(int access)
 
 /* ---- the decision ----------------------------------------------------- */
 
+/* The mode whose approval rules apply. Plan mode is a working state laid
+ * over the permission mode it was entered from, not a permission mode of
+ * its own: besides its limits (plan.c) every tool stays under the rules of
+ * the mode before it, so a session that entered plan mode from yolo runs
+ * Bash without asking, as the reference agent does. */
+int agti_gate_approval_mode(const agt_session *s)
+{
+    if (s->mode != AGT_MODE_PLAN)
+        return s->mode;
+    int before = s->policy->mode_before_plan;
+    return before == AGT_MODE_PLAN ? AGT_MODE_MANUAL : before;
+}
+
+/* Tools the reference agent runs without asking although their access
+ * class alone would ask: FetchURL and WebSearch (network), Agent,
+ * AskUserQuestion and Skill (host). A rule still decides over this. */
+static bool auto_allowed(const char *tool, int access)
+{
+    if (access == AGT_ACCESS_NETWORK)
+        return strcmp(tool, "FetchURL") == 0 || strcmp(tool, "WebSearch") == 0;
+    if (access == AGT_ACCESS_HOST)
+        return strcmp(tool, "Agent") == 0 || strcmp(tool, "AskUserQuestion") == 0 ||
+               strcmp(tool, "Skill") == 0;
+    return access == AGT_ACCESS_READ;
+}
+
 /* Whether the call must ask; *why gets the reason (malloc'd). */
 int agti_gate_need_ask(agt_session *s, agt_call *call, agti_verdict *v, bool *ask, char **why)
 {
     const char *tool = agt_call_tool(call);
     int kind = v->kind;
+    int mode = agti_gate_approval_mode(s);
     *ask = false;
     *why = NULL;
     char *escape = agti_sandbox_escape_reason(s, call); /* sandbox hook (sandbox_settings.c) */
@@ -61,13 +88,12 @@ int agti_gate_need_ask(agt_session *s, agt_call *call, agti_verdict *v, bool *as
         *ask = true; /* in every mode, whatever the rules allow */
         *why = escape;
         escape = NULL;
-    } else if (s->mode == AGT_MODE_YOLO) {
+    } else if (mode == AGT_MODE_YOLO || mode == AGT_MODE_AUTO) {
         return AGT_OK;
     } else if (s->mode == AGT_MODE_PLAN && kind != AGT_RULE_ASK &&
-               (strcmp(tool, "Write") == 0 || strcmp(tool, "Edit") == 0)) {
+               (strcmp(tool, "Write") == 0 || strcmp(tool, "Edit") == 0 ||
+                strcmp(tool, "MultiEdit") == 0)) {
         return AGT_OK; /* the plan check let it through: it is the plan file */
-    } else if (s->mode == AGT_MODE_AUTO && strcmp(tool, "AskUserQuestion") != 0) {
-        return AGT_OK;
     } else if (v->closed != NULL) {
         *ask = true;
         *why = agti_aprintf("this command cannot be checked before it runs: %s", v->closed);
@@ -80,10 +106,7 @@ int agti_gate_need_ask(agt_session *s, agt_call *call, agti_verdict *v, bool *as
         return AGT_OK;
     } else {
         int access = call->entry->access;
-        if (access == AGT_ACCESS_READ)
-            return AGT_OK;
-        if (access == AGT_ACCESS_NETWORK &&
-            (strcmp(tool, "FetchURL") == 0 || strcmp(tool, "WebSearch") == 0))
+        if (auto_allowed(tool, access))
             return AGT_OK;
         *ask = true;
         if (agti_verdict_details(v) != AGT_OK)
@@ -135,15 +158,18 @@ int agti_gate_verdict_check(agt_session *s, agt_call *call, const agti_verdict *
                            out);
     if (v->refused != NULL)
         return refuse_text(call, agti_aprintf("%s call refused: %s.", tool, v->refused), out);
-    if (v->closed != NULL && (s->mode == AGT_MODE_YOLO || s->mode == AGT_MODE_AUTO))
+    int mode = agti_gate_approval_mode(s);
+    if (v->closed != NULL && (mode == AGT_MODE_YOLO || mode == AGT_MODE_AUTO))
         return refuse_text(
             call,
             agti_aprintf("%s call refused: this command cannot be checked before it runs: %s. "
-                         "The session is in %s mode, which does not ask, so such a command does "
-                         "not run. Write it with literal command names and strings (no $VAR or "
-                         "$(...) as a command, no eval or sh -c of a variable, no script piped "
-                         "into a shell), or ask the user to run it.",
-                         tool, v->closed, mode_name(s->mode)),
+                         "The session is in %s%s mode, which does not ask, so such a command "
+                         "does not run. Write it with literal command names and strings (no "
+                         "$VAR or $(...) as a command, no eval or sh -c of a variable, no script "
+                         "piped into a shell), or ask the user to run it.",
+                         tool, v->closed,
+                         s->mode == AGT_MODE_PLAN ? "plan mode, entered from " : "",
+                         mode_name(mode)),
             out);
     return agti_plan_check(s, call, out);
 }
@@ -167,8 +193,9 @@ int agti_policy_recheck_rewrite(agt_session *s, agt_call *call, const char *befo
         rc = agti_gate_verdict_check(s, call, &v, out);
     const char *now = json_string_value(json_object_get(agti_call_args_json(call), "command"));
     bool changed = now != NULL && (before == NULL || strcmp(before, now) != 0);
+    int mode = agti_gate_approval_mode(s);
     bool asks = v.closed != NULL ||
-                (v.kind == AGT_RULE_ASK && s->mode != AGT_MODE_YOLO && s->mode != AGT_MODE_AUTO);
+                (v.kind == AGT_RULE_ASK && mode != AGT_MODE_YOLO && mode != AGT_MODE_AUTO);
     if (rc == AGT_OK && changed && asks) {
         char *why = v.closed ? agti_aprintf("it cannot be checked before it runs: %s", v.closed)
                              : agti_aprintf("the rule '%s' is in the ask list", v.rule->text);
@@ -339,7 +366,7 @@ int agti_session_gate(void *ctx, agt_call *call, agt_result **out)
     if (rc != AGT_OK)
         return rc;
     s->policy->exit_reason = g->reason;
-    rc = agti_hook_pre(s, call, out, &g->note);
+    rc = agti_hook_pre(s, call, out, &g->note, &g->context);
     if (rc == AGT_OK)
         rc = still_registered(s, call, "was in the pre-tool-use hook", out);
     if (rc != AGT_OK)
@@ -360,9 +387,9 @@ int agti_gate_finish(agt_session *s, gate_ctx *g, const char *call_id, const cha
         /* the provider suspended the call: kept until agti_session_complete */
         rc = agti_suspend_keep(s, call_id, tool, g);
     } else if (rc == AGT_OK && *out != NULL && g->ran)
-        rc = agti_hook_post(s, *out, g->args, &g->note);
-    else if (rc == AGT_OK && *out != NULL && g->note.len > 0)
-        rc = agti_hook_post(s, *out, NULL, &g->note);
+        rc = agti_hook_post(s, *out, g->args, &g->context, &g->note);
+    else if (rc == AGT_OK && *out != NULL && (g->note.len > 0 || g->context.len > 0))
+        rc = agti_hook_post(s, *out, NULL, &g->context, &g->note);
     if (rc != AGT_OK && rc != AGT_EPENDING) {
         agt_result_free(*out);
         *out = NULL;
@@ -371,6 +398,7 @@ int agti_gate_finish(agt_session *s, gate_ctx *g, const char *call_id, const cha
         free((char *)g->reason);
     g->reason = reason;
     agti_buf_free(&g->note);
+    agti_buf_free(&g->context);
     free(g->args);
     g->args = NULL;
     return rc;
@@ -379,7 +407,7 @@ int agti_gate_finish(agt_session *s, gate_ctx *g, const char *call_id, const cha
 int agti_gate_run(agt_session *s, const char *call_id, const char *tool, const char *args_json,
                   bool approved, const char *reason, agt_result **out)
 {
-    gate_ctx g = {s, approved, reason, AGTI_BUF_INIT, NULL, false};
+    gate_ctx g = {s, approved, reason, AGTI_BUF_INIT, NULL, false, AGTI_BUF_INIT};
     agti_dispatch_env env = {s->reg, s->phase, s, agti_session_gate, &g};
     int rc = agti_dispatch(&env, call_id, tool, args_json, out);
     return agti_gate_finish(s, &g, call_id, tool, reason, rc, out);

@@ -22,6 +22,7 @@ struct agt_hook {
     char *deny_reason;
     json_t *rewrite;
     agti_buf append;
+    agti_buf context; /* pre-tool-use: agt_hook_add_context */
 };
 
 static int64_t now_ms(void)
@@ -36,6 +37,7 @@ static void hook_release(agt_hook *h)
     free(h->deny_reason);
     json_decref(h->rewrite);
     agti_buf_free(&h->append);
+    agti_buf_free(&h->context);
 }
 
 /* Calls the hook; false when it failed or overran (a note says which). */
@@ -88,7 +90,8 @@ static int rewrite_invalid(agt_call *call, json_t *errors, agt_result **out)
     return rc;
 }
 
-int agti_hook_pre(agt_session *s, agt_call *call, agt_result **out, agti_buf *note)
+int agti_hook_pre(agt_session *s, agt_call *call, agt_result **out, agti_buf *note,
+                  agti_buf *context)
 {
     agti_policy *p = s->policy;
     if (p->pre_hook == NULL)
@@ -102,6 +105,17 @@ int agti_hook_pre(agt_session *s, agt_call *call, agt_result **out, agti_buf *no
     if (!call_hook(s, p->pre_hook, p->pre_payload, &h, note, "pre-tool-use")) {
         hook_release(&h);
         return note->oom ? agti_oom() : AGT_OK;
+    }
+    if (h.context.oom) {
+        hook_release(&h);
+        return agti_oom();
+    }
+    if (h.context.len > 0) {
+        /* the hook's answer stands from here on: the context goes with
+         * whatever result the call gets, a refusal included */
+        agti_buf_free(context);
+        *context = h.context;
+        h.context = (agti_buf)AGTI_BUF_INIT;
     }
     if (h.denied) {
         bool has = h.deny_reason && h.deny_reason[0];
@@ -164,11 +178,18 @@ static int append_text(agt_result *r, const char *extra)
     return AGT_OK;
 }
 
-int agti_hook_post(agt_session *s, agt_result *r, const char *args, agti_buf *note)
+int agti_hook_post(agt_session *s, agt_result *r, const char *args, const agti_buf *context,
+                   agti_buf *note)
 {
     agti_policy *p = s->policy;
     int rc = AGT_OK;
-    if (p->post_hook != NULL && args != NULL) {
+    if (context != NULL && context->len > 0) {
+        /* after the post hook has seen the tool's own text, but placed
+         * before what it appends: the pre hook's context came first */
+        if (p->post_hook == NULL || args == NULL)
+            rc = append_text(r, agti_buf_cstr(context));
+    }
+    if (rc == AGT_OK && p->post_hook != NULL && args != NULL) {
         agt_hook h;
         memset(&h, 0, sizeof h);
         h.tool = r->tool;
@@ -177,8 +198,10 @@ int agti_hook_post(agt_session *s, agt_result *r, const char *args, agti_buf *no
         h.result_text = r->text;
         h.is_error = r->is_error;
         h.post = true;
-        if (call_hook(s, p->post_hook, p->post_payload, &h, note, "post-tool-use") &&
-            h.append.len > 0)
+        bool ok = call_hook(s, p->post_hook, p->post_payload, &h, note, "post-tool-use");
+        if (context != NULL && context->len > 0)
+            rc = append_text(r, agti_buf_cstr(context));
+        if (rc == AGT_OK && ok && h.append.len > 0)
             rc = h.append.oom ? agti_oom() : append_text(r, agti_buf_cstr(&h.append));
         hook_release(&h);
     }
@@ -272,6 +295,19 @@ int agt_hook_rewrite(agt_hook *h, const char *json)
     json_decref(h->rewrite);
     h->rewrite = v;
     return AGT_OK;
+}
+
+int agt_hook_add_context(agt_hook *h, const char *text)
+{
+    if (h == NULL || text == NULL)
+        return agti_error(AGT_EINVAL, "agt_hook_add_context: hook or text is NULL");
+    if (h->post)
+        return agti_error(AGT_ESTATE, "agt_hook_add_context: the call has already run "
+                                      "(post-tool-use); use agt_hook_append there");
+    if (h->context.len)
+        agti_buf_putc(&h->context, '\n');
+    agti_utf8_sanitize(&h->context, text, strlen(text));
+    return h->context.oom ? agti_oom() : AGT_OK;
 }
 
 int agt_hook_append(agt_hook *h, const char *text)

@@ -30,6 +30,7 @@ void agti_session_job_free(agti_session_job *job)
     if (job->g.reason != NULL)
         free((char *)job->g.reason);
     agti_buf_free(&job->g.note);
+    agti_buf_free(&job->g.context);
     free(job->g.args);
     free(job->call_id);
     free(job->tool);
@@ -52,7 +53,7 @@ int agti_session_prepare(agt_session *s, const char *call_id, const char *tool,
     if (j == NULL)
         return agti_oom();
     j->s = s;
-    j->g = (gate_ctx){s, false, NULL, AGTI_BUF_INIT, NULL, false};
+    j->g = (gate_ctx){s, false, NULL, AGTI_BUF_INIT, NULL, false, AGTI_BUF_INIT};
     j->call_id = agti_strdup(call_id);
     j->tool = agti_strdup(tool);
     if (j->call_id == NULL || j->tool == NULL) {

@@ -1,7 +1,9 @@
 /* Plan mode, session side: the plan file, the mode to go back to, and the
- * limits the gate applies while planning. Bash is not refused in plan mode:
- * it stays under the permission rules like in manual mode (the reference
- * agent does the same), so a read-only `git log` still runs. */
+ * limits the gate applies while planning: Write, Edit and MultiEdit change
+ * only the plan file, TaskStop and CronDelete are refused. Every other tool,
+ * Bash included, stays under the permission rules of the mode plan mode was
+ * entered from (gate.c, agti_gate_approval_mode), as in the reference
+ * agent: from manual a `git log` asks, from yolo it runs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -327,8 +329,10 @@ int agti_plan_check(agt_session *s, agt_call *call, agt_result **out)
                         tool, plan ? plan : "(call EnterPlanMode first)", path ? path : "");
         return refuse_fmt(call, AGT_EDENIED, out, &b);
     }
-    if (strcmp(tool, "TaskStop") == 0 || strcmp(tool, "CronCreate") == 0 ||
-        strcmp(tool, "CronDelete") == 0) {
+    /* The reference blocks these two only: CronCreate stays under the
+     * permission rules (a reminder scheduled while planning changes no
+     * file). */
+    if (strcmp(tool, "TaskStop") == 0 || strcmp(tool, "CronDelete") == 0) {
         agti_buf_printf(&b,
                         "%s is not available in plan mode. Finish the plan and call "
                         "ExitPlanMode; once the user approves it, call %s again.",

@@ -188,11 +188,17 @@ json_t *agti_rules_to_json(const agti_ruleset *rs);
 /* ---- hooks.c ---- */
 /* Runs the pre-tool-use hook: AGT_OK to go on (args may have been replaced),
  * AGT_EDENIED with an error result in *out, or an error code. note: appended
- * to when the hook failed (caller appends it to the result). */
-int agti_hook_pre(agt_session *s, agt_call *call, agt_result **out, agti_buf *note);
-/* Runs the post-tool-use hook on a finished result, appending its context
- * and the pending note. */
-int agti_hook_post(agt_session *s, agt_result *r, const char *args, agti_buf *note);
+ * to when the hook failed; context: gets what the hook added for the model
+ * (agt_hook_add_context), kept also when it denied the call. The caller
+ * hands both to agti_hook_post with the result. */
+int agti_hook_pre(agt_session *s, agt_call *call, agt_result **out, agti_buf *note,
+                  agti_buf *context);
+/* Runs the post-tool-use hook (when args is not NULL: the call ran) on a
+ * finished result, then appends to its text, each after a blank line: the
+ * pre-tool-use hook's context (may be NULL or empty), the post-tool-use
+ * hook's own text, and the note. */
+int agti_hook_post(agt_session *s, agt_result *r, const char *args, const agti_buf *context,
+                   agti_buf *note);
 
 /* ---- plan.c ---- */
 /* Plan-mode restrictions and ExitPlanMode preconditions: AGT_OK, or

@@ -194,11 +194,18 @@ int agti_rule_parse(const char *text, int kind, const char *root, agti_rule **ou
     const char *paren = memchr(text, '(', len);
     size_t nlen = paren ? (size_t)(paren - text) : len;
     int rc = AGT_OK;
-    for (size_t i = 0; i < nlen; i++)
+    /* `*` names every tool (the weakest rule: see agti_policy_evaluate) */
+    bool every = nlen == 1 && text[0] == '*';
+    if (every && paren != NULL && !(len == 4 && paren[1] == '*' && text[len - 1] == ')'))
+        rc = agti_error(AGT_EINVALID,
+                        "rule '%s': the rule '*' names every tool and takes no pattern (tools "
+                        "match different arguments); write '*', or Tool(pattern) for one tool",
+                        r->text);
+    for (size_t i = 0; rc == AGT_OK && !every && i < nlen; i++)
         if (!tool_char(text[i])) {
             rc = agti_error(AGT_EINVALID,
-                            "rule '%s': '%c' cannot appear in a tool name (write Tool or "
-                            "Tool(pattern))",
+                            "rule '%s': '%c' cannot appear in a tool name (write Tool, "
+                            "Tool(pattern), or '*' alone for every tool)",
                             r->text, text[i]);
             break;
         }
@@ -585,7 +592,38 @@ static const char *subject_arg(int subject, const char *tool)
     }
 }
 
+/* The rules naming the tool decide: the rule '*' (every tool) applies only
+ * to a call no rule of its own tool decided, so `deny: ["*"]` with
+ * `allow: ["Read"]` leaves Read allowed and everything else denied, and
+ * `allow: ["*"]` with `deny: ["Bash(rm *)"]` still refuses rm. Among '*'
+ * rules deny beats ask beats allow. A Bash command that cannot be checked
+ * keeps asking under an allow '*' (it is never allowed by a rule); a deny
+ * '*' refuses it. A command over a limit is refused anyway. */
+static void every_tool_rules(agti_ruleset *rs, agti_verdict *v)
+{
+    if (v->rule != NULL || v->refused != NULL || (v->kind != -1 && v->closed == NULL))
+        return;
+    const agti_rule *hit = NULL;
+    agti_ruleset_match(rs, "*", AGTI_SUBJ_NAME, NULL, NULL, &hit);
+    if (hit == NULL)
+        return;
+    if (v->closed != NULL && hit->kind == AGT_RULE_ALLOW)
+        return;
+    v->rule = hit;
+    v->kind = hit->kind;
+}
+
+static int evaluate_own(agt_session *s, const char *tool, json_t *args, agti_verdict *v);
+
 int agti_policy_evaluate(agt_session *s, const char *tool, json_t *args, agti_verdict *v)
+{
+    int rc = evaluate_own(s, tool, args, v);
+    if (rc == AGT_OK)
+        every_tool_rules(&s->policy->rules, v);
+    return rc;
+}
+
+static int evaluate_own(agt_session *s, const char *tool, json_t *args, agti_verdict *v)
 {
     agti_ruleset *rs = &s->policy->rules;
     int subject = agti_rule_subject(tool);

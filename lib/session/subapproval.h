@@ -29,12 +29,15 @@ int agti_session_complete(agt_session *s, const char *call_id, const char *text,
 void agti_session_drop_suspended(agt_session *s, const char *call_id);
 /* Whether a call with that id is suspended. */
 bool agti_session_is_suspended(const agt_session *s, const char *call_id);
-/* The suspended calls as [{"call_id","tool","arguments"(text),"note"}]
- * (for save); NULL on OOM. */
+/* The suspended calls as [{"call_id","tool","arguments"(text),"note",
+ * "context"}] (note null and context left out when there is none; for
+ * save); NULL on
+ * OOM. */
 json_t *agti_session_suspended_json(const agt_session *s);
-/* Adds a suspended call (for restore). AGT_OK, AGT_EEXISTS, AGT_ENOMEM. */
+/* Adds a suspended call (for restore; note, context: NULL when none).
+ * AGT_OK, AGT_EEXISTS, AGT_ENOMEM. */
 int agti_session_add_suspended(agt_session *s, const char *call_id, const char *tool,
-                               const char *args, const char *note);
+                               const char *args, const char *note, const char *context);
 
 /* Parks a call for approval again (after a restore: agt_session_restore()
  * keeps no pending approvals), with the reason and suggested rule a

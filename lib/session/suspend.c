@@ -15,8 +15,9 @@
 typedef struct agti_suspended {
     char *call_id;
     char *tool;
-    char *args; /* the arguments it ran with */
-    char *note; /* hook failures to append to its result; NULL: none */
+    char *args;    /* the arguments it ran with */
+    char *note;    /* hook failures to append to its result; NULL: none */
+    char *context; /* the pre-tool-use hook's context for the model; NULL: none */
 } agti_suspended;
 
 struct agti_subappr {
@@ -32,6 +33,7 @@ static void suspended_clear(agti_suspended *c)
     free(c->tool);
     free(c->args);
     free(c->note);
+    free(c->context);
 }
 
 void agti_subappr_free(struct agti_subappr *sa)
@@ -69,7 +71,8 @@ int agti_suspend_keep(agt_session *s, const char *call_id, const char *tool, gat
     if (agti_session_is_suspended(s, call_id))
         return agti_error(AGT_EEXISTS, "call id '%s' is already suspended", call_id);
     agti_suspended c = {agti_strdup(call_id), agti_strdup(tool), g->args,
-                        g->note.len ? agti_buf_detach(&g->note) : NULL};
+                        g->note.len ? agti_buf_detach(&g->note) : NULL,
+                        g->context.len ? agti_buf_detach(&g->context) : NULL};
     g->args = NULL;
     if (!c.call_id || !c.tool || !c.args) {
         suspended_clear(&c);
@@ -117,11 +120,14 @@ int agti_session_complete(agt_session *s, const char *call_id, const char *text,
     if (r == NULL)
         return agti_oom();
     agti_suspended c = suspended_take(s, i);
-    agti_buf note = AGTI_BUF_INIT;
+    agti_buf note = AGTI_BUF_INIT, context = AGTI_BUF_INIT;
     if (c.note != NULL)
         agti_buf_puts(&note, c.note);
-    int rc = note.oom ? agti_oom() : agti_hook_post(s, r, c.args, &note);
+    if (c.context != NULL)
+        agti_buf_puts(&context, c.context);
+    int rc = note.oom || context.oom ? agti_oom() : agti_hook_post(s, r, c.args, &context, &note);
     agti_buf_free(&note);
+    agti_buf_free(&context);
     suspended_clear(&c);
     if (rc != AGT_OK) {
         agt_result_free(r);
@@ -146,9 +152,9 @@ json_t *agti_session_suspended_json(const agt_session *s)
     const struct agti_subappr *sa = s->policy->sub;
     for (size_t i = 0; list != NULL && sa != NULL && i < sa->n; i++) {
         const agti_suspended *c = &sa->calls[i];
-        if (json_array_append_new(list,
-                                  json_pack("{s:s,s:s,s:s,s:s?}", "call_id", c->call_id, "tool",
-                                            c->tool, "arguments", c->args, "note", c->note)) != 0) {
+        if (json_array_append_new(list, json_pack("{s:s,s:s,s:s,s:s?,s:s*}", "call_id", c->call_id,
+                                                  "tool", c->tool, "arguments", c->args, "note",
+                                                  c->note, "context", c->context)) != 0) {
             json_decref(list);
             list = NULL;
         }
@@ -157,13 +163,13 @@ json_t *agti_session_suspended_json(const agt_session *s)
 }
 
 int agti_session_add_suspended(agt_session *s, const char *call_id, const char *tool,
-                               const char *args, const char *note)
+                               const char *args, const char *note, const char *context)
 {
     if (agti_session_is_suspended(s, call_id))
         return agti_error(AGT_EEXISTS, "call id '%s' is already suspended", call_id);
     agti_suspended c = {agti_strdup(call_id), agti_strdup(tool), agti_strdup(args),
-                        note ? agti_strdup(note) : NULL};
-    if (!c.call_id || !c.tool || !c.args || (note && !c.note)) {
+                        note ? agti_strdup(note) : NULL, context ? agti_strdup(context) : NULL};
+    if (!c.call_id || !c.tool || !c.args || (note && !c.note) || (context && !c.context)) {
         suspended_clear(&c);
         return agti_oom();
     }

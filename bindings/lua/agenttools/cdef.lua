@@ -214,6 +214,7 @@ int agt_hook_result_is_error(const agt_hook *h);
 int agt_hook_deny(agt_hook *h, const char *reason);
 int agt_hook_rewrite(agt_hook *h, const char *json);
 int agt_hook_append(agt_hook *h, const char *text);
+int agt_hook_add_context(agt_hook *h, const char *text);
 int agt_session_set_plan_file(agt_session *s, const char *path);
 const char *agt_session_plan_file(const agt_session *s);
 int agt_session_save(const agt_session *s, char **out_json);

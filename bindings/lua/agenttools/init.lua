@@ -763,6 +763,7 @@ local function hook_obj(h)
     deny = function(_, reason) check(C.agt_hook_deny(h, reason)) end,
     rewrite = function(_, args) check(C.agt_hook_rewrite(h, jtext(args))) end,
     append = function(_, text) check(C.agt_hook_append(h, text)) end,
+    add_context = function(_, text) check(C.agt_hook_add_context(h, text)) end,
   }
 end
 

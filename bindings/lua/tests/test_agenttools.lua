@@ -133,6 +133,12 @@ r = s:dispatch("TodoList", { todos = json.array() })
 check(r.is_error and r.status == agt.AGT_EDENIED and r.text:find("not today", 1, true) ~= nil,
       "pre-hook denies", r.text)
 s:set_pre_hook(nil)
+local plain = s:dispatch("TodoList", "{}").text
+s:set_pre_hook(function(h) h:add_context("Keep the list short.") end)
+r = s:dispatch("TodoList", "{}")
+check(not r.is_error and r.text == plain .. "\n\nKeep the list short.",
+      "pre-hook adds context after the result", r.text)
+s:set_pre_hook(nil)
 
 -- rules
 s:deny("Bash(rm *)")

@@ -212,6 +212,7 @@ exports.FUNCTIONS = [
   ['agt_hook_deny', 'session.h', 'int agt_hook_deny(agt_hook *h, const char *reason)'],
   ['agt_hook_rewrite', 'session.h', 'int agt_hook_rewrite(agt_hook *h, const char *json)'],
   ['agt_hook_append', 'session.h', 'int agt_hook_append(agt_hook *h, const char *text)'],
+  ['agt_hook_add_context', 'session.h', 'int agt_hook_add_context(agt_hook *h, const char *text)'],
   ['agt_session_set_plan_file', 'session.h', 'int agt_session_set_plan_file(agt_session *s, const char *path)'],
   ['agt_session_plan_file', 'session.h', 'const char *agt_session_plan_file(const agt_session *s)'],
   ['agt_session_save', 'session.h', 'int agt_session_save(const agt_session *s, _Out_ void **out_json)'],

@@ -20,17 +20,20 @@ Search order for the library:
 The ImportError lists every place tried and why each failed.
 """
 
+from __future__ import annotations
+
 import ctypes
 import ctypes.util
 import glob
 import os
 import re
+from typing import Any, Dict
 
 from . import _cdecls
 
 SONAME = "libagenttools.so.1"
 
-_SCALARS = {
+_SCALARS: Dict[str, Any] = {
     "void": None,
     "int": ctypes.c_int,
     "unsigned": ctypes.c_uint,
@@ -113,8 +116,8 @@ UNMAPPED = []  # declarations with a C type this module cannot map (left unbound
 
 def parse_cdecls(decls_text):
     """Returns (fnptr ctypes types by typedef name, {function: (restype, argtypes)})."""
-    fnptrs = {}
-    funcs = {}
+    fnptrs: Dict[str, Any] = {}
+    funcs: Dict[str, Any] = {}
     try_map = _try_map(fnptrs)
     for line in decls_text.splitlines():
         line = line.strip()
@@ -165,7 +168,7 @@ def _candidates():
     here = os.path.dirname(os.path.abspath(__file__))
     repos = [os.path.normpath(os.path.join(here, "..", "..", ".."))]
     try:
-        from . import _origin  # written into an installed copy
+        from . import _origin  # type: ignore[attr-defined]  # written into an installed copy
         if _origin.BUILD_DIR:
             yield os.path.join(_origin.BUILD_DIR, "lib", SONAME)
         if _origin.SOURCE_DIR:
@@ -236,6 +239,14 @@ class _Lib:
             fn.restype = ret
             fn.argtypes = args
             setattr(self, name, fn)
+
+    def __getattr__(self, name: str) -> Any:
+        """A function the headers declare but the loaded library does not
+        export (an older library), or no such function: AttributeError
+        naming it and the library."""
+        why = ("is declared by the headers but not exported by" if name in SIGNATURES
+               else "is not a function of")
+        raise AttributeError("%s %s %s" % (name, why, self.__dict__.get("path", SONAME)))
 
 
 lib = _Lib()

@@ -260,6 +260,26 @@ class TestDispatch(Base):
         self.assertEqual(r.status, agt.AGT_EDENIED)
         self.assertIn("no todos today", r.text)
 
+    def test_pre_hook_adds_context(self):
+        plain = self.s.dispatch("TodoList", {}).text
+        self.s.set_pre_hook(lambda h: (h.add_context("Keep the list short."),
+                                       h.add_context("Mark items done as you go.")))
+        r = self.s.dispatch("TodoList", {})
+        self.assertFalse(r.is_error, r.text)
+        # the documented form: the tool's text, a blank line, the texts joined by a newline
+        self.assertEqual(r.text, plain + "\n\nKeep the list short.\nMark items done as you go.")
+        raised = []
+
+        def post(h):
+            try:
+                h.add_context("too late")
+            except agt.StateError as e:
+                raised.append(e.code)
+        self.s.set_pre_hook(None)
+        self.s.set_post_hook(post)
+        self.assertEqual(self.s.dispatch("TodoList", {}).text, plain)
+        self.assertEqual(raised, [agt.AGT_ESTATE])
+
 
 class TestEnums(Base):
     def test_members_and_aliases(self):

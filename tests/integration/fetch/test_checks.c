@@ -188,13 +188,20 @@ static void test_before_approval(agt_registry *reg, const char *root)
 {
     agt_session *s = NULL;
     T_EQ_INT(agt_session_new(&s, reg, root), AGT_OK, "manual-mode session");
+    agt_result *r = NULL;
+    /* AskUserQuestion runs without asking by default (the reference's
+     * table); an ask rule makes it ask, which the checks come before */
+    T_EQ_INT(agt_session_dispatch(s, "c0", "AskUserQuestion", "{\"questions\":[" Q1 "]}", &r),
+             AGT_OK, "manual mode: AskUserQuestion runs without asking");
+    agt_result_free(r);
+    r = NULL;
+    T_EQ_INT(agt_session_add_rule(s, AGT_RULE_ASK, "AskUserQuestion"), AGT_OK, "ask rule");
     expect_refused(s, "AskUserQuestion",
                    "{\"questions\":[{\"question\":\"Proceed?\",\"options\":[{\"label\":\"Yes\"},"
                    "{\"label\":\"yes\"}]}]}",
                    NULL, "manual mode: a bad call is refused, not pending");
-    agt_result *r = NULL;
     T_EQ_INT(agt_session_dispatch(s, "c2", "AskUserQuestion", "{\"questions\":[" Q1 "]}", &r),
-             AGT_EPENDING, "manual mode: a good call waits for approval");
+             AGT_EPENDING, "manual mode, ask rule: a good call waits for approval");
     agt_result_free(r);
     agt_session_free(s);
 }

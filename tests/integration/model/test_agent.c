@@ -452,9 +452,10 @@ static void test_subagents(void)
     json_decref(msgs);
     teardown(&fx);
 
-    /* manual mode: the parent's Agent call is approved by the user; the
-     * sub-agent's Write, which asks too, pauses the parent's run again with
-     * the sub-agent's call (qualified id); rejected, the sub-agent goes on */
+    /* manual mode: the parent's Agent call runs without asking (the
+     * reference auto-allows Agent); the sub-agent's Write, which asks,
+     * pauses the parent's run with the sub-agent's call (qualified id);
+     * rejected, the sub-agent goes on */
     const char *lines2[] = {
         "{\"tool_calls\":[{\"id\":\"p1\",\"name\":\"Agent\",\"arguments\":"
         "\"{\\\"prompt\\\":\\\"write it\\\",\\\"description\\\":\\\"writer\\\"}\"}]}",
@@ -463,12 +464,11 @@ static void test_subagents(void)
         "{\"content\":\"could not write\"}", "{\"content\":\"parent done\"}", NULL};
     setup(&fx, lines2);
     agt_agent_enable_subagents(fx.a);
-    T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "sub-agents (manual): the Agent call asks first");
-    T_EQ_INT(agt_agent_answer(fx.a, "p1", AGT_DECISION_APPROVE, NULL), AGT_OK,
-             "sub-agents (manual): approved");
-    T_EQ_INT(agt_agent_resume(fx.a), AGT_EPENDING,
-             "sub-agents (manual): the sub-agent's Write pauses the parent");
-    T_EQ_INT(fx.ev.approval, 2, "sub-agents (manual): an approval event for p1, then agent-1/s1");
+    T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING,
+             "sub-agents (manual): the Agent call runs, the sub-agent's Write pauses the parent");
+    T_EQ_INT(agt_agent_answer(fx.a, "p1", AGT_DECISION_APPROVE, NULL), AGT_ENOTFOUND,
+             "sub-agents (manual): the Agent call itself never waited");
+    T_EQ_INT(fx.ev.approval, 1, "sub-agents (manual): one approval event, agent-1/s1");
     T_EQ_INT(agt_agent_answer(fx.a, "agent-1/s1", AGT_DECISION_REJECT, "not now"), AGT_OK,
              "sub-agents (manual): the sub-agent's Write rejected");
     T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "sub-agents (manual): resumed to the end");

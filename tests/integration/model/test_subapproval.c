@@ -67,6 +67,19 @@ static int post_hook(agt_hook *h, void *payload)
     return AGT_OK;
 }
 
+/* Adds context for the model to the root's Agent calls (issue 18): a call
+ * whose sub-agent waits stays suspended, and the context must still reach
+ * the model with the report, also after save and restore. */
+static int pre_hook_context(agt_hook *h, void *payload)
+{
+    (void)payload;
+    if (strcmp(agt_hook_tool(h), "Agent") != 0)
+        return AGT_OK;
+    char text[128];
+    snprintf(text, sizeof text, "[pre-hook context for %s]", agt_hook_call_id(h));
+    return agt_hook_add_context(h, text);
+}
+
 /* Manual mode, Agent and AgentSwarm allowed (so only the sub-agents' calls
  * ask), a post-tool-use hook on the root session. */
 static void setup(fixture *fx, const char *const *lines)
@@ -105,6 +118,7 @@ static void test_pause_approve(void)
                            WRITE_CALL("call_0", "sub.txt", "x"), TEXT("wrote it"),
                            TEXT("parent done"), NULL};
     setup(&fx, lines);
+    agt_session_set_pre_hook(fx.s, pre_hook_context, NULL);
     T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "pause: the root run pauses");
     T_EQ_INT(agt_agent_stop_reason(fx.a), AGT_AGENT_STOP_APPROVAL, "pause: stop reason APPROVAL");
     json_t *p = fx_pending(fx.s);
@@ -164,8 +178,9 @@ static void test_pause_approve(void)
              "pause: the tool message is p1's");
     T_EQ_STR(msg_content(msgs, 3),
              "Sub-agent agent-1 (writer) finished after 2 model calls. Resume it with resume: "
-             "\"agent-1\".\n\nwrote it\n\n[post-hook saw Agent p1]",
-             "pause: the Agent result is the report, through the post-hook");
+             "\"agent-1\".\n\nwrote it\n\n[pre-hook context for p1]\n\n[post-hook saw Agent p1]",
+             "pause: the Agent result is the report, the pre-hook's context, then the "
+             "post-hook's text");
     json_decref(msgs);
     T_EQ_INT(fx.ev.finished, 1, "pause: one TOOL_FINISHED (p1)");
     fx_rm(root, "sub.txt");
@@ -415,8 +430,9 @@ static void test_save_restore(void)
                             WRITE_CALL("call_0", "saved.txt", "s"), NULL};
     const char *lines2[] = {TEXT("wrote it"), TEXT("parent done"), NULL};
     setup(&fx, lines1);
+    agt_session_set_pre_hook(fx.s, pre_hook_context, NULL);
     T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "save: paused on the sub-agent");
-    reincarnate(&fx, lines2, "save");
+    reincarnate(&fx, lines2, "save"); /* the new session has no pre-hook */
     json_t *p = fx_pending(fx.s);
     T_EQ_INT((int)json_array_size(p), 1, "restore: one pending call");
     json_t *q = json_array_get(p, 0);
@@ -436,8 +452,9 @@ static void test_save_restore(void)
     json_t *msgs = fx_messages(fx.a);
     T_EQ_STR(msg_content(msgs, 3),
              "Sub-agent agent-1 (writer) finished after 2 model calls. Resume it with resume: "
-             "\"agent-1\".\n\nwrote it\n\n[post-hook saw Agent p1]",
-             "restore: the suspended Agent call got its report");
+             "\"agent-1\".\n\nwrote it\n\n[pre-hook context for p1]\n\n[post-hook saw Agent p1]",
+             "restore: the suspended Agent call got its report and the saved pre-hook "
+             "context");
     json_decref(msgs);
     fx_rm(root, "saved.txt");
     teardown(&fx);

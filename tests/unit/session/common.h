@@ -54,7 +54,7 @@ static int rec_provider(agt_call *call, void *payload)
 static const char *host_tools[] = {"Read",     "Write",      "Edit",       "Bash",
                                    "FetchURL", "WebSearch",  "Skill",      "AskUserQuestion",
                                    "TaskStop", "CronCreate", "CronDelete", "Grep",
-                                   "Glob"};
+                                   "Glob",     "Agent",      "AgentSwarm", "Notify"};
 
 static char ws_root[PATH_MAX];
 
@@ -73,6 +73,13 @@ static agt_registry *make_chat_registry(void)
     agt_registry_set_provider(reg, "Ping", rec_provider, NULL);
     if (agt_registry_add_json(reg, ping, strlen(ping)) != AGT_OK)
         t_diag("Ping: %s", agt_error_message());
+    /* a host tool of the host's own (not one the reference auto-allows) */
+    static const char *notify =
+        "{\"name\":\"Notify\",\"access\":\"host\",\"plan_task\":true,\"main_task\":true,"
+        "\"definition\":{\"name\":\"Notify\",\"description\":\"Notify the user.\","
+        "\"parameters\":{\"type\":\"object\",\"properties\":{}}}}";
+    if (agt_registry_add_json(reg, notify, strlen(notify)) != AGT_OK)
+        t_diag("Notify: %s", agt_error_message());
     return reg;
 }
 

@@ -19,25 +19,58 @@ static void test_mode_table(agt_registry *reg)
         {"AskUserQuestion",
          "{\"questions\":[{\"question\":\"Which?\",\"header\":\"Pick\",\"options\":"
          "[{\"label\":\"A\",\"description\":\"a\"},{\"label\":\"B\",\"description\":\"b\"}],"
-         "\"multi_select\":false}]}"},
+         "\"multi_select\":false}]}"}, /* host, auto-allowed */
+        {"Agent", "{\"prompt\":\"Look around.\",\"description\":\"look around\"}"}, /* host */
+        {"Notify", "{}"}, /* host, the host's own */
+        {"AgentSwarm", "{\"prompt_template\":\"Check {{item}}.\",\"items\":[\"a\",\"b\"]}"},
+        {"TaskStop", "{\"task_id\":\"t1\"}"},                          /* execute */
+        {"CronCreate", "{\"cron\":\"*/5 * * * *\",\"prompt\":\"x\"}"}, /* write */
     };
+    /* The reference's table: Read, Grep, Glob, ReadMediaFile, WebSearch,
+     * FetchURL, Agent, AskUserQuestion, Skill (and the read-only task, cron
+     * and plan tools) run without asking; Write, Edit, Bash, TaskStop,
+     * CronCreate, CronDelete and AgentSwarm outside swarm mode ask; yolo
+     * skips asking. Plan mode asks as the mode it was entered from. */
     static const struct {
-        int mode;
+        int mode, from;
         const char *name;
-        const char *want[8];
+        const char *want[14];
     } table[] = {
         {AGT_MODE_MANUAL,
+         AGT_MODE_MANUAL,
          "manual",
-         {"ran", "pending", "pending", "ran", "ran", "pending", "pending", "pending"}},
-        {AGT_MODE_YOLO, "yolo", {"ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran"}},
-        {AGT_MODE_AUTO, "auto", {"ran", "ran", "ran", "ran", "ran", "ran", "ran", "pending"}},
+         {"ran", "pending", "pending", "ran", "ran", "pending", "ran", "ran", "ran", "pending",
+          "pending", "pending", "pending"}},
+        {AGT_MODE_YOLO,
+         AGT_MODE_YOLO,
+         "yolo",
+         {"ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran",
+          "ran"}},
+        {AGT_MODE_AUTO,
+         AGT_MODE_AUTO,
+         "auto",
+         {"ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran",
+          "ran"}},
         {AGT_MODE_PLAN,
-         "plan",
-         {"ran", "error:-11", "pending", "ran", "ran", "pending", "pending", "pending"}},
+         AGT_MODE_MANUAL,
+         "plan (from manual)",
+         {"ran", "error:-11", "pending", "ran", "ran", "pending", "ran", "ran", "ran", "pending",
+          "pending", "error:-11", "pending"}},
+        {AGT_MODE_PLAN,
+         AGT_MODE_YOLO,
+         "plan (from yolo)",
+         {"ran", "error:-11", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran",
+          "error:-11", "ran"}},
+        {AGT_MODE_PLAN,
+         AGT_MODE_AUTO,
+         "plan (from auto)",
+         {"ran", "error:-11", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran", "ran",
+          "error:-11", "ran"}},
     };
     for (size_t m = 0; m < sizeof table / sizeof table[0]; m++) {
         agt_session *s;
         agt_session_new(&s, reg, ws_root);
+        agt_session_set_mode(s, table[m].from);
         agt_session_set_mode(s, table[m].mode);
         for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
             T_EQ_STR(outcome(s, calls[i].tool, calls[i].args), table[m].want[i], "%s × %s",
@@ -230,6 +263,24 @@ static int pre_hook(agt_hook *h, void *payload)
     }
     if (strcmp(hook_mode, "misuse") == 0)
         return agt_hook_append(h, "x") == AGT_ESTATE ? AGT_OK : AGT_ERROR;
+    if (strcmp(hook_mode, "context") == 0) {
+        if (agt_hook_add_context(h, "The tests live in tests/; run make check after this.") !=
+            AGT_OK)
+            return AGT_ERROR;
+        return agt_hook_add_context(h, "bad \xff byte");
+    }
+    if (strcmp(hook_mode, "context-deny") == 0) {
+        agt_hook_add_context(h, "Use git restore to undo changes instead.");
+        return agt_hook_deny(h, "no curl");
+    }
+    if (strcmp(hook_mode, "context-rewrite-denied") == 0) {
+        agt_hook_add_context(h, "Cleaning is done by make clean.");
+        return agt_hook_rewrite(h, "{\"command\":\"rm -rf /\"}");
+    }
+    if (strcmp(hook_mode, "context-fail") == 0) {
+        agt_hook_add_context(h, "dropped with the failed answer");
+        return AGT_ERROR;
+    }
     return AGT_OK;
 }
 
@@ -239,6 +290,8 @@ static int post_hook(agt_hook *h, void *payload)
     if (strcmp(hook_mode, "post-fail") == 0)
         return AGT_EIO;
     if (agt_hook_deny(h, "late") != AGT_ESTATE)
+        return AGT_ERROR;
+    if (agt_hook_add_context(h, "late") != AGT_ESTATE)
         return AGT_ERROR;
     if (agt_hook_result_text(h) && strcmp(agt_hook_result_text(h), "ran") == 0 &&
         !agt_hook_result_is_error(h))
@@ -319,6 +372,55 @@ static void test_hooks(agt_registry *reg)
              "without it]",
              "failing post hook");
     agt_result_free(r);
+
+    /* pre-tool-use context (agt_hook_add_context) */
+    agt_session_set_post_hook(s, NULL, NULL);
+    hook_mode = "context";
+    disp(s, "h9", "Bash", "{\"command\":\"ls\"}", &r);
+    T_EQ_STR(agt_result_text(r),
+             "ran\n\nThe tests live in tests/; run make check after this.\nbad \xef\xbf\xbd byte",
+             "pre hook context follows the result, texts joined by a newline, invalid UTF-8 "
+             "replaced");
+    T_EQ_INT(agt_result_is_error(r), 0, "context leaves a success a success");
+    agt_result_free(r);
+    agt_session_set_post_hook(s, post_hook, NULL);
+    disp(s, "h10", "Bash", "{\"command\":\"ls\"}", &r);
+    /* the post hook appends only when it saw exactly "ran": the context is
+     * not in its result text, and comes before what it appends */
+    T_EQ_STR(agt_result_text(r),
+             "ran\n\nThe tests live in tests/; run make check after this.\nbad \xef\xbf\xbd "
+             "byte\n\ncontext: the build is green",
+             "pre hook context before the post hook's text");
+    agt_result_free(r);
+    hook_mode = "context-deny";
+    before = rec_calls;
+    disp(s, "h11", "Bash", "{\"command\":\"curl x\"}", &r);
+    T_EQ_STR(agt_result_text(r),
+             "A pre-tool-use hook blocked this Bash call: no curl\n\nUse git restore to undo "
+             "changes instead.",
+             "context goes with the hook's refusal");
+    T_EQ_INT(agt_result_status(r), AGT_EDENIED, "refusal status kept");
+    T_EQ_INT(rec_calls, before, "denied call did not run");
+    agt_result_free(r);
+    hook_mode = "context-rewrite-denied";
+    disp(s, "h12", "Bash", "{\"command\":\"ls\"}", &r);
+    T_EQ_STR(agt_result_text(r),
+             "Bash call refused: the rule 'Bash(rm *)' in the deny list forbids it. Do not retry "
+             "it; take another approach or ask the user to change the rules.\n\nCleaning is done "
+             "by make clean.",
+             "context goes with the refusal of a rewrite");
+    T_EQ_INT(rec_calls, before, "refused rewrite did not run");
+    agt_result_free(r);
+    hook_mode = "context-fail";
+    disp(s, "h13", "Bash", "{\"command\":\"ls\"}", &r);
+    T_EQ_STR(agt_result_text(r),
+             "ran\n\ncontext: the build is green\n\n[note: the pre-tool-use hook failed (error, "
+             "code -1); the call went on without it]",
+             "a failed hook's context is dropped with its answer");
+    agt_result_free(r);
+    T_EQ_INT(agt_hook_add_context(NULL, "x"), AGT_EINVAL, "add_context: NULL hook");
+    T_EQ_STR(agt_error_message(), "agt_hook_add_context: hook or text is NULL",
+             "add_context: NULL message");
     agt_session_free(s);
 }
 

@@ -66,11 +66,12 @@ static void test_plan(agt_registry *reg)
     T_EQ_STR(outcome(s, "Edit", "{\"path\":\"src/a.c\",\"old_string\":\"a\",\"new_string\":\"b\"}"),
              "error:-11", "Edit of another file refused");
     T_EQ_STR(outcome(s, "TaskStop", "{\"task_id\":\"t1\"}"), "error:-11", "TaskStop refused");
-    T_EQ_STR(outcome(s, "CronCreate", "{\"cron\":\"*/5 * * * *\",\"prompt\":\"x\"}"), "error:-11",
-             "CronCreate refused");
+    T_EQ_STR(outcome(s, "CronCreate", "{\"cron\":\"*/5 * * * *\",\"prompt\":\"x\"}"), "ran",
+             "CronCreate is not refused in plan mode (the reference blocks TaskStop and "
+             "CronDelete only); from yolo it runs");
     T_EQ_STR(outcome(s, "CronDelete", "{\"id\":\"0123abcd\"}"), "error:-11", "CronDelete refused");
-    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git log\"}"), "pending",
-             "Bash follows the rules (asks), not refused");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git log\"}"), "ran",
+             "Bash keeps the rules of yolo, the mode plan mode was entered from: it runs");
     T_EQ_STR(outcome(s, "Read", "{\"path\":\"a.c\"}"), "ran", "reads run");
 
     T_EQ_INT(disp(s, "x1", "ExitPlanMode", "{}", &r), AGT_OK, "ExitPlanMode with no plan");
@@ -158,6 +159,64 @@ static void test_plan(agt_registry *reg)
     agt_session_free(s);
 }
 
+/* Plan mode keeps the approval rules of the mode it was entered from (the
+ * reference: "All other tools (including Bash) are still governed by the
+ * current permission rules"); only its own limits are added. */
+static void test_plan_keeps_mode(agt_registry *reg)
+{
+    static const struct {
+        int from;
+        const char *name;
+        const char *bash, *cron_create, *unchecked, *write_other, *skill, *ping;
+    } rows[] = {
+        {AGT_MODE_MANUAL, "manual", "pending", "pending", "pending", "error:-11", "ran", "pending"},
+        {AGT_MODE_YOLO, "yolo", "ran", "ran", "error:-11", "error:-11", "ran", "ran"},
+        {AGT_MODE_AUTO, "auto", "ran", "ran", "error:-11", "error:-11", "ran", "ran"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        agt_session *s;
+        agt_session_new(&s, reg, ws_root);
+        agt_session_set_mode(s, rows[i].from);
+        agt_result *r;
+        disp(s, "e", "EnterPlanMode", "{}", &r);
+        agt_result_free(r);
+        T_EQ_INT(agt_session_mode(s), AGT_MODE_PLAN, "plan mode from %s", rows[i].name);
+        T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git log\"}"), rows[i].bash,
+                 "plan from %s: Bash", rows[i].name);
+        T_EQ_STR(outcome(s, "CronCreate", "{\"cron\":\"*/5 * * * *\",\"prompt\":\"x\"}"),
+                 rows[i].cron_create, "plan from %s: CronCreate", rows[i].name);
+        T_EQ_STR(outcome(s, "Bash", "{\"command\":\"$CMD\"}"), rows[i].unchecked,
+                 "plan from %s: a command that cannot be checked", rows[i].name);
+        T_EQ_STR(outcome(s, "Write", "{\"path\":\"notes.md\",\"content\":\"x\"}"),
+                 rows[i].write_other, "plan from %s: Write of another file", rows[i].name);
+        T_EQ_STR(outcome(s, "Skill", "{\"skill\":\"x\"}"), rows[i].skill, "plan from %s: Skill",
+                 rows[i].name);
+        T_EQ_STR(outcome(s, "Ping", "{}"), rows[i].ping, "plan from %s: a network tool",
+                 rows[i].name);
+        T_EQ_STR(outcome(s, "TaskStop", "{\"task_id\":\"t1\"}"), "error:-11",
+                 "plan from %s: TaskStop refused", rows[i].name);
+        T_EQ_STR(outcome(s, "CronDelete", "{\"id\":\"0123abcd\"}"), "error:-11",
+                 "plan from %s: CronDelete refused", rows[i].name);
+        if (rows[i].from != AGT_MODE_MANUAL) {
+            disp(s, "u", "Bash", "{\"command\":\"$CMD\"}", &r);
+            char want[128];
+            snprintf(want, sizeof want,
+                     "The session is in plan mode, entered from %s mode, which does not ask, so "
+                     "such a command does not run.",
+                     rows[i].name);
+            T_CHECK(r && strstr(agt_result_text(r), want) != NULL,
+                    "plan from %s: the refusal names both modes: %s", rows[i].name,
+                    r ? agt_result_text(r) : "(none)");
+            agt_result_free(r);
+        }
+        /* deny rules hold whatever the mode before */
+        agt_session_add_rule(s, AGT_RULE_DENY, "Bash(git push *)");
+        T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git push origin\"}"), "error:-11",
+                 "plan from %s: a deny rule refuses", rows[i].name);
+        agt_session_free(s);
+    }
+}
+
 /* The host switches to plan mode itself; EnterPlanMode then only reports. */
 static void test_host_plan_mode(agt_registry *reg)
 {
@@ -219,10 +278,12 @@ static void test_save(agt_registry *reg)
          "\"in_progress\"}]}",
          &r);
     agt_result_free(r);
+    /* pending (manual mode): dropped by save; made before plan mode, which
+     * asks as auto, the mode it is entered from, that is never */
+    T_EQ_INT(disp(s, "p1", "Bash", "{\"command\":\"ls\"}", &r), AGT_EPENDING, "a pending call");
     agt_session_set_mode(s, AGT_MODE_AUTO);
     agt_session_set_plan_file(s, "PLAN.md");
     agt_session_set_mode(s, AGT_MODE_PLAN);
-    disp(s, "p1", "Bash", "{\"command\":\"ls\"}", &r); /* pending: dropped by save */
 
     char *saved = save(s);
     char want[PATH_MAX + 1024];
@@ -418,6 +479,7 @@ int main(void)
     agt_registry *reg = make_chat_registry();
     T_CHECK(reg != NULL, "chat registry");
     test_plan(reg);
+    test_plan_keeps_mode(reg);
     test_host_plan_mode(reg);
     test_save(reg);
     test_plan_links(reg);

@@ -26,8 +26,8 @@ static void test_syntax(agt_session *s)
     check_bad(s, "Bash(git *", "rule 'Bash(git *': the pattern must end with ')'");
     check_bad(s, "Bash()", "rule 'Bash()': the pattern in () is empty");
     check_bad(s, "Ba sh",
-              "rule 'Ba sh': ' ' cannot appear in a tool name (write Tool or "
-              "Tool(pattern))");
+              "rule 'Ba sh': ' ' cannot appear in a tool name (write Tool, "
+              "Tool(pattern), or '*' alone for every tool)");
     check_bad(s, "(x)", "rule '(x)': the tool name is missing");
     check_bad(s, "TodoList(x)",
               "rule 'TodoList(x)': TodoList rules match the tool name only; "
@@ -178,6 +178,92 @@ static void test_paths(agt_registry *reg)
     agt_session_free(s);
 }
 
+/* The rule '*' names every tool (issue 18: a locked-down session writes
+ * deny ["*"] and allows a few tools). It is the weakest rule: it decides
+ * only calls that no rule of their own tool decides. */
+static void test_every_tool(agt_registry *reg)
+{
+    agt_session *s;
+    agt_session_new(&s, reg, ws_root);
+    T_EQ_INT(agt_session_add_rule(s, AGT_RULE_ALLOW, "*"), AGT_OK, "'*' in the allow list");
+    T_EQ_INT(agt_session_add_rule(s, AGT_RULE_ASK, " * "), AGT_OK, "'*' in the ask list");
+    T_EQ_INT(agt_session_add_rule(s, AGT_RULE_DENY, "*(*)"), AGT_OK, "'*(*)' is '*'");
+    check_bad(s, "*(git *)",
+              "rule '*(git *)': the rule '*' names every tool and takes no pattern (tools match "
+              "different arguments); write '*', or Tool(pattern) for one tool");
+    check_bad(s, "*x",
+              "rule '*x': '*' cannot appear in a tool name (write Tool, Tool(pattern), or '*' "
+              "alone for every tool)");
+    check_bad(s, "**",
+              "rule '**': '*' cannot appear in a tool name (write Tool, Tool(pattern), or '*' "
+              "alone for every tool)");
+    char *json = NULL;
+    agt_session_rules(s, &json);
+    T_EQ_STR(json, "{\"allow\":[\"*\"],\"ask\":[\"*\"],\"deny\":[\"*(*)\"],\"session\":[]}",
+             "'*' rules listed as written");
+    agt_free(json);
+    agt_session_free(s);
+
+    /* deny everything, allow a few */
+    agt_session_new(&s, reg, ws_root);
+    const char *locked = "{\"deny\":[\"*\"],\"allow\":[\"Read\",\"Bash(git status)\"]}";
+    T_EQ_INT(agt_session_load_rules(s, locked, strlen(locked)), AGT_OK, "load deny '*'");
+    T_EQ_STR(outcome(s, "Read", "{\"path\":\"a.c\"}"), "ran", "deny '*': allowed Read runs");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git status\"}"), "ran",
+             "deny '*': allowed command runs");
+    agt_result *r;
+    disp(s, "d1", "Write", "{\"path\":\"a.c\",\"content\":\"x\"}", &r);
+    T_EQ_STR(agt_result_text(r),
+             "Write call refused: the rule '*' in the deny list forbids it. Do not retry it; take "
+             "another approach or ask the user to change the rules.",
+             "deny '*': Write refused naming the rule");
+    T_EQ_INT(agt_result_status(r), AGT_EDENIED, "deny '*': status");
+    agt_result_free(r);
+    T_EQ_STR(outcome(s, "Grep", "{\"pattern\":\"x\"}"), "error:-11",
+             "deny '*': a read tool without an allow rule is refused");
+    T_EQ_STR(outcome(s, "TodoList", "{}"), "error:-11", "deny '*': TodoList refused");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"git status; rm x\"}"), "error:-11",
+             "deny '*': a command the Bash rule does not cover is refused");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"$CMD\"}"), "error:-11",
+             "deny '*': a command that cannot be checked is refused");
+    agt_session_set_mode(s, AGT_MODE_YOLO);
+    T_EQ_STR(outcome(s, "Write", "{\"path\":\"a.c\",\"content\":\"x\"}"), "error:-11",
+             "deny '*' holds in yolo mode");
+    T_EQ_STR(outcome(s, "Read", "{\"path\":\"a.c\"}"), "ran", "yolo: allowed Read runs");
+    agt_session_free(s);
+
+    /* allow everything, deny and ask a few */
+    agt_session_new(&s, reg, ws_root);
+    const char *open_ = "{\"allow\":[\"*\"],\"deny\":[\"Bash(rm *)\"],\"ask\":[\"Write\"]}";
+    T_EQ_INT(agt_session_load_rules(s, open_, strlen(open_)), AGT_OK, "load allow '*'");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"make\"}"), "ran", "allow '*': Bash runs");
+    T_EQ_STR(outcome(s, "Edit", "{\"path\":\"a.c\",\"old_string\":\"a\",\"new_string\":\"b\"}"),
+             "ran", "allow '*': Edit runs");
+    T_EQ_STR(outcome(s, "Ping", "{}"), "ran", "allow '*': a network tool runs");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"rm x\"}"), "error:-11",
+             "allow '*': the deny rule of the tool still refuses");
+    T_EQ_STR(outcome(s, "Write", "{\"path\":\"a.c\",\"content\":\"x\"}"), "pending",
+             "allow '*': the ask rule of the tool still asks");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"$CMD\"}"), "pending",
+             "allow '*': a command that cannot be checked still asks");
+    agt_session_free(s);
+
+    /* ask everything: the tool's own allow rule decides over it */
+    agt_session_new(&s, reg, ws_root);
+    agt_session_add_rule(s, AGT_RULE_ASK, "*");
+    agt_session_add_rule(s, AGT_RULE_ALLOW, "Grep");
+    T_EQ_STR(outcome(s, "Read", "{\"path\":\"a.c\"}"), "pending", "ask '*': Read asks");
+    T_EQ_STR(outcome(s, "Grep", "{\"pattern\":\"x\"}"), "ran", "ask '*': allowed Grep runs");
+    disp(s, "k1", "Glob", "{\"pattern\":\"*.c\"}", &r);
+    agt_session_pending(s, &json);
+    T_CHECK(json && strstr(json, "\"reason\":\"the rule '*' is in the ask list\"") != NULL,
+            "ask '*': the reason names the rule: %s", json ? json : "(null)");
+    agt_free(json);
+    agt_session_set_mode(s, AGT_MODE_YOLO);
+    T_EQ_STR(outcome(s, "Read", "{\"path\":\"a.c\"}"), "ran", "ask '*' skipped in yolo");
+    agt_session_free(s);
+}
+
 int main(void)
 {
     make_workspace();
@@ -189,6 +275,7 @@ int main(void)
     agt_session_free(s);
     test_precedence(reg);
     test_paths(reg);
+    test_every_tool(reg);
     agt_registry_free(reg);
     remove_tree(ws_root);
     return t_done();
