@@ -8,6 +8,7 @@
 #include "dispatch/dispatch_internal.h"
 #include "policy.h"
 #include "review_internal.h"
+#include "seen.h"
 #include "session_internal.h"
 
 int agt_session_new(agt_session **out, agt_registry *reg, const char *workspace_root)
@@ -60,6 +61,7 @@ void agt_session_free(agt_session *s)
     agti_review_free(s->review);
     agti_fs_settings_free(s->fs);
     agti_sb_settings_free(s->sandbox);
+    agti_seen_free(s->seen);
     free(s);
 }
 

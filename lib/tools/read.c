@@ -10,6 +10,7 @@
 #include "dispatch/dispatch_internal.h"
 #include "fs/fs.h"
 #include "session/fs_settings.h"
+#include "session/seen.h"
 #include "session/session_internal.h"
 #include "tools_internal.h"
 #include "ws.h"
@@ -97,8 +98,10 @@ static bool next_line(reader *r, agti_buf *line, bool *longer)
 }
 
 /* Counts the lines of the file (a last line without "\n" counts), and
- * those ending in "\r\n" (*crlf) and in a bare "\n" (*lf). */
-static int count_lines(reader *r, size_t *out, size_t *crlf, size_t *lf)
+ * those ending in "\r\n" (*crlf) and in a bare "\n" (*lf); every byte
+ * also goes to acc, the hash the session keeps of what Read saw (this is
+ * the one pass over the whole file, whatever window is shown). */
+static int count_lines(reader *r, size_t *out, size_t *crlf, size_t *lf, agti_seen_acc *acc)
 {
     size_t n = 0;
     bool partial = false;
@@ -106,6 +109,7 @@ static int count_lines(reader *r, size_t *out, size_t *crlf, size_t *lf)
     *crlf = *lf = 0;
     while (r->pos < r->len || fill(r)) {
         const char *start = r->buf + r->pos, *p = start, *end = r->buf + r->len;
+        agti_seen_acc_feed(acc, start, (size_t)(end - start));
         while (p < end) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             if (nl == NULL) {
@@ -345,17 +349,29 @@ static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t 
     r->keep = w.show * 4 + 4;
     r->skip = w.skip;
     agti_buf b = AGTI_BUF_INIT;
+    agti_seen_acc acc;
+    agti_seen_sum sum = {0, 0, NULL, 0};
+    if (agti_seen_acc_init(&acc) != AGT_OK) {
+        free(r);
+        return agti_oom();
+    }
     rc = check_kind(call, p, r);
     if (rc == AGT_OK)
-        rc = count_lines(r, &w.total, &w.crlf, &w.lf)
+        rc = count_lines(r, &w.total, &w.crlf, &w.lf, &acc)
                  ? agti_tool_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel,
                                   strerror(r->err))
                  : AGT_OK;
+    if (rc == AGT_OK)
+        rc = agti_seen_acc_end(&acc, &sum);
+    else
+        agti_seen_acc_free(&acc);
     if (rc != AGT_OK)
         goto out;
     if (w.total == 0) {
         agti_buf_printf(&b, "%s is empty (0 lines).", p->rel);
         rc = agti_ws_finish(call, &b);
+        if (rc == AGT_OK)
+            (void)agti_seen_record(agt_call_session(call), p->abs, &sum);
         goto out;
     }
     if (offset < 0) {
@@ -404,7 +420,11 @@ static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t 
     }
     note(&b, &w);
     rc = agti_ws_finish(call, &b);
+    /* Any window counts as a read: Edit checks the whole file's hash. */
+    if (rc == AGT_OK)
+        (void)agti_seen_record(agt_call_session(call), p->abs, &sum);
 out:
+    agti_seen_sum_free(&sum);
     agti_buf_free(&b);
     free(r);
     return rc;

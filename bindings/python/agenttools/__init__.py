@@ -566,7 +566,9 @@ class Session(_Handle):
         _check(lib.agt_session_set_phase(self._handle(), _enum_arg(Phase, p, "Session.phase")))
 
     def set_edit_options(self, flags):
-        """AGT_EDIT_* flags (AGT_EDIT_STRICT: Edit matches byte for byte only)."""
+        """AGT_EDIT_* flags (AGT_EDIT_STRICT: Edit matches byte for byte only;
+        AGT_EDIT_NO_STALE_CHECK: change files that changed on disk since they
+        were read; AGT_EDIT_REQUIRE_READ: change only files read first)."""
         _check(lib.agt_session_set_edit_options(self._handle(), flags))
 
     def todos(self):
