@@ -51,10 +51,9 @@ static int rec_provider(agt_call *call, void *payload)
     return agt_call_set_text(call, "ran");
 }
 
-static const char *host_tools[] = {"Read",     "Write",      "Edit",       "Bash",
-                                   "FetchURL", "WebSearch",  "Skill",      "AskUserQuestion",
-                                   "TaskStop", "CronCreate", "CronDelete", "Grep",
-                                   "Glob"};
+static const char *host_tools[] = {
+    "Read",  "Write",           "Edit",     "MultiEdit",  "Bash",       "FetchURL", "WebSearch",
+    "Skill", "AskUserQuestion", "TaskStop", "CronCreate", "CronDelete", "Grep",     "Glob"};
 
 static char ws_root[PATH_MAX];
 
