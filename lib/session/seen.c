@@ -1,5 +1,6 @@
 /* The session's record of what the model has seen of each file (seen.h). */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -15,6 +16,7 @@ typedef struct seen_file {
 } seen_file;
 
 struct agti_seen {
+    pthread_mutex_t lock; /* Read records on worker threads */
     seen_file *files;
     size_t n, cap;
     uint64_t seq;
@@ -146,7 +148,12 @@ static seen_file *find(const struct agti_seen *t, const char *abs)
 
 bool agti_seen_known(const agt_session *s, const char *abs)
 {
-    return s != NULL && find(s->seen, abs) != NULL;
+    if (s == NULL || s->seen == NULL)
+        return false;
+    pthread_mutex_lock(&s->seen->lock);
+    bool known = find(s->seen, abs) != NULL;
+    pthread_mutex_unlock(&s->seen->lock);
+    return known;
 }
 
 static void drop_lines(struct agti_seen *t, seen_file *f)
@@ -179,11 +186,14 @@ static void remove_at(struct agti_seen *t, size_t i)
     t->files[i] = t->files[--t->n];
 }
 
-static struct agti_seen *table(agt_session *s)
+struct agti_seen *agti_seen_new(void)
 {
-    if (s->seen == NULL)
-        s->seen = calloc(1, sizeof *s->seen);
-    return s->seen;
+    struct agti_seen *t = calloc(1, sizeof *t);
+    if (t != NULL && pthread_mutex_init(&t->lock, NULL) != 0) {
+        free(t);
+        t = NULL;
+    }
+    return t;
 }
 
 static int record_in(struct agti_seen *t, const char *abs, agti_seen_sum *sum)
@@ -228,19 +238,26 @@ static int record_in(struct agti_seen *t, const char *abs, agti_seen_sum *sum)
 
 int agti_seen_record(agt_session *s, const char *abs, agti_seen_sum *sum)
 {
-    struct agti_seen *t = table(s);
+    struct agti_seen *t = s->seen;
     if (t == NULL) {
         agti_seen_sum_free(sum);
         return agti_oom();
     }
-    return record_in(t, abs, sum);
+    pthread_mutex_lock(&t->lock);
+    int rc = record_in(t, abs, sum);
+    pthread_mutex_unlock(&t->lock);
+    return rc;
 }
 
 void agti_seen_forget(agt_session *s, const char *abs)
 {
+    if (s->seen == NULL)
+        return;
+    pthread_mutex_lock(&s->seen->lock);
     seen_file *f = find(s->seen, abs);
     if (f != NULL)
         remove_at(s->seen, (size_t)(f - s->seen->files));
+    pthread_mutex_unlock(&s->seen->lock);
 }
 
 int agti_seen_record_text(agt_session *s, const char *abs, const char *text, size_t len)
@@ -263,6 +280,7 @@ void agti_seen_free(struct agti_seen *t)
         free(t->files[i].sum.lines);
     }
     free(t->files);
+    pthread_mutex_destroy(&t->lock);
     free(t);
 }
 
@@ -448,22 +466,39 @@ static int check(agt_session *s, const char *abs, const char *rel, const char *t
 int agti_seen_check(agt_session *s, const char *abs, const char *rel, const char *tool,
                     const char *text, size_t len, bool overwrite, agti_buf *msg)
 {
-    return check(s, abs, rel, tool, text, len, 0, overwrite, msg);
+    pthread_mutex_lock(&s->seen->lock);
+    int rc = check(s, abs, rel, tool, text, len, 0, overwrite, msg);
+    pthread_mutex_unlock(&s->seen->lock);
+    return rc;
 }
 
 int agti_seen_check_hash(agt_session *s, const char *abs, const char *rel, const char *tool,
                          uint64_t hash, uint64_t size, bool overwrite, agti_buf *msg)
 {
-    return check(s, abs, rel, tool, NULL, (size_t)size, hash, overwrite, msg);
+    pthread_mutex_lock(&s->seen->lock);
+    int rc = check(s, abs, rel, tool, NULL, (size_t)size, hash, overwrite, msg);
+    pthread_mutex_unlock(&s->seen->lock);
+    return rc;
 }
 
 /* ---- save and restore ------------------------------------------------- */
 
+static int save_locked(const struct agti_seen *t, json_t **value);
+
 int agti_seen_section_save(const agt_session *s, json_t **value)
 {
-    const struct agti_seen *t = s->seen;
     *value = NULL;
-    if (t == NULL || t->n == 0)
+    if (s->seen == NULL)
+        return AGT_OK;
+    pthread_mutex_lock(&s->seen->lock);
+    int rc = save_locked(s->seen, value);
+    pthread_mutex_unlock(&s->seen->lock);
+    return rc;
+}
+
+static int save_locked(const struct agti_seen *t, json_t **value)
+{
+    if (t->n == 0)
         return AGT_OK;
     json_t *arr = json_array();
     /* oldest first, so a restore keeps the order of forgetting */
@@ -508,11 +543,11 @@ static bool parse_hash(const char *h, uint64_t *out)
 int agti_seen_section_load(agt_session *s, json_t *value, void **tmp)
 {
     (void)s;
-    struct agti_seen *t = calloc(1, sizeof *t);
+    struct agti_seen *t = agti_seen_new();
     if (t == NULL)
         return agti_oom();
     if (value != NULL && !json_is_array(value)) {
-        free(t);
+        agti_seen_free(t);
         return agti_error(AGT_EINVALID, "session file: \"seen\" must be an array");
     }
     size_t i;

@@ -82,6 +82,10 @@ void agti_seen_forget(agt_session *s, const char *abs);
 /* Whether the session remembers abs (so a check needs the content). */
 bool agti_seen_known(const agt_session *s, const char *abs);
 
+/* A new empty table (every session has one from agt_session_new, since
+ * Read runs on worker threads and may not create it lazily); NULL when out
+ * of memory. The table locks itself: Read records while other calls run. */
+struct agti_seen *agti_seen_new(void);
 /* Frees the session's table (session.c); NULL is a no-op. */
 void agti_seen_free(struct agti_seen *t);
 

@@ -33,13 +33,16 @@ int agt_session_new(agt_session **out, agt_registry *reg, const char *workspace_
     agt_session *s = calloc(1, sizeof *s);
     json_t *todos = json_array();
     agti_policy *policy = agti_policy_new();
-    if (s == NULL || todos == NULL || policy == NULL) {
+    struct agti_seen *seen = agti_seen_new();
+    if (s == NULL || todos == NULL || policy == NULL || seen == NULL) {
         free(root);
         free(s);
         json_decref(todos);
         agti_policy_free(policy);
+        agti_seen_free(seen);
         return agti_oom();
     }
+    s->seen = seen;
     s->reg = reg;
     s->root = root;
     s->mode = AGT_MODE_MANUAL;
