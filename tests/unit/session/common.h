@@ -52,8 +52,9 @@ static int rec_provider(agt_call *call, void *payload)
 }
 
 static const char *host_tools[] = {
-    "Read",  "Write",           "Edit",     "MultiEdit",  "Bash",       "FetchURL", "WebSearch",
-    "Skill", "AskUserQuestion", "TaskStop", "CronCreate", "CronDelete", "Grep",     "Glob"};
+    "Read",     "Write",      "Edit",       "MultiEdit", "NotebookEdit",
+    "Bash",     "FetchURL",   "WebSearch",  "Skill",     "AskUserQuestion",
+    "TaskStop", "CronCreate", "CronDelete", "Grep",      "Glob"};
 
 static char ws_root[PATH_MAX];
 

@@ -102,6 +102,9 @@ static void test_plan(agt_registry *reg)
         outcome(s, "MultiEdit",
                 "{\"path\":\"notes.md\",\"edits\":[{\"old_string\":\"a\",\"new_string\":\"b\"}]}"),
         "error:-11", "MultiEdit of another file refused");
+    T_EQ_STR(
+        outcome(s, "NotebookEdit", "{\"path\":\"a.ipynb\",\"cell_index\":0,\"new_source\":\"x\"}"),
+        "error:-11", "NotebookEdit of another file refused");
 
     /* option label rules */
     T_EQ_STR(outcome(s, "ExitPlanMode", "{\"options\":[{\"label\":\"approve\"}]}"), "error:-4",
