@@ -304,3 +304,135 @@ bool agti_nb_text(agti_buf *b, const json_t *v)
     }
     return true;
 }
+
+/* ---- the view Read gives of a notebook -------------------------------- */
+
+/* Appends s[0..n) without ANSI escape sequences (CSI: ESC [ ... final
+ * byte; other ESC x pairs), as tracebacks and colored output carry them. */
+static void put_plain(agti_buf *b, const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        const char *esc = memchr(s + i, '\x1b', n - i);
+        size_t end = esc ? (size_t)(esc - s) : n;
+        agti_buf_put(b, s + i, end - i);
+        if (esc == NULL)
+            break;
+        i = end + 1;
+        if (i < n && s[i] == '[') {
+            i++;
+            while (i < n && ((unsigned char)s[i] < 0x40 || (unsigned char)s[i] > 0x7e))
+                i++;
+        }
+        if (i < n)
+            i++;
+    }
+}
+
+/* Appends a notebook string field, ANSI-free, ending with a line break. */
+static void put_field(agti_buf *b, const json_t *v, bool plain)
+{
+    agti_buf t = AGTI_BUF_INIT;
+    if (agti_nb_text(&t, v) && t.len > 0) {
+        if (plain)
+            put_plain(b, t.ptr, t.len);
+        else
+            agti_buf_put(b, t.ptr, t.len);
+        if (b->len > 0 && b->ptr[b->len - 1] != '\n')
+            agti_buf_putc(b, '\n');
+    }
+    b->oom = b->oom || t.oom;
+    agti_buf_free(&t);
+}
+
+static void put_output(agti_buf *b, const json_t *o)
+{
+    const char *type = json_string_value(json_object_get(o, "output_type"));
+    if (type == NULL)
+        return;
+    if (strcmp(type, "stream") == 0) {
+        const char *name = json_string_value(json_object_get(o, "name"));
+        agti_buf_printf(b, "<output stream=\"%s\">\n", name ? name : "stdout");
+        put_field(b, json_object_get(o, "text"), true);
+    } else if (strcmp(type, "error") == 0) {
+        const char *en = json_string_value(json_object_get(o, "ename"));
+        const char *ev = json_string_value(json_object_get(o, "evalue"));
+        agti_buf_printf(b, "<output error=\"%s\">\n", en ? en : "");
+        json_t *tb = json_object_get(o, "traceback");
+        if (json_is_array(tb) && json_array_size(tb) > 0) {
+            for (size_t i = 0; i < json_array_size(tb); i++)
+                put_field(b, json_array_get(tb, i), true);
+        } else {
+            agti_buf_printf(b, "%s: %s\n", en ? en : "", ev ? ev : "");
+        }
+    } else {
+        json_t *data = json_object_get(o, "data");
+        agti_buf_printf(b, "<output %s>\n",
+                        strcmp(type, "execute_result") == 0 ? "result" : "display");
+        json_t *plain = json_object_get(data, "text/plain");
+        const char *mime;
+        json_t *v;
+        json_object_foreach(data, mime, v)
+        {
+            agti_buf t = AGTI_BUF_INIT;
+            agti_nb_text(&t, v);
+            if (strncmp(mime, "image/", 6) == 0)
+                agti_buf_printf(b, "[%s image, %zu bytes of base64: not shown here]\n", mime,
+                                t.len);
+            else if (plain == NULL && strcmp(mime, "text/plain") != 0)
+                agti_buf_printf(b, "[%s output, %zu characters: not shown here]\n", mime, t.len);
+            agti_buf_free(&t);
+        }
+        if (plain != NULL)
+            put_field(b, plain, true);
+    }
+    agti_buf_puts(b, "</output>\n");
+}
+
+bool agti_nb_render(agti_buf *b, const char *rel, const char *text, size_t len)
+{
+    json_t *nb = json_loadb(text, len, 0, NULL);
+    json_t *cells = json_object_get(nb, "cells");
+    json_t *major = json_object_get(nb, "nbformat");
+    bool ok = json_is_array(cells) && json_is_integer(major) && json_integer_value(major) == 4;
+    for (size_t i = 0; ok && i < json_array_size(cells); i++)
+        ok = json_is_string(json_object_get(json_array_get(cells, i), "cell_type"));
+    if (!ok) {
+        json_decref(nb);
+        return false;
+    }
+    size_t n = json_array_size(cells);
+    json_t *minor = json_object_get(nb, "nbformat_minor");
+    json_t *meta = json_object_get(nb, "metadata");
+    const char *lang =
+        json_string_value(json_object_get(json_object_get(meta, "kernelspec"), "language"));
+    if (lang == NULL)
+        lang = json_string_value(json_object_get(json_object_get(meta, "language_info"), "name"));
+    agti_buf_printf(b, "Jupyter notebook %s: %zu cell%s (nbformat 4.%lld", rel, n,
+                    n == 1 ? "" : "s",
+                    json_is_integer(minor) ? (long long)json_integer_value(minor) : 0LL);
+    if (lang != NULL)
+        agti_buf_printf(b, ", %s", lang);
+    agti_buf_puts(b, "). This is a view of its cells, not its JSON text: change a cell with "
+                     "NotebookEdit (cell_id or cell_index).\n");
+    for (size_t i = 0; i < n; i++) {
+        json_t *c = json_array_get(cells, i);
+        const char *type = json_string_value(json_object_get(c, "cell_type"));
+        const char *id = json_string_value(json_object_get(c, "id"));
+        json_t *count = json_object_get(c, "execution_count");
+        agti_buf_printf(b, "<cell index=\"%zu\"", i);
+        if (id != NULL)
+            agti_buf_printf(b, " id=\"%s\"", id);
+        agti_buf_printf(b, " type=\"%s\"", type);
+        if (json_is_integer(count))
+            agti_buf_printf(b, " execution_count=\"%lld\"", (long long)json_integer_value(count));
+        agti_buf_puts(b, ">\n");
+        put_field(b, json_object_get(c, "source"), false);
+        json_t *outs = json_object_get(c, "outputs");
+        for (size_t k = 0; json_is_array(outs) && k < json_array_size(outs); k++)
+            put_output(b, json_array_get(outs, k));
+        agti_buf_puts(b, "</cell>\n");
+    }
+    json_decref(nb);
+    return true;
+}

@@ -39,4 +39,12 @@ json_t *agti_nb_split_lines(const char *s, size_t len);
  * joined), into b; false when v is neither. */
 bool agti_nb_text(agti_buf *b, const json_t *v);
 
+/* Appends to b the view Read gives of the notebook text[0..len) (display
+ * name rel): a header line, then each cell as <cell index=.. id=.. type=..
+ * execution_count=..>, its source, its outputs (stream text, results'
+ * text/plain, errors' tracebacks, without ANSI escapes; images and other
+ * kinds named with their size), </cell>. false (b unchanged) when the text
+ * is not an nbformat 4 notebook. */
+bool agti_nb_render(agti_buf *b, const char *rel, const char *text, size_t len);
+
 #endif

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include "session/fs_settings.h"
 #include "session/seen.h"
 #include "session/session_internal.h"
+#include "nbformat.h"
 #include "tools_internal.h"
 #include "ws.h"
 
@@ -333,8 +336,11 @@ static int open_file(agt_call *call, const agti_ws_path *p, int *fd)
     return AGT_OK;
 }
 
+/* Shows a window of the file open in p. raw: when not NULL, p is a view
+ * of the file (a notebook's cells) and raw the summary of the file itself,
+ * which is what the session records as seen. */
 static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t want,
-               const window *limits)
+               const window *limits, agti_seen_sum *raw)
 {
     int fd;
     int rc = open_file(call, p, &fd);
@@ -371,7 +377,7 @@ static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t 
         agti_buf_printf(&b, "%s is empty (0 lines).", p->rel);
         rc = agti_ws_finish(call, &b);
         if (rc == AGT_OK)
-            (void)agti_seen_record(agt_call_session(call), p->abs, &sum);
+            (void)agti_seen_record(agt_call_session(call), p->abs, raw ? raw : &sum);
         goto out;
     }
     if (offset < 0) {
@@ -422,11 +428,71 @@ static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t 
     rc = agti_ws_finish(call, &b);
     /* Any window counts as a read: Edit checks the whole file's hash. */
     if (rc == AGT_OK)
-        (void)agti_seen_record(agt_call_session(call), p->abs, &sum);
+        (void)agti_seen_record(agt_call_session(call), p->abs, raw ? raw : &sum);
 out:
     agti_seen_sum_free(&sum);
     agti_buf_free(&b);
     free(r);
+    return rc;
+}
+
+/* A Jupyter notebook (*.ipynb that reads as nbformat 4) is shown as its
+ * cells (nbformat.c), through the same window as a text file: the view
+ * is put in a memory file that run() reads. *done false: not a notebook
+ * (or too large to parse), so the file is shown as text. */
+static int read_notebook(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t want,
+                         const window *limits, bool *done)
+{
+    *done = false;
+    size_t n = strlen(p->rel);
+    if (n < 6 || strcasecmp(p->rel + n - 6, ".ipynb") != 0 || p->loc.fd < 0 ||
+        !S_ISREG(p->loc.st.st_mode) || (uint64_t)p->loc.st.st_size > AGTI_EDIT_MAX_BYTES)
+        return AGT_OK;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = agti_ws_load(call, p, AGTI_EDIT_MAX_BYTES, &text, &len);
+    if (rc != AGT_OK) {
+        *done = true;
+        return rc;
+    }
+    agti_buf view = AGTI_BUF_INIT;
+    if (!agti_nb_render(&view, p->rel, text, len)) {
+        free(text);
+        agti_buf_free(&view);
+        return AGT_OK;
+    }
+    *done = true;
+    agti_seen_sum raw;
+    rc = agti_seen_sum_text(text, len, &raw);
+    free(text);
+    int mfd = rc == AGT_OK && !view.oom ? memfd_create("agt-notebook", MFD_CLOEXEC) : -1;
+    if (mfd < 0) {
+        if (rc == AGT_OK)
+            agti_seen_sum_free(&raw);
+        agti_buf_free(&view);
+        return view.oom || rc != AGT_OK
+                   ? agti_oom()
+                   : agti_tool_fail(call, AGT_EIO, "%s could not be shown: %s.", p->rel,
+                                    strerror(errno));
+    }
+    size_t off = 0;
+    while (off < view.len) {
+        ssize_t w = write(mfd, view.ptr + off, view.len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    agti_ws_path v = *p;
+    v.loc.fd = mfd;
+    if (off != view.len || lseek(mfd, 0, SEEK_SET) != 0 || fstat(mfd, &v.loc.st) != 0)
+        rc = agti_tool_fail(call, AGT_EIO, "%s could not be shown: %s.", p->rel, strerror(errno));
+    else
+        rc = run(call, &v, offset, want, limits, &raw);
+    agti_seen_sum_free(&raw);
+    agti_buf_free(&view);
+    close(mfd);
     return rc;
 }
 
@@ -473,7 +539,10 @@ int agti_tool_read(agt_call *call, void *payload)
     int rc = agti_ws_resolve(call, path, AGTI_WS_OPEN, O_RDONLY | O_NONBLOCK, true, &p);
     if (rc != AGT_OK)
         return rc;
-    rc = run(call, &p, offset, (size_t)n, &limits);
+    bool done = false;
+    rc = read_notebook(call, &p, offset, (size_t)n, &limits, &done);
+    if (!done)
+        rc = run(call, &p, offset, (size_t)n, &limits, NULL);
     agti_ws_path_free(&p);
     return rc;
 }

@@ -472,6 +472,78 @@ static void test_stale(agt_session *s)
            1, "a notebook changed since it was read");
 }
 
+/* Read shows a notebook as its cells, paged like any file. */
+static void test_read(agt_session *s)
+{
+    put_file("v.ipynb", NB);
+    expect(s, "Read", "{\"path\":\"v.ipynb\"}",
+           "1\tJupyter notebook v.ipynb: 2 cells (nbformat 4.5, python). This is a view of its "
+           "cells, not its JSON text: change a cell with NotebookEdit (cell_id or cell_index).\n"
+           "2\t<cell index=\"0\" id=\"intro\" type=\"markdown\">\n"
+           "3\t# Title\n"
+           "4\tSome *text* \xe2\x80\x94 \xc3\xa9\n"
+           "5\t</cell>\n"
+           "6\t<cell index=\"1\" id=\"calc\" type=\"code\" execution_count=\"3\">\n"
+           "7\tx = 2\n"
+           "8\tprint(x * 2)\n"
+           "9\t<output stream=\"stdout\">\n"
+           "10\t4\n"
+           "11\t</output>\n"
+           "12\t</cell>\n"
+           "\nRead 12 lines (1-12) of 12; reached the end of the file.",
+           0, "a notebook as cells");
+    expect(s, "Read", "{\"path\":\"v.ipynb\",\"line_offset\":6,\"n_lines\":2}",
+           "6\t<cell index=\"1\" id=\"calc\" type=\"code\" execution_count=\"3\">\n"
+           "7\tx = 2\n"
+           "\nRead 2 lines (6-7) of 12; stopped at n_lines (2); continue with line_offset 8.",
+           0, "a window of the view");
+    /* what Read recorded is the file: NotebookEdit after it applies */
+    nbedit(s,
+           json_pack("{s:s, s:s, s:s}", "path", "v.ipynb", "cell_id", "intro", "new_source",
+                     "# Title\nSome *text* \xe2\x80\x94 \xc3\xa9"),
+           "Replaced the source of the markdown cell at index 0 (id intro) of v.ipynb: 2 lines.", 0,
+           "NotebookEdit after Read of the view");
+
+    /* results, errors, images, other kinds; no ids (4.4) */
+    put_file("o.ipynb",
+             "{\"nbformat\": 4, \"nbformat_minor\": 4, \"metadata\": {\"language_info\": "
+             "{\"name\": \"julia\"}}, \"cells\": [{\"cell_type\": \"code\", "
+             "\"execution_count\": null, \"metadata\": {}, \"source\": \"f()\", \"outputs\": ["
+             "{\"output_type\": \"execute_result\", \"execution_count\": 1, \"metadata\": {}, "
+             "\"data\": {\"text/plain\": [\"42\"], \"image/png\": \"iVBORw0K\"}},"
+             "{\"output_type\": \"display_data\", \"metadata\": {}, \"data\": "
+             "{\"text/html\": [\"<b>x</b>\"]}},"
+             "{\"output_type\": \"error\", \"ename\": \"ValueError\", \"evalue\": \"bad\", "
+             "\"traceback\": [\"\\u001b[0;31mValueError\\u001b[0m: bad\"]}]}, "
+             "{\"cell_type\": \"raw\", \"metadata\": {}, \"source\": []}]}");
+    expect(s, "Read", "{\"path\":\"o.ipynb\"}",
+           "1\tJupyter notebook o.ipynb: 2 cells (nbformat 4.4, julia). This is a view of its "
+           "cells, not its JSON text: change a cell with NotebookEdit (cell_id or cell_index).\n"
+           "2\t<cell index=\"0\" type=\"code\">\n"
+           "3\tf()\n"
+           "4\t<output result>\n"
+           "5\t[image/png image, 8 bytes of base64: not shown here]\n"
+           "6\t42\n"
+           "7\t</output>\n"
+           "8\t<output display>\n"
+           "9\t[text/html output, 8 characters: not shown here]\n"
+           "10\t</output>\n"
+           "11\t<output error=\"ValueError\">\n"
+           "12\tValueError: bad\n"
+           "13\t</output>\n"
+           "14\t</cell>\n"
+           "15\t<cell index=\"1\" type=\"raw\">\n"
+           "16\t</cell>\n"
+           "\nRead 16 lines (1-16) of 16; reached the end of the file.",
+           0, "outputs of every kind");
+
+    /* not a notebook after all: shown as text */
+    put_file("t.ipynb", "not json\n");
+    expect(s, "Read", "{\"path\":\"t.ipynb\"}",
+           "1\tnot json\n\nRead 1 line (1-1) of 1; reached the end of the file.", 0,
+           "an .ipynb that is not JSON is shown as text");
+}
+
 int main(void)
 {
     make_ws("notebook");
@@ -481,6 +553,7 @@ int main(void)
     test_styles(s);
     test_errors(s);
     test_stale(s);
+    test_read(s);
     agt_session_free(s);
     rm_ws();
     return t_done();
