@@ -165,6 +165,26 @@ static void test_other_tools(agt_session *s)
     edit(s, "m.txt", "w", "v",
          "m.txt has changed on disk since it was last read (changed now: line 1)" TAIL, 1,
          "what Write wrote is the record");
+    /* the same file by its absolute path and by a relative one */
+    put_file("abs.txt", "x\n");
+    char args[900];
+    snprintf(args, sizeof args, "{\"path\":\"%s/abs.txt\"}", ws);
+    read_ok(s, args, "abs.txt by its absolute path");
+    sneak("abs.txt", "y\n");
+    edit(s, "./abs.txt", "y", "z",
+         "abs.txt has changed on disk since it was last read (changed now: line 1)" TAIL, 1,
+         "read by absolute path, edited by a relative one");
+    /* read through a symbolic link, edited by its own name */
+    put_file("target.txt", "t\n");
+    char lk[1024], tg[1024];
+    snprintf(lk, sizeof lk, "%s/link.txt", ws);
+    snprintf(tg, sizeof tg, "%s/target.txt", ws);
+    T_CHECK(symlink(tg, lk) == 0, "symlink link.txt -> target.txt");
+    read_ok(s, "{\"path\":\"link.txt\"}", "target.txt through link.txt");
+    sneak("target.txt", "T\n");
+    edit(s, "target.txt", "T", "u",
+         "target.txt has changed on disk since it was last read (changed now: line 1)" TAIL, 1,
+         "read through a link, edited by its name");
     /* a file the session never read is edited as before */
     put_file("never.txt", "q\n");
     edit(s, "never.txt", "q", "r",
