@@ -739,15 +739,32 @@ enum agt_edit_options {
      * found byte for byte (a CRLF file still takes "\n" for its line
      * breaks), never the matching ladder (line endings, trailing white
      * space, indentation, Unicode look-alikes). */
-    AGT_EDIT_STRICT = 1
+    AGT_EDIT_STRICT = 1,
+    /** No staleness check: Edit, MultiEdit, NotebookEdit and Write change a
+     * file even when it changed on disk since the session last read it.
+     * By default they refuse, naming the changed lines, until the file is
+     * read again. */
+    AGT_EDIT_NO_STALE_CHECK = 2,
+    /** Edit, MultiEdit, NotebookEdit and Write (overwrite) refuse to change
+     * an existing file that was not read in this session (a partial Read
+     * counts). By default a file never read can be changed. */
+    AGT_EDIT_REQUIRE_READ = 4
 };
 
 /**
- * Sets how the editing tools match the text they replace.
+ * Sets how the editing tools match the text they replace and whether they
+ * check that a file is as the session last read it.
+ *
+ * The session keeps, for each file Read showed or an edit tool wrote, a
+ * hash of its whole content (XXH3-64) and of each line; a file is "changed
+ * on disk" when its content hash differs (size and time stamps are not
+ * trusted). That record is part of agt_session_save() (without the line
+ * hashes, so a restored session names no changed lines).
  *
  * @param flags a combination of AGT_EDIT_* flags; 0 (the default) lets
  *        Edit fall back to the matching ladder when the exact text is not
- *        found, one level at a time, and only for a single place.
+ *        found, one level at a time, and only for a single place, and
+ *        refuses changes to a file that changed since it was read.
  * @return AGT_OK, AGT_EINVAL (s NULL, an unknown flag), AGT_ENOMEM.
  */
 AGT_EXTERN int agt_session_set_edit_options(agt_session *s, unsigned int flags);

@@ -75,6 +75,7 @@ static bool load_locked(void)
 
 int agti_curl_ensure(void)
 {
+    agti_ensure_init(); /* agt_shutdown leaves it to the process's end */
     pthread_mutex_lock(&curl_lock);
     int rc = AGT_OK;
     if (!load_locked())

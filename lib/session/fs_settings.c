@@ -134,9 +134,11 @@ int agt_session_set_edit_options(agt_session *s, unsigned int flags)
 {
     if (s == NULL)
         return agti_error(AGT_EINVAL, "agt_session_set_edit_options: session is NULL");
-    if ((flags & ~(unsigned)AGT_EDIT_STRICT) != 0)
+    const unsigned known = (unsigned)AGT_EDIT_STRICT | (unsigned)AGT_EDIT_NO_STALE_CHECK |
+                           (unsigned)AGT_EDIT_REQUIRE_READ;
+    if ((flags & ~known) != 0)
         return agti_error(AGT_EINVAL, "agt_session_set_edit_options: unknown flags 0x%x",
-                          flags & ~(unsigned)AGT_EDIT_STRICT);
+                          flags & ~known);
     agti_fs_settings *fs = settings(s);
     if (fs == NULL)
         return agti_oom();

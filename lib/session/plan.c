@@ -304,6 +304,15 @@ static int check_exit(agt_session *s, agt_call *call, agt_result **out)
     return AGT_OK;
 }
 
+bool agti_plan_file_tool(const char *tool)
+{
+    static const char *const tools[] = {"Write", "Edit", "MultiEdit", "NotebookEdit"};
+    for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
+        if (strcmp(tool, tools[i]) == 0)
+            return true;
+    return false;
+}
+
 int agti_plan_check(agt_session *s, agt_call *call, agt_result **out)
 {
     const char *tool = agt_call_tool(call);
@@ -312,7 +321,7 @@ int agti_plan_check(agt_session *s, agt_call *call, agt_result **out)
     if (s->mode != AGT_MODE_PLAN)
         return AGT_OK;
     agti_buf b = AGTI_BUF_INIT;
-    if (strcmp(tool, "Write") == 0 || strcmp(tool, "Edit") == 0 || strcmp(tool, "MultiEdit") == 0) {
+    if (agti_plan_file_tool(tool)) {
         const char *path = json_string_value(json_object_get(agti_call_args_json(call), "path"));
         char *rel = NULL, *abs = NULL;
         if (path != NULL && agti_policy_path(s->root, path, &rel, &abs) != AGT_OK)

@@ -204,6 +204,11 @@ int agti_hook_post(agt_session *s, agt_result *r, const char *args, const agti_b
 /* Plan-mode restrictions and ExitPlanMode preconditions: AGT_OK, or
  * AGT_EDENIED with an error result in *out. */
 int agti_plan_check(agt_session *s, agt_call *call, agt_result **out);
+/* Whether tool changes one file named by its "path" argument (Write, Edit,
+ * MultiEdit, NotebookEdit): in plan mode such a call may change only the
+ * plan file, and one that does runs without asking (the plan check and the
+ * gate's shortcut use this one list). */
+bool agti_plan_file_tool(const char *tool);
 /* The plan file, chosen (and its directory created) when none is set. */
 int agti_plan_ensure_file(agt_session *s, const char **path);
 /* Called on every mode change: remembers the mode before plan mode. */

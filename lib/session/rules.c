@@ -14,7 +14,8 @@ int agti_rule_subject(const char *tool)
     if (strcmp(tool, "Bash") == 0)
         return AGTI_SUBJ_COMMAND;
     if (strcmp(tool, "Read") == 0 || strcmp(tool, "Write") == 0 || strcmp(tool, "Edit") == 0 ||
-        strcmp(tool, "MultiEdit") == 0 || strcmp(tool, "ReadMediaFile") == 0)
+        strcmp(tool, "MultiEdit") == 0 || strcmp(tool, "NotebookEdit") == 0 ||
+        strcmp(tool, "ReadMediaFile") == 0)
         return AGTI_SUBJ_PATH;
     if (strcmp(tool, "Grep") == 0 || strcmp(tool, "Glob") == 0 || strcmp(tool, "FetchURL") == 0)
         return AGTI_SUBJ_TEXT;

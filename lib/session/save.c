@@ -30,6 +30,7 @@
 #include "policy.h"
 #include "review_internal.h"
 #include "sandbox_settings.h"
+#include "seen.h"
 #include "session_internal.h"
 
 #define AGTI_SAVE_FORMAT 1
@@ -301,6 +302,8 @@ static const agti_save_section sections[] = {
      agti_review_section_discard},
     {"sandbox", agti_sandbox_section_save, agti_sandbox_section_load, agti_sandbox_section_commit,
      agti_sandbox_section_discard},
+    {"seen", agti_seen_section_save, agti_seen_section_load, agti_seen_section_commit,
+     agti_seen_section_discard},
 };
 
 #define NSECTIONS (sizeof sections / sizeof sections[0])

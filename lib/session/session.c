@@ -8,6 +8,7 @@
 #include "dispatch/dispatch_internal.h"
 #include "policy.h"
 #include "review_internal.h"
+#include "seen.h"
 #include "session_internal.h"
 
 int agt_session_new(agt_session **out, agt_registry *reg, const char *workspace_root)
@@ -32,13 +33,16 @@ int agt_session_new(agt_session **out, agt_registry *reg, const char *workspace_
     agt_session *s = calloc(1, sizeof *s);
     json_t *todos = json_array();
     agti_policy *policy = agti_policy_new();
-    if (s == NULL || todos == NULL || policy == NULL) {
+    struct agti_seen *seen = agti_seen_new();
+    if (s == NULL || todos == NULL || policy == NULL || seen == NULL) {
         free(root);
         free(s);
         json_decref(todos);
         agti_policy_free(policy);
+        agti_seen_free(seen);
         return agti_oom();
     }
+    s->seen = seen;
     s->reg = reg;
     s->root = root;
     s->mode = AGT_MODE_MANUAL;
@@ -60,6 +64,7 @@ void agt_session_free(agt_session *s)
     agti_review_free(s->review);
     agti_fs_settings_free(s->fs);
     agti_sb_settings_free(s->sandbox);
+    agti_seen_free(s->seen);
     free(s);
 }
 

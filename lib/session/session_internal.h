@@ -11,12 +11,14 @@ struct agt_session {
     char *root; /* absolute, symlinks resolved, no trailing slash (but "/") */
     int mode;
     int phase;
-    json_t *todos; /* array of {"title","status"} */
+    json_t *todos;              /* array of {"title","status"} */
     struct agti_session_bg *bg; /* background tasks, cron table, events (events_internal.h) */
     struct agti_policy *policy; /* rules, pending approvals, hooks, plan file (policy.h) */
     struct agti_review *review; /* change set under review, comments (review_internal.h) */
-    struct agti_fs_settings *fs; /* file tools: allowed dirs, limits (fs_settings.h); NULL: defaults */
+    struct agti_fs_settings
+        *fs; /* file tools: allowed dirs, limits (fs_settings.h); NULL: defaults */
     struct agti_sb_settings *sandbox; /* sandbox policy (sandbox_settings.h); NULL: defaults */
+    struct agti_seen *seen; /* what Read and the edit tools saw of each file (seen.h); NULL: none */
 };
 
 /* Frees what agti_session_bg() created (events.c); NULL is a no-op. */

@@ -360,6 +360,7 @@ static int apply(agt_call *call, const agti_ws_path *p, char *text, size_t len, 
     agti_write_info info;
     rc = write_text(call, p, o.text, o.len, &info);
     if (rc == AGT_OK) {
+        agti_ws_record_seen(call, p, o.text, o.len);
         agti_buf b = AGTI_BUF_INIT;
         agti_buf_printf(&b, "Edited %s: replaced %zu occurrence%s", p->rel, o.count,
                         o.count == 1 ? "" : "s");
@@ -390,6 +391,8 @@ static int load_for_edit(agt_call *call, const char *tool, const char *path, agt
     *text = NULL;
     *len = 0;
     rc = agti_ws_load(call, p, AGTI_EDIT_MAX_BYTES, text, len);
+    if (rc == AGT_OK)
+        rc = agti_ws_check_seen(call, p, tool, *text, *len, true);
     if (rc == AGT_OK && memchr(*text, '\0', *len) != NULL)
         rc = agti_tool_fail(call, AGT_EUNSUPPORTED,
                             "%s is a binary file (it contains NUL bytes); %s changes text files "
@@ -515,6 +518,7 @@ int agti_tool_multiedit(agt_call *call, void *payload)
         agti_write_info info;
         rc = write_text(call, &p, text, len, &info);
         if (rc == AGT_OK) {
+            agti_ws_record_seen(call, &p, text, len);
             agti_buf b = AGTI_BUF_INIT;
             agti_buf_printf(&b, "Edited %s: applied %zu edit%s in one write:%s", p.rel, ne,
                             ne == 1 ? "" : "s", agti_buf_cstr(&notes));

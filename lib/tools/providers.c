@@ -20,6 +20,7 @@ const agti_builtin_provider agti_builtin_providers[] = {
     {"Write", agti_tool_write},
     {"Edit", agti_tool_edit},
     {"MultiEdit", agti_tool_multiedit},
+    {"NotebookEdit", agti_tool_notebook_edit},
     {"Glob", agti_tool_glob},
     {"Grep", agti_tool_grep},
     {"ReadMediaFile", agti_tool_read_media},
@@ -38,7 +39,8 @@ const size_t agti_builtin_provider_count =
 /* Providers that may run on worker threads while other calls of the same
  * session run (the agent's concurrent read-only calls, issue #7). Audited:
  * each reads the session (root, admitted folders, limits, plan file) without
- * writing it, keeps its state on its own stack or heap, and uses engines
+ * writing it (Read records what it saw in the session's table of seen files,
+ * which locks itself: session/seen.h), keeps its state on its own stack or heap, and uses engines
  * without process-wide mutable state (fs walker and ignore rules, PCRE2 with
  * per-search contexts, libcurl easy handles after the locked global init,
  * libxml2 after xmlInitParser under pthread_once). Not listed: everything

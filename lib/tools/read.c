@@ -4,13 +4,17 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "dispatch/dispatch_internal.h"
 #include "fs/fs.h"
 #include "session/fs_settings.h"
+#include "session/seen.h"
 #include "session/session_internal.h"
+#include "nbformat.h"
 #include "tools_internal.h"
 #include "ws.h"
 
@@ -97,8 +101,10 @@ static bool next_line(reader *r, agti_buf *line, bool *longer)
 }
 
 /* Counts the lines of the file (a last line without "\n" counts), and
- * those ending in "\r\n" (*crlf) and in a bare "\n" (*lf). */
-static int count_lines(reader *r, size_t *out, size_t *crlf, size_t *lf)
+ * those ending in "\r\n" (*crlf) and in a bare "\n" (*lf); every byte
+ * also goes to acc, the hash the session keeps of what Read saw (this is
+ * the one pass over the whole file, whatever window is shown). */
+static int count_lines(reader *r, size_t *out, size_t *crlf, size_t *lf, agti_seen_acc *acc)
 {
     size_t n = 0;
     bool partial = false;
@@ -106,6 +112,7 @@ static int count_lines(reader *r, size_t *out, size_t *crlf, size_t *lf)
     *crlf = *lf = 0;
     while (r->pos < r->len || fill(r)) {
         const char *start = r->buf + r->pos, *p = start, *end = r->buf + r->len;
+        agti_seen_acc_feed(acc, start, (size_t)(end - start));
         while (p < end) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             if (nl == NULL) {
@@ -329,8 +336,11 @@ static int open_file(agt_call *call, const agti_ws_path *p, int *fd)
     return AGT_OK;
 }
 
+/* Shows a window of the file open in p. raw: when not NULL, p is a view
+ * of the file (a notebook's cells) and raw the summary of the file itself,
+ * which is what the session records as seen. */
 static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t want,
-               const window *limits)
+               const window *limits, agti_seen_sum *raw)
 {
     int fd;
     int rc = open_file(call, p, &fd);
@@ -345,17 +355,29 @@ static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t 
     r->keep = w.show * 4 + 4;
     r->skip = w.skip;
     agti_buf b = AGTI_BUF_INIT;
+    agti_seen_acc acc;
+    agti_seen_sum sum = {0, 0, NULL, 0};
+    if (agti_seen_acc_init(&acc) != AGT_OK) {
+        free(r);
+        return agti_oom();
+    }
     rc = check_kind(call, p, r);
     if (rc == AGT_OK)
-        rc = count_lines(r, &w.total, &w.crlf, &w.lf)
+        rc = count_lines(r, &w.total, &w.crlf, &w.lf, &acc)
                  ? agti_tool_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel,
                                   strerror(r->err))
                  : AGT_OK;
+    if (rc == AGT_OK)
+        rc = agti_seen_acc_end(&acc, &sum);
+    else
+        agti_seen_acc_free(&acc);
     if (rc != AGT_OK)
         goto out;
     if (w.total == 0) {
         agti_buf_printf(&b, "%s is empty (0 lines).", p->rel);
         rc = agti_ws_finish(call, &b);
+        if (rc == AGT_OK)
+            (void)agti_seen_record(agt_call_session(call), p->abs, raw ? raw : &sum);
         goto out;
     }
     if (offset < 0) {
@@ -404,9 +426,73 @@ static int run(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t 
     }
     note(&b, &w);
     rc = agti_ws_finish(call, &b);
+    /* Any window counts as a read: Edit checks the whole file's hash. */
+    if (rc == AGT_OK)
+        (void)agti_seen_record(agt_call_session(call), p->abs, raw ? raw : &sum);
 out:
+    agti_seen_sum_free(&sum);
     agti_buf_free(&b);
     free(r);
+    return rc;
+}
+
+/* A Jupyter notebook (*.ipynb that reads as nbformat 4) is shown as its
+ * cells (nbformat.c), through the same window as a text file: the view
+ * is put in a memory file that run() reads. *done false: not a notebook
+ * (or too large to parse), so the file is shown as text. */
+static int read_notebook(agt_call *call, const agti_ws_path *p, json_int_t offset, size_t want,
+                         const window *limits, bool *done)
+{
+    *done = false;
+    size_t n = strlen(p->rel);
+    if (n < 6 || strcasecmp(p->rel + n - 6, ".ipynb") != 0 || p->loc.fd < 0 ||
+        !S_ISREG(p->loc.st.st_mode) || (uint64_t)p->loc.st.st_size > AGTI_EDIT_MAX_BYTES)
+        return AGT_OK;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = agti_ws_load(call, p, AGTI_EDIT_MAX_BYTES, &text, &len);
+    if (rc != AGT_OK) {
+        *done = true;
+        return rc;
+    }
+    agti_buf view = AGTI_BUF_INIT;
+    if (!agti_nb_render(&view, p->rel, text, len)) {
+        free(text);
+        agti_buf_free(&view);
+        return AGT_OK;
+    }
+    *done = true;
+    agti_seen_sum raw;
+    rc = agti_seen_sum_text(text, len, &raw);
+    free(text);
+    int mfd = rc == AGT_OK && !view.oom ? memfd_create("agt-notebook", MFD_CLOEXEC) : -1;
+    if (mfd < 0) {
+        if (rc == AGT_OK)
+            agti_seen_sum_free(&raw);
+        agti_buf_free(&view);
+        return view.oom || rc != AGT_OK
+                   ? agti_oom()
+                   : agti_tool_fail(call, AGT_EIO, "%s could not be shown: %s.", p->rel,
+                                    strerror(errno));
+    }
+    size_t off = 0;
+    while (off < view.len) {
+        ssize_t w = write(mfd, view.ptr + off, view.len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    agti_ws_path v = *p;
+    v.loc.fd = mfd;
+    if (off != view.len || lseek(mfd, 0, SEEK_SET) != 0 || fstat(mfd, &v.loc.st) != 0)
+        rc = agti_tool_fail(call, AGT_EIO, "%s could not be shown: %s.", p->rel, strerror(errno));
+    else
+        rc = run(call, &v, offset, want, limits, &raw);
+    agti_seen_sum_free(&raw);
+    agti_buf_free(&view);
+    close(mfd);
     return rc;
 }
 
@@ -453,7 +539,10 @@ int agti_tool_read(agt_call *call, void *payload)
     int rc = agti_ws_resolve(call, path, AGTI_WS_OPEN, O_RDONLY | O_NONBLOCK, true, &p);
     if (rc != AGT_OK)
         return rc;
-    rc = run(call, &p, offset, (size_t)n, &limits);
+    bool done = false;
+    rc = read_notebook(call, &p, offset, (size_t)n, &limits, &done);
+    if (!done)
+        rc = run(call, &p, offset, (size_t)n, &limits, NULL);
     agti_ws_path_free(&p);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include "dispatch/dispatch_internal.h"
 #include "fs/fs.h"
 #include "session/fs_settings.h"
+#include "session/seen.h"
 #include "tools_internal.h"
 #include "ws.h"
 
@@ -72,6 +73,57 @@ int agti_tool_write_failed(agt_call *call, int rc, const char *rel, bool kept)
     return rc;
 }
 
+/* The whole content of the existing file fd (size bytes) when the session
+ * must compare it with what it saw: *old (malloc'd) or NULL when the file
+ * is larger than Edit's cap (then *hash is its XXH3-64, streamed). */
+static int load_existing(agt_call *call, const agti_ws_path *p, int fd, off_t size, char **old,
+                         size_t *len, uint64_t *hash)
+{
+    *old = NULL;
+    *len = 0;
+    bool small = (uint64_t)size <= AGTI_EDIT_MAX_BYTES;
+    agti_seen_acc acc;
+    char *buf = malloc(small ? (size_t)size + 1 : 1u << 20);
+    if (buf == NULL || (!small && agti_seen_acc_init(&acc) != AGT_OK)) {
+        free(buf);
+        return agti_oom();
+    }
+    size_t n = 0;
+    for (;;) {
+        size_t room = small ? (size_t)size - n : 1u << 20;
+        if (room == 0)
+            break;
+        ssize_t r = pread(fd, small ? buf + n : buf, room, (off_t)n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            free(buf);
+            if (!small)
+                agti_seen_acc_free(&acc);
+            return agti_tool_fail(call, AGT_EIO, "%s could not be read: %s.", p->rel, strerror(e));
+        }
+        if (r == 0)
+            break;
+        if (!small)
+            agti_seen_acc_feed(&acc, buf, (size_t)r);
+        n += (size_t)r;
+    }
+    *len = n;
+    if (small) {
+        buf[n] = '\0';
+        *old = buf;
+        return AGT_OK;
+    }
+    free(buf);
+    agti_seen_sum sum;
+    acc.keep_lines = false;
+    int rc = agti_seen_acc_end(&acc, &sum);
+    *hash = sum.hash;
+    agti_seen_sum_free(&sum);
+    return rc == AGT_OK ? AGT_OK : agti_oom();
+}
+
 int agti_tool_write(agt_call *call, void *payload)
 {
     (void)payload;
@@ -95,7 +147,8 @@ int agti_tool_write(agt_call *call, void *payload)
     struct stat st = p.loc.st;
     bool exists = p.loc.exists;
     int rfd = -1;
-    char *conv = NULL;
+    char *conv = NULL, *old = NULL;
+    size_t old_len = 0;
     if (exists && S_ISDIR(st.st_mode)) {
         rc = agti_tool_fail(call, AGT_EINVAL,
                             "%s is a directory; give the path of a file inside it.", p.rel);
@@ -110,6 +163,36 @@ int agti_tool_write(agt_call *call, void *payload)
     }
     if (exists)
         rfd = openat(p.loc.dirfd, p.loc.name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+    /* The staleness check compares the file as it is with what the session
+     * saw of it, so it reads the file only when the session saw it (or must
+     * refuse it unread). */
+    agt_session *s = agt_call_session(call);
+    bool check = exists && (agti_seen_known(s, p.abs) ||
+                            (!append && (agti_session_edit_options(s) & AGT_EDIT_REQUIRE_READ)));
+    if (check && rfd < 0) {
+        rc = agti_tool_fail(call, AGT_EIO,
+                            "%s could not be opened to compare it with what was "
+                            "read: %s.",
+                            p.rel, strerror(errno));
+        goto out;
+    }
+    if (check) {
+        uint64_t hash = 0;
+        rc = load_existing(call, &p, rfd, st.st_size, &old, &old_len, &hash);
+        if (rc == AGT_OK && old != NULL)
+            rc = agti_ws_check_seen(call, &p, "Write", old, old_len, !append);
+        else if (rc == AGT_OK) {
+            agti_buf msg = AGTI_BUF_INIT;
+            rc = agti_seen_check_hash(s, p.abs, p.rel, "Write", hash, old_len, !append, &msg);
+            if (rc == AGT_ESTATE)
+                rc = agti_tool_fail(call, AGT_ESTATE, "%s", agti_buf_cstr(&msg));
+            else if (rc != AGT_OK)
+                rc = agti_oom();
+            agti_buf_free(&msg);
+        }
+        if (rc != AGT_OK)
+            goto out;
+    }
     /* Keep the file's style: LF content written into a CRLF file becomes
      * CRLF (a file mixing both would otherwise drift with every edit). */
     size_t conv_len = len;
@@ -144,6 +227,23 @@ int agti_tool_write(agt_call *call, void *payload)
         rc = agti_tool_write_failed(call, rc, p.rel, info.kept);
         goto out;
     }
+    const char *written = conv ? conv : content;
+    if (!append) {
+        agti_ws_record_seen(call, &p, written, conv_len);
+    } else if (old != NULL) {
+        /* the model knew the file (the check passed) and wrote its end */
+        char *whole = malloc(old_len + conv_len + 1);
+        if (whole != NULL) {
+            memcpy(whole, old, old_len);
+            memcpy(whole + old_len, written, conv_len);
+            agti_ws_record_seen(call, &p, whole, old_len + conv_len);
+        } else {
+            agti_seen_forget(s, p.abs);
+        }
+        free(whole);
+    } else {
+        agti_seen_forget(s, p.abs);
+    }
     agti_buf b = AGTI_BUF_INIT;
     const char *verb =
         append ? (exists ? "Appended" : "Created") : (exists ? "Overwrote" : "Created");
@@ -159,6 +259,7 @@ int agti_tool_write(agt_call *call, void *payload)
     rc = agti_ws_finish(call, &b);
 out:
     free(conv);
+    free(old);
     if (rfd >= 0)
         close(rfd);
     agti_ws_path_free(&p);

@@ -13,6 +13,7 @@
 #include "fs/fs.h"
 #include "session/fs_settings.h"
 #include "session/policy.h"
+#include "session/seen.h"
 #include "session/session_internal.h"
 #include "tools_internal.h"
 #include "ws.h"
@@ -310,6 +311,26 @@ int agti_ws_open_failed(agt_call *call, const agti_ws_path *p)
                               "%s changed into a symbolic link while it was opened; try again.",
                               p->rel);
     return agti_tool_fail(call, AGT_EIO, "%s cannot be opened: %s.", p->rel, strerror(e));
+}
+
+int agti_ws_check_seen(agt_call *call, const agti_ws_path *p, const char *tool, const char *text,
+                       size_t len, bool overwrite)
+{
+    agti_buf msg = AGTI_BUF_INIT;
+    int rc =
+        agti_seen_check(agt_call_session(call), p->abs, p->rel, tool, text, len, overwrite, &msg);
+    if (rc == AGT_ESTATE)
+        rc = agti_tool_fail(call, AGT_ESTATE, "%s", agti_buf_cstr(&msg));
+    else if (rc != AGT_OK)
+        rc = agti_oom();
+    agti_buf_free(&msg);
+    return rc;
+}
+
+void agti_ws_record_seen(agt_call *call, const agti_ws_path *p, const char *text, size_t len)
+{
+    /* On failure the record is dropped: the file then counts as not read. */
+    (void)agti_seen_record_text(agt_call_session(call), p->abs, text, len);
 }
 
 int agti_ws_load(agt_call *call, const agti_ws_path *p, size_t max, char **data, size_t *len)

@@ -74,6 +74,16 @@ int agti_ws_finish(agt_call *call, agti_buf *b);
  * set on the call: directory, special file, too large, I/O. */
 int agti_ws_load(agt_call *call, const agti_ws_path *p, size_t max, char **data, size_t *len);
 
+/* Before tool changes the existing file p whose content is text[0..len):
+ * AGT_OK, or the call's error set when the file changed on disk since
+ * the session last saw it (or, with AGT_EDIT_REQUIRE_READ and overwrite,
+ * was never read): AGT_ESTATE; AGT_ENOMEM. */
+int agti_ws_check_seen(agt_call *call, const agti_ws_path *p, const char *tool, const char *text,
+                       size_t len, bool overwrite);
+/* Records that the model knows p as text[0..len) (after Read showed it or
+ * an edit tool wrote it). */
+void agti_ws_record_seen(agt_call *call, const agti_ws_path *p, const char *text, size_t len);
+
 /* The error of a file that exists but could not be opened (p->loc.fd < 0). */
 int agti_ws_open_failed(agt_call *call, const agti_ws_path *p);
 

@@ -208,7 +208,7 @@ def main():
         left = ["CronCreate", "CronList", "CronDelete", "EnterPlanMode", "ExitPlanMode"]
         check([x for x in left if x in tools] == [], "cron and plan-mode tools are left out",
               sorted(tools))
-        check(sorted(tools) == ["Bash", "Edit", "FetchURL", "Glob", "Grep", "MultiEdit", "Read", "ReadMediaFile",
+        check(sorted(tools) == ["Bash", "Edit", "FetchURL", "Glob", "Grep", "MultiEdit", "NotebookEdit", "Read", "ReadMediaFile",
                                 "TaskList", "TaskOutput", "TaskStop", "TodoList", "Write"],
               "the chat set's other offered tools are there", sorted(tools))
         r = s.ask(req(2, "tools/call", {"name": "CronCreate", "arguments": {}}))

@@ -92,6 +92,8 @@ export declare const AGT_FILE_LIMIT_MEDIA_BYTES: 6;
 export declare const AGT_HARDLINKS_BREAK: 0;
 export declare const AGT_HARDLINKS_IN_PLACE: 1;
 export declare const AGT_EDIT_STRICT: 1;
+export declare const AGT_EDIT_NO_STALE_CHECK: 2;
+export declare const AGT_EDIT_REQUIRE_READ: 4;
 
 export declare const CONSTANTS: {
   readonly AGT_AGENT_TEXT: 0;
@@ -185,6 +187,8 @@ export declare const CONSTANTS: {
   readonly AGT_HARDLINKS_BREAK: 0;
   readonly AGT_HARDLINKS_IN_PLACE: 1;
   readonly AGT_EDIT_STRICT: 1;
+  readonly AGT_EDIT_NO_STALE_CHECK: 2;
+  readonly AGT_EDIT_REQUIRE_READ: 4;
 };
 
 export declare const Status: {

@@ -1074,11 +1074,13 @@ class Session(_Handle):
         _check(lib.agt_session_set_phase(self._handle(), _enum_arg(Phase, p, "Session.phase")))
 
     def set_edit_options(self, flags: int) -> None:
-        """Sets how Edit matches (AGT_EDIT_* flags).
+        """Sets how the edit tools work (AGT_EDIT_* flags, or-ed).
 
         Args:
-            flags: AGT_EDIT_STRICT (byte for byte only) or 0 (the matching
-                ladder).
+            flags: AGT_EDIT_STRICT (Edit matches byte for byte only),
+                AGT_EDIT_NO_STALE_CHECK (change files that changed on disk
+                since they were read), AGT_EDIT_REQUIRE_READ (change only
+                files read first), or 0 (the defaults).
 
         Raises:
             InvalidArgumentError: unknown flags.

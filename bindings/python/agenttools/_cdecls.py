@@ -343,6 +343,8 @@ CONSTANTS = {
     'AGT_HARDLINKS_BREAK': 0,
     'AGT_HARDLINKS_IN_PLACE': 1,
     'AGT_EDIT_STRICT': 1,
+    'AGT_EDIT_NO_STALE_CHECK': 2,
+    'AGT_EDIT_REQUIRE_READ': 4,
 }
 
 # The same constants as names, for `from ._cdecls import *` (so type checkers
@@ -438,6 +440,8 @@ AGT_FILE_LIMIT_MEDIA_BYTES = 6
 AGT_HARDLINKS_BREAK = 0
 AGT_HARDLINKS_IN_PLACE = 1
 AGT_EDIT_STRICT = 1
+AGT_EDIT_NO_STALE_CHECK = 2
+AGT_EDIT_REQUIRE_READ = 4
 
 __all__ = [
     'AGT_AGENT_TEXT',
@@ -531,4 +535,6 @@ __all__ = [
     'AGT_HARDLINKS_BREAK',
     'AGT_HARDLINKS_IN_PLACE',
     'AGT_EDIT_STRICT',
+    'AGT_EDIT_NO_STALE_CHECK',
+    'AGT_EDIT_REQUIRE_READ',
 ]

@@ -184,6 +184,31 @@ class TestDispatch(Base):
         with self.assertRaises(agt.AgtError):
             self.s.set_edit_options(0x80)
 
+    def test_edit_staleness(self):
+        self.need("Edit")
+        path = os.path.join(self.root, "st.txt")
+        with open(path, "w") as f:
+            f.write("one\ntwo\n")
+        self.s.mode = agt.AGT_MODE_YOLO
+        self.assertFalse(self.s.dispatch("Read", {"path": "st.txt"}).is_error)
+        with open(path, "w") as f:
+            f.write("one\nTWO\n")
+        args = {"path": "st.txt", "old_string": "one", "new_string": "1"}
+        r = self.s.dispatch("Edit", args)
+        self.assertTrue(r.is_error, r.text)
+        self.assertEqual(r.text, "st.txt has changed on disk since it was last read (changed "
+                         "now: line 2), by another program or a command. Edit did not change "
+                         "it. Read it again, then redo the change on what the file holds now.")
+        self.s.set_edit_options(agt.AGT_EDIT_NO_STALE_CHECK)
+        r = self.s.dispatch("Edit", args)
+        self.assertFalse(r.is_error, r.text)
+        self.s.set_edit_options(agt.AGT_EDIT_REQUIRE_READ)
+        with open(os.path.join(self.root, "nr.txt"), "w") as f:
+            f.write("x\n")
+        r = self.s.dispatch("Edit", {"path": "nr.txt", "old_string": "x", "new_string": "y"})
+        self.assertTrue(r.is_error, r.text)
+        self.assertIn("has not been read in this session", r.text)
+
     def test_pending_answered_from_python(self):
         self.need("Write")
         with self.assertRaises(agt.PendingError) as cm:

@@ -19,10 +19,10 @@ static const char *const review_names[] = {"task_done",      "code_comment", "fi
                                            "file_read_diff", "file_find",    "code_search"};
 
 static const char *const chat_names[] = {
-    "Read",          "Write",    "Edit",       "MultiEdit",       "Grep",          "Glob",
-    "ReadMediaFile", "Bash",     "WebSearch",  "FetchURL",        "EnterPlanMode", "ExitPlanMode",
-    "TodoList",      "Agent",    "AgentSwarm", "AskUserQuestion", "Skill",         "TaskList",
-    "TaskOutput",    "TaskStop", "CronCreate", "CronList",        "CronDelete"};
+    "Read",         "Write",         "Edit",     "MultiEdit",  "NotebookEdit",    "Grep",
+    "Glob",         "ReadMediaFile", "Bash",     "WebSearch",  "FetchURL",        "EnterPlanMode",
+    "ExitPlanMode", "TodoList",      "Agent",    "AgentSwarm", "AskUserQuestion", "Skill",
+    "TaskList",     "TaskOutput",    "TaskStop", "CronCreate", "CronList",        "CronDelete"};
 
 /* Phases and access classes: TOOLS.md "Review set" table (plan/main) and
  * "Approval" (read runs without asking; write, execute, network, host ask). */
@@ -34,20 +34,35 @@ struct meta {
 };
 
 static const struct meta metas[] = {
-    {"task_done", 0, 1, "read"},     {"code_comment", 0, 1, "read"},
-    {"file_read", 0, 1, "read"},     {"file_read_diff", 1, 1, "read"},
-    {"file_find", 1, 1, "read"},     {"code_search", 1, 1, "read"},
-    {"Read", 1, 1, "read"},          {"Write", 1, 1, "write"},
-    {"Edit", 1, 1, "write"},         {"MultiEdit", 1, 1, "write"},
-    {"Grep", 1, 1, "read"},          {"Glob", 1, 1, "read"},
-    {"ReadMediaFile", 1, 1, "read"}, {"Bash", 1, 1, "execute"},
-    {"WebSearch", 1, 1, "network"},  {"FetchURL", 1, 1, "network"},
-    {"EnterPlanMode", 1, 1, "read"}, {"ExitPlanMode", 1, 1, "host"},
-    {"TodoList", 1, 1, "read"},      {"Agent", 1, 1, "host"},
-    {"AgentSwarm", 1, 1, "host"},    {"AskUserQuestion", 1, 1, "host"},
-    {"Skill", 1, 1, "host"},         {"TaskList", 1, 1, "read"},
-    {"TaskOutput", 1, 1, "read"},    {"TaskStop", 1, 1, "execute"},
-    {"CronCreate", 1, 1, "write"},   {"CronList", 1, 1, "read"},
+    {"task_done", 0, 1, "read"},
+    {"code_comment", 0, 1, "read"},
+    {"file_read", 0, 1, "read"},
+    {"file_read_diff", 1, 1, "read"},
+    {"file_find", 1, 1, "read"},
+    {"code_search", 1, 1, "read"},
+    {"Read", 1, 1, "read"},
+    {"Write", 1, 1, "write"},
+    {"Edit", 1, 1, "write"},
+    {"MultiEdit", 1, 1, "write"},
+    {"NotebookEdit", 1, 1, "write"},
+    {"Grep", 1, 1, "read"},
+    {"Glob", 1, 1, "read"},
+    {"ReadMediaFile", 1, 1, "read"},
+    {"Bash", 1, 1, "execute"},
+    {"WebSearch", 1, 1, "network"},
+    {"FetchURL", 1, 1, "network"},
+    {"EnterPlanMode", 1, 1, "read"},
+    {"ExitPlanMode", 1, 1, "host"},
+    {"TodoList", 1, 1, "read"},
+    {"Agent", 1, 1, "host"},
+    {"AgentSwarm", 1, 1, "host"},
+    {"AskUserQuestion", 1, 1, "host"},
+    {"Skill", 1, 1, "host"},
+    {"TaskList", 1, 1, "read"},
+    {"TaskOutput", 1, 1, "read"},
+    {"TaskStop", 1, 1, "execute"},
+    {"CronCreate", 1, 1, "write"},
+    {"CronList", 1, 1, "read"},
     {"CronDelete", 1, 1, "write"},
 };
 
@@ -93,6 +108,11 @@ static const struct expect expects[] = {
     {"Write", "/properties/mode/default", "\"overwrite\""},
     {"Edit", "/required", "[\"path\",\"old_string\",\"new_string\"]"},
     {"Edit", "/properties/replace_all/default", "false"},
+    {"NotebookEdit", "/required", "[\"path\"]"},
+    {"NotebookEdit", "/properties/edit_mode/enum", "[\"replace\",\"insert\",\"delete\"]"},
+    {"NotebookEdit", "/properties/edit_mode/default", "\"replace\""},
+    {"NotebookEdit", "/properties/cell_type/enum", "[\"code\",\"markdown\"]"},
+    {"NotebookEdit", "/properties/cell_index/minimum", "0"},
     {"Grep", "/required", "[\"pattern\"]"},
     {"Grep", "/properties/output_mode/enum",
      "[\"files_with_matches\",\"content\",\"count_matches\"]"},
@@ -488,6 +508,15 @@ static const struct call calls[] = {
     {"Edit", "{\"path\":\"a.c\",\"old_string\":\"x\",\"new_string\":\"\"}", 1},
     {"Edit", "{\"path\":\"a.c\",\"old_string\":\"\",\"new_string\":\"y\"}", 0},
     {"Edit", "{\"path\":\"a.c\",\"old_string\":\"x\"}", 0},
+    {"NotebookEdit",
+     "{\"path\":\"n.ipynb\",\"cell_id\":\"c1\",\"new_source\":\"x\",\"cell_type\":\"code\","
+     "\"edit_mode\":\"insert\"}",
+     1},
+    {"NotebookEdit", "{\"path\":\"n.ipynb\",\"cell_index\":0,\"edit_mode\":\"delete\"}", 1},
+    {"NotebookEdit", "{\"path\":\"n.ipynb\",\"cell_index\":-1,\"new_source\":\"\"}", 0},
+    {"NotebookEdit", "{\"path\":\"n.ipynb\",\"cell_type\":\"raw\",\"new_source\":\"\"}", 0},
+    {"NotebookEdit", "{\"path\":\"n.ipynb\",\"edit_mode\":\"move\"}", 0},
+    {"NotebookEdit", "{\"cell_id\":\"c1\",\"new_source\":\"\"}", 0},
     {"Grep",
      "{\"pattern\":\"fn\\\\s+main\",\"-i\":true,\"-n\":false,\"-A\":2,\"-B\":1,\"-C\":3,"
      "\"output_mode\":\"content\",\"head_limit\":0,\"offset\":10,\"glob\":\"*.rs\","

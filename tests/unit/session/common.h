@@ -51,10 +51,11 @@ static int rec_provider(agt_call *call, void *payload)
     return agt_call_set_text(call, "ran");
 }
 
-static const char *host_tools[] = {"Read",     "Write",      "Edit",       "Bash",
-                                   "FetchURL", "WebSearch",  "Skill",      "AskUserQuestion",
-                                   "TaskStop", "CronCreate", "CronDelete", "Grep",
-                                   "Glob",     "Agent",      "AgentSwarm", "Notify"};
+static const char *host_tools[] = {
+    "Read",     "Write",      "Edit",       "MultiEdit",  "NotebookEdit",
+    "Bash",     "FetchURL",   "WebSearch",  "Skill",      "AskUserQuestion",
+    "TaskStop", "CronCreate", "CronDelete", "Grep",       "Glob",
+    "Agent",    "AgentSwarm", "Notify"};
 
 static char ws_root[PATH_MAX];
 

@@ -88,6 +88,24 @@ static void test_plan(agt_registry *reg)
     T_EQ_STR(outcome(s, "ExitPlanMode", "{}"), "error:-19", "blank plan is empty");
     write_call(s, "w3", plan_path, "1. do it", &r, &rc);
     agt_result_free(r);
+    /* every tool that changes one named file gets the plan file shortcut
+     * (MultiEdit asked for approval while Write and Edit did not) */
+    char margs[PATH_MAX + 200];
+    snprintf(margs, sizeof margs,
+             "{\"path\":\"%s\",\"edits\":[{\"old_string\":\"do\",\"new_string\":\"do\"}]}",
+             plan_path);
+    T_EQ_STR(outcome(s, "MultiEdit", margs), "ran",
+             "MultiEdit of the plan file runs without asking");
+    snprintf(margs, sizeof margs, "{\"path\":\"%s\",\"old_string\":\"do\",\"new_string\":\"d\"}",
+             plan_path);
+    T_EQ_STR(outcome(s, "Edit", margs), "ran", "Edit of the plan file runs without asking");
+    T_EQ_STR(
+        outcome(s, "MultiEdit",
+                "{\"path\":\"notes.md\",\"edits\":[{\"old_string\":\"a\",\"new_string\":\"b\"}]}"),
+        "error:-11", "MultiEdit of another file refused");
+    T_EQ_STR(
+        outcome(s, "NotebookEdit", "{\"path\":\"a.ipynb\",\"cell_index\":0,\"new_source\":\"x\"}"),
+        "error:-11", "NotebookEdit of another file refused");
 
     /* option label rules */
     T_EQ_STR(outcome(s, "ExitPlanMode", "{\"options\":[{\"label\":\"approve\"}]}"), "error:-4",
