@@ -375,15 +375,17 @@ extern _Thread_local bool agti_walk_force_unknown_dtype;
  * is written through (its target is replaced, the link stays). On any
  * failure the original is untouched and the temporary file removed.
  * An existing file with more than one name (st_nlink > 1, hard links) is
- * rewritten in place instead, so every name sees the new content: a backup
+ * rewritten in place instead, so every name sees the new content: an undo
  * copy of its content is written and flushed next to it first (so a
  * directory where no file can be created refuses the write, like the
  * rename path does), the new length is reserved with fallocate (a full disk
  * fails before the original is touched), then the file is rewritten from
  * offset 0, truncated and flushed; when that fails the original content is
- * written back, and the backup is removed in every case but one: when
- * putting the original back failed too, the backup stays and the message
- * names it.
+ * written back, and the undo copy is removed in every case but one: when
+ * putting the original back failed too, it stays and the message names it.
+ * An undo copy left by a killed rewrite is settled by the next write of
+ * the file (removed when the file is old or new, else that write refused);
+ * stale temporaries of ours in the folder are removed first (atomic.c).
  * AGT_EINVAL (NULL path, path is a directory or not a regular file),
  * AGT_ENOTFOUND (parent missing without AGTI_WRITE_MKDIRS), AGT_EDENIED
  * (the file's mode forbids this process to write it), AGT_EIO (with the
@@ -428,13 +430,18 @@ int agti_fs_write_at(int dirfd, const char *name, const char *display, const voi
 
 /* Test hook: when > 0, the n-th step of the next atomic writes on this
  * thread fails with EIO (1 create temp, 2 write, 3 chmod, 4 fsync, 5
- * rename; for a file with several names 1, 2 and 4 are the backup copy's,
+ * rename; for a file with several names 1, 2 and 4 are the undo copy's,
  * 6 stops the in-place rewrite after half of the bytes, 7 does that and
  * fails the restore too); reset to 0 after firing. */
 extern _Thread_local int agti_fs_atomic_fail_step;
 /* Test hook: when the n-th step above is reached (same numbers; 6 after
- * half of an in-place rewrite), the process kills itself with SIGKILL. */
+ * half of an in-place rewrite, 8 after the whole rewrite reached the disk
+ * and before its undo copy is removed), the process kills itself with
+ * SIGKILL. */
 extern _Thread_local int agti_fs_atomic_kill_step;
+/* Test hook: when true, this thread's writes use named temporaries as on a
+ * file system without O_TMPFILE. */
+extern _Thread_local bool agti_fs_no_tmpfile;
 
 enum agti_eol { AGTI_EOL_NONE = 0, AGTI_EOL_LF = 1, AGTI_EOL_CRLF = 2 };
 /* The line ending of text: the majority of its line endings; on a tie the
