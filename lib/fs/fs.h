@@ -72,10 +72,17 @@ typedef struct agti_ignore agti_ignore;
 #define AGTI_IGN_NO_EXCLUDE 2u   /* skip <root>/.git/info/exclude */
 #define AGTI_IGN_NO_DOTIGNORE 4u /* read .gitignore only (not .ignore/.rgignore) */
 
-/* An ignore context for the tree at root (an existing directory). Reads the
- * global excludes and .git/info/exclude now; per-directory files on demand.
+/* An ignore context for the tree at root (an existing directory, opened
+ * here once; a missing one reads no files). Reads the global excludes and
+ * .git/info/exclude now; per-directory files on demand. Files in the tree
+ * are opened below the root's descriptor without following any symbolic
+ * link (a symlinked .gitignore is not read, as in git; see ignore.c).
  * home: directory for "~" and ~/.gitconfig (NULL: $HOME). */
 int agti_ignore_new(agti_ignore **out, const char *root, const char *home, unsigned flags);
+/* agti_ignore_new for the folder open as rootfd (borrowed; duplicated), root
+ * its path (for absolute queries and messages): no name is looked up. */
+int agti_ignore_new_at(agti_ignore **out, int rootfd, const char *root, const char *home,
+                       unsigned flags);
 void agti_ignore_free(agti_ignore *ig);
 /* Adds the patterns of text (gitignore syntax) as if they were the last
  * ignore file of directory reldir ("" for the root). For tests and hosts. */
@@ -93,6 +100,10 @@ int agti_ignore_push(agti_ignore *ig, const char *reldir);
  * named in present (AGTI_IGN_HAS_*) are opened, which saves three failing
  * open() calls in every directory without ignore files. */
 int agti_ignore_push_listed(agti_ignore *ig, const char *reldir, unsigned present);
+/* agti_ignore_push_listed with the folder open as dirfd (borrowed; -1: look
+ * it up below the root): its ignore files are opened in it (O_NOFOLLOW), so
+ * the folder cannot be swapped under the read. */
+int agti_ignore_push_at(agti_ignore *ig, const char *reldir, int dirfd, unsigned present);
 void agti_ignore_pop(agti_ignore *ig);
 /* Decides relpath (an entry of the directory on top of the stack) against
  * the pushed files only: 1 excluded, 0 not (no rule, or a negated rule). */
