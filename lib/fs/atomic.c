@@ -386,11 +386,14 @@ static bool is_undo_of(const char *ent, const char *name, ino_t ino, uint64_t *h
 
 /* The undo copy of old in dirfd: a temporary filled and flushed, then
  * linked at its undo name (so that name only ever holds a complete copy)
- * and the folder flushed. undo gets the name. */
+ * and the folder flushed. undo gets the name, *ufd its descriptor, which
+ * holds its lock until the rewrite is over (another process's write of the
+ * same file then knows it is in progress). */
 static int make_undo(int dirfd, const char *name, const char *display, const char *dir,
                      const struct stat *st, const agti_buf *old, uint64_t hash, char *undo,
-                     size_t undosz)
+                     size_t undosz, int *ufd)
 {
+    *ufd = -1;
     char tmp[NAME_MAX + 1];
     int fd = -1;
     undo[0] = '\0';
@@ -420,19 +423,20 @@ static int make_undo(int dirfd, const char *name, const char *display, const cha
         goto out;
     }
     fsync_dirfd(dirfd);
+    *ufd = fd;
+    fd = -1;
 out:
-    close(fd);
+    if (fd >= 0)
+        close(fd);
     if (tmp[0])
         unlinkat(dirfd, tmp, 0);
     return rc;
 }
 
-/* Whether the open file fd holds exactly the content of undo in dirfd. */
-static bool same_as_undo(int fd, int dirfd, const char *undo)
+/* Whether the open file fd holds exactly the content of the undo copy open
+ * as ufd. */
+static bool same_as_undo(int fd, int ufd)
 {
-    int ufd = openat(dirfd, undo, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (ufd < 0)
-        return false;
     struct stat a, b;
     bool same =
         fstat(fd, &a) == 0 && fstat(ufd, &b) == 0 && S_ISREG(b.st_mode) && a.st_size == b.st_size;
@@ -446,7 +450,6 @@ static bool same_as_undo(int fd, int dirfd, const char *undo)
             break;
         off += n;
     }
-    close(ufd);
     return same;
 }
 
@@ -476,24 +479,43 @@ static bool hash_fd(int fd, uint64_t *out)
 static int settle_undo(int dirfd, const char *name, const char *display, const char *undo,
                        uint64_t hash)
 {
+    char *dir = NULL;
+    int rc;
+    int ufd = openat(dirfd, undo, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (ufd < 0)
+        return AGT_OK; /* gone meanwhile: settled by its own writer */
+    if (flock(ufd, LOCK_EX | LOCK_NB) != 0) {
+        /* Its writer is alive: a rewrite of this file is going on now. */
+        close(ufd);
+        dir = dir_display(display);
+        rc = agti_error(AGT_EIO,
+                        "write: %s is being rewritten in place by another process now (its "
+                        "undo copy %s/%s is in use); try again when it is done; nothing was "
+                        "written",
+                        display, dir ? dir : ".", undo);
+        free(dir);
+        return rc;
+    }
     int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     uint64_t now;
-    bool settled = fd >= 0 && ((hash_fd(fd, &now) && now == hash) || same_as_undo(fd, dirfd, undo));
+    bool settled = fd >= 0 && ((hash_fd(fd, &now) && now == hash) || same_as_undo(fd, ufd));
     if (fd >= 0)
         close(fd);
     if (settled) {
         unlinkat(dirfd, undo, 0);
+        close(ufd);
         fsync_dirfd(dirfd);
         return AGT_OK;
     }
-    char *dir = dir_display(display);
-    int rc = agti_error(AGT_EIO,
-                        "write: an earlier rewrite of %s in place was interrupted (the process "
-                        "was killed): the file may be damaged, and its content from before that "
-                        "rewrite is kept in %s/%s; compare the two, restore the file from that "
-                        "copy if needed, and delete the copy, then write again; nothing was "
-                        "written",
-                        display, dir ? dir : ".", undo);
+    close(ufd);
+    dir = dir_display(display);
+    rc = agti_error(AGT_EIO,
+                    "write: an earlier rewrite of %s in place was interrupted (the process "
+                    "was killed): the file may be damaged, and its content from before that "
+                    "rewrite is kept in %s/%s; compare the two, restore the file from that "
+                    "copy if needed, and delete the copy, then write again; nothing was "
+                    "written",
+                    display, dir ? dir : ".", undo);
     free(dir);
     return rc;
 }
@@ -578,7 +600,7 @@ static int write_in_place(int dirfd, const char *name, const char *display, cons
     agti_buf old = AGTI_BUF_INIT;
     char undo[NAME_MAX + 1] = "";
     char *dir = dir_display(display);
-    int fd = -1;
+    int fd = -1, ufd = -1;
     int rc = dir ? AGT_OK : agti_oom();
     if (rc != AGT_OK)
         goto out;
@@ -600,7 +622,8 @@ static int write_in_place(int dirfd, const char *name, const char *display, cons
     size_t lead_len = (flags & AGTI_WRITE_APPEND) ? old.len : 0;
     size_t new_len = lead_len + len;
     uint64_t hash = fnv1a(fnv1a(FNV_START, lead, lead_len), data ? data : "", len);
-    if ((rc = make_undo(dirfd, name, display, dir, &fst, &old, hash, undo, sizeof undo)) != AGT_OK)
+    if ((rc = make_undo(dirfd, name, display, dir, &fst, &old, hash, undo, sizeof undo, &ufd)) !=
+        AGT_OK)
         goto out;
     /* Reserve the blocks first, so a full disk fails before the original is
      * touched (KEEP_SIZE: the file's length and content do not change). File
@@ -643,6 +666,8 @@ out:
         unlinkat(dirfd, undo, 0);
         fsync_dirfd(dirfd);
     }
+    if (ufd >= 0)
+        close(ufd);
     free(dir);
     agti_buf_free(&old);
     return rc;

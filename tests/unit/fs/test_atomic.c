@@ -742,6 +742,18 @@ static void test_kill_in_place(void)
                      "%s: replacing the torn file is refused too", how);
             close(dfd);
             T_EQ_STR(agt_names(dir), undo, "%s: the undo copy kept", how);
+            /* While a live process holds the undo copy's lock (a rewrite
+             * going on now), the copy is not judged at all. */
+            int hold = open(up, O_RDONLY);
+            T_CHECK(hold >= 0 && flock(hold, LOCK_EX | LOCK_NB) == 0, "%s: undo copy locked", how);
+            T_EQ_INT(agti_fs_write_file(pa, "second\n", 7, 0, NULL), AGT_EIO,
+                     "%s: a write during another's rewrite is refused", how);
+            snprintf(want, sizeof want,
+                     "write: %s is being rewritten in place by another process now (its undo "
+                     "copy %s/%s is in use); try again when it is done; nothing was written",
+                     pa, dir, undo);
+            T_EQ_STR(agt_error_message(), want, "%s: the in-progress message", how);
+            close(hold);
             /* The user puts the old content back (in place): settled. */
             FILE *f = fopen(pa, "r+");
             fwrite(OLD, 1, 12, f);
