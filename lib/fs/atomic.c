@@ -13,7 +13,8 @@
  * rename, or anywhere on the named path). Each temporary is locked (flock)
  * by its writer from the moment it exists, and every later write into the
  * same folder removes the temporaries of ours that are stale: the exact
- * name pattern, a regular file with one name, owned by this user, unchanged
+ * name pattern (its last two characters check the rest), a regular file
+ * with one name, owned by this user, unchanged
  * for AGTI_FS_STALE_TEMP_S seconds, and not locked (its writer is gone).
  * Anything else is left alone.
  *
@@ -84,22 +85,42 @@ static mode_t current_umask(void)
     return m;
 }
 
-/* A random ".NAME.agt-XXXXXX" (long names cut to stay within NAME_MAX). */
+static const char temp_abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+#define TEMP_ABC_N (sizeof temp_abc - 1)
+
+/* The two check characters that end a temporary's name: FNV-1a 64 of the
+ * name before them, base 62, low digit first. */
+static void temp_check(const char *s, size_t n, char out[2])
+{
+    uint64_t h = 14695981039346656037u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    out[0] = temp_abc[h % TEMP_ABC_N];
+    out[1] = temp_abc[(h / TEMP_ABC_N) % TEMP_ABC_N];
+}
+
+/* A random ".NAME.agt-RRRRCC" (long names cut to stay within NAME_MAX):
+ * four random letters or digits and two check characters over all before
+ * them, so a user's file of that shape is not taken for one of ours (one
+ * in 3,844 by chance). */
 static void temp_name(char *out, size_t outsz, const char *name)
 {
-    static const char abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    unsigned char rnd[6];
+    unsigned char rnd[4];
     if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) {
         uint64_t v = (uint64_t)getpid() * 6364136223846793005u ^ (uint64_t)(uintptr_t)out ^
                      (uint64_t)time(NULL);
         for (size_t i = 0; i < sizeof rnd; i++, v >>= 8)
             rnd[i] = (unsigned char)v;
     }
-    char suf[7];
-    for (size_t i = 0; i < 6; i++)
-        suf[i] = abc[rnd[i] % (sizeof abc - 1)];
-    suf[6] = '\0';
-    snprintf(out, outsz, ".%.*s.agt-%s", 200, name, suf);
+    char suf[5];
+    for (size_t i = 0; i < 4; i++)
+        suf[i] = temp_abc[rnd[i] % TEMP_ABC_N];
+    suf[4] = '\0';
+    int n = snprintf(out, outsz, ".%.*s.agt-%s", 200, name, suf);
+    if (n > 0 && (size_t)n + 3 <= outsz) {
+        temp_check(out, (size_t)n, out + n);
+        out[n + 2] = '\0';
+    }
 }
 
 /* A named temporary in dirfd, created exclusively (mode 0600). */
@@ -524,7 +545,8 @@ static int settle_undo(int dirfd, const char *name, const char *display, const c
 #define AGTI_FS_STALE_TEMP_S 600
 
 /* Whether ent has the exact form of temp_name's names: ".", at least one
- * byte, ".agt-", six letters or digits. */
+ * byte, ".agt-", four letters or digits, and the right two check
+ * characters. */
 static bool is_temp_name(const char *ent)
 {
     size_t n = strlen(ent);
@@ -538,7 +560,9 @@ static bool is_temp_name(const char *ent)
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
             return false;
     }
-    return true;
+    char chk[2];
+    temp_check(ent, n - 2, chk);
+    return chk[0] == ent[n - 2] && chk[1] == ent[n - 1];
 }
 
 /* Removes the temporary ent of dirfd when it is stale (see the top). */

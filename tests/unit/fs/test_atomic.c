@@ -482,7 +482,8 @@ static const char *agt_names(const char *dir)
     return out;
 }
 
-/* Whether s is ".NAME.agt-" and six letters or digits. */
+/* Whether s is ".NAME.agt-" and six letters or digits (the form; the
+ * check characters are tested in test_sweep_conservative). */
 static bool temp_of(const char *s, const char *name)
 {
     size_t nl = strlen(name);
@@ -601,6 +602,7 @@ static void test_sweep_conservative(void)
         ".f.agt-abc12_",   /* not a letter or digit */
         ".agt-abc123",     /* no name */
         ".f.agt-undo-1-2", /* an undo copy's form, not a temporary's */
+        ".f.agt-abc123",   /* the form, but the check characters of ".f.agt-abc1" are Fn */
     };
     for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
         char rel[300];
@@ -608,38 +610,40 @@ static void test_sweep_conservative(void)
         tu_write(root, rel, "user data\n");
         age(dir, kept[i]);
     }
-    /* Our exact form, but: locked by a live holder, two names, a symlink,
-     * a folder. */
-    tu_write(root, "sw/.locked.agt-Lk0001", "held\n");
-    age(dir, ".locked.agt-Lk0001");
-    int hold = open(path_of("sw/.locked.agt-Lk0001"), O_RDONLY);
+    /* Our exact form (the last two characters: FNV-1a 64 of the name
+     * before them, base 62 over a-z A-Z 0-9, low digit first; worked out
+     * with a Python one-liner), but: locked by a live holder, two names, a
+     * symlink, a folder. */
+    tu_write(root, "sw/.locked.agt-Lk00vg", "held\n");
+    age(dir, ".locked.agt-Lk00vg");
+    int hold = open(path_of("sw/.locked.agt-Lk00vg"), O_RDONLY);
     T_CHECK(hold >= 0 && flock(hold, LOCK_EX | LOCK_NB) == 0, "the test holds a lock");
-    tu_write(root, "sw/.two.agt-Tw0001", "two names\n");
+    tu_write(root, "sw/.two.agt-Tw00j5", "two names\n");
     char tw[4096];
-    snprintf(tw, sizeof tw, "%s", path_of("sw/.two.agt-Tw0001"));
+    snprintf(tw, sizeof tw, "%s", path_of("sw/.two.agt-Tw00j5"));
     link(tw, path_of("sw/two-other"));
-    age(dir, ".two.agt-Tw0001");
-    symlink("target", path_of("sw/.link.agt-Ln0001"));
-    age(dir, ".link.agt-Ln0001");
-    tu_mkdir(root, "sw/.dir.agt-Dr0001");
-    age(dir, ".dir.agt-Dr0001");
+    age(dir, ".two.agt-Tw00j5");
+    symlink("target", path_of("sw/.link.agt-Ln00yA"));
+    age(dir, ".link.agt-Ln00yA");
+    tu_mkdir(root, "sw/.dir.agt-Dr00P5");
+    age(dir, ".dir.agt-Dr00P5");
     bool other_owner = false;
     if (geteuid() == 0) {
-        tu_write(root, "sw/.nobody.agt-Nb0001", "not ours\n");
-        other_owner = chown(path_of("sw/.nobody.agt-Nb0001"), 65534, 65534) == 0;
-        age(dir, ".nobody.agt-Nb0001");
+        tu_write(root, "sw/.nobody.agt-Nb00JM", "not ours\n");
+        other_owner = chown(path_of("sw/.nobody.agt-Nb00JM"), 65534, 65534) == 0;
+        age(dir, ".nobody.agt-Nb00JM");
     }
     /* and one that is ours and stale: the only one removed */
-    tu_write(root, "sw/.f.agt-Stale1", "garbage\n");
-    age(dir, ".f.agt-Stale1");
+    tu_write(root, "sw/.f.agt-StalYr", "garbage\n");
+    age(dir, ".f.agt-StalYr");
     T_EQ_INT(agti_fs_write_atomic(path_of("sw/f"), "f", 1, 0), AGT_OK, "a write into the folder");
-    const char *want = other_owner
-                           ? ".agt-abc123 .dir.agt-Dr0001 .f.agt-abc12 .f.agt-abc1234 "
-                             ".f.agt-abc12_ .f.agt-undo-1-2 .link.agt-Ln0001 .locked.agt-Lk0001 "
-                             ".nobody.agt-Nb0001 .two.agt-Tw0001 f.agt-abc123"
-                           : ".agt-abc123 .dir.agt-Dr0001 .f.agt-abc12 .f.agt-abc1234 "
-                             ".f.agt-abc12_ .f.agt-undo-1-2 .link.agt-Ln0001 .locked.agt-Lk0001 "
-                             ".two.agt-Tw0001 f.agt-abc123";
+    const char *want =
+        other_owner ? ".agt-abc123 .dir.agt-Dr00P5 .f.agt-abc12 .f.agt-abc123 .f.agt-abc1234 "
+                      ".f.agt-abc12_ .f.agt-undo-1-2 .link.agt-Ln00yA .locked.agt-Lk00vg "
+                      ".nobody.agt-Nb00JM .two.agt-Tw00j5 f.agt-abc123"
+                    : ".agt-abc123 .dir.agt-Dr00P5 .f.agt-abc12 .f.agt-abc123 .f.agt-abc1234 "
+                      ".f.agt-abc12_ .f.agt-undo-1-2 .link.agt-Ln00yA .locked.agt-Lk00vg "
+                      ".two.agt-Tw00j5 f.agt-abc123";
     T_EQ_STR(agt_names(dir), want, "only the stale unlocked temporary of ours is removed");
     if (geteuid() == 0 && !other_owner)
         t_skip("cannot chown a file to 65534: the other-owner case is not tested");
@@ -647,7 +651,7 @@ static void test_sweep_conservative(void)
         t_skip("not root: a file of another owner cannot be made here");
     close(hold);
     T_EQ_INT(agti_fs_write_atomic(path_of("sw/f"), "g", 1, 0), AGT_OK, "again, lock released");
-    T_CHECK(strstr(agt_names(dir), ".locked.agt-Lk0001") == NULL,
+    T_CHECK(strstr(agt_names(dir), ".locked.agt-Lk00vg") == NULL,
             "the temporary is removed once its lock is gone: %s", agt_names(dir));
 }
 
