@@ -235,10 +235,30 @@ static int url_parts(const char *url, char **scheme, char **host)
     return rc;
 }
 
+/* proxy as shown in messages (they reach the model): without the user
+ * name and password of "scheme://user:pass@host:port". */
+static void proxy_display(const char *proxy, char *out, size_t cap)
+{
+    const char *sep = strstr(proxy, "://");
+    const char *hostpart = sep ? sep + 3 : proxy;
+    size_t hl = strcspn(hostpart, "/?#");
+    const char *at = NULL;
+    for (size_t i = 0; i < hl; i++)
+        if (hostpart[i] == '@')
+            at = hostpart + i;
+    if (at == NULL) {
+        snprintf(out, cap, "%s", proxy);
+        return;
+    }
+    snprintf(out, cap, "%.*s%s", (int)(hostpart - proxy), proxy, at + 1);
+}
+
 /* Before a request goes to proxy: every address host resolves to here must
  * be public. AGT_EDENIED with the message otherwise. */
-static int check_proxied_target(const char *url, const char *host, const char *proxy)
+static int check_proxied_target(const char *url, const char *host, const char *proxy_raw)
 {
+    char proxy[512];
+    proxy_display(proxy_raw, proxy, sizeof proxy);
     struct addrinfo hints, *res = NULL;
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
@@ -383,7 +403,7 @@ int agti_fetch(const char *url, const agti_fetch_opts *o, agti_fetch_result *r)
         connect_code = 0;
         if (cc != CURLE_OK && proxy != NULL) {
             curl_easy_getinfo(h, CURLINFO_HTTP_CONNECTCODE, &connect_code);
-            snprintf(used_proxy, sizeof used_proxy, "%s", proxy);
+            proxy_display(proxy, used_proxy, sizeof used_proxy);
         }
         char *next = NULL;
         if (cc != CURLE_OK || r->status < 300 || r->status > 399 ||

@@ -583,6 +583,21 @@ static void test_proxy_targets(agt_registry *reg, const char *root)
     T_EQ_INT(proxy_conns(&px, NULL, 0), 3, "the proxy received nothing for it");
     setenv("no_proxy", "127.0.0.1", 1);
 
+    /* a proxy URL with credentials: the message shows it without them */
+    char cred[96];
+    snprintf(cred, sizeof cred, "http://alice:s3cret@127.0.0.1:%d", px.port);
+    setenv("http_proxy", cred, 1);
+    r = fetch_url_in(def, "http://10.1.2.3/admin");
+    snprintf(want, sizeof want,
+             "Could not fetch the URL: fetching http://10.1.2.3/admin was refused: it would go "
+             "through the proxy %s to 10.1.2.3, which is not a public address (private "
+             "(10.0.0.0/8)); nothing was sent to the proxy; FetchURL only reaches public internet "
+             "addresses unless the host allows private ones",
+             purl);
+    T_EQ_STR(text_of(r), want, "the proxy's user name and password are not shown");
+    agt_result_free(r);
+    setenv("http_proxy", purl, 1);
+
     /* the host allows private addresses: the proxy gets the private target */
     T_EQ_INT(agt_session_set_fetch_private(def, 1), AGT_OK, "allow private addresses");
     r = fetch_url_in(def, "http://10.1.2.3/x");
