@@ -720,8 +720,10 @@ enum agt_hardlink_writes {
      * result says the link was broken. */
     AGT_HARDLINKS_BREAK = 0,
     /** Rewrite it in place, so every name shows the new content: a flushed
-     * backup copy first, the old content put back when the rewrite fails;
-     * a process killed midway leaves that backup copy next to the file. */
+     * undo copy first, the old content put back when the rewrite fails;
+     * a process killed midway leaves that undo copy next to the file, and
+     * the next write of the file refuses to write it while it may be torn
+     * (the message names the copy; see docs/internals/fs.md). */
     AGT_HARDLINKS_IN_PLACE = 1
 };
 

@@ -2,25 +2,41 @@
  * Atomic file replacement and line-ending helpers. Everything happens in
  * one folder opened before (a descriptor, never a path looked up again):
  * the new content goes to an unnamed O_TMPFILE file in that folder (a named
- * temporary there when the file system has none), is flushed to disk, gets
- * the original's mode bits (and owner when running as root), and is linked
- * into the folder: straight at its name for a new file, else at a temporary
- * name renamed over the old file at once; the folder is then flushed so the
- * rename itself survives a crash. Until the rename, the original is
- * untouched; a kill before it leaves nothing behind (the unnamed file goes
- * with the last descriptor), every failure removes what was made.
+ * temporary ".NAME.agt-XXXXXX" there when the file system has none), is
+ * flushed to disk, gets the original's mode bits (and owner when running as
+ * root), and is linked into the folder: straight at its name for a new
+ * file, else at a temporary name renamed over the old file at once; the
+ * folder is then flushed so the rename itself survives a crash. Until the
+ * rename, the original is untouched; every failure removes what was made.
+ *
+ * A kill can still leave a named temporary behind (between its link and the
+ * rename, or anywhere on the named path). Each temporary is locked (flock)
+ * by its writer from the moment it exists, and every later write into the
+ * same folder removes the temporaries of ours that are stale: the exact
+ * name pattern (its last two characters check the rest), a regular file
+ * with one name, owned by this user, unchanged
+ * for AGTI_FS_STALE_TEMP_S seconds, and not locked (its writer is gone).
+ * Anything else is left alone.
  *
  * A file with more than one name (hard links) is replaced the same way by
  * default: its other names, which may lie outside the workspace, keep the
  * old content and the caller says the link was broken. With
- * AGTI_WRITE_LINKS_IN_PLACE it is rewritten in place instead, after a backup
- * copy of its content was written and flushed next to it under a name; a
- * failure during the rewrite puts the original content back (from memory),
- * and only when that fails too, or when the process is killed midway, is the
- * backup left for the user (named in the error).
+ * AGTI_WRITE_LINKS_IN_PLACE it is rewritten in place instead, under an undo
+ * copy: the old content is written to a temporary, flushed, and linked as
+ * ".NAME.agt-undo-INODE-HASH" (INODE the file's inode, HASH the FNV-1a
+ * hash of the new content, both in hex), so that name only ever holds a
+ * complete copy; then the file is rewritten, truncated and flushed, and the
+ * undo copy removed. A failure puts the old content back from memory; a
+ * kill leaves the file old, new, or torn with the complete undo copy next
+ * to it. The next write of that file finds the undo copy: when the file
+ * holds the old content (the rewrite never began) or the new one (it
+ * ended), the copy is removed; else the file may be torn and the write is
+ * refused, naming the copy, which is never removed behind the user's back.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <libgen.h>
 #include <signal.h>
 #include <sys/random.h>
@@ -36,6 +52,7 @@
 
 _Thread_local int agti_fs_atomic_fail_step;
 _Thread_local int agti_fs_atomic_kill_step;
+_Thread_local bool agti_fs_no_tmpfile;
 
 /* Test hook: pretend that step fails (with EIO), or die there. */
 static bool injected(int step)
@@ -68,22 +85,42 @@ static mode_t current_umask(void)
     return m;
 }
 
-/* A random ".NAME.agt-XXXXXX" (long names cut to stay within NAME_MAX). */
+static const char temp_abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+#define TEMP_ABC_N (sizeof temp_abc - 1)
+
+/* The two check characters that end a temporary's name: FNV-1a 64 of the
+ * name before them, base 62, low digit first. */
+static void temp_check(const char *s, size_t n, char out[2])
+{
+    uint64_t h = 14695981039346656037u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    out[0] = temp_abc[h % TEMP_ABC_N];
+    out[1] = temp_abc[(h / TEMP_ABC_N) % TEMP_ABC_N];
+}
+
+/* A random ".NAME.agt-RRRRCC" (long names cut to stay within NAME_MAX):
+ * four random letters or digits and two check characters over all before
+ * them, so a user's file of that shape is not taken for one of ours (one
+ * in 3,844 by chance). */
 static void temp_name(char *out, size_t outsz, const char *name)
 {
-    static const char abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    unsigned char rnd[6];
+    unsigned char rnd[4];
     if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) {
         uint64_t v = (uint64_t)getpid() * 6364136223846793005u ^ (uint64_t)(uintptr_t)out ^
                      (uint64_t)time(NULL);
         for (size_t i = 0; i < sizeof rnd; i++, v >>= 8)
             rnd[i] = (unsigned char)v;
     }
-    char suf[7];
-    for (size_t i = 0; i < 6; i++)
-        suf[i] = abc[rnd[i] % (sizeof abc - 1)];
-    suf[6] = '\0';
-    snprintf(out, outsz, ".%.*s.agt-%s", 200, name, suf);
+    char suf[5];
+    for (size_t i = 0; i < 4; i++)
+        suf[i] = temp_abc[rnd[i] % TEMP_ABC_N];
+    suf[4] = '\0';
+    int n = snprintf(out, outsz, ".%.*s.agt-%s", 200, name, suf);
+    if (n > 0 && (size_t)n + 3 <= outsz) {
+        temp_check(out, (size_t)n, out + n);
+        out[n + 2] = '\0';
+    }
 }
 
 /* A named temporary in dirfd, created exclusively (mode 0600). */
@@ -92,7 +129,13 @@ static int make_named_temp(int dirfd, const char *name, char *tmp, size_t tmpsz)
     for (int i = 0; i < 100; i++) {
         temp_name(tmp, tmpsz, name);
         int fd = openat(dirfd, tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd >= 0 || errno != EEXIST)
+        if (fd >= 0) {
+            /* Locked while its writer lives: the stale-temporary sweep of
+             * another write leaves a locked one alone. */
+            (void)flock(fd, LOCK_EX | LOCK_NB);
+            return fd;
+        }
+        if (errno != EEXIST)
             return fd;
     }
     errno = EEXIST;
@@ -218,107 +261,6 @@ static int restore(int fd, const agti_buf *old, bool fail)
     return 0;
 }
 
-/* The backup copy of old in dirfd (named: it must outlive a kill), flushed
- * to disk, and the folder flushed so its name is there too. */
-static int make_backup(int dirfd, const char *name, const char *display, const char *dir,
-                       nlink_t nlink, const agti_buf *old, char *bak, size_t baksz)
-{
-    int fd;
-    if (injected(1) || (fd = make_named_temp(dirfd, name, bak, baksz)) < 0)
-        return agti_error(AGT_EIO,
-                          "write: %s has %ju names (hard links), so it is rewritten in place "
-                          "to keep them, and the backup copy of its content cannot be created "
-                          "in %s first: %s",
-                          display, (uintmax_t)nlink, dir, strerror(errno));
-    if (write_all(fd, old->ptr ? old->ptr : "", old->len) != 0 || injected(4) || fsync(fd) != 0) {
-        int rc = agti_error(AGT_EIO, "write: writing the backup copy %s/%s of %s failed: %s", dir,
-                            bak, display, strerror(errno));
-        close(fd);
-        unlinkat(dirfd, bak, 0);
-        bak[0] = '\0';
-        return rc;
-    }
-    close(fd);
-    fsync_dirfd(dirfd);
-    return AGT_OK;
-}
-
-/* The path for a file with several names written in place: backup copy,
- * space reserved, rewrite in place (same inode: every name sees the new
- * content, mode and owner stay), original put back on failure. */
-static int write_in_place(int dirfd, const char *name, const char *display, const struct stat *st,
-                          const void *data, size_t len, unsigned flags, bool *kept)
-{
-    agti_buf old = AGTI_BUF_INIT;
-    char bak[NAME_MAX + 1] = "";
-    char *dir = dir_display(display);
-    int fd = -1;
-    int rc = dir ? AGT_OK : agti_oom();
-    if (rc != AGT_OK)
-        goto out;
-    fd = openat(dirfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0) {
-        rc = agti_error(errno == EACCES || errno == EPERM ? AGT_EDENIED : AGT_EIO,
-                        "write: cannot open %s for writing: %s", display, strerror(errno));
-        goto out;
-    }
-    struct stat fst;
-    if (fstat(fd, &fst) != 0 || fst.st_ino != st->st_ino || fst.st_dev != st->st_dev) {
-        rc = agti_error(AGT_EIO, "write: %s was replaced while it was written; nothing was written",
-                        display);
-        goto out;
-    }
-    if ((rc = read_fd(fd, display, &old)) != AGT_OK)
-        goto out;
-    if ((rc = make_backup(dirfd, name, display, dir, st->st_nlink, &old, bak, sizeof bak)) !=
-        AGT_OK)
-        goto out;
-    const char *lead = (flags & AGTI_WRITE_APPEND) && old.ptr ? old.ptr : "";
-    size_t lead_len = (flags & AGTI_WRITE_APPEND) ? old.len : 0;
-    size_t new_len = lead_len + len;
-    /* Reserve the blocks first, so a full disk fails before the original is
-     * touched (KEEP_SIZE: the file's length and content do not change). File
-     * systems without fallocate go on: a failed rewrite is undone below. */
-    if (new_len > old.len && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)new_len) != 0 &&
-        (errno == ENOSPC || errno == EDQUOT)) {
-        rc = agti_error(AGT_EIO, "write: no room to rewrite %s in place (%zu bytes): %s", display,
-                        new_len, strerror(errno));
-        goto out;
-    }
-    bool fail_restore = agti_fs_atomic_fail_step == 7;
-    size_t done = 0;
-    if (rewrite(fd, lead, lead_len, data ? data : "", len, &done) != 0 ||
-        ftruncate(fd, (off_t)new_len) != 0 || fsync(fd) != 0) {
-        int e = errno;
-        agti_fs_atomic_fail_step = 0;
-        if (restore(fd, &old, fail_restore) == 0) {
-            rc = agti_error(AGT_EIO,
-                            "write: rewriting %s in place failed after %zu of %zu bytes (%s); "
-                            "its original content was put back",
-                            display, done, new_len, strerror(e));
-        } else {
-            *kept = false;
-            rc = agti_error(AGT_EIO,
-                            "write: rewriting %s in place failed after %zu of %zu bytes (%s) "
-                            "and putting its original content back failed too (%s): the file "
-                            "is damaged; its original content is kept in %s/%s",
-                            display, done, new_len, strerror(e), strerror(errno), dir, bak);
-            bak[0] = '\0';
-        }
-        goto out;
-    }
-out:
-    if (fd >= 0)
-        close(fd);
-    if (bak[0] != '\0') {
-        unlinkat(dirfd, bak, 0);
-        fsync_dirfd(dirfd);
-    }
-    free(dir);
-    agti_buf_free(&old);
-    return rc;
-}
-
 /* Refuses a file this process may not write (its mode, a read-only mount):
  * the rename below would replace it anyway, since only the directory's
  * permissions matter to rename(). The kernel decides (ACLs, capabilities,
@@ -354,6 +296,24 @@ static int link_tmpfile(int fd, int dirfd, const char *newname)
     return linkat(AT_FDCWD, p, dirfd, newname, AT_SYMLINK_FOLLOW);
 }
 
+/* A new empty file for content in dirfd, locked: unnamed (O_TMPFILE, *tmp
+ * left empty) unless named is set or the file system has no O_TMPFILE (or
+ * the test hook agti_fs_no_tmpfile says so), else the named temporary *tmp. */
+static int open_temp(int dirfd, const char *name, bool named, char *tmp, size_t tmpsz)
+{
+    tmp[0] = '\0';
+    if (!named && !agti_fs_no_tmpfile) {
+        int fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            (void)flock(fd, LOCK_EX | LOCK_NB);
+            return fd;
+        }
+        if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL && errno != ENOENT)
+            return -1;
+    }
+    return make_named_temp(dirfd, name, tmp, tmpsz);
+}
+
 /* Creates, fills and flushes the new content's file in dirfd: unnamed
  * (*tmp left empty) or named *tmp. -1 with the message set on failure. */
 static int new_content(int dirfd, const char *name, const char *display, const agti_buf *old,
@@ -370,11 +330,7 @@ static int new_content(int dirfd, const char *name, const char *display, const a
     if (injected(1)) {
         fd = -1;
     } else {
-        if (!named)
-            fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
-        if (fd < 0 &&
-            (named || errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL || errno == ENOENT))
-            fd = make_named_temp(dirfd, name, tmp, tmpsz);
+        fd = open_temp(dirfd, name, named, tmp, tmpsz);
     }
     if (fd < 0) {
         *rc = agti_error(AGT_EIO, "write: cannot create a temporary file in %s: %s", dir,
@@ -413,6 +369,334 @@ fail:
     return -1;
 }
 
+/* ---- in-place rewrites under an undo copy ---------------------------- */
+
+#define UNDO_INFIX ".agt-undo-"
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 1099511628211u;
+    return h;
+}
+
+#define FNV_START 14695981039346656037u
+
+/* ".NAME.agt-undo-INODE-HASH" (NAME cut like temp_name's). */
+static void undo_name(char *out, size_t outsz, const char *name, ino_t ino, uint64_t hash)
+{
+    snprintf(out, outsz, ".%.*s" UNDO_INFIX "%jx-%016jx", 200, name, (uintmax_t)ino,
+             (uintmax_t)hash);
+}
+
+/* Whether ent is an undo copy of the file name with inode ino; *hash gets
+ * the hash of the new content it was made for. */
+static bool is_undo_of(const char *ent, const char *name, ino_t ino, uint64_t *hash)
+{
+    char want[NAME_MAX + 1];
+    int n = snprintf(want, sizeof want, ".%.*s" UNDO_INFIX "%jx-", 200, name, (uintmax_t)ino);
+    if (n < 0 || (size_t)n >= sizeof want || strncmp(ent, want, (size_t)n) != 0)
+        return false;
+    const char *h = ent + n;
+    if (strlen(h) != 16 || strspn(h, "0123456789abcdef") != 16)
+        return false;
+    *hash = (uint64_t)strtoull(h, NULL, 16);
+    return true;
+}
+
+/* The undo copy of old in dirfd: a temporary filled and flushed, then
+ * linked at its undo name (so that name only ever holds a complete copy)
+ * and the folder flushed. undo gets the name, *ufd its descriptor, which
+ * holds its lock until the rewrite is over (another process's write of the
+ * same file then knows it is in progress). */
+static int make_undo(int dirfd, const char *name, const char *display, const char *dir,
+                     const struct stat *st, const agti_buf *old, uint64_t hash, char *undo,
+                     size_t undosz, int *ufd)
+{
+    *ufd = -1;
+    char tmp[NAME_MAX + 1];
+    int fd = -1;
+    undo[0] = '\0';
+    if (injected(1) || (fd = open_temp(dirfd, name, false, tmp, sizeof tmp)) < 0)
+        return agti_error(AGT_EIO,
+                          "write: %s has %ju names (hard links), so it is rewritten in place "
+                          "to keep them, and the backup copy of its content cannot be created "
+                          "in %s first: %s",
+                          display, (uintmax_t)st->st_nlink, dir, strerror(errno));
+    int rc = AGT_OK;
+    if (write_all(fd, old->ptr ? old->ptr : "", old->len) != 0 || injected(4) || fsync(fd) != 0) {
+        rc = agti_error(AGT_EIO, "write: writing the backup copy of %s into %s failed: %s", display,
+                        dir, strerror(errno));
+        goto out;
+    }
+    undo_name(undo, undosz, name, st->st_ino, hash);
+    int lr = tmp[0] ? linkat(dirfd, tmp, dirfd, undo, 0) : link_tmpfile(fd, dirfd, undo);
+    if (lr != 0) {
+        rc = agti_error(AGT_EIO,
+                        errno == EEXIST
+                            ? "write: %s is being rewritten in place by another write (its "
+                              "backup copy %s/%s exists); try again"
+                            : "write: cannot name the backup copy %s/%s of %s: %s",
+                        errno == EEXIST ? display : dir, errno == EEXIST ? dir : undo,
+                        errno == EEXIST ? undo : display, strerror(errno));
+        undo[0] = '\0';
+        goto out;
+    }
+    fsync_dirfd(dirfd);
+    *ufd = fd;
+    fd = -1;
+out:
+    if (fd >= 0)
+        close(fd);
+    if (tmp[0])
+        unlinkat(dirfd, tmp, 0);
+    return rc;
+}
+
+/* Whether the open file fd holds exactly the content of the undo copy open
+ * as ufd. */
+static bool same_as_undo(int fd, int ufd)
+{
+    struct stat a, b;
+    bool same =
+        fstat(fd, &a) == 0 && fstat(ufd, &b) == 0 && S_ISREG(b.st_mode) && a.st_size == b.st_size;
+    char x[65536], y[65536];
+    for (off_t off = 0; same;) {
+        ssize_t n = pread(fd, x, sizeof x, off);
+        ssize_t m = n > 0 ? pread(ufd, y, (size_t)n, off) : 0;
+        if (n < 0 || m != n || (n > 0 && memcmp(x, y, (size_t)n) != 0))
+            same = false;
+        if (n <= 0)
+            break;
+        off += n;
+    }
+    return same;
+}
+
+/* FNV-1a of the whole content of fd; false when it cannot be read. */
+static bool hash_fd(int fd, uint64_t *out)
+{
+    char buf[65536];
+    uint64_t h = FNV_START;
+    for (off_t off = 0;;) {
+        ssize_t n = pread(fd, buf, sizeof buf, off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return false;
+        if (n == 0)
+            break;
+        h = fnv1a(h, buf, (size_t)n);
+        off += n;
+    }
+    *out = h;
+    return true;
+}
+
+/* An undo copy undo (made for new content with hash) of the file name
+ * found before a write: removed when the file holds either side of that
+ * rewrite, else the write is refused and the copy kept. */
+static int settle_undo(int dirfd, const char *name, const char *display, const char *undo,
+                       uint64_t hash)
+{
+    char *dir = NULL;
+    int rc;
+    int ufd = openat(dirfd, undo, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (ufd < 0)
+        return AGT_OK; /* gone meanwhile: settled by its own writer */
+    if (flock(ufd, LOCK_EX | LOCK_NB) != 0) {
+        /* Its writer is alive: a rewrite of this file is going on now. */
+        close(ufd);
+        dir = dir_display(display);
+        rc = agti_error(AGT_EIO,
+                        "write: %s is being rewritten in place by another process now (its "
+                        "undo copy %s/%s is in use); try again when it is done; nothing was "
+                        "written",
+                        display, dir ? dir : ".", undo);
+        free(dir);
+        return rc;
+    }
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    uint64_t now;
+    bool settled = fd >= 0 && ((hash_fd(fd, &now) && now == hash) || same_as_undo(fd, ufd));
+    if (fd >= 0)
+        close(fd);
+    if (settled) {
+        unlinkat(dirfd, undo, 0);
+        close(ufd);
+        fsync_dirfd(dirfd);
+        return AGT_OK;
+    }
+    close(ufd);
+    dir = dir_display(display);
+    rc = agti_error(AGT_EIO,
+                    "write: an earlier rewrite of %s in place was interrupted (the process "
+                    "was killed): the file may be damaged, and its content from before that "
+                    "rewrite is kept in %s/%s; compare the two, restore the file from that "
+                    "copy if needed, and delete the copy, then write again; nothing was "
+                    "written",
+                    display, dir ? dir : ".", undo);
+    free(dir);
+    return rc;
+}
+
+/* Age after which an unlocked temporary of ours is stale, seconds. */
+#define AGTI_FS_STALE_TEMP_S 600
+
+/* Whether ent has the exact form of temp_name's names: ".", at least one
+ * byte, ".agt-", four letters or digits, and the right two check
+ * characters. */
+static bool is_temp_name(const char *ent)
+{
+    size_t n = strlen(ent);
+    if (ent[0] != '.' || n < 1 + 1 + 5 + 6)
+        return false;
+    const char *t = ent + n - 11;
+    if (memcmp(t, ".agt-", 5) != 0)
+        return false;
+    for (size_t i = 5; i < 11; i++) {
+        char c = t[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+            return false;
+    }
+    char chk[2];
+    temp_check(ent, n - 2, chk);
+    return chk[0] == ent[n - 2] && chk[1] == ent[n - 1];
+}
+
+/* Removes the temporary ent of dirfd when it is stale (see the top). */
+static void sweep_temp(int dirfd, const char *ent, time_t now)
+{
+    struct stat st;
+    if (fstatat(dirfd, ent, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_nlink != 1 || st.st_uid != geteuid() || st.st_mtime > now - AGTI_FS_STALE_TEMP_S)
+        return;
+    int fd = openat(dirfd, ent, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return;
+    struct stat fst;
+    if (fstat(fd, &fst) == 0 && fst.st_ino == st.st_ino && fst.st_dev == st.st_dev &&
+        fst.st_nlink == 1 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        unlinkat(dirfd, ent, 0);
+    close(fd);
+}
+
+/* One look at the folder before a write of name (st: the file, when it
+ * exists): stale temporaries of ours are removed, and an undo copy of name
+ * left by an interrupted in-place rewrite is settled (settle_undo). */
+static int tidy_folder(int dirfd, const char *name, const char *display, const struct stat *st)
+{
+    int dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return AGT_OK;
+    DIR *d = fdopendir(dfd);
+    if (d == NULL) {
+        close(dfd);
+        return AGT_OK;
+    }
+    time_t now = time(NULL);
+    char undo[NAME_MAX + 1] = "";
+    uint64_t hash = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] != '.' || strstr(de->d_name, ".agt-") == NULL)
+            continue;
+        uint64_t h;
+        if (is_temp_name(de->d_name))
+            sweep_temp(dirfd, de->d_name, now);
+        else if (st != NULL && undo[0] == '\0' && is_undo_of(de->d_name, name, st->st_ino, &h)) {
+            snprintf(undo, sizeof undo, "%s", de->d_name);
+            hash = h;
+        }
+    }
+    closedir(d);
+    return undo[0] ? settle_undo(dirfd, name, display, undo, hash) : AGT_OK;
+}
+
+/* The path for a file with several names written in place: undo copy,
+ * space reserved, rewrite in place (same inode: every name sees the new
+ * content, mode and owner stay), original put back on failure, undo copy
+ * removed. */
+static int write_in_place(int dirfd, const char *name, const char *display, const struct stat *st,
+                          const void *data, size_t len, unsigned flags, bool *kept)
+{
+    agti_buf old = AGTI_BUF_INIT;
+    char undo[NAME_MAX + 1] = "";
+    char *dir = dir_display(display);
+    int fd = -1, ufd = -1;
+    int rc = dir ? AGT_OK : agti_oom();
+    if (rc != AGT_OK)
+        goto out;
+    fd = openat(dirfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+        rc = agti_error(errno == EACCES || errno == EPERM ? AGT_EDENIED : AGT_EIO,
+                        "write: cannot open %s for writing: %s", display, strerror(errno));
+        goto out;
+    }
+    struct stat fst;
+    if (fstat(fd, &fst) != 0 || fst.st_ino != st->st_ino || fst.st_dev != st->st_dev) {
+        rc = agti_error(AGT_EIO, "write: %s was replaced while it was written; nothing was written",
+                        display);
+        goto out;
+    }
+    if ((rc = read_fd(fd, display, &old)) != AGT_OK)
+        goto out;
+    const char *lead = (flags & AGTI_WRITE_APPEND) && old.ptr ? old.ptr : "";
+    size_t lead_len = (flags & AGTI_WRITE_APPEND) ? old.len : 0;
+    size_t new_len = lead_len + len;
+    uint64_t hash = fnv1a(fnv1a(FNV_START, lead, lead_len), data ? data : "", len);
+    if ((rc = make_undo(dirfd, name, display, dir, &fst, &old, hash, undo, sizeof undo, &ufd)) !=
+        AGT_OK)
+        goto out;
+    /* Reserve the blocks first, so a full disk fails before the original is
+     * touched (KEEP_SIZE: the file's length and content do not change). File
+     * systems without fallocate go on: a failed rewrite is undone below. */
+    if (new_len > old.len && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)new_len) != 0 &&
+        (errno == ENOSPC || errno == EDQUOT)) {
+        rc = agti_error(AGT_EIO, "write: no room to rewrite %s in place (%zu bytes): %s", display,
+                        new_len, strerror(errno));
+        goto out;
+    }
+    bool fail_restore = agti_fs_atomic_fail_step == 7;
+    size_t done = 0;
+    if (rewrite(fd, lead, lead_len, data ? data : "", len, &done) != 0 ||
+        ftruncate(fd, (off_t)new_len) != 0 || fsync(fd) != 0) {
+        int e = errno;
+        agti_fs_atomic_fail_step = 0;
+        if (restore(fd, &old, fail_restore) == 0) {
+            rc = agti_error(AGT_EIO,
+                            "write: rewriting %s in place failed after %zu of %zu bytes (%s); "
+                            "its original content was put back",
+                            display, done, new_len, strerror(e));
+        } else {
+            *kept = false;
+            rc = agti_error(AGT_EIO,
+                            "write: rewriting %s in place failed after %zu of %zu bytes (%s) "
+                            "and putting its original content back failed too (%s): the file "
+                            "is damaged; its original content is kept in %s/%s",
+                            display, done, new_len, strerror(e), strerror(errno), dir, undo);
+            undo[0] = '\0';
+        }
+        goto out;
+    }
+    /* Test hook: a kill after the rewrite reached the disk, before the undo
+     * copy is removed (the next write finds the new content and removes it). */
+    (void)injected(8);
+out:
+    if (fd >= 0)
+        close(fd);
+    if (undo[0] != '\0') {
+        unlinkat(dirfd, undo, 0);
+        fsync_dirfd(dirfd);
+    }
+    if (ufd >= 0)
+        close(ufd);
+    free(dir);
+    agti_buf_free(&old);
+    return rc;
+}
+
 int agti_fs_write_at(int dirfd, const char *name, const char *display, const void *data, size_t len,
                      unsigned flags, agti_write_info *info)
 {
@@ -448,6 +732,8 @@ int agti_fs_write_at(int dirfd, const char *name, const char *display, const voi
         goto out;
     }
     if (exists && (rc = check_writable(dirfd, name, display, &st)) != AGT_OK)
+        goto out;
+    if ((rc = tidy_folder(dirfd, name, display, exists ? &st : NULL)) != AGT_OK)
         goto out;
     info->existed = exists;
     info->nlink = exists ? (unsigned long)st.st_nlink : 0;

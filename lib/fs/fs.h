@@ -72,10 +72,17 @@ typedef struct agti_ignore agti_ignore;
 #define AGTI_IGN_NO_EXCLUDE 2u   /* skip <root>/.git/info/exclude */
 #define AGTI_IGN_NO_DOTIGNORE 4u /* read .gitignore only (not .ignore/.rgignore) */
 
-/* An ignore context for the tree at root (an existing directory). Reads the
- * global excludes and .git/info/exclude now; per-directory files on demand.
+/* An ignore context for the tree at root (an existing directory, opened
+ * here once; a missing one reads no files). Reads the global excludes and
+ * .git/info/exclude now; per-directory files on demand. Files in the tree
+ * are opened below the root's descriptor without following any symbolic
+ * link (a symlinked .gitignore is not read, as in git; see ignore.c).
  * home: directory for "~" and ~/.gitconfig (NULL: $HOME). */
 int agti_ignore_new(agti_ignore **out, const char *root, const char *home, unsigned flags);
+/* agti_ignore_new for the folder open as rootfd (borrowed; duplicated), root
+ * its path (for absolute queries and messages): no name is looked up. */
+int agti_ignore_new_at(agti_ignore **out, int rootfd, const char *root, const char *home,
+                       unsigned flags);
 void agti_ignore_free(agti_ignore *ig);
 /* Adds the patterns of text (gitignore syntax) as if they were the last
  * ignore file of directory reldir ("" for the root). For tests and hosts. */
@@ -93,6 +100,10 @@ int agti_ignore_push(agti_ignore *ig, const char *reldir);
  * named in present (AGTI_IGN_HAS_*) are opened, which saves three failing
  * open() calls in every directory without ignore files. */
 int agti_ignore_push_listed(agti_ignore *ig, const char *reldir, unsigned present);
+/* agti_ignore_push_listed with the folder open as dirfd (borrowed; -1: look
+ * it up below the root): its ignore files are opened in it (O_NOFOLLOW), so
+ * the folder cannot be swapped under the read. */
+int agti_ignore_push_at(agti_ignore *ig, const char *reldir, int dirfd, unsigned present);
 void agti_ignore_pop(agti_ignore *ig);
 /* Decides relpath (an entry of the directory on top of the stack) against
  * the pushed files only: 1 excluded, 0 not (no rule, or a negated rule). */
@@ -375,15 +386,17 @@ extern _Thread_local bool agti_walk_force_unknown_dtype;
  * is written through (its target is replaced, the link stays). On any
  * failure the original is untouched and the temporary file removed.
  * An existing file with more than one name (st_nlink > 1, hard links) is
- * rewritten in place instead, so every name sees the new content: a backup
+ * rewritten in place instead, so every name sees the new content: an undo
  * copy of its content is written and flushed next to it first (so a
  * directory where no file can be created refuses the write, like the
  * rename path does), the new length is reserved with fallocate (a full disk
  * fails before the original is touched), then the file is rewritten from
  * offset 0, truncated and flushed; when that fails the original content is
- * written back, and the backup is removed in every case but one: when
- * putting the original back failed too, the backup stays and the message
- * names it.
+ * written back, and the undo copy is removed in every case but one: when
+ * putting the original back failed too, it stays and the message names it.
+ * An undo copy left by a killed rewrite is settled by the next write of
+ * the file (removed when the file is old or new, else that write refused);
+ * stale temporaries of ours in the folder are removed first (atomic.c).
  * AGT_EINVAL (NULL path, path is a directory or not a regular file),
  * AGT_ENOTFOUND (parent missing without AGTI_WRITE_MKDIRS), AGT_EDENIED
  * (the file's mode forbids this process to write it), AGT_EIO (with the
@@ -428,13 +441,18 @@ int agti_fs_write_at(int dirfd, const char *name, const char *display, const voi
 
 /* Test hook: when > 0, the n-th step of the next atomic writes on this
  * thread fails with EIO (1 create temp, 2 write, 3 chmod, 4 fsync, 5
- * rename; for a file with several names 1, 2 and 4 are the backup copy's,
+ * rename; for a file with several names 1, 2 and 4 are the undo copy's,
  * 6 stops the in-place rewrite after half of the bytes, 7 does that and
  * fails the restore too); reset to 0 after firing. */
 extern _Thread_local int agti_fs_atomic_fail_step;
 /* Test hook: when the n-th step above is reached (same numbers; 6 after
- * half of an in-place rewrite), the process kills itself with SIGKILL. */
+ * half of an in-place rewrite, 8 after the whole rewrite reached the disk
+ * and before its undo copy is removed), the process kills itself with
+ * SIGKILL. */
 extern _Thread_local int agti_fs_atomic_kill_step;
+/* Test hook: when true, this thread's writes use named temporaries as on a
+ * file system without O_TMPFILE. */
+extern _Thread_local bool agti_fs_no_tmpfile;
 
 enum agti_eol { AGTI_EOL_NONE = 0, AGTI_EOL_LF = 1, AGTI_EOL_CRLF = 2 };
 /* The line ending of text: the majority of its line endings; on a tie the

@@ -6,13 +6,26 @@
  * directory wins over a shallower one; then info/exclude; then the global
  * file. A path is ignored when it or any parent directory is excluded, and
  * the ignore files inside an excluded directory are never read.
+ *
+ * The files inside the tree are opened below the root's descriptor, never by
+ * their full name, and never through a symbolic link: a walker hands in the
+ * descriptor of the folder it has open (agti_ignore_push_at), other lookups
+ * go through agti_fs_open_beneath from the root (no link followed on the
+ * way, none as the file itself). So a .gitignore that is a symlink is not
+ * read (as git does since 2.32, which opens in-tree ignore files with
+ * O_NOFOLLOW), wherever it points, and a folder swapped for a symlink after
+ * the walker opened it cannot redirect the read. .git/info/exclude is read
+ * the same way. The global excludes file is the user's own configuration,
+ * outside the tree, and is read by name.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fs.h"
 
@@ -64,6 +77,7 @@ typedef struct ign_frame {
 
 struct agti_ignore {
     char *root;
+    int rootfd; /* the root (O_PATH); -1 when it could not be opened */
     unsigned flags;
     ign_list *global;
     ign_list *exclude;
@@ -304,29 +318,55 @@ static int list_add_text(ign_list *l, const char *text, size_t len)
     return AGT_OK;
 }
 
-/* Reads path into l; a missing or unreadable file is no rules. */
-static int list_add_file(ign_list *l, const char *path)
+/* Reads the open file fd into l and closes it; anything but a regular file
+ * (a FIFO, a device: opened O_NONBLOCK so it cannot hang) is no rules. */
+static int list_add_fd(ign_list *l, int fd)
 {
-    FILE *f = fopen(path, "rbe");
-    if (f == NULL)
+    if (fd < 0)
         return AGT_OK;
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
         (uint64_t)st.st_size > IGN_MAX_FILE) {
-        fclose(f);
+        close(fd);
         return AGT_OK;
     }
     size_t sz = (size_t)st.st_size;
     char *buf = malloc(sz);
     if (buf == NULL) {
-        fclose(f);
+        close(fd);
         return agti_oom();
     }
-    size_t got = fread(buf, 1, sz, f);
-    fclose(f);
+    size_t got = 0;
+    while (got < sz) {
+        ssize_t n = read(fd, buf + got, sz - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
     int rc = list_add_text(l, buf, got);
     free(buf);
     return rc;
+}
+
+#define IGN_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+
+/* Reads the file at path (outside the tree: the global excludes) into l; a
+ * missing or unreadable file is no rules. */
+static int list_add_file(ign_list *l, const char *path)
+{
+    return list_add_fd(l, open(path, IGN_OPEN_FLAGS));
+}
+
+/* Reads rel (relative to the root, '/'-separated) into l, opened below the
+ * root's descriptor without following any symbolic link. */
+static int list_add_beneath(const agti_ignore *ig, ign_list *l, const char *rel)
+{
+    if (ig->rootfd < 0)
+        return AGT_OK;
+    return list_add_fd(l, agti_fs_open_beneath(ig->rootfd, rel, IGN_OPEN_FLAGS));
 }
 
 /* The newest rule of the chain starting at idx that applies to the entry
@@ -498,18 +538,21 @@ static int load_global(agti_ignore *ig, const char *home)
     return rc;
 }
 
-int agti_ignore_new(agti_ignore **out, const char *root, const char *home, unsigned flags)
+/* The context for root, with rootfd its descriptor (owned; -1: none). */
+static int ignore_new(agti_ignore **out, int rootfd, const char *root, const char *home,
+                      unsigned flags)
 {
-    if (out == NULL || root == NULL || root[0] == '\0')
-        return agti_error(AGT_EINVAL, "ignore: root directory must be given");
-    *out = NULL;
     agti_ignore *ig = calloc(1, sizeof *ig);
-    if (ig == NULL)
+    if (ig == NULL) {
+        if (rootfd >= 0)
+            close(rootfd);
         return agti_oom();
+    }
     ig->flags = flags;
+    ig->rootfd = rootfd;
     ig->root = agti_strdup(root);
     if (ig->root == NULL) {
-        free(ig);
+        agti_ignore_free(ig);
         return agti_oom();
     }
     if (home == NULL)
@@ -518,13 +561,9 @@ int agti_ignore_new(agti_ignore **out, const char *root, const char *home, unsig
     if (!(flags & AGTI_IGN_NO_GLOBAL))
         rc = load_global(ig, home);
     if (rc == AGT_OK && !(flags & AGTI_IGN_NO_EXCLUDE)) {
-        char *p = join(root, ".git/info/exclude");
         ig->exclude = list_new("");
-        if (p == NULL || ig->exclude == NULL)
-            rc = agti_oom();
-        else
-            rc = list_add_file(ig->exclude, p);
-        free(p);
+        rc = ig->exclude == NULL ? agti_oom()
+                                 : list_add_beneath(ig, ig->exclude, ".git/info/exclude");
     }
     if (rc != AGT_OK) {
         agti_ignore_free(ig);
@@ -532,6 +571,27 @@ int agti_ignore_new(agti_ignore **out, const char *root, const char *home, unsig
     }
     *out = ig;
     return AGT_OK;
+}
+
+int agti_ignore_new(agti_ignore **out, const char *root, const char *home, unsigned flags)
+{
+    if (out == NULL || root == NULL || root[0] == '\0')
+        return agti_error(AGT_EINVAL, "ignore: root directory must be given");
+    *out = NULL;
+    return ignore_new(out, open(root, O_PATH | O_DIRECTORY | O_CLOEXEC), root, home, flags);
+}
+
+int agti_ignore_new_at(agti_ignore **out, int rootfd, const char *root, const char *home,
+                       unsigned flags)
+{
+    if (out == NULL || root == NULL || root[0] == '\0' || rootfd < 0)
+        return agti_error(AGT_EINVAL, "ignore: root directory must be given");
+    *out = NULL;
+    int fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0)
+        return agti_error(AGT_EIO, "ignore: cannot use the descriptor of %s: %s", root,
+                          strerror(errno));
+    return ignore_new(out, fd, root, home, flags);
 }
 
 void agti_ignore_free(agti_ignore *ig)
@@ -546,14 +606,17 @@ void agti_ignore_free(agti_ignore *ig)
     free(ig->tab);
     list_free(ig->global);
     list_free(ig->exclude);
+    if (ig->rootfd >= 0)
+        close(ig->rootfd);
     free(ig->root);
     free(ig);
 }
 
 /* Reads the ignore files of reldir into a new list; present (AGTI_IGN_HAS_*)
  * says which of them the directory listing showed, so absent ones are not
- * opened. */
-static int load_dir(const agti_ignore *ig, const char *reldir, unsigned present, ign_list **out)
+ * opened. dirfd: the folder, open (-1: looked up below the root). */
+static int load_dir(const agti_ignore *ig, const char *reldir, int dirfd, unsigned present,
+                    ign_list **out)
 {
     *out = NULL;
     ign_list *l = list_new(reldir);
@@ -565,13 +628,16 @@ static int load_dir(const agti_ignore *ig, const char *reldir, unsigned present,
     for (size_t i = 0; i < nnames && rc == AGT_OK; i++) {
         if (!(present & (1u << i)))
             continue;
-        char *p = reldir[0] ? agti_aprintf("%s/%s/%s", ig->root, reldir, names[i])
-                            : join(ig->root, names[i]);
+        if (dirfd >= 0) {
+            rc = list_add_fd(l, openat(dirfd, names[i], IGN_OPEN_FLAGS | O_NOFOLLOW));
+            continue;
+        }
+        char *p = reldir[0] ? agti_aprintf("%s/%s", reldir, names[i]) : agti_strdup(names[i]);
         if (p == NULL) {
             rc = agti_oom();
             break;
         }
-        rc = list_add_file(l, p);
+        rc = list_add_beneath(ig, l, p);
         free(p);
     }
     if (rc != AGT_OK) {
@@ -647,7 +713,7 @@ static int cache_get(agti_ignore *ig, const char *reldir, size_t n, ign_list **o
     char *d = agti_strndup(reldir, n);
     if (d == NULL)
         return agti_oom();
-    int rc = load_dir(ig, d, AGTI_IGN_HAS_ALL, &l);
+    int rc = load_dir(ig, d, -1, AGTI_IGN_HAS_ALL, &l);
     free(d);
     if (rc == AGT_OK && (rc = cache_put(ig, l)) != AGT_OK)
         list_free(l);
@@ -673,6 +739,11 @@ int agti_ignore_push(agti_ignore *ig, const char *reldir)
 
 int agti_ignore_push_listed(agti_ignore *ig, const char *reldir, unsigned present)
 {
+    return agti_ignore_push_at(ig, reldir, -1, present);
+}
+
+int agti_ignore_push_at(agti_ignore *ig, const char *reldir, int dirfd, unsigned present)
+{
     if (ig->depth == ig->stack_cap) {
         size_t nc = ig->stack_cap ? ig->stack_cap * 2 : 16;
         ign_frame *ns = realloc(ig->stack, nc * sizeof *ns);
@@ -685,7 +756,7 @@ int agti_ignore_push_listed(agti_ignore *ig, const char *reldir, unsigned presen
     size_t n = strlen(reldir);
     fr.list = cache_find(ig, reldir, n);
     if (fr.list == NULL) {
-        int rc = load_dir(ig, reldir, present, &fr.list);
+        int rc = load_dir(ig, reldir, dirfd, present, &fr.list);
         if (rc != AGT_OK)
             return rc;
         if (fr.list->n == 0) {

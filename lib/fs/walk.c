@@ -385,6 +385,19 @@ static void walk_dir(walker *w, int fd, size_t depth)
     agti_buf arena = AGTI_BUF_INIT;
     unsigned ign_present;
     dent *names = read_names(w, fd, &arena, &n, &ign_present);
+    /* The folder's ignore files are read in the folder just read (its
+     * descriptor), never looked up by name again. */
+    bool pushed = false;
+    if (w->ig != NULL && names != NULL && !w->stop) {
+        const char *rel = w->path.len > w->igrootlen ? w->path.ptr + w->igrootlen + 1 : "";
+        int rc = agti_ignore_push_at(w->ig, rel, fd, ign_present);
+        if (rc != AGT_OK) {
+            w->rc = rc;
+            w->stop = true;
+        } else {
+            pushed = true;
+        }
+    }
     if (depth == KEEP_FD_DEPTH) {
         w->anchor_fd = fd;
         w->anchor_len = w->path.len;
@@ -392,17 +405,6 @@ static void walk_dir(walker *w, int fd, size_t depth)
     if (depth > KEEP_FD_DEPTH) {
         close(fd);
         fd = -1;
-    }
-    bool pushed = false;
-    if (w->ig != NULL && names != NULL && !w->stop) {
-        const char *rel = w->path.len > w->igrootlen ? w->path.ptr + w->igrootlen + 1 : "";
-        int rc = agti_ignore_push_listed(w->ig, rel, ign_present);
-        if (rc != AGT_OK) {
-            w->rc = rc;
-            w->stop = true;
-        } else {
-            pushed = true;
-        }
     }
     for (size_t i = 0; i < n && !w->stop; i++) {
         if (!out_of_time(w) && !is_vcs(names[i].name))
@@ -419,7 +421,7 @@ static void walk_dir(walker *w, int fd, size_t depth)
 /* The ignore context: rooted at the walk root, or at opts->ignore_root when
  * that is an ancestor of it, with the ignore files of the folders from there
  * down to the walk root's parent pushed (the walk pushes the root's own). */
-static int open_ignore(walker *w)
+static int open_ignore(walker *w, int rootfd)
 {
     const char *ir = w->o->ignore_root;
     size_t irlen = ir != NULL ? strlen(ir) : 0;
@@ -427,7 +429,10 @@ static int open_ignore(walker *w)
         irlen--;
     if (ir == NULL || irlen <= 1 || irlen >= w->rootlen || memcmp(w->path.ptr, ir, irlen) != 0 ||
         w->path.ptr[irlen] != '/')
-        return agti_ignore_new(&w->ig, w->path.ptr, w->o->home, w->o->ignore_flags);
+        return agti_ignore_new_at(&w->ig, rootfd, w->path.ptr, w->o->home, w->o->ignore_flags);
+    /* The ignore root is the host's folder (the workspace root), opened by
+     * its name as every call opens it; the folders from there down to the
+     * walk root are looked up below it without following a link. */
     char *top = agti_strndup(ir, irlen);
     if (top == NULL)
         return agti_oom();
@@ -499,7 +504,7 @@ int agti_walk_at(int rootfd, const char *root, const agti_walk_opts *opts, agti_
     if (w.path.oom)
         rc = agti_oom();
     if (rc == AGT_OK && !w.o->include_ignored)
-        rc = open_ignore(&w);
+        rc = open_ignore(&w, rootfd);
     if (rc == AGT_OK) {
         w.anc = malloc(32 * sizeof *w.anc);
         w.dents = malloc(DENTS_BUF);

@@ -58,6 +58,11 @@ static bool load_locked(void)
         {"curl_getdate", (void **)&agti_curl.getdate},
         {"curl_global_init", (void **)&agti_curl.global_init},
         {"curl_global_cleanup", (void **)&agti_curl.global_cleanup},
+        {"curl_url", (void **)&agti_curl.url},
+        {"curl_url_set", (void **)&agti_curl.url_set},
+        {"curl_url_get", (void **)&agti_curl.url_get},
+        {"curl_url_cleanup", (void **)&agti_curl.url_cleanup},
+        {"curl_free", (void **)&agti_curl.free},
     };
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
         void *p = dlsym(h, fns[i].name);

@@ -27,6 +27,11 @@ typedef struct agti_curl_api {
     time_t (*getdate)(const char *, const time_t *);
     CURLcode (*global_init)(long);
     void (*global_cleanup)(void);
+    CURLU *(*url)(void);
+    CURLUcode (*url_set)(CURLU *, CURLUPart, const char *, unsigned int);
+    CURLUcode (*url_get)(CURLU *, CURLUPart, char **, unsigned int);
+    void (*url_cleanup)(CURLU *);
+    void (*free)(void *);
 } agti_curl_api;
 
 /* The table; valid (every pointer set) once agti_curl_ensure returned
@@ -55,5 +60,10 @@ void agti_curl_shutdown(void);
 #define curl_slist_append agti_curl.slist_append
 #define curl_slist_free_all agti_curl.slist_free_all
 #define curl_getdate agti_curl.getdate
+#define curl_url agti_curl.url
+#define curl_url_set agti_curl.url_set
+#define curl_url_get agti_curl.url_get
+#define curl_url_cleanup agti_curl.url_cleanup
+#define curl_free agti_curl.free
 
 #endif

@@ -5,10 +5,14 @@
  * hand from the pages in fetch_server.py; the engine-level checks (time cap,
  * refused schemes) call lib/net directly.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -370,6 +374,243 @@ static void test_private_refused(agt_registry *reg, const char *root)
     agt_session_free(def);
 }
 
+/* ---- a fake HTTP proxy on 127.0.0.1 ------------------------------------ */
+
+/* Counts connections and keeps the first line of each request: a CONNECT
+ * gets 403, a GET of a URL ending in /redir a 302 to the cloud metadata
+ * address, any other GET 200 "via proxy\n"; every connection is closed. */
+typedef struct fake_proxy {
+    int lfd;
+    int port;
+    pthread_t th;
+    pthread_mutex_t mu;
+    int conns;
+    char last[512];
+    volatile int stop;
+} fake_proxy;
+
+static void *proxy_main(void *arg)
+{
+    fake_proxy *p = arg;
+    for (;;) {
+        int c = accept(p->lfd, NULL, NULL);
+        if (c < 0)
+            continue;
+        if (p->stop) {
+            close(c);
+            break;
+        }
+        char req[8192];
+        size_t got = 0;
+        ssize_t n;
+        while (got + 1 < sizeof req && (n = read(c, req + got, sizeof req - 1 - got)) > 0) {
+            got += (size_t)n;
+            req[got] = '\0';
+            if (strstr(req, "\r\n\r\n") != NULL)
+                break;
+        }
+        req[got] = '\0';
+        size_t l1 = strcspn(req, "\r\n");
+        pthread_mutex_lock(&p->mu);
+        p->conns++;
+        snprintf(p->last, sizeof p->last, "%.*s", (int)l1, req);
+        pthread_mutex_unlock(&p->mu);
+        const char *resp;
+        if (strncmp(req, "CONNECT ", 8) == 0)
+            resp = "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+        else if (l1 > 15 && strstr(req, "/redir HTTP/1.1") != NULL)
+            resp = "HTTP/1.1 302 Found\r\nLocation: http://169.254.169.254/latest/meta-data/\r\n"
+                   "Content-Length: 0\r\nConnection: close\r\n\r\n";
+        else
+            resp = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 10\r\n"
+                   "Connection: close\r\n\r\nvia proxy\n";
+        (void)!write(c, resp, strlen(resp));
+        close(c);
+    }
+    return NULL;
+}
+
+static int proxy_start(fake_proxy *p)
+{
+    memset(p, 0, sizeof *p);
+    pthread_mutex_init(&p->mu, NULL);
+    p->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof a;
+    if (p->lfd < 0 || bind(p->lfd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        listen(p->lfd, 16) != 0 || getsockname(p->lfd, (struct sockaddr *)&a, &al) != 0)
+        return -1;
+    p->port = ntohs(a.sin_port);
+    return pthread_create(&p->th, NULL, proxy_main, p) == 0 ? 0 : -1;
+}
+
+static void proxy_stop(fake_proxy *p)
+{
+    p->stop = 1;
+    int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons((uint16_t)p->port);
+    (void)!connect(c, (struct sockaddr *)&a, sizeof a);
+    pthread_join(p->th, NULL);
+    close(c);
+    close(p->lfd);
+    pthread_mutex_destroy(&p->mu);
+}
+
+static int proxy_conns(fake_proxy *p, char *last, size_t cap)
+{
+    pthread_mutex_lock(&p->mu);
+    int n = p->conns;
+    if (last != NULL)
+        snprintf(last, cap, "%s", p->last);
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+/* With a proxy in the environment the request goes to the proxy, and the
+ * target is judged before anything is sent: private, loopback, link-local
+ * targets (by name, IPv6 and numeric forms too) are refused and the proxy
+ * receives nothing, for plain requests, CONNECT tunnels and redirects. The
+ * proxy itself is on 127.0.0.1 and is used: it is the host's choice. */
+static void test_proxy_targets(agt_registry *reg, const char *root)
+{
+    fake_proxy px;
+    if (!T_CHECK(proxy_start(&px) == 0, "fake proxy on 127.0.0.1"))
+        return;
+    char purl[64];
+    snprintf(purl, sizeof purl, "http://127.0.0.1:%d", px.port);
+    setenv("http_proxy", purl, 1);
+    setenv("https_proxy", purl, 1);
+    setenv("no_proxy", "127.0.0.1", 1);
+    setenv("NO_PROXY", "127.0.0.1", 1);
+    agt_session *def = NULL;
+    T_EQ_INT(agt_session_new(&def, reg, root), AGT_OK, "default session (no private addresses)");
+    char last[512];
+
+    /* a public target: the proxy gets the request and its answer is used */
+    agt_result *r = fetch_url_in(def, "http://93.184.215.14/ok");
+    T_CHECK(r && !agt_result_is_error(r), "public target through the proxy: %s",
+            one_line(text_of(r)));
+    T_EQ_STR(body_of(r), "via proxy\n", "the proxy's answer");
+    agt_result_free(r);
+    T_EQ_INT(proxy_conns(&px, last, sizeof last), 1, "one connection to the proxy");
+    T_EQ_STR(last, "GET http://93.184.215.14/ok HTTP/1.1", "the proxy got the GET");
+
+    static const struct {
+        const char *url, *addr, *what;
+    } bad[] = {
+        {"http://169.254.169.254/latest/meta-data/", "169.254.169.254",
+         "link-local (169.254.0.0/16, cloud metadata)"},
+        {"https://169.254.169.254/latest/meta-data/", "169.254.169.254",
+         "link-local (169.254.0.0/16, cloud metadata)"},
+        {"http://10.1.2.3/admin", "10.1.2.3", "private (10.0.0.0/8)"},
+        {"https://10.1.2.3/admin", "10.1.2.3", "private (10.0.0.0/8)"},
+        {"http://192.168.1.1/", "192.168.1.1", "private (192.168.0.0/16)"},
+        {"http://[fd00:ec2::254]/latest/", "fd00:ec2::254", "unique local (fc00::/7)"},
+        {"http://[::ffff:169.254.169.254]/", "::ffff:169.254.169.254",
+         "link-local (169.254.0.0/16, cloud metadata)"},
+        /* 169.254.169.254 as one decimal number (169*2^24 + 254*2^16 +
+         * 169*2^8 + 254) */
+        {"http://2852039166/latest/", "169.254.169.254",
+         "link-local (169.254.0.0/16, cloud metadata)"},
+        {"http://127.0.0.2:8080/", "127.0.0.2", "loopback"},
+    };
+    char want[1024];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = fetch_url_in(def, bad[i].url);
+        snprintf(want, sizeof want,
+                 "Could not fetch the URL: fetching %s was refused: it would go through the "
+                 "proxy %s to %s, which is not a public address (%s); nothing was sent to the "
+                 "proxy; FetchURL only reaches public internet addresses unless the host allows "
+                 "private ones",
+                 bad[i].url, purl, bad[i].addr, bad[i].what);
+        T_CHECK(r && agt_result_is_error(r), "%s: refused", bad[i].url);
+        T_EQ_STR(text_of(r), want, "%s: the message", bad[i].url);
+        agt_result_free(r);
+    }
+    /* localhost: a name, resolved here (to 127.0.0.1 or ::1, both loopback) */
+    r = fetch_url_in(def, "http://localhost:8080/");
+    snprintf(want, sizeof want,
+             "Could not fetch the URL: fetching http://localhost:8080/ was refused: it would go "
+             "through the proxy %s to ",
+             purl);
+    T_CHECK(r && strncmp(text_of(r), want, strlen(want)) == 0 &&
+                strstr(text_of(r), ", which is not a public address (loopback") != NULL,
+            "localhost through the proxy refused: %s", one_line(text_of(r)));
+    agt_result_free(r);
+    T_EQ_INT(proxy_conns(&px, NULL, 0), 1, "the proxy received nothing for refused targets");
+
+    /* a redirect the proxy answers with: the next hop is judged too */
+    r = fetch_url_in(def, "http://93.184.215.14/redir");
+    snprintf(want, sizeof want,
+             "Could not fetch the URL: fetching http://169.254.169.254/latest/meta-data/ was "
+             "refused: it would go through the proxy %s to 169.254.169.254, which is not a public "
+             "address (link-local (169.254.0.0/16, cloud metadata)); nothing was sent to the "
+             "proxy; FetchURL only reaches public internet addresses unless the host allows "
+             "private ones",
+             purl);
+    T_EQ_STR(text_of(r), want, "a redirect to the metadata address through the proxy");
+    agt_result_free(r);
+    T_EQ_INT(proxy_conns(&px, last, sizeof last), 2, "only the first hop reached the proxy");
+    T_EQ_STR(last, "GET http://93.184.215.14/redir HTTP/1.1", "the first hop");
+
+    /* https: a CONNECT tunnel to a public target is asked for (403 here) */
+    r = fetch_url_in(def, "https://93.184.215.14/");
+    snprintf(want, sizeof want,
+             "Could not fetch the URL: fetching https://93.184.215.14/ failed: the proxy %s "
+             "answered HTTP 403 to the tunnel request (CONNECT)",
+             purl);
+    T_EQ_STR(text_of(r), want, "the proxy's 403 to CONNECT fails the fetch");
+    agt_result_free(r);
+    T_EQ_INT(proxy_conns(&px, last, sizeof last), 3, "the CONNECT reached the proxy");
+    T_EQ_STR(last, "CONNECT 93.184.215.14:443 HTTP/1.1", "the CONNECT line");
+
+    /* a target no_proxy exempts goes direct and is judged at connect */
+    setenv("no_proxy", "127.0.0.1,10.0.0.0/8", 1);
+    r = fetch_url_in(def, "http://10.1.2.3/admin");
+    T_EQ_STR(text_of(r),
+             "Could not fetch the URL: fetching http://10.1.2.3/admin was refused: it connects "
+             "to 10.1.2.3, which is not a public address (private (10.0.0.0/8)); FetchURL only "
+             "reaches public internet addresses unless the host allows private ones",
+             "no_proxy CIDR: direct, refused at connect");
+    agt_result_free(r);
+    T_EQ_INT(proxy_conns(&px, NULL, 0), 3, "the proxy received nothing for it");
+    setenv("no_proxy", "127.0.0.1", 1);
+
+    /* a proxy URL with credentials: the message shows it without them */
+    char cred[96];
+    snprintf(cred, sizeof cred, "http://alice:s3cret@127.0.0.1:%d", px.port);
+    setenv("http_proxy", cred, 1);
+    r = fetch_url_in(def, "http://10.1.2.3/admin");
+    snprintf(want, sizeof want,
+             "Could not fetch the URL: fetching http://10.1.2.3/admin was refused: it would go "
+             "through the proxy %s to 10.1.2.3, which is not a public address (private "
+             "(10.0.0.0/8)); nothing was sent to the proxy; FetchURL only reaches public internet "
+             "addresses unless the host allows private ones",
+             purl);
+    T_EQ_STR(text_of(r), want, "the proxy's user name and password are not shown");
+    agt_result_free(r);
+    setenv("http_proxy", purl, 1);
+
+    /* the host allows private addresses: the proxy gets the private target */
+    T_EQ_INT(agt_session_set_fetch_private(def, 1), AGT_OK, "allow private addresses");
+    r = fetch_url_in(def, "http://10.1.2.3/x");
+    T_CHECK(r && !agt_result_is_error(r), "allowed: a private target through the proxy");
+    agt_result_free(r);
+    T_EQ_INT(proxy_conns(&px, last, sizeof last), 4, "allowed: it reached the proxy");
+    T_EQ_STR(last, "GET http://10.1.2.3/x HTTP/1.1", "allowed: the GET");
+    agt_session_free(def);
+    unsetenv("http_proxy");
+    unsetenv("https_proxy");
+    proxy_stop(&px);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
@@ -412,6 +653,7 @@ int main(int argc, char **argv)
     test_passthrough();
     test_refused_schemes();
     test_proxy_env();
+    test_proxy_targets(reg, root);
 
     agt_session_free(sess);
     agt_registry_free(reg);

@@ -4,6 +4,8 @@
  * hand. */
 #include <dirent.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <time.h>
 #include <linux/capability.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -435,6 +437,342 @@ static void test_permissions(void)
     chmod(path_of("perm/rodir"), 0755);
 }
 
+/* ---- kills at every step (a child process killed by the test hook) ---- */
+
+/* Writes data over path in a child that kills itself at step; true when
+ * it died of SIGKILL (the step was reached). */
+static bool killed_at(const char *path, const char *data, int step, bool no_tmpfile)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        agti_fs_no_tmpfile = no_tmpfile;
+        agti_fs_atomic_kill_step = step;
+        agti_fs_write_file(path, data, strlen(data), 0, NULL);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}
+
+/* The names in dir containing ".agt-", sorted, joined by ' ' (static). */
+static const char *agt_names(const char *dir)
+{
+    static char out[8192];
+    char names[16][300];
+    int n = 0;
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL)
+        if (strstr(de->d_name, ".agt-") != NULL && n < 16)
+            snprintf(names[n++], sizeof names[0], "%s", de->d_name);
+    if (d)
+        closedir(d);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (strcmp(names[j], names[i]) < 0) {
+                char t[300];
+                memcpy(t, names[i], sizeof t);
+                memcpy(names[i], names[j], sizeof t);
+                memcpy(names[j], t, sizeof t);
+            }
+    out[0] = '\0';
+    for (int i = 0; i < n; i++)
+        snprintf(out + strlen(out), sizeof out - strlen(out), "%s%s", i ? " " : "", names[i]);
+    return out;
+}
+
+/* Whether s is ".NAME.agt-" and six letters or digits (the form; the
+ * check characters are tested in test_sweep_conservative). */
+static bool temp_of(const char *s, const char *name)
+{
+    size_t nl = strlen(name);
+    if (strlen(s) != 1 + nl + 5 + 6 || s[0] != '.' || strncmp(s + 1, name, nl) != 0 ||
+        strncmp(s + 1 + nl, ".agt-", 5) != 0)
+        return false;
+    for (size_t i = 0; i < 6; i++) {
+        char c = s[1 + nl + 5 + i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+            return false;
+    }
+    return true;
+}
+
+/* Sets the modification time of dir/name one hour back. */
+static void age(const char *dir, const char *name)
+{
+    char p[4096 + 300];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    struct timespec ts[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
+    utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+static bool tmpfile_works(const char *dir)
+{
+    int fd = open(dir, O_TMPFILE | O_WRONLY, 0600);
+    if (fd < 0)
+        return false;
+    close(fd);
+    return true;
+}
+
+/* A single-name file replaced by rename, killed at each step (1 create, 2
+ * write, 3 chmod, 4 fsync, 5 rename), unnamed (O_TMPFILE) and named: the
+ * file always holds its old content; a named temporary is left only where
+ * one existed at that step, kept while it is fresh and removed by the next
+ * write once it is stale. */
+static void test_kill_replace(void)
+{
+    tu_mkdir(root, "kr");
+    char dir[4096], pa[4096 + 16];
+    snprintf(dir, sizeof dir, "%s", path_of("kr"));
+    snprintf(pa, sizeof pa, "%s/s.txt", dir);
+    bool have_tmpfile = tmpfile_works(dir);
+    for (int named = 0; named <= 1; named++) {
+        if (!named && !have_tmpfile) {
+            t_skip("this file system has no O_TMPFILE: the unnamed path is not tested");
+            continue;
+        }
+        const char *how = named ? "named temporary" : "O_TMPFILE";
+        for (int step = 1; step <= 5; step++) {
+            tu_write(root, "kr/s.txt", "old\n");
+            T_CHECK(killed_at(pa, "new content\n", step, named), "%s: killed at step %d", how,
+                    step);
+            char *s = tu_read(pa, NULL);
+            T_EQ_STR(s, "old\n", "%s, killed at step %d: the old content", how, step);
+            free(s);
+            /* Named: a temporary from step 2 on (after its creation);
+             * unnamed: only at step 5, linked at its temporary name. */
+            bool left = named ? step >= 2 : step == 5;
+            const char *names = agt_names(dir);
+            if (left) {
+                T_CHECK(temp_of(names, "s.txt"), "%s, step %d: one temporary .s.txt.agt-XXXXXX: %s",
+                        how, step, names);
+                char tn[300];
+                snprintf(tn, sizeof tn, "%s", names);
+                char tp[4096 + 300];
+                snprintf(tp, sizeof tp, "%s/%s", dir, tn);
+                s = tu_read(tp, NULL);
+                T_EQ_STR(s, step == 2 ? "" : "new content\n",
+                         "%s, step %d: the temporary's content", how, step);
+                free(s);
+                /* Fresh: the next write keeps it (its writer may be alive). */
+                T_EQ_INT(agti_fs_write_atomic(path_of("kr/other.txt"), "o", 1, 0), AGT_OK,
+                         "%s, step %d: a write into the folder", how, step);
+                T_EQ_STR(agt_names(dir), tn, "%s, step %d: a fresh temporary is kept", how, step);
+                age(dir, tn);
+                T_EQ_INT(agti_fs_write_atomic(path_of("kr/other.txt"), "p", 1, 0), AGT_OK,
+                         "%s, step %d: the next write into the folder", how, step);
+                T_EQ_STR(agt_names(dir), "", "%s, step %d: the stale temporary is removed", how,
+                         step);
+            } else {
+                T_EQ_STR(names, "", "%s, step %d: nothing left", how, step);
+            }
+        }
+        /* A new file: killed before its name exists, nothing at all. */
+        unlink(pa);
+        T_CHECK(killed_at(pa, "new content\n", 5, named), "%s: new file killed at step 5", how);
+        T_CHECK(access(pa, F_OK) != 0, "%s: the new file does not exist", how);
+        if (!named) {
+            T_EQ_STR(agt_names(dir), "",
+                     "O_TMPFILE: a new file killed before its link leaves "
+                     "nothing");
+        } else {
+            const char *names = agt_names(dir);
+            T_CHECK(temp_of(names, "s.txt"), "named: the new file's temporary: %s", names);
+            char tn[300];
+            snprintf(tn, sizeof tn, "%s", names);
+            age(dir, tn);
+            T_EQ_INT(agti_fs_write_atomic(pa, "x", 1, 0), AGT_OK, "named: the file written");
+            T_EQ_STR(agt_names(dir), "", "named: its stale temporary removed");
+        }
+    }
+}
+
+/* What the sweep must leave alone: every file below is aged an hour. */
+static void test_sweep_conservative(void)
+{
+    tu_mkdir(root, "sw");
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path_of("sw"));
+    static const char *const kept[] = {
+        ".f.agt-abc12",    /* 5 characters */
+        ".f.agt-abc1234",  /* 7 characters */
+        "f.agt-abc123",    /* no leading dot */
+        ".f.agt-abc12_",   /* not a letter or digit */
+        ".agt-abc123",     /* no name */
+        ".f.agt-undo-1-2", /* an undo copy's form, not a temporary's */
+        ".f.agt-abc123",   /* the form, but the check characters of ".f.agt-abc1" are Fn */
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        char rel[300];
+        snprintf(rel, sizeof rel, "sw/%s", kept[i]);
+        tu_write(root, rel, "user data\n");
+        age(dir, kept[i]);
+    }
+    /* Our exact form (the last two characters: FNV-1a 64 of the name
+     * before them, base 62 over a-z A-Z 0-9, low digit first; worked out
+     * with a Python one-liner), but: locked by a live holder, two names, a
+     * symlink, a folder. */
+    tu_write(root, "sw/.locked.agt-Lk00vg", "held\n");
+    age(dir, ".locked.agt-Lk00vg");
+    int hold = open(path_of("sw/.locked.agt-Lk00vg"), O_RDONLY);
+    T_CHECK(hold >= 0 && flock(hold, LOCK_EX | LOCK_NB) == 0, "the test holds a lock");
+    tu_write(root, "sw/.two.agt-Tw00j5", "two names\n");
+    char tw[4096];
+    snprintf(tw, sizeof tw, "%s", path_of("sw/.two.agt-Tw00j5"));
+    link(tw, path_of("sw/two-other"));
+    age(dir, ".two.agt-Tw00j5");
+    symlink("target", path_of("sw/.link.agt-Ln00yA"));
+    age(dir, ".link.agt-Ln00yA");
+    tu_mkdir(root, "sw/.dir.agt-Dr00P5");
+    age(dir, ".dir.agt-Dr00P5");
+    bool other_owner = false;
+    if (geteuid() == 0) {
+        tu_write(root, "sw/.nobody.agt-Nb00JM", "not ours\n");
+        other_owner = chown(path_of("sw/.nobody.agt-Nb00JM"), 65534, 65534) == 0;
+        age(dir, ".nobody.agt-Nb00JM");
+    }
+    /* and one that is ours and stale: the only one removed */
+    tu_write(root, "sw/.f.agt-StalYr", "garbage\n");
+    age(dir, ".f.agt-StalYr");
+    T_EQ_INT(agti_fs_write_atomic(path_of("sw/f"), "f", 1, 0), AGT_OK, "a write into the folder");
+    const char *want =
+        other_owner ? ".agt-abc123 .dir.agt-Dr00P5 .f.agt-abc12 .f.agt-abc123 .f.agt-abc1234 "
+                      ".f.agt-abc12_ .f.agt-undo-1-2 .link.agt-Ln00yA .locked.agt-Lk00vg "
+                      ".nobody.agt-Nb00JM .two.agt-Tw00j5 f.agt-abc123"
+                    : ".agt-abc123 .dir.agt-Dr00P5 .f.agt-abc12 .f.agt-abc123 .f.agt-abc1234 "
+                      ".f.agt-abc12_ .f.agt-undo-1-2 .link.agt-Ln00yA .locked.agt-Lk00vg "
+                      ".two.agt-Tw00j5 f.agt-abc123";
+    T_EQ_STR(agt_names(dir), want, "only the stale unlocked temporary of ours is removed");
+    if (geteuid() == 0 && !other_owner)
+        t_skip("cannot chown a file to 65534: the other-owner case is not tested");
+    if (geteuid() != 0)
+        t_skip("not root: a file of another owner cannot be made here");
+    close(hold);
+    T_EQ_INT(agti_fs_write_atomic(path_of("sw/f"), "g", 1, 0), AGT_OK, "again, lock released");
+    T_CHECK(strstr(agt_names(dir), ".locked.agt-Lk00vg") == NULL,
+            "the temporary is removed once its lock is gone: %s", agt_names(dir));
+}
+
+/* A file with two names rewritten in place, killed at each step: 1 the
+ * undo copy's creation, 2 its write, 4 its fsync, 6 after half of the
+ * rewrite, 8 after the rewrite reached the disk (before the undo copy is
+ * removed). The file holds the old or the new content, or (6) the first
+ * 12 of the 24 new bytes with the complete undo copy next to it; the next
+ * write removes the undo copy when the file is old or new, and refuses to
+ * write a torn file, naming the copy. */
+static void test_kill_in_place(void)
+{
+    static const char OLD[] = "old content\n";             /* 12 bytes */
+    static const char NEW[] = "the new content, longer\n"; /* 24 bytes */
+    tu_mkdir(root, "ki");
+    char dir[4096], pa[4096 + 16];
+    snprintf(dir, sizeof dir, "%s", path_of("ki"));
+    snprintf(pa, sizeof pa, "%s/a.txt", dir);
+    bool have_tmpfile = tmpfile_works(dir);
+    static const int steps[] = {1, 2, 4, 6, 8};
+    for (int named = 0; named <= 1; named++) {
+        if (!named && !have_tmpfile) {
+            t_skip("this file system has no O_TMPFILE: the unnamed path is not tested");
+            continue;
+        }
+        const char *how = named ? "named temporary" : "O_TMPFILE";
+        for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+            int step = steps[i];
+            unlink(pa);
+            unlink(path_of("ki/b.txt"));
+            tu_write(root, "ki/a.txt", OLD);
+            link(pa, path_of("ki/b.txt"));
+            ino_t ino = ino_of(pa);
+            char undo[300];
+            snprintf(undo, sizeof undo, ".a.txt.agt-undo-%jx-44f74beafab999dc", (uintmax_t)ino);
+            T_CHECK(killed_at(pa, NEW, step, named), "%s: killed at step %d", how, step);
+            T_CHECK(ino_of(pa) == ino && links_of(pa) == 2, "%s, step %d: same inode, 2 names", how,
+                    step);
+            const char *names = agt_names(dir);
+            if (step <= 4) {
+                both_hold("ki/a.txt", "ki/b.txt", OLD, "killed before the rewrite");
+                if (named && step >= 2) {
+                    T_CHECK(temp_of(names, "a.txt"), "%s, step %d: only the copy's temporary: %s",
+                            how, step, names);
+                    char tn[300];
+                    snprintf(tn, sizeof tn, "%s", names);
+                    age(dir, tn);
+                    T_EQ_INT(agti_fs_write_atomic(path_of("ki/z"), "z", 1, 0), AGT_OK,
+                             "%s, step %d: a write into the folder", how, step);
+                    unlink(path_of("ki/z"));
+                    T_EQ_STR(agt_names(dir), "", "%s, step %d: the stale temporary removed", how,
+                             step);
+                } else {
+                    T_EQ_STR(names, "", "%s, step %d: nothing left", how, step);
+                }
+                continue;
+            }
+            T_EQ_STR(names, undo, "%s, step %d: the undo copy, named by inode and new hash", how,
+                     step);
+            char up[4096 + 300];
+            snprintf(up, sizeof up, "%s/%s", dir, undo);
+            char *s = tu_read(up, NULL);
+            T_EQ_STR(s, OLD, "%s, step %d: the undo copy holds the old content", how, step);
+            free(s);
+            if (step == 8) {
+                both_hold("ki/a.txt", "ki/b.txt", NEW, "killed after the rewrite");
+                T_EQ_INT(agti_fs_write_file(pa, "second\n", 7, 0, NULL), AGT_OK,
+                         "%s: the next write after step 8", how);
+                both_hold("ki/a.txt", "ki/b.txt", "second\n", "written after step 8");
+                T_EQ_STR(agt_names(dir), "", "%s: the settled undo copy removed", how);
+                continue;
+            }
+            /* step 6: torn */
+            both_hold("ki/a.txt", "ki/b.txt", "the new cont", "killed halfway");
+            bool kept = false;
+            T_EQ_INT(agti_fs_write_file(pa, "second\n", 7, 0, &kept), AGT_EIO,
+                     "%s: a torn file is not written", how);
+            char want[10000];
+            snprintf(want, sizeof want,
+                     "write: an earlier rewrite of %s in place was interrupted (the process was "
+                     "killed): the file may be damaged, and its content from before that rewrite "
+                     "is kept in %s/%s; compare the two, restore the file from that copy if "
+                     "needed, and delete the copy, then write again; nothing was written",
+                     pa, dir, undo);
+            T_EQ_STR(agt_error_message(), want, "%s: the message names the copy", how);
+            T_CHECK(kept, "%s: kept (nothing was written)", how);
+            both_hold("ki/a.txt", "ki/b.txt", "the new cont", "the torn file untouched");
+            /* The default mode (links broken) is refused the same way. */
+            int dfd = open(dir, O_PATH | O_DIRECTORY);
+            agti_write_info info;
+            T_EQ_INT(agti_fs_write_at(dfd, "a.txt", pa, "x", 1, 0, &info), AGT_EIO,
+                     "%s: replacing the torn file is refused too", how);
+            close(dfd);
+            T_EQ_STR(agt_names(dir), undo, "%s: the undo copy kept", how);
+            /* While a live process holds the undo copy's lock (a rewrite
+             * going on now), the copy is not judged at all. */
+            int hold = open(up, O_RDONLY);
+            T_CHECK(hold >= 0 && flock(hold, LOCK_EX | LOCK_NB) == 0, "%s: undo copy locked", how);
+            T_EQ_INT(agti_fs_write_file(pa, "second\n", 7, 0, NULL), AGT_EIO,
+                     "%s: a write during another's rewrite is refused", how);
+            snprintf(want, sizeof want,
+                     "write: %s is being rewritten in place by another process now (its undo "
+                     "copy %s/%s is in use); try again when it is done; nothing was written",
+                     pa, dir, undo);
+            T_EQ_STR(agt_error_message(), want, "%s: the in-progress message", how);
+            close(hold);
+            /* The user puts the old content back (in place): settled. */
+            FILE *f = fopen(pa, "r+");
+            fwrite(OLD, 1, 12, f);
+            fclose(f);
+            T_EQ_INT(agti_fs_write_file(pa, "second\n", 7, 0, NULL), AGT_OK,
+                     "%s: written once the file is restored", how);
+            both_hold("ki/a.txt", "ki/b.txt", "second\n", "after the restore");
+            T_EQ_STR(agt_names(dir), "", "%s: the undo copy removed after the restore", how);
+        }
+    }
+    T_EQ_INT(agti_fs_write_file(pa, "third\n", 6, 0, NULL), AGT_OK, "a last write");
+    T_EQ_STR(agt_names(dir), "", "the stale temporaries of the copies removed");
+    both_hold("ki/a.txt", "ki/b.txt", "third\n", "last write");
+}
+
 static void test_eol(void)
 {
     static const struct {
@@ -474,6 +812,9 @@ int main(void)
     test_hard_links();
     test_fsize_limit();
     test_permissions();
+    test_kill_replace();
+    test_sweep_conservative();
+    test_kill_in_place();
     test_eol();
     tu_rmtree(root);
     free(root);

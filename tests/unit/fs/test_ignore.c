@@ -4,8 +4,10 @@
  * ("glob" column: WM_PATHNAME) and was re-checked with `git ls-files -o --
  * ':(glob)PATTERN'` on this machine.
  */
+#include <fcntl.h>
 #include <jansson.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fs/fs.h"
 #include "fsutil.h"
@@ -369,11 +371,139 @@ static void test_rule_order(void)
     free(dir);
 }
 
+/* Walk callback: appends each path and a space. */
+static int collect(const agti_walk_entry *e, void *payload)
+{
+    agti_buf *b = payload;
+    agti_buf_put(b, e->relpath, e->relpath_len);
+    agti_buf_putc(b, ' ');
+    return 0;
+}
+
+/* The entries of a walk of the folder open as fd (path root), ignore rules
+ * from ignore_root (NULL: root), joined by ' ' (malloc'd). */
+static char *walk_list(int fd, const char *root, const char *ignore_root)
+{
+    agti_walk_opts o;
+    memset(&o, 0, sizeof o);
+    o.ignore_flags = AGTI_IGN_NO_GLOBAL;
+    o.ignore_root = ignore_root;
+    agti_buf b = AGTI_BUF_INIT;
+    int rc = agti_walk_at(fd, root, &o, collect, &b, NULL);
+    if (rc != AGT_OK)
+        agti_buf_puts(&b, "(walk failed)");
+    if (b.len > 0 && b.ptr[b.len - 1] == ' ')
+        agti_buf_truncate(&b, b.len - 1);
+    return agti_buf_detach(&b);
+}
+
+/* Ignore files are read below the root's descriptor and never through a
+ * symlink. Expected lists from git 2.39 on the same tree (`git ls-files -o
+ * --exclude-standard`, which warns "unable to access '.gitignore': Too many
+ * levels of symbolic links" for each of the three links and lists every
+ * file): a symlinked .gitignore is not read, whether it points outside
+ * (absolute or relative) or to a file inside. */
+static void test_confined(void)
+{
+    char *out = tu_mkdtemp();
+    char *ws = tu_mkdtemp();
+    tu_write(out, "pats", "*.txt\n");
+    tu_write(out, ".gitignore", "*.txt\n");
+    tu_write(out, "x.txt", "outside\n");
+    char p[4096];
+    snprintf(p, sizeof p, "%s/pats", out);
+    char lk[4096];
+    snprintf(lk, sizeof lk, "%s/.gitignore", ws);
+    T_CHECK(symlink(p, lk) == 0, "root .gitignore -> outside file (absolute)");
+    tu_write(ws, "a.txt", "");
+    tu_write(ws, "keep.md", "");
+    tu_write(ws, "sub/b.txt", "");
+    snprintf(lk, sizeof lk, "%s/sub/.gitignore", ws);
+    char rel[4096];
+    /* a relative link leaving the root: ../../<out below />/pats */
+    snprintf(rel, sizeof rel, "../../%s/pats", strrchr(out, '/') + 1);
+    T_CHECK(symlink(rel, lk) == 0, "sub/.gitignore -> ../../OUT/pats (relative, outside)");
+    tu_write(ws, "in/real", "*.md\n");
+    tu_write(ws, "in/c.md", "");
+    tu_write(ws, "in/d.txt", "");
+    snprintf(lk, sizeof lk, "%s/in/.gitignore", ws);
+    T_CHECK(symlink("real", lk) == 0, "in/.gitignore -> real (inside)");
+    int fd = open(ws, O_PATH | O_DIRECTORY);
+    char *got = walk_list(fd, ws, NULL);
+    T_EQ_STR(got,
+             ".gitignore a.txt in/.gitignore in/c.md in/d.txt in/real keep.md "
+             "sub/.gitignore sub/b.txt",
+             "walk: no symlinked .gitignore is read (git ls-files -o --exclude-standard)");
+    free(got);
+    agti_ignore *ig = NULL;
+    T_EQ_INT(agti_ignore_new(&ig, ws, NULL, AGTI_IGN_NO_GLOBAL), AGT_OK, "ignore_new");
+    static const char *const q[] = {"a.txt", "sub/b.txt", "in/c.md", "keep.md"};
+    for (size_t i = 0; i < 4; i++) {
+        bool ign = true;
+        T_EQ_INT(agti_ignore_is_ignored(ig, q[i], false, &ign), AGT_OK, "query %s", q[i]);
+        T_CHECK(!ign, "query: %s is not ignored (git check-ignore: no match)", q[i]);
+    }
+    agti_ignore_free(ig);
+
+    /* .git/info/exclude through a symlink (to the outside patterns) is not
+     * read either: a rule of this library, stricter than git, which reads
+     * info/exclude through a link. */
+    tu_mkdir(ws, ".git/info");
+    snprintf(lk, sizeof lk, "%s/.git/info/exclude", ws);
+    T_CHECK(symlink(p, lk) == 0, ".git/info/exclude -> outside file");
+    T_EQ_INT(agti_ignore_new(&ig, ws, NULL, AGTI_IGN_NO_GLOBAL), AGT_OK, "ignore_new");
+    bool ign = true;
+    agti_ignore_is_ignored(ig, "a.txt", false, &ign);
+    T_CHECK(!ign, "a symlinked info/exclude is not read");
+    agti_ignore_free(ig);
+    close(fd);
+
+    /* A folder swapped for a symlink to the outside after the walker's
+     * descriptor was opened: the walk lists the folder it opened and reads
+     * that folder's .gitignore (none: nothing ignored), not the outside one
+     * (*.txt) the name now leads to. */
+    tu_write(ws, "sw/c.txt", "");
+    tu_write(ws, "sw/e.md", "");
+    char sw[4096], swreal[4096];
+    snprintf(sw, sizeof sw, "%s/sw", ws);
+    snprintf(swreal, sizeof swreal, "%s/sw.real", ws);
+    fd = open(sw, O_PATH | O_DIRECTORY);
+    T_CHECK(rename(sw, swreal) == 0 && symlink(out, sw) == 0, "sw swapped for a link outside");
+    got = walk_list(fd, sw, ws);
+    T_EQ_STR(got, "c.txt e.md", "swapped walk root: its own folder's rules");
+    free(got);
+    close(fd);
+    /* The same for a folder between the ignore root and the walk root:
+     * mid/.gitignore (*.md) is looked up below the root, and mid is a link
+     * now, so no rules come from it; the outside *.txt is never read. */
+    tu_write(ws, "mid/.gitignore", "*.md\n");
+    tu_write(ws, "mid/deep/d.txt", "");
+    tu_write(ws, "mid/deep/f.md", "");
+    char mid[4096], midreal[4096], deep[4096 + 8];
+    snprintf(mid, sizeof mid, "%s/mid", ws);
+    snprintf(midreal, sizeof midreal, "%s/mid.real", ws);
+    snprintf(deep, sizeof deep, "%s/deep", mid);
+    fd = open(deep, O_PATH | O_DIRECTORY);
+    got = walk_list(fd, deep, ws);
+    T_EQ_STR(got, "d.txt", "before the swap: mid/.gitignore (*.md) applies");
+    free(got);
+    T_CHECK(rename(mid, midreal) == 0 && symlink(out, mid) == 0, "mid swapped for a link outside");
+    got = walk_list(fd, deep, ws);
+    T_EQ_STR(got, "d.txt f.md", "after the swap: nothing read through the link");
+    free(got);
+    close(fd);
+    tu_rmtree(ws);
+    tu_rmtree(out);
+    free(ws);
+    free(out);
+}
+
 int main(void)
 {
     test_wildmatch();
     test_corpus();
     test_sources();
     test_rule_order();
+    test_confined();
     return t_done();
 }
