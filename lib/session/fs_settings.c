@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "agenttools/sandbox.h"
 #include "core/core.h"
 #include "fs/fs.h"
 #include "fs_settings.h"
@@ -100,6 +101,11 @@ int agti_session_add_readable_dir(agt_session *s, const char *dir)
         return agti_oom();
     }
     return add_dir(&fs->readable, &fs->nreadable, real);
+}
+
+int agt_session_add_readable_root(agt_session *s, const char *dir)
+{
+    return agti_session_add_readable_dir(s, dir);
 }
 
 const char *const *agti_session_readable_dirs(const agt_session *s, size_t *n)

@@ -316,6 +316,8 @@ int agti_session_command_sandbox(agt_session *s, bool disable, struct agti_sandb
 
 /* ---- status ------------------------------------------------------------------ */
 
+static json_t *string_array(const char *const *v, size_t n);
+
 int agt_session_sandbox_status(agt_session *s, char **out_json)
 {
     if (s == NULL || out_json == NULL)
@@ -339,13 +341,17 @@ int agt_session_sandbox_status(agt_session *s, char **out_json)
     for (size_t i = 0; roots && i < nroots; i++)
         json_array_append_new(roots, json_string(v[i]));
     free(v);
+    size_t nread = 0;
+    const char *const *readable = agti_session_readable_dirs(s, &nread);
+    json_t *rroots = string_array(readable, nread);
     json_t *j = json_pack(
-        "{s:s, s:s, s:s, s:b, s:b, s:i, s:b, s:b, s:b, s:s, s:o}", "mode", mode_names[mode],
+        "{s:s, s:s, s:s, s:b, s:b, s:i, s:b, s:b, s:b, s:s, s:o, s:o}", "mode", mode_names[mode],
         "network", network == AGT_SANDBOX_NETWORK_ON ? "on" : "off", "enforce",
         enforce == AGT_SANDBOX_REQUIRE ? "require" : "best-effort", "auto_allow",
         s->sandbox && s->sandbox->auto_allow, "sandboxed", on && abi > 0 && seccomp, "landlock_abi",
         abi, "seccomp", seccomp, "user_namespace", userns, "mount_namespace", mountns, "supervisor",
-        sup, "writable_roots", roots ? roots : json_array());
+        sup, "writable_roots", roots ? roots : json_array(), "readable_roots",
+        rroots ? rroots : json_array());
     if (j == NULL)
         return agti_oom();
     *out_json = agti_json_dump(j);

@@ -827,6 +827,10 @@ class Session(_Handle):
     def add_writable_root(self, path):
         _check(lib.agt_session_add_writable_root(self._handle(), _b(path)))
 
+    def add_readable_root(self, path):
+        """A folder the file tools read (not write) without asking."""
+        _check(lib.agt_session_add_readable_root(self._handle(), _b(path)))
+
     def set_sandbox_auto_allow(self, on):
         _check(lib.agt_session_set_sandbox_auto_allow(self._handle(), 1 if on else 0))
 

@@ -314,6 +314,40 @@ static void test_modes(void)
     agt_session_free(s);
 }
 
+/* The host adds a read-only folder itself. */
+static void test_readable_api(void)
+{
+    agt_session *s = session(AGT_MODE_MANUAL);
+    T_EQ_INT(agt_session_add_readable_root(s, "rel"), AGT_EINVAL, "readable root: relative");
+    T_EQ_INT(agt_session_add_readable_root(NULL, ydir), AGT_EINVAL, "readable root: NULL session");
+    char missing[PATH_MAX];
+    snprintf(missing, sizeof missing, "%s/missing", base);
+    T_EQ_INT(agt_session_add_readable_root(s, missing), AGT_ENOTFOUND, "readable root: missing");
+    T_EQ_INT(agt_session_add_readable_root(s, ydir), AGT_OK, "readable root added");
+    T_EQ_INT(agt_session_add_readable_root(s, ydir), AGT_OK, "readable root added twice");
+    char *j = NULL;
+    agt_session_sandbox_status(s, &j);
+    char want[4 * PATH_MAX];
+    snprintf(want, sizeof want, "\"readable_roots\":[\"%s\"]", ydir);
+    T_CHECK(j && strstr(j, want), "status lists it once (%s)", j ? j : "");
+    agt_free(j);
+    char args[4 * PATH_MAX];
+    agt_result *r;
+    snprintf(args, sizeof args, "{\"path\":\"%s/y.txt\"}", ydir);
+    T_EQ_INT(dispatch(s, "h1", "Read", args, &r), AGT_OK, "readable root: Read runs");
+    T_EQ_STR(r ? agt_result_text(r) : NULL, READ_OK, "readable root: its text");
+    agt_result_free(r);
+    snprintf(args, sizeof args,
+             "{\"path\":\"%s/y.txt\",\"old_string\":\"ok\",\"new_string\":\"no\"}", ydir);
+    T_EQ_INT(dispatch(s, "h2", "Edit", args, &r), AGT_EPENDING, "readable root: Edit asks");
+    agt_session_answer(s, "h2", AGT_DECISION_REJECT, NULL, &r);
+    agt_result_free(r);
+    char *got = slurp(ydir, "y.txt");
+    T_EQ_STR(got, "ok\n", "readable root: unchanged");
+    free(got);
+    agt_session_free(s);
+}
+
 int main(void)
 {
     const char *t = getenv("TMPDIR");
@@ -349,6 +383,7 @@ int main(void)
     test_read_manual();
     test_write_manual(can);
     test_modes();
+    test_readable_api();
     agt_registry_free(reg);
     char cmd[PATH_MAX];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
