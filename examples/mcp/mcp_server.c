@@ -362,45 +362,145 @@ static void release_held(struct mcp_server *sv)
     json_decref(held);
 }
 
-/* The answer to roots/list (msg NULL: the client did not answer in time). */
+static void log_line(const struct mcp_server *sv, const char *line)
+{
+    if (sv->log != NULL)
+        sv->log(line, sv->log_payload);
+}
+
+static void free_extra(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* Adds the client's other roots to session s as writable roots (one
+ * policy: the file tools and the sandboxed commands may write there), each
+ * logged. 0, or -1 with the reason logged (out of memory). */
+static int add_extra(struct mcp_server *sv, agt_session *s, char **paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char line[PATH_MAX + 128];
+        if (agt_session_add_writable_root(s, paths[i]) != AGT_OK) {
+            snprintf(line, sizeof line, "client root %s not added: %s", paths[i],
+                     agt_error_message());
+            log_line(sv, line);
+            if (agt_error_code() == AGT_ENOMEM)
+                return -1;
+            continue;
+        }
+        snprintf(line, sizeof line, "writable root: %s (one of the client's roots)", paths[i]);
+        log_line(sv, line);
+    }
+    return 0;
+}
+
+static bool in_list(char *const *v, size_t n, const char *p)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i], p) == 0)
+            return true;
+    return false;
+}
+
+/* The answer to roots/list (msg NULL: the client did not answer in time).
+ * The first local folder is the workspace (unless --root), every other one
+ * a writable root of the session. A changed list that only adds roots adds
+ * them to the session; one that drops a root (or moves the workspace) makes
+ * a new session, so no folder the client took back stays writable. */
 static void apply_roots(struct mcp_server *sv, json_t *msg)
 {
     sv->roots_id = 0;
     json_t *roots = json_object_get(json_object_get(msg, "result"), "roots");
-    char path[PATH_MAX], why[PATH_MAX + 128];
+    char path[PATH_MAX], why[PATH_MAX + 128], first[PATH_MAX] = "";
     const char *uri = NULL;
+    char **extra = NULL;
+    size_t nextra = 0;
     size_t i;
     json_t *r;
     json_array_foreach(roots, i, r)
     {
         const char *u = json_string_value(json_object_get(r, "uri"));
         struct stat st;
-        if (u != NULL && file_uri_path(u, path, sizeof path) == 0 && stat(path, &st) == 0 &&
-            S_ISDIR(st.st_mode)) {
+        if (u == NULL || file_uri_path(u, path, sizeof path) != 0 || stat(path, &st) != 0 ||
+            !S_ISDIR(st.st_mode))
+            continue;
+        if (uri == NULL) {
             uri = u;
-            break;
+            snprintf(first, sizeof first, "%s", path);
+            continue;
         }
+        char *real = realpath(path, NULL);
+        char *fr = realpath(first, NULL);
+        bool dup =
+            real == NULL || (fr != NULL && strcmp(real, fr) == 0) || in_list(extra, nextra, real);
+        free(fr);
+        char **g = dup ? NULL : realloc(extra, (nextra + 1) * sizeof *g);
+        if (g == NULL) {
+            free(real);
+            continue;
+        }
+        extra = g;
+        extra[nextra++] = real;
     }
     if (uri == NULL) {
         log_root(sv, msg == NULL ? "the current directory: the client did not answer roots/list"
                      : json_object_get(msg, "error") != NULL
                          ? "the current directory: the client answered roots/list with an error"
                          : "the current directory: none of the client's roots is a local folder");
-    } else if (strcmp(path, sv->root) != 0) {
-        agt_session *s = NULL;
-        if (sv->make_session(path, &s, sv->session_payload) != 0) {
-            snprintf(why, sizeof why, "the current directory: the client's root %s failed: %s", uri,
-                     agt_error_message());
-            log_root(sv, why);
-        } else {
-            drop_deferred(sv, "the workspace moved to the client's new root first");
-            agt_session_free(sv->session);
-            sv->session = s;
-            snprintf(sv->root, sizeof sv->root, "%s", path);
-            snprintf(why, sizeof why, "the client's first root, %s", uri);
-            log_root(sv, why);
-        }
+        free_extra(extra, nextra);
+        release_held(sv);
+        return;
     }
+    bool moved = strcmp(first, sv->root) != 0;
+    bool dropped = false;
+    for (size_t k = 0; k < sv->n_extra && !dropped; k++)
+        dropped = !in_list(extra, nextra, sv->extra[k]);
+    if (!moved && !dropped) {
+        /* the same workspace: the roots that are new join the session */
+        for (size_t k = 0; k < nextra; k++) {
+            if (in_list(sv->extra, sv->n_extra, extra[k]))
+                continue;
+            char **g = realloc(sv->extra, (sv->n_extra + 1) * sizeof *g);
+            char *c = g ? strdup(extra[k]) : NULL;
+            if (g != NULL)
+                sv->extra = g;
+            if (c == NULL || add_extra(sv, sv->session, &c, 1) != 0) {
+                free(c);
+                continue;
+            }
+            sv->extra[sv->n_extra++] = c;
+        }
+        free_extra(extra, nextra);
+        release_held(sv);
+        return;
+    }
+    agt_session *s = NULL;
+    if (sv->make_session(first, &s, sv->session_payload) != 0 ||
+        add_extra(sv, s, extra, nextra) != 0) {
+        agt_session_free(s);
+        snprintf(why, sizeof why, "unchanged: the client's root %s failed: %s", uri,
+                 agt_error_message());
+        log_root(sv, why);
+        free_extra(extra, nextra);
+        release_held(sv);
+        return;
+    }
+    drop_deferred(sv, moved ? "the workspace moved to the client's new root first"
+                            : "the client took back one of its roots first");
+    agt_session_free(sv->session);
+    sv->session = s;
+    free_extra(sv->extra, sv->n_extra);
+    sv->extra = extra;
+    sv->n_extra = nextra;
+    if (moved) {
+        snprintf(sv->root, sizeof sv->root, "%s", first);
+        snprintf(why, sizeof why, "the client's first root, %s", uri);
+    } else {
+        snprintf(why, sizeof why, "a new session: the client no longer lists a root it had");
+    }
+    log_root(sv, why);
     release_held(sv);
 }
 
@@ -620,6 +720,9 @@ void mcp_server_clear(struct mcp_server *sv)
     json_decref(sv->held);
     json_decref(sv->tools);
     agt_session_free(sv->session);
+    free_extra(sv->extra, sv->n_extra);
+    sv->extra = NULL;
+    sv->n_extra = 0;
     free(sv->buf);
     sv->deferred = NULL;
     sv->held = sv->tools = NULL;

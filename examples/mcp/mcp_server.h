@@ -51,6 +51,10 @@ struct mcp_server {
     /* the workspace */
     const char *root_opt; /* --root, or NULL: then the client's first file:// root */
     char root[PATH_MAX];  /* the session's root as given to it */
+    /* the client's other local roots (real paths), writable roots of the
+       session: the file tools and the sandboxed commands may write there */
+    char **extra;
+    size_t n_extra;
     /* what the client offers (initialize params.capabilities) */
     int client_roots, client_elicitation;
     json_int_t next_id;     /* ids of our requests to the client */

@@ -118,6 +118,22 @@ AGT_EXTERN int agt_session_sandbox(const agt_session *s, int *mode, int *network
 AGT_EXTERN int agt_session_add_writable_root(agt_session *s, const char *dir);
 
 /**
+ * Adds a read-only folder of the file tools: Read, Glob, Grep and
+ * ReadMediaFile read there without the question a path outside every folder
+ * gets; Write, Edit and MultiEdit there ask as for a path outside (approving
+ * that for the session makes it a writable root). The sandbox is not
+ * changed (commands read everywhere already). Approving a read outside the
+ * workspace for the session adds its folder this way. Saved and restored
+ * with the session; adding a folder twice is a no-op.
+ *
+ * @param dir an absolute path of an existing directory; symbolic links are
+ *        resolved now.
+ * @return AGT_OK, AGT_EINVAL (s or dir NULL, dir relative), AGT_ENOTFOUND
+ *         (not an existing directory), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_add_readable_root(agt_session *s, const char *dir);
+
+/**
  * Auto-allows sandboxed commands: a Bash call that will run inside the
  * enforced workspace-write or read-only sandbox with the network off does
  * not ask for approval in manual mode. Deny and ask rules still apply; a
@@ -135,7 +151,8 @@ AGT_EXTERN int agt_session_set_sandbox_auto_allow(agt_session *s, int on);
  *  "landlock_abi": int (0: not applied), "seccomp": bool,
  *  "user_namespace": bool, "mount_namespace": bool (protected paths),
  *  "supervisor": "pid-namespace" | "subreaper" | "process-group",
- *  "writable_roots": [paths]}.
+ *  "writable_roots": [paths], "readable_roots": [paths] (read-only folders
+ *  of the file tools, agt_session_add_readable_root)}.
  * With best effort on a kernel lacking a piece, the fields say what is
  * really applied: a command never runs unsandboxed while "sandboxed" is
  * true.

@@ -257,6 +257,8 @@ static void call_release(agt_call *c)
     free(c->tool_copy);
     c->tool_copy = NULL;
     free(c->args_dump);
+    free(c->outside_dir);
+    c->outside_dir = NULL;
     agti_buf_free(&c->text);
     json_decref(c->json);
 }

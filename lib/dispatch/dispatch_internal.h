@@ -25,6 +25,13 @@ struct agt_call {
     bool is_error;
     json_t *json;
     bool suspended; /* the provider suspended it: no result yet (agti_call_suspend) */
+    /* A file tool's path outside every folder of the session (set by the
+     * approval gate, lib/session/outside.c): the folder to admit, whether
+     * the call writes there, and whether the gate admitted it for this
+     * call (the provider then resolves below it too). */
+    char *outside_dir;
+    bool outside_write;
+    bool outside_admitted;
 };
 
 struct agt_result {

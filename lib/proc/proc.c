@@ -65,7 +65,25 @@ struct agti_proc {
     size_t hard_cap;
     uint64_t total; /* raw bytes recorded */
     agti_capture cap;
+    /* The sandbox it runs in, held until every process of the command has
+     * ended (its placeholders must stay until then); NULL: none. */
+    struct agti_sandbox *sb;
+    bool sup_reported; /* the supervisor ended normally and sent the status */
 };
+
+/* Lets go of the sandbox. Every process of the command is gone when the
+ * PID namespace's init has been reaped, or when the subreaper supervisor
+ * reported (it kills every descendant before it does); otherwise some may
+ * still run. */
+static void drop_sandbox(agti_proc *p, bool reaped)
+{
+    if (p->sb == NULL)
+        return;
+    bool gone =
+        reaped && (p->sup == AGTI_SUP_PIDNS || (p->sup == AGTI_SUP_SUBREAPER && p->sup_reported));
+    agti_sandbox_release(p->sb, gone);
+    p->sb = NULL;
+}
 
 int64_t agti_proc_monotonic_ms(void *ctx)
 {
@@ -401,6 +419,7 @@ int agti_proc_spawn(agti_proc **out, const char *command, const agti_proc_opts *
         agti_proc_free(p);
         return rc;
     }
+    p->sb = agti_sandbox_ref(opts->sandbox);
     if (!opts->no_pidfd)
         p->pidfd = open_pidfd(p->pid);
     p->started = now_of(p);
@@ -562,6 +581,7 @@ static void reap(agti_proc *p)
     }
     p->ended = now_of(p);
     set_final_state(p);
+    drop_sandbox(p, r == p->pid);
 }
 
 static void note_status(agti_proc *p, const siginfo_t *si)
@@ -577,6 +597,7 @@ static void note_status(agti_proc *p, const siginfo_t *si)
         close(p->status_fd);
         p->status_fd = -1;
         if (got == (ssize_t)sizeof st) {
+            p->sup_reported = true;
             if (WIFEXITED(st)) {
                 p->exit_code = WEXITSTATUS(st);
                 p->sig = 0;
@@ -646,6 +667,7 @@ static void check_exit(agti_proc *p)
         }
         p->ended = now_of(p);
         p->state = p->terminating ? p->pending : AGTI_PROC_FAILED;
+        drop_sandbox(p, p->sup == AGTI_SUP_PIDNS); /* its namespace died with it */
         return;
     }
     if (si.si_pid == 0)
@@ -916,6 +938,7 @@ void agti_proc_free(agti_proc *p)
         close(p->log_fd);
     if (p->status_fd >= 0)
         close(p->status_fd);
+    drop_sandbox(p, false);
     agti_capture_free(&p->cap);
     free(p->log_path);
     free(p->reason);

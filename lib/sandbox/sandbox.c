@@ -78,6 +78,7 @@ const agti_sandbox_probe *agti_sandbox_probe_get(void)
 
 struct agti_sandbox {
     int mode;
+    unsigned refs;
 };
 
 int agti_sandbox_prepare(agti_sandbox **out, const agti_sandbox_policy *pol)
@@ -91,13 +92,29 @@ int agti_sandbox_prepare(agti_sandbox **out, const agti_sandbox_policy *pol)
     agti_sandbox *sb = calloc(1, sizeof *sb);
     if (sb == NULL)
         return agti_oom();
+    sb->refs = 1;
     *out = sb;
     return AGT_OK;
 }
 
+agti_sandbox *agti_sandbox_ref(const agti_sandbox *csb)
+{
+    agti_sandbox *sb = (agti_sandbox *)csb;
+    if (sb != NULL)
+        __atomic_add_fetch(&sb->refs, 1, __ATOMIC_ACQ_REL);
+    return sb;
+}
+
+void agti_sandbox_release(agti_sandbox *sb, bool all_gone)
+{
+    (void)all_gone;
+    if (sb != NULL && __atomic_sub_fetch(&sb->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        free(sb);
+}
+
 void agti_sandbox_free(agti_sandbox *sb)
 {
-    free(sb);
+    agti_sandbox_release(sb, true);
 }
 
 void agti_sandbox_get_enforced(const agti_sandbox *sb, agti_sandbox_enforced *e)
@@ -327,12 +344,37 @@ struct agti_sandbox {
     size_t nmounts;
     char **unprotected;
     size_t nunprotected;
+    agti_sb_resv **held; /* placeholders this sandbox mounts over */
+    size_t nheld;
+    bool outlived; /* a holder's processes may outlive it (keep placeholders) */
+    unsigned refs; /* 1 + the processes that run in it (agti_sandbox_ref) */
 };
+
+agti_sandbox *agti_sandbox_ref(const agti_sandbox *csb)
+{
+    agti_sandbox *sb = (agti_sandbox *)csb;
+    if (sb != NULL)
+        __atomic_add_fetch(&sb->refs, 1, __ATOMIC_ACQ_REL);
+    return sb;
+}
 
 void agti_sandbox_free(agti_sandbox *sb)
 {
+    agti_sandbox_release(sb, true);
+}
+
+void agti_sandbox_release(agti_sandbox *sb, bool all_gone)
+{
     if (sb == NULL)
         return;
+    if (!all_gone)
+        __atomic_store_n(&sb->outlived, true, __ATOMIC_RELEASE);
+    if (__atomic_sub_fetch(&sb->refs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    bool gone = !__atomic_load_n(&sb->outlived, __ATOMIC_ACQUIRE);
+    for (size_t i = 0; i < sb->nheld; i++)
+        agti_sb_resv_release(sb->held[i], gone);
+    free(sb->held);
     if (sb->landlock_fd >= 0)
         close(sb->landlock_fd);
     free(sb->bpf.filter);
@@ -447,47 +489,86 @@ static int add_unprotected(agti_sandbox *sb, const char *path)
     return AGT_OK;
 }
 
-/* A protected path: its mount target, created empty when missing and its
- * parent folder exists (a real folder, not a symbolic link). */
+static int hold(agti_sandbox *sb, agti_sb_resv *r)
+{
+    agti_sb_resv **g = realloc(sb->held, (sb->nheld + 1) * sizeof *g);
+    if (g == NULL) {
+        agti_sb_resv_release(r, true);
+        return agti_oom();
+    }
+    sb->held = g;
+    g[sb->nheld++] = r;
+    return AGT_OK;
+}
+
+/* A protected path: the mount covers it when it exists. When it does not,
+ * its nearest missing ancestor below an existing folder (inside the
+ * writable root it belongs to) is reserved instead and covered: for
+ * .git/hooks of a workspace without .git, .git itself, so the command can
+ * create no .git at all (fail closed: no hooks, no config of a repository
+ * it could make). A placeholder is held until the commands using it have
+ * ended, then removed (reserve.c). */
 static int plan_protect(agti_sandbox *sb, const agti_sandbox_protect *pr)
 {
-    struct stat st;
-    if (lstat(pr->path, &st) != 0) {
-        if (errno != ENOENT)
-            return agti_error(AGT_EIO, "sandbox: protected path '%s': %s", pr->path,
-                              strerror(errno));
-        char *parent = agti_strdup(pr->path);
-        if (parent == NULL)
-            return agti_oom();
-        char *slash = strrchr(parent, '/');
-        if (slash != NULL && slash != parent)
-            *slash = '\0';
-        struct stat pst;
-        bool parent_dir = lstat(parent, &pst) == 0 && S_ISDIR(pst.st_mode);
-        free(parent);
-        if (!parent_dir)
-            return add_unprotected(sb, pr->path);
-        int made;
-        if (pr->is_dir) {
-            made = mkdir(pr->path, 0755);
-        } else {
-            int fd = open(pr->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-            made = fd >= 0 ? 0 : -1;
-            if (fd >= 0)
-                close(fd);
-        }
-        if (made != 0 && errno != EEXIST)
-            return agti_error(AGT_EIO, "sandbox: cannot reserve protected path '%s': %s", pr->path,
-                              strerror(errno));
+    for (size_t i = 0; i < sb->nmounts; i++) {
+        size_t n = strlen(sb->mounts[i].target);
+        if (strncmp(pr->path, sb->mounts[i].target, n) == 0 &&
+            (pr->path[n] == '/' || pr->path[n] == '\0'))
+            return AGT_OK; /* below a path already covered (.git/config below .git) */
     }
-    sb_mount *g = realloc(sb->mounts, (sb->nmounts + 1) * sizeof *g);
-    if (g == NULL)
+    char *target = agti_strdup(pr->path);
+    if (target == NULL)
         return agti_oom();
+    bool is_dir = pr->is_dir;
+    int rc = AGT_OK;
+    for (;;) {
+        struct stat st;
+        if (lstat(target, &st) == 0)
+            break;
+        if (errno != ENOENT) {
+            rc = agti_error(AGT_EIO, "sandbox: protected path '%s': %s", target, strerror(errno));
+            break;
+        }
+        char *slash = strrchr(target, '/');
+        if (slash == NULL || slash == target)
+            break; /* the root folder's own entry: reserve it */
+        *slash = '\0';
+        struct stat pst;
+        int pr_rc = lstat(target, &pst);
+        int perr = errno;
+        if (pr_rc == 0 && S_ISDIR(pst.st_mode)) {
+            *slash = '/'; /* its folder exists: reserve it there */
+            break;
+        }
+        if (pr_rc == 0 || perr != ENOENT) {
+            /* the folder is a file or a link (a .git file of a worktree is
+             * protected as itself): nothing here to cover */
+            *slash = '/';
+            rc = add_unprotected(sb, target);
+            free(target);
+            return rc;
+        }
+        is_dir = true; /* the missing folder becomes the placeholder */
+    }
+    agti_sb_resv *r = NULL;
+    if (rc == AGT_OK) {
+        int h = agti_sb_resv_acquire(target, is_dir, &r);
+        if (h < 0)
+            rc = agti_error(AGT_EIO, "sandbox: cannot reserve protected path '%s': %s", target,
+                            strerror(errno));
+        else if (r != NULL)
+            rc = hold(sb, r);
+    }
+    sb_mount *g = rc == AGT_OK ? realloc(sb->mounts, (sb->nmounts + 1) * sizeof *g) : NULL;
+    if (rc == AGT_OK && g == NULL)
+        rc = agti_oom();
+    if (rc != AGT_OK) {
+        free(target);
+        return rc;
+    }
     sb->mounts = g;
-    g[sb->nmounts].target = agti_strdup(pr->path);
-    if (g[sb->nmounts].target == NULL)
-        return agti_oom();
-    g[sb->nmounts].flags = kept_flags(pr->path);
+    g[sb->nmounts].target = target;
+    g[sb->nmounts].flags = kept_flags(target);
     sb->nmounts++;
     return AGT_OK;
 }
@@ -519,6 +600,7 @@ int agti_sandbox_prepare(agti_sandbox **out, const agti_sandbox_policy *pol)
     if (sb == NULL)
         return agti_oom();
     sb->landlock_fd = -1;
+    sb->refs = 1;
     sb->mode = pol->mode;
     sb->network = pol->mode == AGTI_SB_OFF || pol->network;
     if (pol->mode == AGTI_SB_OFF) {

@@ -50,11 +50,14 @@ const agti_sandbox_probe *agti_sandbox_probe_get(void);
 /* Filesystem policies (same values as the public AGT_SANDBOX_*). */
 enum { AGTI_SB_OFF = 0, AGTI_SB_READ_ONLY = 1, AGTI_SB_WORKSPACE_WRITE = 2 };
 
-/* A path that stays read-only inside a writable root. When missing, its
+/* A path that stays read-only inside a writable root. When missing, a
  * placeholder (an empty folder when is_dir, else an empty file) is created
- * before the command runs, if its parent folder exists, so the read-only
- * mount can cover it; when the parent is missing too it cannot be reserved
- * and is listed as unprotected. */
+ * before the command runs so the read-only mount can cover it; when its
+ * folder is missing too, the nearest missing ancestor is reserved (an empty
+ * folder) and covered instead: for .git/hooks without .git, .git itself.
+ * Placeholders are removed again once the last command using them has
+ * ended (see agti_sandbox_release); a path the user had is never removed.
+ * A path below a file or a symbolic link is listed as unprotected. */
 typedef struct agti_sandbox_protect {
     const char *path; /* absolute */
     bool is_dir;
@@ -97,7 +100,18 @@ typedef struct agti_sandbox agti_sandbox;
  * be opened, the filter cannot be built), AGT_ENOMEM.
  */
 int agti_sandbox_prepare(agti_sandbox **out, const agti_sandbox_policy *pol);
+/* Drops the reference prepare gave (agti_sandbox_release(sb, true)). */
 void agti_sandbox_free(agti_sandbox *sb);
+/* Another reference, for a process that runs in the sandbox: the process
+ * engine takes one per spawn and keeps it until the command's processes
+ * have all ended, since the placeholders of protected paths must stay
+ * until then. Thread-safe. Returns sb. */
+agti_sandbox *agti_sandbox_ref(const agti_sandbox *sb);
+/* Drops a reference; the last one frees the sandbox and lets go of its
+ * placeholders. all_gone false: processes of this holder may still run
+ * (no PID namespace, a killed supervisor), so its placeholders are left in
+ * place for good. Thread-safe. */
+void agti_sandbox_release(agti_sandbox *sb, bool all_gone);
 void agti_sandbox_get_enforced(const agti_sandbox *sb, agti_sandbox_enforced *e);
 /* Protected paths that could not be reserved (borrowed, *n entries). */
 const char *const *agti_sandbox_unprotected(const agti_sandbox *sb, size_t *n);

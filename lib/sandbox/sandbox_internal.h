@@ -28,4 +28,29 @@ int agti_sb_write_idmaps(const char *uid_map, const char *gid_map);
  * handlers. Returns what the system call returns (0 in the child). */
 long agti_sb_raw_clone(unsigned long flags);
 
+/* ---- placeholders of protected paths (reserve.c) ---- */
+
+typedef struct agti_sb_resv agti_sb_resv;
+
+enum { AGTI_SB_RESV_NONE = 0, AGTI_SB_RESV_HELD = 1 };
+
+/*
+ * Holds the protected path `path` (an empty folder when is_dir, else an
+ * empty file) for one sandbox: creates it when missing (its parent must
+ * exist), marks what it created as a placeholder, and takes a shared flock
+ * on it so that no other host process removes it meanwhile. Returns
+ * AGTI_SB_RESV_HELD with *out set (release it with agti_sb_resv_release),
+ * AGTI_SB_RESV_NONE when the path is something else (a symbolic link, a
+ * folder where a file is expected, unreadable) and nothing is held, or -1
+ * with errno.
+ */
+int agti_sb_resv_acquire(const char *path, bool is_dir, agti_sb_resv **out);
+/*
+ * Drops one hold. all_gone: every process that may have the path mounted
+ * has ended. The last hold of a placeholder removes it when no holder said
+ * otherwise, no other host process holds it, and it is still empty; a path
+ * the user had is never removed.
+ */
+void agti_sb_resv_release(agti_sb_resv *r, bool all_gone);
+
 #endif

@@ -39,6 +39,10 @@ int agti_gate_verdict_check(agt_session *s, agt_call *call, const agti_verdict *
                             agt_result **out);
 /* The result text of a call the user declined (malloc'd, NULL on OOM). */
 char *agti_gate_declined_text(agt_session *s, const char *tool, const char *reason);
+/* Approve for the session of a file tool's path outside every folder: adds
+ * dir as a writable root (write) or a read-only folder of the file tools.
+ * AGT_OK (also when dir is gone: approved once), AGT_ENOMEM. */
+int agti_gate_add_outside_root(agt_session *s, const char *dir, bool write);
 /* Adds an allow rule marked as added by an approve-for-session answer. */
 int agti_gate_add_session_rule(agt_session *s, const char *text);
 /* A full dispatch through the gate, then agti_gate_finish. */

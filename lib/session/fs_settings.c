@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "agenttools/sandbox.h"
 #include "core/core.h"
 #include "fs/fs.h"
 #include "fs_settings.h"
@@ -17,6 +18,9 @@ void agti_fs_settings_free(agti_fs_settings *fs)
     for (size_t i = 0; i < fs->nallowed; i++)
         free(fs->allowed[i]);
     free(fs->allowed);
+    for (size_t i = 0; i < fs->nreadable; i++)
+        free(fs->readable[i]);
+    free(fs->readable);
     agti_sensitive_free(fs->sensitive);
     free(fs);
 }
@@ -53,6 +57,24 @@ int agti_session_real_dir(const char *fn, const agt_session *s, const char *dir,
     return AGT_OK;
 }
 
+/* Adds real to *v (takes it; a duplicate is freed). */
+static int add_dir(char ***v, size_t *n, char *real)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*v)[i], real) == 0) {
+            free(real);
+            return AGT_OK;
+        }
+    char **grown = realloc(*v, (*n + 1) * sizeof *grown);
+    if (grown == NULL) {
+        free(real);
+        return agti_oom();
+    }
+    *v = grown;
+    (*v)[(*n)++] = real;
+    return AGT_OK;
+}
+
 int agt_session_add_allowed_dir(agt_session *s, const char *dir)
 {
     char *real = NULL;
@@ -64,19 +86,32 @@ int agt_session_add_allowed_dir(agt_session *s, const char *dir)
         free(real);
         return agti_oom();
     }
-    for (size_t i = 0; i < fs->nallowed; i++)
-        if (strcmp(fs->allowed[i], real) == 0) {
-            free(real);
-            return AGT_OK;
-        }
-    char **grown = realloc(fs->allowed, (fs->nallowed + 1) * sizeof *grown);
-    if (grown == NULL) {
+    return add_dir(&fs->allowed, &fs->nallowed, real);
+}
+
+int agti_session_add_readable_dir(agt_session *s, const char *dir)
+{
+    char *real = NULL;
+    int vrc = agti_session_real_dir("agt_session_add_readable_root", s, dir, &real);
+    if (vrc != AGT_OK)
+        return vrc;
+    agti_fs_settings *fs = settings(s);
+    if (fs == NULL) {
         free(real);
         return agti_oom();
     }
-    fs->allowed = grown;
-    fs->allowed[fs->nallowed++] = real;
-    return AGT_OK;
+    return add_dir(&fs->readable, &fs->nreadable, real);
+}
+
+int agt_session_add_readable_root(agt_session *s, const char *dir)
+{
+    return agti_session_add_readable_dir(s, dir);
+}
+
+const char *const *agti_session_readable_dirs(const agt_session *s, size_t *n)
+{
+    *n = s && s->fs ? s->fs->nreadable : 0;
+    return *n ? (const char *const *)s->fs->readable : NULL;
 }
 
 int agt_session_set_file_limit(agt_session *s, int which, int64_t value)

@@ -14,6 +14,8 @@
 typedef struct agti_fs_settings {
     char **allowed; /* absolute, symlinks resolved */
     size_t nallowed;
+    char **readable; /* read only for the file tools: absolute, resolved */
+    size_t nreadable;
     int64_t limits[AGTI_FILE_LIMIT_MAX + 1]; /* 0: the tool's default */
     bool links_in_place;                     /* agt_session_set_hardlink_writes */
     struct agti_sensitive *sensitive;        /* NULL: the built-in policy */
@@ -32,6 +34,12 @@ unsigned agti_session_edit_options(const agt_session *s);
  * and gives its realpath in *out (malloc'd); errors name fn. AGT_OK,
  * AGT_EINVAL, AGT_ENOTFOUND, AGT_ENOMEM. */
 int agti_session_real_dir(const char *fn, const agt_session *s, const char *dir, char **out);
+/* Adds a folder the file tools read but do not write (a Read outside the
+ * workspace approved for the session); dir is resolved and must be an
+ * existing directory. AGT_OK, AGT_EINVAL, AGT_ENOTFOUND, AGT_ENOMEM. */
+int agti_session_add_readable_dir(agt_session *s, const char *dir);
+/* The read-only folders (borrowed; *n may be 0). */
+const char *const *agti_session_readable_dirs(const agt_session *s, size_t *n);
 /* The admitted directories (borrowed; *n may be 0). */
 const char *const *agti_session_allowed_dirs(const agt_session *s, size_t *n);
 /* The session's sensitive-file policy (sensitive_settings.c); NULL (the

@@ -8,6 +8,7 @@
 
 #include "approval_internal.h"
 #include "core/core.h"
+#include "outside.h"
 #include "policy.h"
 #include "sandbox_settings.h"
 #include "session_internal.h"
@@ -80,6 +81,22 @@ int agti_gate_need_ask(agt_session *s, agt_call *call, agti_verdict *v, bool *as
     int mode = agti_gate_approval_mode(s);
     *ask = false;
     *why = NULL;
+    /* A file tool's path outside every folder: asks in manual and plan
+     * mode, runs in yolo and auto mode (outside.c); an allow rule naming
+     * such paths is the user's answer already. */
+    int orc = agti_outside_check(s, call);
+    if (orc != AGT_OK)
+        return orc;
+    if (call->outside_dir != NULL && !call->outside_admitted) {
+        bool rule_allows = kind == AGT_RULE_ALLOW && v->rule != NULL && v->rule->abs;
+        if (s->mode == AGT_MODE_YOLO || s->mode == AGT_MODE_AUTO || rule_allows) {
+            call->outside_admitted = true;
+        } else {
+            *ask = true;
+            *why = agti_outside_reason(s, call);
+            return *why ? AGT_OK : agti_oom();
+        }
+    }
     char *escape = agti_sandbox_escape_reason(s, call); /* sandbox hook (sandbox_settings.c) */
     if (strcmp(tool, "ExitPlanMode") == 0) {
         *ask = true;
@@ -234,7 +251,21 @@ static json_t *request_json(agt_call *call, const char *why, const char *suggest
         json_decref(j);
         j = NULL;
     }
+    if (j != NULL && call->outside_dir != NULL && !call->outside_admitted &&
+        json_object_set_new(j, "outside",
+                            agti_outside_json(call->outside_dir, call->outside_write)) != 0) {
+        json_decref(j);
+        j = NULL;
+    }
     return j;
+}
+
+int agti_gate_add_outside_root(agt_session *s, const char *dir, bool write)
+{
+    int rc = agti_outside_add_root(s, dir, write);
+    /* a folder removed since it was asked for: approved once, as a bad
+     * host rule is */
+    return rc == AGT_ENOTFOUND ? AGT_OK : rc;
 }
 
 int agti_gate_add_session_rule(agt_session *s, const char *text)
@@ -286,6 +317,12 @@ static int ask_approver(gate_ctx *g, agt_call *call, const char *why, const char
             rc = agti_gate_add_session_rule(s, rule);
             if (rc == AGT_EINVALID)
                 rc = AGT_OK; /* documented: a bad host rule approves once */
+        }
+        if (rc == AGT_OK && call->outside_dir != NULL) {
+            /* once: this call may use the folder; for the session: a root */
+            if (decision == AGT_DECISION_APPROVE_SESSION)
+                rc = agti_gate_add_outside_root(s, call->outside_dir, call->outside_write);
+            call->outside_admitted = true;
         }
         if (rc == AGT_OK && a.reason != NULL) {
             /* the reason must outlive the callback while the provider runs */
@@ -343,6 +380,12 @@ int agti_session_gate(void *ctx, agt_call *call, agt_result **out)
         return rc;
     }
     rc = agti_gate_verdict_check(s, call, &v, out);
+    if (rc == AGT_OK && g->approved) {
+        /* the user approved it (agt_session_answer): an outside folder is
+         * admitted for this call (for the session it was added already) */
+        rc = agti_outside_check(s, call);
+        call->outside_admitted = call->outside_dir != NULL;
+    }
     if (rc == AGT_OK && !g->approved) {
         bool ask;
         char *why;

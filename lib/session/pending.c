@@ -6,6 +6,7 @@
 
 #include "approval_internal.h"
 #include "core/core.h"
+#include "outside.h"
 #include "policy.h"
 #include "session_internal.h"
 #include "subapproval.h"
@@ -17,6 +18,7 @@ static void pending_clear(agti_pending *q)
     free(q->args);
     free(q->reason);
     free(q->suggested);
+    free(q->folder);
 }
 
 void agti_policy_drop_pending(agti_policy *p)
@@ -47,9 +49,15 @@ int agti_pending_park(agt_session *s, agt_call *call, char *why, char *suggested
         p->pending = v;
         p->cappending = cap;
     }
-    agti_pending q = {agti_strdup(agt_call_id(call)), agti_strdup(agt_call_tool(call)),
-                      agti_strdup(agt_call_args(call)), why, suggested};
-    if (!q.call_id || !q.tool || !q.args) {
+    bool outside = call->outside_dir != NULL && !call->outside_admitted;
+    agti_pending q = {agti_strdup(agt_call_id(call)),
+                      agti_strdup(agt_call_tool(call)),
+                      agti_strdup(agt_call_args(call)),
+                      why,
+                      suggested,
+                      outside ? agti_strdup(call->outside_dir) : NULL,
+                      call->outside_write};
+    if (!q.call_id || !q.tool || !q.args || (outside && !q.folder)) {
         pending_clear(&q);
         return agti_oom();
     }
@@ -121,6 +129,12 @@ int agt_session_pending(const agt_session *s, char **out_json)
             json_decref(item);
             item = NULL;
         }
+        if (item != NULL && q->folder != NULL &&
+            json_object_set_new(item, "outside", agti_outside_json(q->folder, q->folder_write)) !=
+                0) {
+            json_decref(item);
+            item = NULL;
+        }
         if (item == NULL || json_array_append_new(list, item) != 0) {
             json_decref(list);
             list = NULL;
@@ -161,6 +175,11 @@ static int answer(agt_session *s, const char *call_id, int decision, const char 
             int rc = agti_gate_add_session_rule(s, text);
             if (rc != AGT_OK)
                 return rc; /* the call stays pending */
+        }
+        if (q.folder != NULL) {
+            int rc = agti_gate_add_outside_root(s, q.folder, q.folder_write);
+            if (rc != AGT_OK)
+                return rc;
         }
     }
     memmove(&p->pending[i], &p->pending[i + 1], (p->npending - i - 1) * sizeof *p->pending);

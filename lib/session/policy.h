@@ -61,6 +61,8 @@ typedef struct agti_pending {
     char *args;      /* compact JSON */
     char *reason;    /* why it asks */
     char *suggested; /* NULL when none */
+    char *folder;    /* a file tool's folder outside every root (outside.c), or NULL */
+    bool folder_write;
 } agti_pending;
 
 typedef struct agti_policy {

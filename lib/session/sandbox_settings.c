@@ -52,6 +52,9 @@ void agti_sb_settings_free(agti_sb_settings *st)
     for (size_t i = 0; i < st->nroots; i++)
         free(st->roots[i]);
     free(st->roots);
+    for (size_t i = 0; i < st->nreadable; i++)
+        free(st->readable[i]);
+    free(st->readable);
     free(st);
 }
 
@@ -313,6 +316,8 @@ int agti_session_command_sandbox(agt_session *s, bool disable, struct agti_sandb
 
 /* ---- status ------------------------------------------------------------------ */
 
+static json_t *string_array(const char *const *v, size_t n);
+
 int agt_session_sandbox_status(agt_session *s, char **out_json)
 {
     if (s == NULL || out_json == NULL)
@@ -336,13 +341,17 @@ int agt_session_sandbox_status(agt_session *s, char **out_json)
     for (size_t i = 0; roots && i < nroots; i++)
         json_array_append_new(roots, json_string(v[i]));
     free(v);
+    size_t nread = 0;
+    const char *const *readable = agti_session_readable_dirs(s, &nread);
+    json_t *rroots = string_array(readable, nread);
     json_t *j = json_pack(
-        "{s:s, s:s, s:s, s:b, s:b, s:i, s:b, s:b, s:b, s:s, s:o}", "mode", mode_names[mode],
+        "{s:s, s:s, s:s, s:b, s:b, s:i, s:b, s:b, s:b, s:s, s:o, s:o}", "mode", mode_names[mode],
         "network", network == AGT_SANDBOX_NETWORK_ON ? "on" : "off", "enforce",
         enforce == AGT_SANDBOX_REQUIRE ? "require" : "best-effort", "auto_allow",
         s->sandbox && s->sandbox->auto_allow, "sandboxed", on && abi > 0 && seccomp, "landlock_abi",
         abi, "seccomp", seccomp, "user_namespace", userns, "mount_namespace", mountns, "supervisor",
-        sup, "writable_roots", roots ? roots : json_array());
+        sup, "writable_roots", roots ? roots : json_array(), "readable_roots",
+        rroots ? rroots : json_array());
     if (j == NULL)
         return agti_oom();
     *out_json = agti_json_dump(j);
@@ -388,27 +397,40 @@ bool agti_sandbox_auto_allows(agt_session *s, agt_call *call)
 
 /* ---- save section ------------------------------------------------------------ */
 
+static json_t *string_array(const char *const *v, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++)
+        if (json_array_append_new(a, json_string(v[i])) != 0) {
+            json_decref(a);
+            a = NULL;
+        }
+    return a;
+}
+
 int agti_sandbox_section_save(const agt_session *s, json_t **value)
 {
     *value = NULL;
     const agti_sb_settings *st = s->sandbox;
-    if (st == NULL)
+    size_t nread = 0;
+    const char *const *readable = agti_session_readable_dirs(s, &nread);
+    if (st == NULL && nread == 0)
         return AGT_OK;
     int mode, network, enforce;
     agti_session_sandbox_policy(s, &mode, &network, &enforce);
-    json_t *roots = json_array();
-    for (size_t i = 0; roots && i < st->nroots; i++)
-        if (json_array_append_new(roots, json_string(st->roots[i])) != 0) {
-            json_decref(roots);
-            roots = NULL;
-        }
-    if (roots == NULL)
+    json_t *roots = string_array(st ? (const char *const *)st->roots : NULL, st ? st->nroots : 0);
+    /* folders approved for reading for the session (outside.c) */
+    json_t *rroots = string_array(readable, nread);
+    if (roots == NULL || rroots == NULL) {
+        json_decref(roots);
+        json_decref(rroots);
         return agti_oom();
-    json_t *j =
-        json_pack("{s:b, s:s, s:s, s:s, s:b, s:o}", "set", st->set, "mode", mode_names[mode],
-                  "network", network == AGT_SANDBOX_NETWORK_ON ? "on" : "off", "enforce",
-                  enforce == AGT_SANDBOX_REQUIRE ? "require" : "best-effort", "auto_allow",
-                  st->auto_allow, "writable_roots", roots);
+    }
+    json_t *j = json_pack("{s:b, s:s, s:s, s:s, s:b, s:o, s:o}", "set", st && st->set, "mode",
+                          mode_names[mode], "network",
+                          network == AGT_SANDBOX_NETWORK_ON ? "on" : "off", "enforce",
+                          enforce == AGT_SANDBOX_REQUIRE ? "require" : "best-effort", "auto_allow",
+                          st && st->auto_allow, "writable_roots", roots, "readable_roots", rroots);
     if (j == NULL)
         return agti_oom();
     *value = j;
@@ -476,6 +498,35 @@ int agti_sandbox_section_load(agt_session *s, json_t *value, void **tmp)
                 break;
         }
     }
+    json_t *rroots = json_object_get(value, "readable_roots"); /* optional (newer files) */
+    if (rc == AGT_OK && rroots != NULL && !json_is_array(rroots))
+        rc = bad("readable_roots", "an array of absolute paths");
+    if (rc == AGT_OK && rroots != NULL) {
+        size_t i;
+        json_t *v;
+        json_array_foreach(rroots, i, v)
+        {
+            const char *p = json_string_value(v);
+            if (p == NULL || p[0] != '/') {
+                rc = bad("readable_roots", "an array of absolute paths");
+                break;
+            }
+            char *real = realpath(p, NULL);
+            struct stat sb;
+            if (real == NULL || stat(real, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+                free(real);
+                continue; /* gone: fewer folders is the safe side */
+            }
+            char **g = realloc(st->readable, (st->nreadable + 1) * sizeof *g);
+            if (g == NULL) {
+                free(real);
+                rc = agti_oom();
+                break;
+            }
+            st->readable = g;
+            st->readable[st->nreadable++] = real;
+        }
+    }
     if (rc != AGT_OK) {
         agti_sb_settings_free(st);
         return rc;
@@ -491,6 +542,8 @@ void agti_sandbox_section_commit(agt_session *s, void *tmp)
     /* the file tools admit the restored roots as well */
     for (size_t i = 0; s->sandbox && i < s->sandbox->nroots; i++)
         agt_session_add_allowed_dir(s, s->sandbox->roots[i]);
+    for (size_t i = 0; s->sandbox && i < s->sandbox->nreadable; i++)
+        agti_session_add_readable_dir(s, s->sandbox->readable[i]);
 }
 
 void agti_sandbox_section_discard(void *tmp)

@@ -19,6 +19,9 @@ typedef struct agti_sb_settings {
     bool auto_allow;
     char **roots; /* added writable roots: absolute, symlinks resolved */
     size_t nroots;
+    /* only between load and commit: the file tools' read-only folders */
+    char **readable;
+    size_t nreadable;
 } agti_sb_settings;
 
 /* The mode, network and enforce values in force (defaults when unset). */

@@ -143,13 +143,27 @@ static int bases(agt_call *call, const char *path, unsigned how, agti_fsroot **o
     int rc = agti_fsroot_new(out, s->root, NULL);
     if (rc != AGT_OK)
         return rc;
+    /* a folder outside every other one the gate admitted for this call
+     * (approved once, or yolo/auto mode: lib/session/outside.c); first, so
+     * it wins over a read-only folder of the same path */
+    if (call->outside_admitted && call->outside_dir != NULL &&
+        agti_fsroot_add(*out, call->outside_dir, call->outside_write ? 0 : AGTI_BASE_READONLY) ==
+            AGT_ENOMEM)
+        rc = AGT_ENOMEM;
     size_t nextra = 0;
     const char *const *extra = agti_session_allowed_dirs(s, &nextra);
-    for (size_t i = 0; i < nextra; i++) {
+    for (size_t i = 0; rc == AGT_OK && i < nextra; i++) {
         rc = agti_fsroot_add(*out, extra[i], 0);
-        if (rc == AGT_ENOMEM)
-            break;
-        rc = AGT_OK; /* a directory removed since it was added admits nothing */
+        if (rc != AGT_ENOMEM)
+            rc = AGT_OK; /* a directory removed since it was added admits nothing */
+    }
+    extra = agti_session_readable_dirs(s, &nextra);
+    if (how & (AGTI_WS_WRITE | AGTI_WS_CHANGE))
+        nextra = 0; /* read-only folders: only for reading */
+    for (size_t i = 0; rc == AGT_OK && i < nextra; i++) {
+        rc = agti_fsroot_add(*out, extra[i], AGTI_BASE_READONLY);
+        if (rc != AGT_ENOMEM)
+            rc = AGT_OK;
     }
     if (rc == AGT_OK && !(how & (AGTI_WS_WRITE | AGTI_WS_CHANGE)) && s->bg != NULL &&
         s->bg->log_dir != NULL &&
@@ -227,7 +241,8 @@ int agti_ws_resolve(agt_call *call, const char *user_path, unsigned how, int ofl
         free(r);
         goto fail;
     }
-    if ((rc == AGT_OK || rc == AGT_ENOTFOUND) && (how & AGTI_WS_WRITE) && out->loc.readonly) {
+    if ((rc == AGT_OK || rc == AGT_ENOTFOUND) && (how & (AGTI_WS_WRITE | AGTI_WS_CHANGE)) &&
+        out->loc.readonly) {
         rc = agti_tool_fail(call, AGT_EDENIED,
                             "Cannot use path '%s': it is in a folder the file tools only read.",
                             user_path);

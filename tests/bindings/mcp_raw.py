@@ -354,6 +354,64 @@ def main():
               and ("agt-mcp: workspace root: %s (the client's first root, file://localhost%s)\n"
                    % (ws, ws)) in log, "stderr says which root is used and why", log)
 
+        # The client's other roots are writable roots of the session: the file
+        # tools and the sandboxed Bash write there; a folder that is no root
+        # is outside (asks: without elicitation it is refused); a root the
+        # client takes back (list_changed) is outside again.
+        extra = tempfile.mkdtemp(prefix="agt-mcp-extra-")
+        notroot = tempfile.mkdtemp(prefix="agt-mcp-notroot-")
+        with open(os.path.join(extra, "x.txt"), "w") as f:
+            f.write("extra root\n")
+        errf = tempfile.TemporaryFile(mode="w+")
+        s = Server(exe, None, "--allow", "Write", "--allow", "Bash", cwd=elsewhere, stderr=errf)
+        s.ask(req(1, "initialize", {"protocolVersion": "2025-06-18",
+                                    "capabilities": {"roots": {"listChanged": True}}}))
+        s.send_raw(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        q = s.read()
+        s.send_raw(json.dumps({"jsonrpc": "2.0", "id": q["id"], "result": {"roots": [
+            {"uri": "file://" + ws}, {"uri": "file://" + extra},
+            {"uri": "file:///nonexistent-agt-root"}]}}) + "\n")
+        xr = os.path.join(extra, "x.txt")
+        r = s.ask(req(2, "tools/call", {"name": "Read", "arguments": {"path": xr}}))
+        check(r.get("id") == 2 and r["result"]["isError"] is False
+              and r["result"]["content"][0]["text"].startswith("1\textra root\n"),
+              "a second client root is read without asking", r)
+        r = s.ask(req(3, "tools/call", {"name": "Write", "arguments": {
+            "path": os.path.join(extra, "w.txt"), "content": "w\n"}}))
+        check(r["result"]["isError"] is False and open(os.path.join(extra, "w.txt")).read()
+              == "w\n", "Write in a second client root", r)
+        r = s.ask(req(4, "tools/call", {"name": "Bash", "arguments": {
+            "command": "echo b > %s/b.txt && cat %s/b.txt" % (extra, extra)}}))
+        check(r["result"]["isError"] is False
+              and r["result"]["content"][0]["text"].startswith("b\n"),
+              "Bash writes in a second client root (sandboxed where the kernel can)", r)
+        r = s.ask(req(5, "tools/call", {"name": "Write", "arguments": {
+            "path": os.path.join(notroot, "n.txt"), "content": "n\n"}}))
+        check(r["result"]["isError"] is True and not os.path.exists(os.path.join(notroot, "n.txt")),
+              "a folder that is no root is outside: asked, refused without elicitation", r)
+        s.send_raw(json.dumps({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
+                   + "\n")
+        q = s.read()
+        check(q.get("method") == "roots/list", "roots/list after list_changed", q)
+        s.send_raw(json.dumps({"jsonrpc": "2.0", "id": q["id"], "result": {"roots": [
+            {"uri": "file://" + ws}]}}) + "\n")
+        r = s.ask(req(6, "tools/call", {"name": "Write", "arguments": {
+            "path": os.path.join(extra, "late.txt"), "content": "l\n"}}))
+        check(r["result"]["isError"] is True and not os.path.exists(os.path.join(extra, "late.txt")),
+              "a root the client took back is outside again", r)
+        r = s.ask(req(7, "tools/call", {"name": "Read", "arguments": {"path": "a.txt"}}))
+        check(r["result"]["content"][0]["text"].startswith("1\talpha"),
+              "the workspace stays the first root", r)
+        rc, _ = s.close()
+        errf.seek(0)
+        log = errf.read()
+        rextra = os.path.realpath(extra)
+        check(("agt-mcp: writable root: %s (one of the client's roots)\n" % rextra) in log
+              and ("agt-mcp: workspace root: %s (a new session: the client no longer lists a "
+                   "root it had)\n" % ws) in log, "stderr says which roots are used", log)
+        shutil.rmtree(extra, ignore_errors=True)
+        shutil.rmtree(notroot, ignore_errors=True)
+
         # Neither --root nor roots: the current directory, and stderr says so.
         errf = tempfile.TemporaryFile(mode="w+")
         with open(os.path.join(elsewhere, "c.txt"), "w") as f:

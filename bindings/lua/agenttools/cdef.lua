@@ -168,6 +168,7 @@ int agt_sandbox_mode_parse(const char *name, int *mode);
 int agt_session_set_sandbox(agt_session *s, int mode, int network, int enforce);
 int agt_session_sandbox(const agt_session *s, int *mode, int *network, int *enforce);
 int agt_session_add_writable_root(agt_session *s, const char *dir);
+int agt_session_add_readable_root(agt_session *s, const char *dir);
 int agt_session_set_sandbox_auto_allow(agt_session *s, int on);
 int agt_session_sandbox_status(agt_session *s, char **out_json);
 /* schema.h */

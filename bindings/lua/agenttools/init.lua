@@ -875,6 +875,7 @@ function Session:sandbox()
   return m[0], nw[0], e[0]
 end
 function Session:add_writable_root(d) check(C.agt_session_add_writable_root(handle(self), d)) end
+function Session:add_readable_root(d) check(C.agt_session_add_readable_root(handle(self), d)) end
 function Session:set_sandbox_auto_allow(on) check(C.agt_session_set_sandbox_auto_allow(handle(self), on and 1 or 0)) end
 function Session:sandbox_status() return out_json(C.agt_session_sandbox_status, handle(self)) end
 

@@ -74,6 +74,11 @@ do
   local real = io.popen("realpath '" .. extra .. "'"):read("*l")
   check(st.auto_allow == true and #st.writable_roots == 2 and st.writable_roots[2] == real,
         "writable root added", st)
+  s:add_readable_root(extra)
+  st = s:sandbox_status()
+  check(#st.readable_roots == 1 and st.readable_roots[1] == real, "readable root added", st)
+  check(raises(function() s:add_readable_root("relative/dir") end, agt.AGT_EINVAL),
+        "relative readable root raises AGT_EINVAL")
   os.execute("rm -rf '" .. extra .. "'")
 end
 

@@ -168,6 +168,7 @@ exports.FUNCTIONS = [
   ['agt_session_set_sandbox', 'sandbox.h', 'int agt_session_set_sandbox(agt_session *s, int mode, int network, int enforce)'],
   ['agt_session_sandbox', 'sandbox.h', 'int agt_session_sandbox(const agt_session *s, _Out_ int *mode, _Out_ int *network, _Out_ int *enforce)'],
   ['agt_session_add_writable_root', 'sandbox.h', 'int agt_session_add_writable_root(agt_session *s, const char *dir)'],
+  ['agt_session_add_readable_root', 'sandbox.h', 'int agt_session_add_readable_root(agt_session *s, const char *dir)'],
   ['agt_session_set_sandbox_auto_allow', 'sandbox.h', 'int agt_session_set_sandbox_auto_allow(agt_session *s, int on)'],
   ['agt_session_sandbox_status', 'sandbox.h', 'int agt_session_sandbox_status(agt_session *s, _Out_ void **out_json)'],
   ['agt_schema_options_new', 'schema.h', 'int agt_schema_options_new(_Out_ agt_schema_options **out)'],

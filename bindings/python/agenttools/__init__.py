@@ -1652,6 +1652,18 @@ class Session(_Handle):
         """
         _check(lib.agt_session_add_writable_root(self._handle(), _b(path)))
 
+    def add_readable_root(self, path: str) -> None:
+        """Adds a folder the file tools read (not write) without asking.
+
+        Args:
+            path: an absolute, existing directory.
+
+        Raises:
+            InvalidArgumentError: a relative path.
+            NotFoundError: not an existing directory.
+        """
+        _check(lib.agt_session_add_readable_root(self._handle(), _b(path)))
+
     def set_sandbox_auto_allow(self, on: bool) -> None:
         """Whether Bash commands run inside the sandbox without asking.
 

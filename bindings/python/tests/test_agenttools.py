@@ -70,6 +70,10 @@ class TestSandbox(Base):
             st = self.s.sandbox_status()
             self.assertIn(os.path.realpath(extra), st["writable_roots"])
             self.assertTrue(st["auto_allow"])
+            self.s.add_readable_root(extra)
+            self.assertEqual(self.s.sandbox_status()["readable_roots"], [os.path.realpath(extra)])
+            with self.assertRaises(agt.InvalidArgumentError):
+                self.s.add_readable_root("relative/dir")
         finally:
             shutil.rmtree(extra, ignore_errors=True)
 

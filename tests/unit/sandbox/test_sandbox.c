@@ -20,10 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -270,6 +272,86 @@ static void test_protected(void)
     free(r.out);
 }
 
+/* Prepares (and frees at once, or gives back) a workspace-write sandbox
+ * over dir protecting dir/.agenttools. */
+static agti_sandbox *prepare_own(const char *dir)
+{
+    char own[PATH_MAX + 16];
+    snprintf(own, sizeof own, "%s/.agenttools", dir);
+    agti_sandbox_protect prot[] = {{own, true}};
+    const char *roots[] = {dir};
+    agti_sandbox_policy pol = {.mode = AGTI_SB_WORKSPACE_WRITE,
+                               .require = true,
+                               .writable = roots,
+                               .nwritable = 1,
+                               .tmp_dir = tmp,
+                               .protect = prot,
+                               .nprotect = 1};
+    agti_sandbox *sb = NULL;
+    if (agti_sandbox_prepare(&sb, &pol) != AGT_OK)
+        t_diag("prepare: %s", agt_error_message());
+    return sb;
+}
+
+/* A placeholder another host process holds is not removed under it; a
+ * marked one is removed by whichever process is the last to use it. */
+static void test_placeholder_processes(void)
+{
+    char dir[PATH_MAX], own[PATH_MAX + 16];
+    snprintf(dir, sizeof dir, "%s/pp", base);
+    mkdir(dir, 0755);
+    snprintf(own, sizeof own, "%s/.agenttools", dir);
+    agti_sandbox *sb = prepare_own(dir);
+    T_CHECK(sb != NULL && exists("%s/.agenttools", dir), "placeholder made by prepare");
+    agti_sandbox *again = prepare_own(dir);
+    agti_sandbox_free(again);
+    T_CHECK(exists("%s/.agenttools", dir), "placeholder kept while another sandbox holds it");
+    int go[2], ready[2];
+    if (pipe(go) != 0 || pipe(ready) != 0)
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* another host process: a shared lock, as its own sandbox takes */
+        int fd = open(own, O_RDONLY | O_DIRECTORY);
+        char c = fd >= 0 && flock(fd, LOCK_SH) == 0 ? 'y' : 'n';
+        if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+            _exit(1);
+        _exit(0);
+    }
+    char c = 0;
+    T_CHECK(read(ready[0], &c, 1) == 1 && c == 'y', "the other process holds the placeholder");
+    agti_sandbox_free(sb);
+    T_CHECK(exists("%s/.agenttools", dir),
+            "placeholder not removed while another process holds it");
+    if (write(go[1], "x", 1) != 1)
+        t_diag("pipe write failed");
+    int st;
+    waitpid(pid, &st, 0);
+    close(go[0]);
+    close(go[1]);
+    close(ready[0]);
+    close(ready[1]);
+    T_CHECK(exists("%s/.agenttools", dir), "left in place after that (fail closed)");
+    char v[4];
+    bool xattrs = getxattr(own, "user.agenttools.placeholder", v, sizeof v) == 1;
+    if (!xattrs && (errno == ENOTSUP || errno == EOPNOTSUPP)) {
+        t_skip("this filesystem keeps no user extended attributes: only the creator removes");
+    } else {
+        T_CHECK(xattrs && v[0] == '1', "the placeholder carries its mark");
+        sb = prepare_own(dir);
+        agti_sandbox_free(sb);
+        T_CHECK(!exists("%s/.agenttools", dir), "the next last user removes a marked placeholder");
+    }
+    /* the user's own empty folder: never removed */
+    rmdir(own);
+    mkdir(own, 0755);
+    sb = prepare_own(dir);
+    agti_sandbox_free(sb);
+    T_CHECK(exists("%s/.agenttools", dir), "the user's own empty .agenttools is kept");
+    rmdir(own);
+    rmdir(dir);
+}
+
 static void test_tools(void)
 {
     char path[PATH_MAX * 2];
@@ -423,6 +505,7 @@ int main(void)
         test_outside();
         test_inside();
         test_protected();
+        test_placeholder_processes();
         test_tools();
         test_network();
         test_read_only();

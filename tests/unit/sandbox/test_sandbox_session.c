@@ -266,6 +266,194 @@ static int marked(const char *mark)
 
 /* Issue 14 through the public API: the normal end of a Bash call and a
  * TaskStop leave no setsid or daemonized descendant. */
+/* The listing of a folder tree: one line per entry below dir, "path type
+ * size mode" sorted by path (an empty folder counts), for comparing a
+ * workspace byte by byte before and after a command. */
+static void list_into(const char *dir, const char *rel, char ***v, size_t *n)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char path[2048], sub[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
+        struct stat st;
+        if (lstat(path, &st) != 0)
+            continue;
+        char line[2200];
+        snprintf(line, sizeof line, "%s %c %lld %o", sub,
+                 S_ISDIR(st.st_mode)   ? 'd'
+                 : S_ISLNK(st.st_mode) ? 'l'
+                                       : 'f',
+                 S_ISDIR(st.st_mode) ? 0LL : (long long)st.st_size, (unsigned)st.st_mode & 07777);
+        *v = realloc(*v, (*n + 1) * sizeof **v);
+        (*v)[(*n)++] = strdup(line);
+        if (S_ISDIR(st.st_mode))
+            list_into(path, sub, v, n);
+    }
+    closedir(d);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *listing(const char *dir)
+{
+    char **v = NULL;
+    size_t n = 0;
+    list_into(dir, "", &v, &n);
+    qsort(v, n, sizeof *v, cmp_str);
+    size_t len = 1;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(v[i]) + 1;
+    char *out = calloc(1, len);
+    for (size_t i = 0; i < n; i++) {
+        strcat(out, v[i]);
+        strcat(out, "\n");
+        free(v[i]);
+    }
+    free(v);
+    return out;
+}
+
+static agt_session *session_in(const char *root)
+{
+    agt_session *s = NULL;
+    if (agt_session_new(&s, reg, root) != AGT_OK)
+        return NULL;
+    agt_session_set_task_log_dir(s, logs);
+    agt_session_set_mode(s, AGT_MODE_YOLO);
+    agt_session_set_sandbox(s, AGT_SANDBOX_WORKSPACE_WRITE, AGT_SANDBOX_NETWORK_OFF,
+                            AGT_SANDBOX_REQUIRE);
+    return s;
+}
+
+/* The text of a Bash call's result (malloc'd). */
+static char *bash(agt_session *s, const char *id, const char *command)
+{
+    json_t *a = json_pack("{s:s}", "command", command);
+    char *args = json_dumps(a, 0);
+    json_decref(a);
+    agt_result *r = NULL;
+    agt_session_dispatch(s, id, "Bash", args, &r);
+    free(args);
+    char *t = strdup(r ? agt_result_text(r) : "(no result)");
+    agt_result_free(r);
+    return t;
+}
+
+/* Placeholders of protected paths leave no trace in the user's tree, and a
+ * workspace without .git cannot get one from a command (so no hooks). */
+static void test_placeholders(void)
+{
+    char p1[600], cmd[4096];
+    snprintf(p1, sizeof p1, "%s/p1", base);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/src && echo a > %s/a.txt && echo b > %s/src/b.txt", p1,
+             p1, p1);
+    T_EQ_INT(system(cmd), 0, "placeholders: setup of a workspace without .git");
+    char *before = listing(p1);
+    T_EQ_STR(before, "a.txt f 2 644\nsrc d 0 755\nsrc/b.txt f 2 644\n",
+             "placeholders: the listing before (as made)");
+    agt_session *s = session_in(p1);
+    char *out = bash(s, "p1",
+                     "ls -A; mkdir -p .git/hooks; echo rc1=$?; "
+                     "echo 'echo pwned' > .git/hooks/pre-commit; echo rc2=$?; "
+                     "git init -q . >/dev/null 2>&1; echo rc3=$?; "
+                     "mkdir .agenttools/x; echo rc4=$?; rmdir .git; echo rc5=$?");
+    T_CHECK(strncmp(out, ".agenttools\n.git\na.txt\nsrc\n", 27) == 0,
+            "placeholders: the command sees the two read-only placeholders (%s)", flat(out));
+    T_CHECK(strstr(out, "rc1=1\n") && strstr(out, "rc2=1\n") && !strstr(out, "rc3=0\n") &&
+                strstr(out, "rc4=1\n") && strstr(out, "rc5=1\n"),
+            "placeholders: no .git/hooks, no git init, no .agenttools entry, no rmdir (%s)",
+            flat(out));
+    free(out);
+    char *after = listing(p1);
+    T_EQ_STR(after, before, "placeholders: the workspace listing is byte-identical after");
+    free(after);
+    out = bash(s, "p2", "echo c > c.txt; cat c.txt");
+    T_CHECK(strncmp(out, "c\n", 2) == 0, "placeholders: ordinary writes still work");
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s/c.txt", p1);
+    unlink(cmd);
+
+    /* a background task holds the placeholders while it runs: a foreground
+     * command that ends meanwhile does not take them away from it */
+    char flag[600];
+    snprintf(flag, sizeof flag, "%s/go", base);
+    snprintf(cmd, sizeof cmd,
+             "{\"command\":\"echo started; while [ ! -e %s ]; do sleep 0.01; done; "
+             "mkdir -p .git/hooks; echo 'echo pwned' > .git/hooks/x; echo rc=$?\","
+             "\"run_in_background\":true,\"description\":\"holds\"}",
+             flag);
+    agt_result *r = NULL;
+    T_EQ_INT(agt_session_dispatch(s, "b1", "Bash", cmd, &r), AGT_OK,
+             "placeholders: background task started");
+    json_t *j = r ? json_loads(agt_result_json(r), 0, NULL) : NULL;
+    char tid[128];
+    snprintf(tid, sizeof tid, "{\"task_id\":\"%s\",\"block\":true,\"timeout\":600}",
+             json_string_value(json_object_get(j, "task_id")));
+    json_decref(j);
+    agt_result_free(r);
+    out = bash(s, "b2", "ls -A");
+    T_CHECK(strncmp(out, ".agenttools\n.git\na.txt\nsrc\n", 27) == 0,
+            "placeholders: a second command meanwhile sees them too (%s)", flat(out));
+    free(out);
+    char git[700];
+    snprintf(git, sizeof git, "%s/.git", p1);
+    T_CHECK(exists(git), "placeholders: .git stays while the task runs");
+    FILE *f = fopen(flag, "w");
+    if (f != NULL)
+        fclose(f);
+    r = NULL;
+    agt_session_dispatch(s, "b3", "TaskOutput", tid, &r);
+    T_CHECK(r && strstr(agt_result_text(r), "started\n") && strstr(agt_result_text(r), "rc=1"),
+            "placeholders: the task could not make .git/hooks after the other command ended (%s)",
+            flat(r ? agt_result_text(r) : NULL));
+    agt_result_free(r);
+    for (int i = 0; i < 6000 && exists(git); i++) {
+        char *ev = NULL;
+        agt_session_tick(s, 0, &ev);
+        agt_free(ev);
+        usleep(10000);
+    }
+    after = listing(p1);
+    T_EQ_STR(after, before, "placeholders: identical again after the task ended");
+    free(after);
+    free(before);
+    agt_session_free(s);
+    unlink(flag);
+
+    /* a repository without .git/hooks, and the user's own empty folders */
+    char p2[600];
+    snprintf(p2, sizeof p2, "%s/p2", base);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s && cd %s && git init -q --template= . && mkdir .agenttools && "
+             "echo x > x.txt",
+             p2, p2);
+    T_EQ_INT(system(cmd), 0, "placeholders: setup of a repository without hooks");
+    before = listing(p2);
+    s = session_in(p2);
+    out = bash(s, "q1",
+               "echo 'echo pwned' > .git/hooks/post-checkout; echo rc=$?; "
+               "git status --porcelain; echo st=$?");
+    T_CHECK(strstr(out, "rc=1\n") && strstr(out, "?? x.txt\nst=0\n"),
+            "placeholders: .git/hooks read-only, git works (%s)", flat(out));
+    free(out);
+    after = listing(p2);
+    T_EQ_STR(after, before, "placeholders: the repository's listing is byte-identical after");
+    snprintf(cmd, sizeof cmd, "%s/.agenttools", p2);
+    T_CHECK(exists(cmd), "placeholders: the user's own empty .agenttools is kept");
+    free(after);
+    free(before);
+    agt_session_free(s);
+}
+
 static void test_escapees(void)
 {
     agt_session *s = session();
@@ -347,9 +535,10 @@ int main(void)
     json_decref(p);
     test_api(can);
     test_escapees();
-    if (can && mounts)
+    if (can && mounts) {
         test_commands();
-    else
+        test_placeholders();
+    } else
         t_skip("this kernel cannot enforce the sandbox");
     agt_registry_free(reg);
     char cmd[600];

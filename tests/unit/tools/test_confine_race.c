@@ -74,12 +74,26 @@ static const char *outside_text(void)
 }
 
 typedef struct tally {
-    long calls, leaked_text, leaked_name;
+    long calls, leaked_text, leaked_name, asked;
 } tally;
 
+/* A call that saw the outside folder through the link asks (the session is
+ * in manual mode: a path outside every folder is an approval matter) and is
+ * rejected; every other one runs and must stay inside whatever the timing. */
 static void run(agt_session *s, const char *tool, const char *args, tally *t)
 {
-    agt_result *r = call(s, tool, args);
+    agt_result *r = NULL;
+    int rc = agt_session_dispatch(s, "c", tool, args, &r);
+    if (rc == AGT_EPENDING) {
+        t->asked++;
+        agt_session_answer(s, "c", AGT_DECISION_REJECT, "no", &r);
+        agt_result_free(r);
+        return;
+    }
+    if (rc != AGT_OK || r == NULL) {
+        printf("Bail out! dispatch %s %s: %d %s\n", tool, args, rc, agt_error_message());
+        exit(1);
+    }
     const char *txt = agt_result_text(r);
     t->calls++;
     if (txt != NULL && strstr(txt, "SECRET-7f3a") != NULL)
@@ -94,7 +108,7 @@ static void run(agt_session *s, const char *tool, const char *args, tally *t)
 
 static void rounds(agt_session *s, const char *mode)
 {
-    tally t = {0, 0, 0};
+    tally t = {0, 0, 0, 0};
     for (int i = 0; i < ROUNDS; i++) {
         run(s, "Read", "{\"path\":\"d/f.txt\"}", &t);
         run(s, "Write", "{\"path\":\"d/new.txt\",\"content\":\"w\\n\"}", &t);
@@ -116,6 +130,7 @@ static void rounds(agt_session *s, const char *mode)
     T_EQ_STR(outside_text(), "inside SECRET-7f3a\n", "%s: the outside file is unchanged", mode);
     T_EQ_INT(t.leaked_text, 0, "%s: no outside text in %ld results", mode, t.calls);
     T_EQ_INT(t.leaked_name, 0, "%s: no outside name in %ld results", mode, t.calls);
+    t_diag("%s: %ld calls ran, %ld saw the outside folder and asked", mode, t.calls, t.asked);
 }
 
 int main(void)
@@ -143,6 +158,9 @@ int main(void)
         return 1;
     }
     agt_session *s = new_session();
+    agt_session_set_mode(s, AGT_MODE_MANUAL);
+    agt_session_add_rule(s, AGT_RULE_ALLOW, "Write");
+    agt_session_add_rule(s, AGT_RULE_ALLOW, "Edit");
     pthread_t th;
     pthread_create(&th, NULL, swapper, NULL);
     rounds(s, "openat2");

@@ -80,8 +80,13 @@ static void test_glob(agt_session *s)
            "path is a file");
     expect(s, "Glob", "{\"pattern\":\"*\",\"path\":\"nope\"}", "nope does not exist.", 1,
            "missing folder");
-    expect_prefix(s, "Glob", "{\"pattern\":\"*\",\"path\":\"..\"}",
-                  "Cannot use path '..': ", AGT_EDENIED, "outside the root");
+    {
+        char up[4096];
+        if (realpath(ws, up) != NULL && strrchr(up, '/') != up)
+            *strrchr(up, '/') = '\0';
+        expect_outside(s, "Glob", "{\"pattern\":\"*\",\"path\":\"..\"}", up, "read",
+                       "outside the root");
+    }
 }
 
 static void test_grep(agt_session *s)
@@ -187,8 +192,8 @@ static void test_grep(agt_session *s)
                   "Grep cannot run: ", AGT_EINVAL, "unknown type");
     expect(s, "Grep", "{\"pattern\":\"x\",\"path\":\"nope\"}", "nope does not exist.", 1,
            "missing");
-    expect_prefix(s, "Grep", "{\"pattern\":\"x\",\"path\":\"/\"}",
-                  "Cannot use path '/': ", AGT_EDENIED, "outside the root");
+    expect_outside(s, "Grep", "{\"pattern\":\"x\",\"path\":\"/\"}", "/", "read",
+                   "outside the root");
 }
 
 int main(void)

@@ -134,6 +134,36 @@ __attribute__((unused)) static void expect_prefix(agt_session *s, const char *to
     agt_result_free(r);
 }
 
+/* A path outside every folder of the session is an approval matter: in
+ * manual mode the call waits for approval (nothing runs), its pending
+ * entry names the folder approving it for the session adds and whether
+ * for writing; rejected here, and the session goes back to yolo mode. */
+__attribute__((unused)) static void expect_outside(agt_session *s, const char *tool,
+                                                   const char *args, const char *folder,
+                                                   const char *access, const char *name)
+{
+    agt_session_set_mode(s, AGT_MODE_MANUAL);
+    agt_result *r = NULL;
+    int rc = agt_session_dispatch(s, "outside-1", tool, args, &r);
+    T_EQ_INT(rc, AGT_EPENDING, "%s: %s asks in manual mode", tool, name);
+    char *pend = NULL;
+    agt_session_pending(s, &pend);
+    char want[1400];
+    snprintf(want, sizeof want, "\"outside\":{\"folder\":\"%s\",\"access\":\"%s\"}", folder,
+             access);
+    if (!T_CHECK(pend && strstr(pend, want), "%s: %s names the folder", tool, name))
+        t_diag("  pending %s\n#   want %s", pend ? pend : "(none)", want);
+    agt_free(pend);
+    agt_result_free(r);
+    r = NULL;
+    if (rc == AGT_EPENDING) {
+        agt_session_answer(s, "outside-1", AGT_DECISION_REJECT, "no", &r);
+        T_CHECK(r && agt_result_is_error(r), "%s: %s rejected", tool, name);
+        agt_result_free(r);
+    }
+    agt_session_set_mode(s, AGT_MODE_YOLO);
+}
+
 static void make_ws(const char *tag)
 {
     const char *tmp = getenv("TMPDIR");

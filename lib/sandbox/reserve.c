@@ -1,0 +1,253 @@
+/*
+ * Placeholders of protected paths (see sandbox_internal.h): a read-only bind
+ * mount needs something to cover, so a protected path that does not exist
+ * is created empty in the host before a command runs, and removed again when
+ * the last command that uses it has ended, so the user's tree is left as it
+ * was. A path the user had is never removed.
+ *
+ * The placeholder must outlive every process of the commands that mount
+ * over it: removing a directory that is a mount point in another namespace
+ * detaches that mount (Linux >= 3.18), after which the command could create
+ * the path after all. Hence:
+ *  - one registry per host process: every sandbox that plans a mount over a
+ *    placeholder holds a reference to its entry, and the process engine
+ *    keeps the sandbox (so the reference) until the command's processes are
+ *    all gone (agti_sandbox_release);
+ *  - a holder whose processes may still run (no PID namespace, a killed
+ *    supervisor) marks the entry kept: it is then left in place;
+ *  - across host processes, every user of an empty protected path (one that
+ *    may be a placeholder) holds a shared flock on it while its command
+ *    runs, and the one removing takes it exclusively first: a placeholder
+ *    another process still uses is left in place (fail closed: a leftover
+ *    empty folder, never a missing mount);
+ *  - a placeholder carries the extended attribute user.agenttools.placeholder
+ *    where the filesystem keeps user attributes, so another host process
+ *    that finds it knows it is no user's and may remove it when it is the
+ *    last user; without the attribute only the creating process removes it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef __linux__
+#include <sys/xattr.h>
+#endif
+
+#include "sandbox_internal.h"
+
+#define MARK_NAME "user.agenttools.placeholder"
+
+struct agti_sb_resv {
+    char *path;
+    bool is_dir;
+    dev_t dev;
+    ino_t ino;
+    int fd;    /* holds the shared flock */
+    bool ours; /* created here, or marked as a placeholder */
+    bool keep; /* a holder's processes may outlive it: never removed */
+    size_t refs;
+    struct agti_sb_resv *next;
+};
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static agti_sb_resv *g_list;
+
+static bool marked(int fd)
+{
+#ifdef __linux__
+    char v[2];
+    return fgetxattr(fd, MARK_NAME, v, sizeof v) == 1 && v[0] == '1';
+#else
+    (void)fd;
+    return false;
+#endif
+}
+
+static void mark(int fd)
+{
+#ifdef __linux__
+    (void)fsetxattr(fd, MARK_NAME, "1", 1, 0); /* ENOTSUP: creator-only removal */
+#else
+    (void)fd;
+#endif
+}
+
+static void unmark(int fd)
+{
+#ifdef __linux__
+    (void)fremovexattr(fd, MARK_NAME);
+#else
+    (void)fd;
+#endif
+}
+
+static agti_sb_resv *find(const char *path, dev_t dev, ino_t ino)
+{
+    for (agti_sb_resv *r = g_list; r != NULL; r = r->next)
+        if (r->dev == dev && r->ino == ino && strcmp(r->path, path) == 0)
+            return r;
+    return NULL;
+}
+
+static void unlink_entry(agti_sb_resv *r)
+{
+    for (agti_sb_resv **pp = &g_list; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == r) {
+            *pp = r->next;
+            return;
+        }
+}
+
+/* Opens path without following a final symbolic link and takes the shared
+ * lock; checks that the name still leads to what was locked (a remover may
+ * have taken it away in between). 1: locked (*fd, *st); 0: path missing;
+ * 2: it is no plain folder or file, or cannot be opened (nothing to hold);
+ * -1: error (errno). */
+static int open_locked(const char *path, bool is_dir, int *fd, struct stat *st)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        struct stat ls;
+        if (lstat(path, &ls) != 0)
+            return errno == ENOENT ? 0 : -1;
+        if (S_ISDIR(ls.st_mode) != is_dir || !(S_ISDIR(ls.st_mode) || S_ISREG(ls.st_mode)))
+            return 2;
+        int f =
+            open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (is_dir ? O_DIRECTORY : 0));
+        if (f < 0) {
+            if (errno == ENOENT)
+                continue;
+            return errno == EACCES || errno == ELOOP || errno == ENOTDIR ? 2 : -1;
+        }
+        int lr;
+        do {
+            lr = flock(f, LOCK_SH);
+        } while (lr != 0 && errno == EINTR);
+        if (lr != 0 && errno != ENOLCK && errno != EOPNOTSUPP) {
+            int e = errno;
+            close(f);
+            errno = e;
+            return -1;
+        }
+        if (fstat(f, st) == 0 && lstat(path, &ls) == 0 && ls.st_dev == st->st_dev &&
+            ls.st_ino == st->st_ino) {
+            *fd = f;
+            return 1;
+        }
+        close(f); /* replaced or removed meanwhile: look again */
+    }
+    errno = EAGAIN;
+    return -1;
+}
+
+int agti_sb_resv_acquire(const char *path, bool is_dir, agti_sb_resv **out)
+{
+    *out = NULL;
+    pthread_mutex_lock(&g_lock);
+    int fd = -1, rc = -1, err = 0;
+    bool created = false;
+    struct stat st;
+    for (int tries = 0; tries < 100; tries++) {
+        rc = open_locked(path, is_dir, &fd, &st);
+        if (rc != 0)
+            break;
+        /* missing: reserve it */
+        int made;
+        if (is_dir) {
+            made = mkdir(path, 0755);
+        } else {
+            int f = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+            made = f >= 0 ? 0 : -1;
+            if (f >= 0)
+                close(f);
+        }
+        if (made != 0 && errno != EEXIST) {
+            rc = -1;
+            break;
+        }
+        created = made == 0;
+        rc = open_locked(path, is_dir, &fd, &st);
+        if (rc == 1 && created)
+            mark(fd);
+        if (rc != 0)
+            break;
+    }
+    err = errno;
+    if (rc == 2 || (rc == 0)) {
+        /* nothing a placeholder could be: the mount covers what is there */
+        pthread_mutex_unlock(&g_lock);
+        return rc == 2 ? AGTI_SB_RESV_NONE : (errno = EAGAIN, -1);
+    }
+    if (rc < 0) {
+        pthread_mutex_unlock(&g_lock);
+        errno = err;
+        return -1;
+    }
+    agti_sb_resv *r = find(path, st.st_dev, st.st_ino);
+    if (r != NULL) {
+        close(fd); /* this process holds it already */
+        r->refs++;
+        pthread_mutex_unlock(&g_lock);
+        *out = r;
+        return AGTI_SB_RESV_HELD;
+    }
+    r = calloc(1, sizeof *r);
+    char *p = r ? strdup(path) : NULL;
+    if (p == NULL) {
+        free(r);
+        close(fd);
+        if (created)
+            (void)(is_dir ? rmdir(path) : unlink(path));
+        pthread_mutex_unlock(&g_lock);
+        errno = ENOMEM;
+        return -1;
+    }
+    *r = (agti_sb_resv){p,     is_dir, st.st_dev, st.st_ino, fd, created || marked(fd),
+                        false, 1,      g_list};
+    g_list = r;
+    pthread_mutex_unlock(&g_lock);
+    *out = r;
+    return AGTI_SB_RESV_HELD;
+}
+
+/* Removes the placeholder when no one else holds it: the exclusive lock
+ * (another host process's shared one refuses it), the name still leading to
+ * it, and still empty (rmdir refuses a folder with entries; a file the user
+ * wrote to meanwhile is kept). */
+static void remove_placeholder(agti_sb_resv *r)
+{
+    if (flock(r->fd, LOCK_EX | LOCK_NB) != 0)
+        return;
+    struct stat ls, fs;
+    if (lstat(r->path, &ls) != 0 || fstat(r->fd, &fs) != 0 || ls.st_dev != r->dev ||
+        ls.st_ino != r->ino)
+        return;
+    if (r->is_dir)
+        (void)rmdir(r->path);
+    else if (S_ISREG(fs.st_mode) && fs.st_size == 0)
+        (void)unlink(r->path);
+}
+
+void agti_sb_resv_release(agti_sb_resv *r, bool all_gone)
+{
+    if (r == NULL)
+        return;
+    pthread_mutex_lock(&g_lock);
+    if (!all_gone)
+        r->keep = true;
+    if (--r->refs == 0) {
+        unlink_entry(r);
+        if (r->ours && !r->keep)
+            remove_placeholder(r);
+        else if (r->ours)
+            unmark(r->fd); /* left for good: no later command may take it away */
+        close(r->fd);
+        free(r->path);
+        free(r);
+    }
+    pthread_mutex_unlock(&g_lock);
+}
