@@ -39,6 +39,7 @@ typedef struct chat {
     const char *print_prompt;
     const char *resume;
     const char *root_opt;
+    const char *plan_file;
     int plan;
     int max_turns;
     int64_t wait_tasks_s;
@@ -61,6 +62,8 @@ static void usage(FILE *f)
             "  --yolo              never ask before running tools (ExitPlanMode still asks)\n"
             "  --plan              start in plan mode (read-only but for the plan file)\n"
             "  --root DIR          workspace root (default: current directory)\n"
+            "  --plan-file FILE    the plan file of plan mode (default: a new file in\n"
+            "                      $XDG_STATE_HOME/agenttools/plans)\n"
             "  --resume FILE       continue a conversation saved with /save\n"
             "  --max-turns N       model turns per prompt (default 50)\n"
             "  --wait-tasks SECS   in print mode, wait this long for background tasks to end "
@@ -107,7 +110,8 @@ static int parse_args(chat *c, int argc, char **argv)
             c->ui.color = -1;
         } else if (strcmp(a, "-p") == 0 || strcmp(a, "--print") == 0 ||
                    strcmp(a, "--resume") == 0 || strcmp(a, "--root") == 0 ||
-                   strcmp(a, "--max-turns") == 0 || strcmp(a, "--wait-tasks") == 0) {
+                   strcmp(a, "--plan-file") == 0 || strcmp(a, "--max-turns") == 0 ||
+                   strcmp(a, "--wait-tasks") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "agt-chat: %s needs a value (see --help)\n", a);
                 return -1;
@@ -117,6 +121,8 @@ static int parse_args(chat *c, int argc, char **argv)
                 c->resume = v;
             } else if (strcmp(a, "--root") == 0) {
                 c->root_opt = v;
+            } else if (strcmp(a, "--plan-file") == 0) {
+                c->plan_file = v;
             } else if (a[1] == 'p' || strcmp(a, "--print") == 0) {
                 c->print_prompt = v;
             } else {
@@ -161,21 +167,33 @@ static void on_thinking(const char *text, size_t len, void *payload)
                 c->ui.color ? "\033[0m" : "");
 }
 
-static void on_tool(const char *name, const char *args, int is_error, const char *preview,
-                    void *payload)
+/* The words of a call's card: what it works on. */
+static const char *call_subject(json_t *a)
+{
+    static const char *const keys[] = {"command", "path", "pattern", "url",
+                                       "query",   "cron", "task_id", "description"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const char *v = json_string_value(json_object_get(a, keys[i]));
+        if (v != NULL)
+            return v;
+    }
+    return NULL;
+}
+
+/* A call ended: its card collapses to one line, with its own arguments
+ * (matched by event id: the calls of a parallel group start together). */
+static void on_tool(const char *id, const char *name, const char *args, int is_error,
+                    const char *preview, void *payload)
 {
     chat *c = payload;
+    (void)id;
     if (!c->at_line_start) {
         fputc('\n', stdout);
         fflush(stdout);
         c->at_line_start = 1;
     }
     json_t *a = json_loads(args != NULL ? args : "{}", 0, NULL);
-    const char *what = json_string_value(json_object_get(a, "command"));
-    if (what == NULL)
-        what = json_string_value(json_object_get(a, "path"));
-    if (what == NULL)
-        what = json_string_value(json_object_get(a, "pattern"));
+    const char *what = call_subject(a);
     const char *nl = strchr(preview, '\n');
     int first = nl != NULL ? (int)(nl - preview) : (int)strlen(preview);
     if (first > 100)
@@ -663,8 +681,14 @@ static int setup(chat *c, char *err, size_t errlen)
         return -1;
     }
     c->ui.root = agt_session_root(c->session);
+    c->ui.session = c->session;
+    c->ui.cancel = &g_cancel;
     if (cli_sandbox_apply(&g_sandbox, c->session, err, errlen) != AGT_OK)
         return -1;
+    if (c->plan_file != NULL && agt_session_set_plan_file(c->session, c->plan_file) != AGT_OK) {
+        snprintf(err, errlen, "--plan-file %s: %s", c->plan_file, agt_error_message());
+        return -1;
+    }
     if (c->ui.yolo)
         agt_session_set_mode(c->session, AGT_MODE_YOLO);
     else if (c->plan)

@@ -3,13 +3,19 @@
 #define CHAT_H
 
 #include <agenttools/agenttools.h>
+#include <signal.h>
 #include <stdio.h>
 
 typedef struct chat_ui {
     int interactive; /* a terminal: line editing, prompts */
     int color;       /* ANSI colours on stderr */
     int yolo;
-    const char *root; /* resolved workspace root */
+    const char *root;              /* resolved workspace root */
+    agt_session *session;          /* the plan file for ExitPlanMode */
+    volatile sig_atomic_t *cancel; /* set by Ctrl-C at an approval prompt */
+    /* Renders markdown text to f (NULL: printed as it is). */
+    void (*render)(FILE *f, const char *markdown, void *payload);
+    void *render_payload;
 } chat_ui;
 
 /* Prints a unified diff (3 context lines) of old_text -> new_text;
@@ -24,6 +30,13 @@ int chat_approve(agt_approval *req, void *payload);
  * sub-agent asks) and asks the user: an AGT_DECISION_* value; *reason gets
  * the user's reason (malloc'd) or NULL. */
 int chat_ask(const chat_ui *ui, const char *request_json, char **reason);
+
+/* Reads one answer key: on a terminal a single key press without Enter
+ * (3 for Ctrl-C, which also sets *ui->cancel), else the first character of
+ * a line, the rest of the line (trimmed, malloc'd, NULL when empty) in *rest
+ * when rest is not NULL; -1 at end of input. */
+int chat_read_key_rest(const chat_ui *ui, const char *prompt, char **rest);
+int chat_read_key(const chat_ui *ui, const char *prompt);
 
 /* Reads one line from the user (libedit when interactive); NULL at EOF. */
 char *chat_read_line(const chat_ui *ui, const char *prompt);

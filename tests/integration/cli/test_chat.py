@@ -248,6 +248,95 @@ def cron_commands(t, exe, server, tmp):
          "an unknown action is named")
 
 
+def run_print(exe, srv, ws, prompt, answers, *extra):
+    return subprocess.run([exe, "--root", ws, "--model", "m", "--base-url", srv.url, "-p", prompt,
+                           "--no-color"] + list(extra),
+                          input=answers, capture_output=True, text=True, timeout=60)
+
+
+def tool_results(srv):
+    reqs = srv.requests()
+    msgs = reqs[-1]["messages"] if reqs else []
+    return {m["tool_call_id"]: m["content"] for m in msgs if m.get("role") == "tool"}
+
+
+def parallel_cards(t, exe, server, tmp):
+    """Three parallel read-only calls of one turn: each card carries its own
+    arguments (once, all three were labelled with the last call's: the
+    finished events were not matched to their started events by id)."""
+    ws = os.path.join(tmp, "ws5")
+    os.makedirs(ws)
+    with open(os.path.join(ws, "notes.txt"), "w") as f:
+        f.write("alpha\nbeta\n")
+    srv = Server(os.path.join(tmp, "par.jsonl"), [
+        turn(call("p1", "Read", {"path": "notes.txt"}), call("p2", "Glob", {"pattern": "*.txt"}),
+             call("p3", "Grep", {"pattern": "beta"})),
+        turn(content="Looked."),
+    ], server)
+    p = run_print(exe, srv, ws, "look around", "")
+    srv.close()
+    t.eq(p.returncode, 0, "parallel calls: exits 0")
+    cards = [ln.split(":")[0] for ln in p.stderr.splitlines() if ln.startswith("* ")]
+    t.eq(cards, ["* Read notes.txt", "* Glob *.txt", "* Grep beta"],
+         "parallel calls: each card names its own call's arguments")
+    res = tool_results(srv)
+    t.ok("alpha" in res.get("p1", "") and "notes.txt" in res.get("p2", "") and
+         "notes.txt" in res.get("p3", ""),
+         "parallel calls: the model got each result under its own id")
+
+
+def cron_wording(t, exe, server, tmp):
+    """The CronCreate approval says what the call does (once: "changes files
+    (access: write)") and shows the schedule and the prompt."""
+    ws = os.path.join(tmp, "ws6")
+    os.makedirs(ws)
+    srv = Server(os.path.join(tmp, "cronw.jsonl"), [
+        turn(call("c1", "CronCreate", {"cron": "*/10 * * * *", "prompt": "check the build",
+                                       "recurring": False})),
+        turn(content="Scheduled."),
+    ], server)
+    p = run_print(exe, srv, ws, "remind me", "n\n\n")
+    srv.close()
+    t.ok("\n? CronCreate wants approval: CronCreate schedules a prompt (access: write) and the "
+         "session is in manual mode\n  schedule: */10 * * * * (once)\n  prompt: check the build\n"
+         in p.stderr, "CronCreate approval: schedules a prompt, with the schedule and the prompt")
+    t.ok(tool_results(srv).get("c1", "").startswith("The user declined this CronCreate call."),
+         "CronCreate declined without a reason")
+
+
+def plan_approval(t, exe, server, tmp):
+    """ExitPlanMode: the approval shows the plan file and the model's options;
+    [r] revises (the model stays in plan mode with the user's words), a digit
+    approves with that option (ExitPlanMode reports it to the model)."""
+    ws = os.path.join(tmp, "ws7")
+    os.makedirs(ws)
+    plan = os.path.join(tmp, "plan.md")
+    opts = [{"label": "Small steps", "description": "one file at a time"},
+            {"label": "Big bang", "description": "all at once"}]
+    srv = Server(os.path.join(tmp, "plan.jsonl"), [
+        turn(call("w1", "Write", {"path": plan, "content": "# Plan\n\n1. rename x\n"})),
+        turn(call("e1", "ExitPlanMode", {"options": opts})),
+        turn(call("w2", "Write", {"path": plan, "content": "# Plan\n\n1. rename x\n2. test\n"})),
+        turn(call("e2", "ExitPlanMode", {"options": opts})),
+        turn(content="Planned."),
+    ], server)
+    p = run_print(exe, srv, ws, "plan it", "r\nadd a test step\n2\n", "--plan", "--plan-file",
+                  plan)
+    srv.close()
+    t.eq(p.returncode, 0, "plan approval: exits 0" + ("" if p.returncode == 0 else p.stderr))
+    want = ("--- plan (%s) ---\n# Plan\n\n1. rename x\n2. test\n---\n"
+            "  [1] Small steps: one file at a time\n  [2] Big bang: all at once\n"
+            "[y] approve  [1-2] approve with that option  [r] revise  [n] reject: " % plan)
+    t.ok(want in p.stderr, "plan approval: the plan file and the options are shown")
+    t.ok('"options"' not in p.stderr, "plan approval: no options JSON")
+    res = tool_results(srv)
+    t.eq(res.get("e1"), "The user rejected the plan: add a test step. You are still in plan "
+         "mode: revise the plan file %s and call ExitPlanMode again." % plan,
+         "plan approval: [r] sends the user's revision")
+    t.ok(res.get("e2", "").endswith("\nThe user chose the option: Big bang"),
+         "plan approval: [2] approves with the second option")
+
+
 def main():
     exe, server = sys.argv[1], sys.argv[2]
     t = Tap()
@@ -256,6 +345,9 @@ def main():
         line_mode(t, exe, server, tmp)
         pty_mode(t, exe, server, tmp)
         cron_commands(t, exe, server, tmp)
+        parallel_cards(t, exe, server, tmp)
+        cron_wording(t, exe, server, tmp)
+        plan_approval(t, exe, server, tmp)
     return t.done()
 
 
