@@ -693,6 +693,31 @@ class Session(_Handle):
     def set_hook_budget(self, ms):
         _check(lib.agt_session_set_hook_budget(self._handle(), ms))
 
+    def set_tool_output_callback(self, fn):
+        """fn(call_id: str, tool: str, data: bytes | None): the live output of
+        a running foreground Bash call (bytes as the command wrote them),
+        None for a heartbeat about every 100 ms; a truthy return interrupts
+        the call (its result then reads "Command was interrupted by the
+        user: ..."). None removes it. An exception interrupts the call and is
+        re-raised after dispatch returns."""
+        if fn is None:
+            _check(lib.agt_session_set_tool_output_callback(self._handle(), None, None))
+            self._cbs.pop("tool_output", None)
+            return
+        guard = self._guard
+
+        def trampoline(call_id, tool, data, n, _payload):
+            try:
+                chunk = ctypes.string_at(data, n) if data is not None else None
+                return 1 if fn(_s(call_id), _s(tool), chunk) else 0
+            except BaseException as e:
+                guard.keep(e)
+                return 1
+
+        cfn = FNPTR["agt_tool_output_fn"](trampoline)
+        _check(lib.agt_session_set_tool_output_callback(self._handle(), cfn, None))
+        self._cbs["tool_output"] = cfn
+
     def set_clock(self, fn):
         """fn() -> milliseconds since the epoch; None restores the real clock.
         An exception is kept (re-raised after the next call) and reads as 0."""
