@@ -44,6 +44,13 @@ typedef struct chat {
     int max_turns;
     int64_t wait_tasks_s;
     int at_line_start;
+    /* the live card of the running call (Bash output, spinner) */
+    char card_id[128];
+    char card_title[160];
+    int64_t card_started_ms;
+    int card_spinner; /* the spinner line is on screen (stderr) */
+    int card_bol;     /* the card's output is at a line start */
+    int card_frame;
 } chat;
 
 static const char system_prompt[] =
@@ -74,7 +81,8 @@ static void usage(FILE *f)
             "%s"
             "\n"
             "slash commands: /tasks /cron /todo /mode [manual|plan|yolo|auto] /save FILE\n"
-            "                /help /quit. Ctrl-C cancels the running turn; Ctrl-D quits.\n",
+            "                /help /quit. Ctrl-C interrupts the running turn (and kills a running\n"
+            "                Bash command); twice at the prompt, or Ctrl-D, quits.\n",
             cli_config_usage);
 }
 
@@ -180,13 +188,99 @@ static const char *call_subject(json_t *a)
     return NULL;
 }
 
+/* Clears the spinner line of the live card, if one is shown. */
+static void card_unspin(chat *c)
+{
+    if (c->card_spinner) {
+        fputs("\r\033[K", stderr);
+        c->card_spinner = 0;
+    }
+}
+
+/* The spinner (a terminal with colours only): the call and its elapsed time. */
+static void card_spin(chat *c)
+{
+    static const char *const frames[] = {"|", "/", "-", "\\"};
+    if (!c->ui.color || !c->ui.interactive || !c->card_bol || c->card_id[0] == '\0')
+        return;
+    int64_t s = (cli_now_ms() - c->card_started_ms) / 1000;
+    fprintf(stderr, "\r\033[K\033[33m%s\033[0m %s \033[2m%llds  (Ctrl-C interrupts)\033[0m",
+            frames[c->card_frame++ % 4], c->card_title, (long long)s);
+    fflush(stderr);
+    c->card_spinner = 1;
+}
+
+static void on_tool_started(const char *id, const char *name, const char *args, void *payload)
+{
+    chat *c = payload;
+    json_t *a = json_loads(args != NULL ? args : "{}", 0, NULL);
+    const char *what = call_subject(a);
+    snprintf(c->card_id, sizeof c->card_id, "%s", id);
+    snprintf(c->card_title, sizeof c->card_title, "%s%s%.120s", name, what != NULL ? " " : "",
+             what != NULL ? what : "");
+    json_decref(a);
+    c->card_started_ms = cli_now_ms();
+    c->card_bol = 1;
+}
+
+/* agt_session_set_tool_output_callback: a foreground Bash command's output
+ * streams into its card as "  | line"; Ctrl-C (g_cancel) interrupts it. */
+static int on_tool_output(const char *call_id, const char *tool, const char *data, size_t len,
+                          void *payload)
+{
+    chat *c = payload;
+    (void)tool;
+    if (strcmp(call_id, c->card_id) != 0)
+        snprintf(c->card_id, sizeof c->card_id, "%s", call_id);
+    if (g_cancel) {
+        /* the terminal echoed ^C where the cursor was: the summary goes
+           below it */
+        card_unspin(c);
+        fputc('\n', stderr);
+        c->card_bol = 1;
+        return 1;
+    }
+    if (data == NULL) {
+        card_spin(c);
+        return 0;
+    }
+    card_unspin(c);
+    if (!c->at_line_start) {
+        fputc('\n', stdout);
+        fflush(stdout);
+        c->at_line_start = 1;
+    }
+    const char *dim = c->ui.color ? "\033[2m" : "", *off = c->ui.color ? "\033[0m" : "";
+    for (size_t i = 0; i < len;) {
+        const char *nl = memchr(data + i, '\n', len - i);
+        size_t n = nl != NULL ? (size_t)(nl - (data + i)) + 1 : len - i;
+        if (c->card_bol)
+            fprintf(stderr, "%s  | ", dim);
+        else
+            fputs(dim, stderr);
+        fwrite(data + i, 1, n, stderr);
+        fputs(off, stderr);
+        c->card_bol = data[i + n - 1] == '\n';
+        i += n;
+    }
+    fflush(stderr);
+    card_spin(c);
+    return 0;
+}
+
 /* A call ended: its card collapses to one line, with its own arguments
  * (matched by event id: the calls of a parallel group start together). */
 static void on_tool(const char *id, const char *name, const char *args, int is_error,
                     const char *preview, void *payload)
 {
     chat *c = payload;
-    (void)id;
+    card_unspin(c);
+    if (strcmp(id, c->card_id) == 0) {
+        if (!c->card_bol)
+            fputc('\n', stderr);
+        c->card_id[0] = '\0';
+        c->card_bol = 1;
+    }
     if (!c->at_line_start) {
         fputc('\n', stdout);
         fflush(stdout);
@@ -613,9 +707,11 @@ static int interactive(chat *c)
     fprintf(stderr, "agt-chat %s: %s; workspace %s; mode %s. /help for commands, Ctrl-D quits.\n",
             agt_version(), desc, c->ui.root, mode_name(agt_session_mode(c->session)));
     using_history();
+    int interrupts = 0;
     for (;;) {
         if (take_events(c) > 0) {
             run_turn(c);
+            interrupts = 0;
             continue;
         }
         g_cancel = 0;
@@ -627,12 +723,19 @@ static int interactive(chat *c)
             int got = prompt_line(c, prompt, &line);
             if (got == PROMPT_EVENTS) {
                 run_turn(c);
+                interrupts = 0;
                 continue;
             }
             if (got == PROMPT_INTERRUPT) {
-                fputc('\n', stderr);
+                /* a second Ctrl-C in a row at the idle prompt quits */
+                if (++interrupts >= 2) {
+                    fputc('\n', stderr);
+                    return 0;
+                }
+                fputs("\n(Ctrl-C again to quit)\n", stderr);
                 continue;
             }
+            interrupts = 0;
         } else {
             line = chat_read_line(&c->ui, prompt);
         }
@@ -703,6 +806,11 @@ static int setup(chat *c, char *err, size_t errlen)
     c->agent.on_text = on_text;
     c->agent.on_thinking = on_thinking;
     c->agent.on_tool = on_tool;
+    c->agent.on_tool_started = on_tool_started;
+    if (agt_session_set_tool_output_callback(c->session, on_tool_output, c) != AGT_OK) {
+        snprintf(err, errlen, "tool output: %s", agt_error_message());
+        return -1;
+    }
     c->agent.on_notification = on_notification;
     c->agent.payload = c;
     cli_agent_set_system(&c->agent, system_prompt);

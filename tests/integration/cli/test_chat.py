@@ -201,6 +201,79 @@ def pty_mode(t, exe, server, tmp):
         t.eq(f.read(), "hello\n", "pty: the approved Write created the file")
 
 
+def sleepers(tag):
+    """pids of processes whose command line is `sleep TAG`."""
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                if f.read().split(b"\0")[:2] == [b"sleep", tag.encode()]:
+                    found.append(int(d))
+        except OSError:
+            pass
+    return found
+
+
+def pty_interrupt(t, exe, server, tmp):
+    """Ctrl-C during a foreground Bash call kills it (its process group, the
+    grace period) and the model sees the interrupted result; the output
+    streams into the card while the command runs; two Ctrl-C at the idle
+    prompt quit."""
+    ws = os.path.join(tmp, "ws8")
+    os.makedirs(ws)
+    cmd = "echo started; sleep 30.017; echo never"
+    srv = Server(os.path.join(tmp, "intr.jsonl"), [
+        turn(call("s1", "Bash", {"command": cmd})),
+        turn(content="Stopped as you asked."),
+    ], server)
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ["TERM"] = "dumb"
+        os.execv(exe, [exe, "--root", ws, "--model", "m", "--base-url", srv.url, "--no-color",
+                       "--yolo"])
+    read_until(fd, "> ")
+    os.write(fd, b"run the slow one\r")
+    out = read_until(fd, "  | started\r\n", timeout=20)
+    t.ok(out is not None and "never" not in out,
+         "pty interrupt: the output streams into the card while the command runs")
+    for _ in range(100):  # the shell may not have started sleep yet
+        if sleepers("30.017"):
+            break
+        time.sleep(0.1)
+    t.ok(len(sleepers("30.017")) == 1, "pty interrupt: the command is running")
+    start = time.time()
+    os.write(fd, b"\x03")
+    out = read_until(fd, "(cancelled)", timeout=20)
+    took = time.time() - start
+    t.ok(out is not None and took < 15,
+         "pty interrupt: Ctrl-C ends the call within the grace period (%.1f s)" % took)
+    lines = (out or "").split("\r\n")
+    t.ok("^C" in lines and "x Bash %s: started" % cmd in lines,
+         "pty interrupt: the card collapses to its summary")
+    t.eq(sleepers("30.017"), [], "pty interrupt: the command's process is gone")
+    os.write(fd, b"what happened?\r")
+    t.ok(read_until(fd, "Stopped as you asked.") is not None, "pty interrupt: the next turn runs")
+    reqs = srv.requests()
+    msgs = reqs[-1]["messages"] if reqs else []
+    res = {m["tool_call_id"]: m["content"] for m in msgs if m.get("role") == "tool"}
+    t.eq(res.get("s1"), "started\nCommand was interrupted by the user: its process group was sent "
+         "SIGTERM (SIGKILL after the grace period if it had not ended). Do not run it again "
+         "unless the user asks.", "pty interrupt: the model sees the interrupted result")
+    t.eq([m["content"] for m in msgs if m["role"] == "user"],
+         ["run the slow one", "[The user interrupted the previous turn.]", "what happened?"],
+         "pty interrupt: the model is told the turn was interrupted")
+    os.write(fd, b"\x03")
+    t.ok(read_until(fd, "(Ctrl-C again to quit)") is not None,
+         "pty interrupt: one Ctrl-C at the idle prompt says how to quit")
+    os.write(fd, b"\x03")
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    srv.close()
+    t.eq(os.waitstatus_to_exitcode(status), 0, "pty interrupt: a second Ctrl-C quits, exit 0")
+
+
 def cron_commands(t, exe, server, tmp):
     """/cron delete|pause|resume ID act on the session's cron table through the
     host API (once, /cron delete ID only printed the list again)."""
@@ -344,6 +417,7 @@ def main():
         print_mode(t, exe, server, tmp)
         line_mode(t, exe, server, tmp)
         pty_mode(t, exe, server, tmp)
+        pty_interrupt(t, exe, server, tmp)
         cron_commands(t, exe, server, tmp)
         parallel_cards(t, exe, server, tmp)
         cron_wording(t, exe, server, tmp)
