@@ -51,6 +51,9 @@ typedef struct chat {
     int card_spinner; /* the spinner line is on screen (stderr) */
     int card_bol;     /* the card's output is at a line start */
     int card_frame;
+    chat_out out;        /* -p --output-format */
+    int last_rc;         /* CLI_RUN_* of the last turn */
+    char last_err[1024]; /* its error, when it failed */
 } chat;
 
 static const char system_prompt[] =
@@ -65,7 +68,10 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: agt-chat [options]\n"
             "\n"
-            "  -p, --print PROMPT  answer one prompt and exit (approvals are read from stdin)\n"
+            "  -p, --print PROMPT  answer one prompt and exit (approvals are read from stdin);\n"
+            "                      the exit status is 1 when the turn failed\n"
+            "  --output-format F   with -p: text (default), json (one result object at the\n"
+            "                      end) or stream-json (one event per line, then the result)\n"
             "  --yolo              never ask before running tools (ExitPlanMode still asks)\n"
             "  --plan              start in plan mode (read-only but for the plan file)\n"
             "  --root DIR          workspace root (default: current directory)\n"
@@ -118,8 +124,8 @@ static int parse_args(chat *c, int argc, char **argv)
             c->ui.color = -1;
         } else if (strcmp(a, "-p") == 0 || strcmp(a, "--print") == 0 ||
                    strcmp(a, "--resume") == 0 || strcmp(a, "--root") == 0 ||
-                   strcmp(a, "--plan-file") == 0 || strcmp(a, "--max-turns") == 0 ||
-                   strcmp(a, "--wait-tasks") == 0) {
+                   strcmp(a, "--plan-file") == 0 || strcmp(a, "--output-format") == 0 ||
+                   strcmp(a, "--max-turns") == 0 || strcmp(a, "--wait-tasks") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "agt-chat: %s needs a value (see --help)\n", a);
                 return -1;
@@ -131,6 +137,13 @@ static int parse_args(chat *c, int argc, char **argv)
                 c->root_opt = v;
             } else if (strcmp(a, "--plan-file") == 0) {
                 c->plan_file = v;
+            } else if (strcmp(a, "--output-format") == 0) {
+                c->out.format = chat_out_parse(v);
+                if (c->out.format < 0) {
+                    fprintf(stderr,
+                            "agt-chat: --output-format \"%s\": use text, json or stream-json\n", v);
+                    return -1;
+                }
             } else if (a[1] == 'p' || strcmp(a, "--print") == 0) {
                 c->print_prompt = v;
             } else {
@@ -150,6 +163,10 @@ static int parse_args(chat *c, int argc, char **argv)
             return -1;
         }
     }
+    if (c->out.format != CHAT_OUT_TEXT && c->print_prompt == NULL) {
+        fprintf(stderr, "agt-chat: --output-format is for print mode: add -p PROMPT\n");
+        return -1;
+    }
     if (c->ui.yolo && c->plan) {
         fprintf(stderr, "agt-chat: --yolo and --plan exclude each other\n");
         return -1;
@@ -161,6 +178,11 @@ static int parse_args(chat *c, int argc, char **argv)
 static void on_text(const char *text, size_t len, void *payload)
 {
     chat *c = payload;
+    if (c->out.format == CHAT_OUT_STREAM)
+        chat_out_line(json_pack("{s:s, s:o}", "type", "text", "text",
+                                chat_out_string(text, len, NULL, NULL)));
+    if (c->out.format != CHAT_OUT_TEXT)
+        return;
     fwrite(text, 1, len, stdout);
     fflush(stdout);
     if (len > 0)
@@ -221,6 +243,12 @@ static void on_tool_started(const char *id, const char *name, const char *args, 
     json_decref(a);
     c->card_started_ms = cli_now_ms();
     c->card_bol = 1;
+    c->out.ncarry = 0;
+    if (c->out.format == CHAT_OUT_STREAM) {
+        json_t *ja = json_loads(args != NULL ? args : "{}", 0, NULL);
+        chat_out_line(json_pack("{s:s, s:s, s:s, s:o}", "type", "tool_started", "id", id, "name",
+                                name, "arguments", ja != NULL ? ja : json_object()));
+    }
 }
 
 /* agt_session_set_tool_output_callback: a foreground Bash command's output
@@ -245,6 +273,9 @@ static int on_tool_output(const char *call_id, const char *tool, const char *dat
         return 0;
     }
     card_unspin(c);
+    if (c->out.format == CHAT_OUT_STREAM)
+        chat_out_line(json_pack("{s:s, s:s, s:o}", "type", "tool_output", "id", call_id, "data",
+                                chat_out_string(data, len, c->out.carry, &c->out.ncarry)));
     if (!c->at_line_start) {
         fputc('\n', stdout);
         fflush(stdout);
@@ -275,6 +306,8 @@ static void on_tool(const char *id, const char *name, const char *args, int is_e
 {
     chat *c = payload;
     card_unspin(c);
+    if (c->out.format != CHAT_OUT_TEXT)
+        chat_out_call(&c->out, id, name, args, is_error, preview);
     if (strcmp(id, c->card_id) == 0) {
         if (!c->card_bol)
             fputc('\n', stderr);
@@ -301,8 +334,10 @@ static void on_tool(const char *id, const char *name, const char *args, int is_e
 
 static void on_notification(const char *event_json, void *payload)
 {
-    (void)payload;
+    chat *c = payload;
     json_t *e = json_loads(event_json, 0, NULL);
+    if (c->out.format == CHAT_OUT_STREAM && e != NULL)
+        chat_out_line(json_pack("{s:s, s:O}", "type", "notification", "event", e));
     const char *type = json_string_value(json_object_get(e, "type"));
     if (type != NULL && strcmp(type, "task_finished") == 0)
         fprintf(stderr, "[task %s %s]\n", json_string_value(json_object_get(e, "task_id")),
@@ -320,6 +355,8 @@ static int run_turn(chat *c)
     c->at_line_start = 1;
     int rc = cli_agent_run(&c->agent, err, sizeof err);
     agt_session_set_idle(c->session, 1);
+    c->last_rc = rc;
+    snprintf(c->last_err, sizeof c->last_err, "%s", err);
     if (!c->at_line_start)
         fputc('\n', stdout);
     fflush(stdout);
@@ -817,6 +854,41 @@ static int setup(chat *c, char *err, size_t errlen)
     return 0;
 }
 
+static const char *stop_name(int rc)
+{
+    switch (rc) {
+    case CLI_RUN_DONE:
+        return "done";
+    case CLI_RUN_TURNS:
+        return "max_turns";
+    case CLI_RUN_CANCELLED:
+        return "cancelled";
+    case CLI_RUN_TIMEOUT:
+        return "timeout";
+    default:
+        return "error";
+    }
+}
+
+/* The "result" object of --output-format json / stream-json. */
+static void report_result(chat *c)
+{
+    char why[1100];
+    const char *error = NULL;
+    if (c->last_rc == CLI_RUN_ERROR) {
+        error = c->last_err;
+    } else if (c->last_rc == CLI_RUN_TURNS) {
+        snprintf(why, sizeof why, "stopped after %d model turns (--max-turns)", c->max_turns);
+        error = why;
+    } else if (c->last_rc == CLI_RUN_CANCELLED) {
+        error = "interrupted by the user";
+    } else if (c->last_rc != CLI_RUN_DONE) {
+        error = "the turn did not finish";
+    }
+    chat_out_result(&c->out, cli_agent_text(&c->agent), stop_name(c->last_rc), error,
+                    cli_agent_turns(&c->agent), c->agent.prompt_tokens, c->agent.completion_tokens);
+}
+
 int main(int argc, char **argv)
 {
     chat c;
@@ -825,6 +897,7 @@ int main(int argc, char **argv)
     memset(&c, 0, sizeof c);
     c.max_turns = 50;
     c.wait_tasks_s = 120;
+    chat_out_init(&c.out, CHAT_OUT_TEXT);
     if (parse_args(&c, argc, argv) != 0)
         return 2;
     c.ui.interactive = c.print_prompt == NULL && isatty(0) && isatty(1);
@@ -860,11 +933,17 @@ int main(int argc, char **argv)
     if (c.print_prompt != NULL) {
         cli_agent_add_user(&c.agent, c.print_prompt);
         status = run_turn(&c) == 0 && wait_tasks(&c) == 0 ? 0 : 1;
+        /* a turn that did not end by itself failed: the script must know */
+        if (c.last_rc != CLI_RUN_DONE)
+            status = 1;
+        if (c.out.format != CHAT_OUT_TEXT)
+            report_result(&c);
     } else {
         status = interactive(&c) == 0 ? 0 : 1;
     }
 out:
     cli_agent_fini(&c.agent);
+    chat_out_fini(&c.out);
     agt_model_free(c.model);
     agt_session_free(c.session);
     agt_registry_free(c.reg);

@@ -4,6 +4,7 @@
 
 #include <agenttools/agenttools.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 
 typedef struct chat_ui {
@@ -40,5 +41,32 @@ int chat_read_key(const chat_ui *ui, const char *prompt);
 
 /* Reads one line from the user (libedit when interactive); NULL at EOF. */
 char *chat_read_line(const chat_ui *ui, const char *prompt);
+
+/* Output of print mode (output.c). */
+enum { CHAT_OUT_TEXT = 0, CHAT_OUT_JSON = 1, CHAT_OUT_STREAM = 2 };
+
+typedef struct chat_out {
+    int format;             /* CHAT_OUT_* */
+    struct json_t *calls;   /* the tool calls of the run, for the result */
+    unsigned char carry[4]; /* a text piece's cut UTF-8 sequence */
+    size_t ncarry;
+} chat_out;
+
+/* "text", "json", "stream-json" -> CHAT_OUT_*; -1 for anything else. */
+int chat_out_parse(const char *name);
+void chat_out_init(chat_out *o, int format);
+void chat_out_fini(chat_out *o);
+/* A JSON string of len bytes with invalid UTF-8 replaced (U+FFFD); with
+ * carry, a sequence cut at the end is kept there for the next piece. */
+struct json_t *chat_out_string(const char *data, size_t len, unsigned char carry[4],
+                               size_t *ncarry);
+/* Writes obj (stolen) as one line of JSON on stdout. */
+void chat_out_line(struct json_t *obj);
+/* A finished tool call: kept for the result (stream-json: a line now). */
+void chat_out_call(chat_out *o, const char *id, const char *name, const char *args, int is_error,
+                   const char *preview);
+/* The final {"type":"result",...} line; error NULL when the turn succeeded. */
+int chat_out_result(chat_out *o, const char *text, const char *stop, const char *error, int turns,
+                    int64_t prompt_tokens, int64_t completion_tokens);
 
 #endif

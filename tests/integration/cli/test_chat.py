@@ -410,6 +410,75 @@ def plan_approval(t, exe, server, tmp):
          "plan approval: [2] approves with the second option")
 
 
+def script_output(t, exe, server, tmp):
+    """-p with --output-format json and stream-json: the final message, the
+    tool calls and the token counts as JSON on stdout (stream-json: one event
+    per line first); the exit status says whether the turn failed."""
+    ws = os.path.join(tmp, "ws9")
+    os.makedirs(ws)
+    with open(os.path.join(ws, "notes.txt"), "w") as f:
+        f.write("alpha\nbeta\n")
+    lines = [
+        dict(turn(call("r1", "Read", {"path": "notes.txt"}), content="Reading."),
+             usage={"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}),
+        dict(turn(content="Done: **beta** found."),
+             usage={"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16}),
+    ]
+    for fmt in ("json", "stream-json"):
+        srv = Server(os.path.join(tmp, "out-%s.jsonl" % fmt), lines, server)
+        p = run_print(exe, srv, ws, "find beta", "", "--output-format", fmt)
+        srv.close()
+        t.eq(p.returncode, 0, "--output-format %s: exits 0" % fmt)
+        try:
+            events = [json.loads(ln) for ln in p.stdout.splitlines()]
+        except ValueError:
+            events = []
+        t.ok(len(events) >= 1, "--output-format %s: every stdout line is JSON" % fmt)
+        read_result = tool_results(srv).get("r1")
+        want = {"type": "result", "result": "Done: **beta** found.", "is_error": False,
+                "stop_reason": "done", "error": None, "turns": 2,
+                "tool_calls": [{"id": "r1", "name": "Read", "arguments": {"path": "notes.txt"},
+                                "is_error": False, "preview": read_result}],
+                "usage": {"prompt_tokens": 19, "completion_tokens": 7}}
+        t.eq(events[-1] if events else None, want, "--output-format %s: the result" % fmt)
+        if fmt == "json":
+            t.eq(len(events), 1, "--output-format json: one object")
+        else:
+            t.eq([e.get("type") for e in events],
+                 ["text", "tool_started", "tool_finished", "text", "result"],
+                 "--output-format stream-json: one event per line, in order")
+            t.eq([e.get("text") for e in events if e.get("type") == "text"],
+                 ["Reading.", "Done: **beta** found."], "stream-json: the text events")
+            t.eq(events[1], {"type": "tool_started", "id": "r1", "name": "Read",
+                             "arguments": {"path": "notes.txt"}}, "stream-json: tool_started")
+    # a model request that fails: exit 1 and an error result
+    srv = Server(os.path.join(tmp, "out-fail.jsonl"), [], server)
+    p = run_print(exe, srv, ws, "find beta", "", "--output-format", "json")
+    srv.close()
+    r = json.loads(p.stdout) if p.stdout.strip() else {}
+    t.ok(p.returncode == 1 and r.get("is_error") is True and r.get("stop_reason") == "error" and
+         "script exhausted" in (r.get("error") or ""),
+         "a failed model request: exit 1, an error result naming it")
+    # the turn budget runs out: the turn did not finish
+    srv = Server(os.path.join(tmp, "out-turns.jsonl"), lines, server)
+    p = run_print(exe, srv, ws, "find beta", "", "--output-format", "json", "--max-turns", "1")
+    srv.close()
+    r = json.loads(p.stdout) if p.stdout.strip() else {}
+    t.eq((p.returncode, r.get("stop_reason"), r.get("error")),
+         (1, "max_turns", "stopped after 1 model turns (--max-turns)"),
+         "--max-turns reached: exit 1, stop_reason max_turns")
+    p = subprocess.run([exe, "--model", "m", "--output-format", "json"], capture_output=True,
+                       text=True, stdin=subprocess.DEVNULL, timeout=60)
+    t.eq((p.returncode, p.stderr),
+         (2, "agt-chat: --output-format is for print mode: add -p PROMPT\n"),
+         "--output-format without -p is refused")
+    p = subprocess.run([exe, "--model", "m", "-p", "x", "--output-format", "xml"],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    t.eq((p.returncode, p.stderr),
+         (2, "agt-chat: --output-format \"xml\": use text, json or stream-json\n"),
+         "an unknown format is named")
+
+
 def main():
     exe, server = sys.argv[1], sys.argv[2]
     t = Tap()
@@ -422,6 +491,7 @@ def main():
         parallel_cards(t, exe, server, tmp)
         cron_wording(t, exe, server, tmp)
         plan_approval(t, exe, server, tmp)
+        script_output(t, exe, server, tmp)
     return t.done()
 
 
