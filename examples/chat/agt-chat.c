@@ -51,7 +51,12 @@ typedef struct chat {
     int card_spinner; /* the spinner line is on screen (stderr) */
     int card_bol;     /* the card's output is at a line start */
     int card_frame;
-    chat_out out;        /* -p --output-format */
+    chat_out out; /* -p --output-format */
+    /* --allow / --ask / --deny RULE, in order */
+    const char *rules[64];
+    int rule_kinds[64];
+    int nrules;
+    int project_rules;   /* the project's settings file had rules */
     int last_rc;         /* CLI_RUN_* of the last turn */
     char last_err[1024]; /* its error, when it failed */
 } chat;
@@ -75,6 +80,10 @@ static void usage(FILE *f)
             "  --yolo              never ask before running tools (ExitPlanMode still asks)\n"
             "  --plan              start in plan mode (read-only but for the plan file)\n"
             "  --root DIR          workspace root (default: current directory)\n"
+            "  --allow RULE        allow calls the rule matches without asking (repeatable;\n"
+            "                      e.g. 'Bash(git log *)', 'Edit(src/**)', 'WebSearch')\n"
+            "  --ask RULE          always ask for them (repeatable)\n"
+            "  --deny RULE         refuse them (repeatable)\n"
             "  --plan-file FILE    the plan file of plan mode (default: a new file in\n"
             "                      $XDG_STATE_HOME/agenttools/plans)\n"
             "  --resume FILE       continue a conversation saved with /save\n"
@@ -86,9 +95,10 @@ static void usage(FILE *f)
             "exit\n" CLI_SANDBOX_USAGE "\n"
             "%s"
             "\n"
-            "slash commands: /tasks /cron /todo /mode [manual|plan|yolo|auto] /save FILE\n"
-            "                /help /quit. Ctrl-C interrupts the running turn (and kills a running\n"
-            "                Bash command); twice at the prompt, or Ctrl-D, quits.\n",
+            "slash commands: /tasks /cron /todo /mode [manual|plan|yolo|auto] /permissions\n"
+            "                /save FILE /help /quit. Ctrl-C interrupts the running turn (and\n"
+            "                kills a running Bash command); twice at the prompt, or Ctrl-D,\n"
+            "                quits.\n",
             cli_config_usage);
 }
 
@@ -125,7 +135,9 @@ static int parse_args(chat *c, int argc, char **argv)
         } else if (strcmp(a, "-p") == 0 || strcmp(a, "--print") == 0 ||
                    strcmp(a, "--resume") == 0 || strcmp(a, "--root") == 0 ||
                    strcmp(a, "--plan-file") == 0 || strcmp(a, "--output-format") == 0 ||
-                   strcmp(a, "--max-turns") == 0 || strcmp(a, "--wait-tasks") == 0) {
+                   strcmp(a, "--allow") == 0 || strcmp(a, "--ask") == 0 ||
+                   strcmp(a, "--deny") == 0 || strcmp(a, "--max-turns") == 0 ||
+                   strcmp(a, "--wait-tasks") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "agt-chat: %s needs a value (see --help)\n", a);
                 return -1;
@@ -135,6 +147,16 @@ static int parse_args(chat *c, int argc, char **argv)
                 c->resume = v;
             } else if (strcmp(a, "--root") == 0) {
                 c->root_opt = v;
+            } else if (strcmp(a, "--allow") == 0 || strcmp(a, "--ask") == 0 ||
+                       strcmp(a, "--deny") == 0) {
+                if (c->nrules >= 64) {
+                    fprintf(stderr, "agt-chat: at most 64 --allow/--ask/--deny rules\n");
+                    return -1;
+                }
+                c->rules[c->nrules] = v;
+                c->rule_kinds[c->nrules++] = a[2] == 'a' && a[3] == 'l' ? AGT_RULE_ALLOW
+                                             : a[2] == 'a'              ? AGT_RULE_ASK
+                                                                        : AGT_RULE_DENY;
             } else if (strcmp(a, "--plan-file") == 0) {
                 c->plan_file = v;
             } else if (strcmp(a, "--output-format") == 0) {
@@ -648,11 +670,17 @@ static int slash(chat *c, const char *line)
             printf("usage: /save FILE\n");
         else
             save_chat(c, arg);
+    } else if (strcmp(cmd, "permissions") == 0) {
+        char path[4200];
+        chat_settings_path(c->ui.root, path, sizeof path);
+        chat_rules_print(stdout, c->session, c->cfg.config_path, c->project_rules ? path : NULL);
     } else if (strcmp(cmd, "help") == 0) {
-        printf("/tasks  background tasks\n/cron   scheduled prompts (/cron delete|pause|resume "
-               "ID)\n/todo   the todo list\n"
-               "/mode [manual|plan|yolo|auto]\n/save FILE  save the conversation and session\n"
-               "/quit\n");
+        printf(
+            "/tasks  background tasks\n/cron   scheduled prompts (/cron delete|pause|resume "
+            "ID)\n/todo   the todo list\n"
+            "/mode [manual|plan|yolo|auto]\n/permissions  the tool rules and where they come from\n"
+            "/save FILE  save the conversation and session\n"
+            "/quit\n");
     } else {
         printf("unknown command /%s (try /help)\n", cmd);
     }
@@ -801,6 +829,20 @@ static int interactive(chat *c)
     }
 }
 
+/* [p] at an approval: the rule goes into the project's settings file. */
+static void persist_rule(const char *rule, void *payload)
+{
+    chat *c = payload;
+    char err[4400], path[4200];
+    if (chat_rules_persist(c->ui.root, rule, err, sizeof err) != 0) {
+        fprintf(stderr, "agt-chat: %s (allowed for this session only)\n", err);
+        return;
+    }
+    chat_settings_path(c->ui.root, path, sizeof path);
+    c->project_rules = 1;
+    fprintf(stderr, "allowed in this project: %s (%s)\n", rule, path);
+}
+
 static int setup(chat *c, char *err, size_t errlen)
 {
     char cwd[4096];
@@ -825,6 +867,24 @@ static int setup(chat *c, char *err, size_t errlen)
     c->ui.cancel = &g_cancel;
     if (cli_sandbox_apply(&g_sandbox, c->session, err, errlen) != AGT_OK)
         return -1;
+    /* stored rules (the user's, the project's), then the command line's */
+    char what[4200];
+    snprintf(what, sizeof what, "config file %s", c->cfg.config_path);
+    if (chat_rules_load(c->session, c->cfg.permissions, what, err, errlen) != 0 ||
+        chat_rules_load_project(c->session, c->ui.root, &c->project_rules, err, errlen) != 0)
+        return -1;
+    for (int k = 0; k < c->nrules; k++) {
+        if (agt_session_add_rule(c->session, c->rule_kinds[k], c->rules[k]) != AGT_OK) {
+            snprintf(err, errlen, "--%s %s: %s",
+                     c->rule_kinds[k] == AGT_RULE_ALLOW ? "allow"
+                     : c->rule_kinds[k] == AGT_RULE_ASK ? "ask"
+                                                        : "deny",
+                     c->rules[k], agt_error_message());
+            return -1;
+        }
+    }
+    c->ui.persist_rule = persist_rule;
+    c->ui.persist_payload = c;
     if (c->plan_file != NULL && agt_session_set_plan_file(c->session, c->plan_file) != AGT_OK) {
         snprintf(err, errlen, "--plan-file %s: %s", c->plan_file, agt_error_message());
         return -1;

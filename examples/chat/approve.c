@@ -307,7 +307,8 @@ int chat_ask(const chat_ui *ui, const char *request_json, char **reason)
     char prompt[512];
     if (rule != NULL)
         snprintf(prompt, sizeof prompt,
-                 "[y] yes once  [a] yes, and allow %s for this session  [n] no: ", rule);
+                 "[y] yes once  [a] yes, and allow %s for this session%s  [n] no: ", rule,
+                 ui->persist_rule != NULL ? "  [p] always, in this project" : "");
     else
         snprintf(prompt, sizeof prompt, "[y] yes  [n] no (a reason helps the model): ");
     for (;;) {
@@ -328,6 +329,11 @@ int chat_ask(const chat_ui *ui, const char *request_json, char **reason)
         } else if ((key == 'a' || key == 'A') && rule != NULL) {
             decision = AGT_DECISION_APPROVE_SESSION;
             free(rest);
+        } else if ((key == 'p' || key == 'P') && rule != NULL && ui->persist_rule != NULL) {
+            /* for the session now, and in the project's settings for the next ones */
+            decision = AGT_DECISION_APPROVE_SESSION;
+            free(rest);
+            ui->persist_rule(rule, ui->persist_payload);
         } else if (key == 'n' || key == 'N') {
             decision = AGT_DECISION_REJECT;
             if (rest == NULL) {

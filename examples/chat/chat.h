@@ -17,6 +17,9 @@ typedef struct chat_ui {
     /* Renders markdown text to f (NULL: printed as it is). */
     void (*render)(FILE *f, const char *markdown, void *payload);
     void *render_payload;
+    /* Stores an allow rule for good (the project's settings); NULL: no [p]. */
+    void (*persist_rule)(const char *rule, void *payload);
+    void *persist_payload;
 } chat_ui;
 
 /* Prints a unified diff (3 context lines) of old_text -> new_text;
@@ -41,6 +44,20 @@ int chat_read_key(const chat_ui *ui, const char *prompt);
 
 /* Reads one line from the user (libedit when interactive); NULL at EOF. */
 char *chat_read_line(const chat_ui *ui, const char *prompt);
+
+/* Rules that outlive a session (rules.c). */
+/* <root>/.agenttools/settings.json into buf; -1 when it does not fit. */
+int chat_settings_path(const char *root, char *buf, size_t len);
+/* Loads {"allow","ask","deny"} JSON text (NULL: nothing); what names the source. */
+int chat_rules_load(agt_session *s, const char *json_text, const char *what, char *err,
+                    size_t errlen);
+/* The project's settings file's "permissions"; *loaded 1 when it had some. */
+int chat_rules_load_project(agt_session *s, const char *root, int *loaded, char *err,
+                            size_t errlen);
+/* Adds an allow rule (one per line) to the project's settings file. */
+int chat_rules_persist(const char *root, const char *rule, char *err, size_t errlen);
+/* /permissions: the session's rules and where the stored ones come from. */
+void chat_rules_print(FILE *f, agt_session *s, const char *user_path, const char *project_path);
 
 /* Output of print mode (output.c). */
 enum { CHAT_OUT_TEXT = 0, CHAT_OUT_JSON = 1, CHAT_OUT_STREAM = 2 };

@@ -479,6 +479,70 @@ def script_output(t, exe, server, tmp):
          "an unknown format is named")
 
 
+def stored_rules(t, exe, server, tmp):
+    """--allow / --deny, the config file's "permissions", the project's
+    .agenttools/settings.json, [p] storing a rule there, and /permissions."""
+    ws = os.path.join(tmp, "ws10")
+    os.makedirs(os.path.join(ws, ".agenttools"))
+    for name in ("notes.txt", "secret.txt"):
+        with open(os.path.join(ws, name), "w") as f:
+            f.write(name + "\n")
+    settings = os.path.join(ws, ".agenttools", "settings.json")
+    with open(settings, "w") as f:
+        json.dump({"permissions": {"allow": ["Bash(echo *)"]}, "other": 1}, f)
+    cfg = os.path.join(tmp, "rules-config.json")
+    with open(cfg, "w") as f:
+        json.dump({"permissions": {"deny": ["Read(secret.txt)"]}}, f)
+    srv = Server(os.path.join(tmp, "rules.jsonl"), [
+        turn(call("r1", "Bash", {"command": "echo from-project"})),
+        turn(call("r2", "Read", {"path": "secret.txt"})),
+        turn(call("r3", "Bash", {"command": "rm -f notes.txt"})),
+        turn(call("r4", "Write", {"path": "out/a.txt", "content": "a\n"})),
+        turn(call("r5", "Bash", {"command": "wc -l notes.txt"})),
+        turn(content="Done."),
+        turn(call("r6", "Bash", {"command": "wc -l secret.txt"})),
+        turn(content="Again."),
+    ], server)
+    flags = ["--config", cfg, "--deny", "Bash(rm *)", "--allow", "Write(out/**)"]
+    p = run_print(exe, srv, ws, "go", "p\n", *flags)
+    t.eq(p.returncode, 0, "rules: exits 0" + ("" if p.returncode == 0 else p.stderr))
+    t.eq(p.stderr.count("wants approval"), 1, "rules: only the call no rule covers asked")
+    res = tool_results(srv)
+    t.ok(res.get("r1", "").startswith("from-project\n"), "rules: the project's allow rule")
+    t.ok(res.get("r2", "").startswith("Read call refused: the rule 'Read(secret.txt)' in the deny "
+                                      "list forbids it."), "rules: the config file's deny rule")
+    t.ok(res.get("r3", "").startswith("Bash call refused: the rule 'Bash(rm *)' in the deny list"),
+         "rules: --deny")
+    t.ok(os.path.exists(os.path.join(ws, "notes.txt")), "rules: the denied rm did not run")
+    t.ok(os.path.exists(os.path.join(ws, "out", "a.txt")), "rules: --allow let the Write run")
+    with open(settings) as f:
+        doc = json.load(f)
+    t.eq(doc, {"permissions": {"allow": ["Bash(echo *)", "Bash(wc *)"]}, "other": 1},
+         "rules: [p] added the suggested rule to the project's settings, the rest kept")
+    t.ok("allowed in this project: Bash(wc *) (%s)\n" % settings in p.stderr,
+         "rules: [p] says where the rule went")
+    p = subprocess.run([exe, "--root", ws, "--model", "m", "--base-url", srv.url, "--no-color"]
+                       + flags, input="again\n/permissions\n/quit\n", capture_output=True,
+                       text=True, timeout=60)
+    srv.close()
+    t.eq(p.stderr.count("wants approval"), 0, "rules: the stored rule holds in the next session")
+    t.ok(("allow: Bash(echo *), Bash(wc *), Write(out/**)\nask: (none)\n"
+          "deny: Read(secret.txt), Bash(rm *)\nsession: (none)\n"
+          "user rules: %s\nproject rules: %s\n" % (cfg, settings)) in p.stdout,
+         "/permissions lists the rules and their files")
+    p = subprocess.run([exe, "--root", ws, "--model", "m", "--base-url", srv.url, "-p", "x",
+                        "--allow", "Bash("], capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    t.ok(p.returncode == 1 and p.stderr.startswith("agt-chat: --allow Bash(: "),
+         "a malformed --allow rule is named: " + p.stderr.strip())
+    with open(settings, "w") as f:
+        f.write('{"permissions": {"allow": "Bash(ls)"}}')
+    p = subprocess.run([exe, "--root", ws, "--model", "m", "--base-url", srv.url, "-p", "x"],
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    t.ok(p.returncode == 1 and p.stderr.startswith("agt-chat: %s: permissions: " % settings),
+         "a bad project settings file is named: " + p.stderr.strip())
+
+
 def main():
     exe, server = sys.argv[1], sys.argv[2]
     t = Tap()
@@ -492,6 +556,7 @@ def main():
         cron_wording(t, exe, server, tmp)
         plan_approval(t, exe, server, tmp)
         script_output(t, exe, server, tmp)
+        stored_rules(t, exe, server, tmp)
     return t.done()
 
 
