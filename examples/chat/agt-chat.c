@@ -57,6 +57,7 @@ typedef struct chat {
     int rule_kinds[64];
     int nrules;
     int project_rules;   /* the project's settings file had rules */
+    char *instructions;  /* the instruction files in the system prompt, or NULL */
     int last_rc;         /* CLI_RUN_* of the last turn */
     char last_err[1024]; /* its error, when it failed */
 } chat;
@@ -771,6 +772,8 @@ static int interactive(chat *c)
     cli_config_describe(&c->cfg, desc, sizeof desc);
     fprintf(stderr, "agt-chat %s: %s; workspace %s; mode %s. /help for commands, Ctrl-D quits.\n",
             agt_version(), desc, c->ui.root, mode_name(agt_session_mode(c->session)));
+    if (c->instructions != NULL)
+        fprintf(stderr, "instructions: %s\n", c->instructions);
     using_history();
     int interrupts = 0;
     for (;;) {
@@ -827,6 +830,26 @@ static int interactive(chat *c)
         free(line);
         run_turn(c);
     }
+}
+
+/* The system prompt: the agent's part, then the environment and the
+ * project's instructions (AGENTS.md, CLAUDE.md) as they are now. */
+static int set_system(chat *c)
+{
+    free(c->instructions);
+    c->instructions = NULL;
+    char *ctx = chat_context(c->ui.root, &c->instructions);
+    size_t len = sizeof system_prompt + (ctx != NULL ? strlen(ctx) : 0) + 2;
+    char *text = malloc(len);
+    if (text == NULL) {
+        free(ctx);
+        return -1;
+    }
+    snprintf(text, len, "%s\n\n%s", system_prompt, ctx != NULL ? ctx : "");
+    int rc = cli_agent_set_system(&c->agent, text);
+    free(text);
+    free(ctx);
+    return rc;
 }
 
 /* [p] at an approval: the rule goes into the project's settings file. */
@@ -910,7 +933,10 @@ static int setup(chat *c, char *err, size_t errlen)
     }
     c->agent.on_notification = on_notification;
     c->agent.payload = c;
-    cli_agent_set_system(&c->agent, system_prompt);
+    if (set_system(c) != 0) {
+        snprintf(err, errlen, "system prompt: %s", agt_error_message());
+        return -1;
+    }
     return 0;
 }
 
@@ -1004,6 +1030,7 @@ int main(int argc, char **argv)
 out:
     cli_agent_fini(&c.agent);
     chat_out_fini(&c.out);
+    free(c.instructions);
     agt_model_free(c.model);
     agt_session_free(c.session);
     agt_registry_free(c.reg);

@@ -59,6 +59,11 @@ int chat_rules_persist(const char *root, const char *rule, char *err, size_t err
 /* /permissions: the session's rules and where the stored ones come from. */
 void chat_rules_print(FILE *f, agt_session *s, const char *user_path, const char *project_path);
 
+/* The environment block and the project's instructions for the system
+ * prompt (context.c), malloc'd; *sources (malloc'd, NULL when none) names
+ * the instruction files read, comma-separated. */
+char *chat_context(const char *root, char **sources);
+
 /* Output of print mode (output.c). */
 enum { CHAT_OUT_TEXT = 0, CHAT_OUT_JSON = 1, CHAT_OUT_STREAM = 2 };
 

@@ -543,6 +543,70 @@ def stored_rules(t, exe, server, tmp):
          "a bad project settings file is named: " + p.stderr.strip())
 
 
+def git(cwd, *args):
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com"] + list(args),
+                   cwd=cwd, check=True, capture_output=True)
+
+
+def project_context(t, exe, server, tmp):
+    """The system prompt carries the environment (cwd, platform, date, git
+    branch and status) and the AGENTS.md files from the repository's root
+    down to the workspace root (CLAUDE.md where a folder has no AGENTS.md);
+    nothing from above the repository."""
+    outer = os.path.join(tmp, "outer")
+    repo = os.path.join(outer, "repo")
+    ws = os.path.join(repo, "pkg", "app")
+    os.makedirs(ws)
+    files = {os.path.join(outer, "AGENTS.md"): "Outside the repository.\n",
+             os.path.join(repo, "AGENTS.md"): "Use tabs.\n",
+             os.path.join(repo, "pkg", "CLAUDE.md"): "Claude rules for pkg.",
+             os.path.join(ws, "AGENTS.md"): "App rules.\n",
+             os.path.join(ws, "CLAUDE.md"): "Not read: AGENTS.md is there.\n",
+             os.path.join(repo, "tracked.txt"): "one\n"}
+    for path, text in files.items():
+        with open(path, "w") as f:
+            f.write(text)
+    git(repo, "init", "-q", "-b", "trunk")
+    git(repo, "add", "tracked.txt", "AGENTS.md")
+    git(repo, "commit", "-q", "-m", "one")
+    with open(os.path.join(repo, "tracked.txt"), "a") as f:
+        f.write("two\n")
+    srv = Server(os.path.join(tmp, "ctx.jsonl"), [turn(content="Hi.")], server)
+    day = time.strftime("%Y-%m-%d")
+    p = run_print(exe, srv, ws, "hello", "")
+    srv.close()
+    reqs = srv.requests()
+    system = reqs[0]["messages"][0]["content"] if reqs else ""
+    u = os.uname()
+    # untracked: pkg/ (CLAUDE.md and app/ below it, shown as one folder)
+    env = ("<environment>\nWorking directory: %s\nPlatform: %s %s (%s)\nDate: %s\n"
+           "Git: branch trunk, 1 changed file, 1 untracked file\n</environment>\n"
+           % (ws, u.sysname, u.release, u.machine, day))
+    t.ok(p.returncode == 0 and env in system, "context: the environment block")
+    want = ('\n<project-instructions path="%s/AGENTS.md">\nUse tabs.\n</project-instructions>\n'
+            '\n<project-instructions path="%s/pkg/CLAUDE.md">\nClaude rules for pkg.\n'
+            '</project-instructions>\n'
+            '\n<project-instructions path="%s/AGENTS.md">\nApp rules.\n</project-instructions>\n'
+            % (repo, repo, ws))
+    t.ok(system.endswith(env + want), "context: AGENTS.md from the repository root down, "
+         "CLAUDE.md as the fallback")
+    t.ok("Outside the repository." not in system and "Not read" not in system,
+         "context: nothing above the repository, no CLAUDE.md beside an AGENTS.md")
+    # outside any repository: only the workspace's own file
+    lone = os.path.join(tmp, "lone")
+    os.makedirs(lone)
+    with open(os.path.join(lone, "CLAUDE.md"), "w") as f:
+        f.write("Lone rules.\n")
+    srv = Server(os.path.join(tmp, "ctx2.jsonl"), [turn(content="Hi.")], server)
+    p = run_print(exe, srv, lone, "hello", "")
+    srv.close()
+    reqs = srv.requests()
+    system = reqs[0]["messages"][0]["content"] if reqs else ""
+    t.ok("Git: not a git repository\n</environment>\n\n<project-instructions path=\"%s/CLAUDE.md\">"
+         "\nLone rules.\n</project-instructions>\n" % lone in system,
+         "context: outside a repository, the workspace's own file and no git state")
+
+
 def main():
     exe, server = sys.argv[1], sys.argv[2]
     t = Tap()
@@ -557,6 +621,7 @@ def main():
         plan_approval(t, exe, server, tmp)
         script_output(t, exe, server, tmp)
         stored_rules(t, exe, server, tmp)
+        project_context(t, exe, server, tmp)
     return t.done()
 
 
