@@ -51,6 +51,8 @@ typedef struct chat {
     int card_spinner; /* the spinner line is on screen (stderr) */
     int card_bol;     /* the card's output is at a line start */
     int card_frame;
+    int md_on; /* answers rendered as markdown (stdout is a terminal) */
+    chat_md_stream md;
     chat_out out; /* -p --output-format */
     /* --allow / --ask / --deny RULE, in order */
     const char *rules[64];
@@ -206,10 +208,32 @@ static void on_text(const char *text, size_t len, void *payload)
                                 chat_out_string(text, len, NULL, NULL)));
     if (c->out.format != CHAT_OUT_TEXT)
         return;
+    if (c->md_on) {
+        /* rendered a block at a time; what is held is written at md_flush */
+        chat_md_stream_feed(&c->md, text, len, stdout);
+        return;
+    }
     fwrite(text, 1, len, stdout);
     fflush(stdout);
     if (len > 0)
         c->at_line_start = text[len - 1] == '\n';
+}
+
+/* The end of an answer (a tool call starts, the turn ends): the markdown
+ * held back is rendered now. */
+static void md_flush(chat *c)
+{
+    if (c->md_on)
+        chat_md_stream_flush(&c->md, stdout);
+}
+
+/* ExitPlanMode's plan on stderr, rendered when stderr is a terminal. */
+static void render_plan(FILE *f, const char *markdown, void *payload)
+{
+    chat *c = payload;
+    char *out = chat_md_render(markdown, strlen(markdown), c->ui.color);
+    fputs(out != NULL ? out : markdown, f);
+    free(out);
 }
 
 static void on_thinking(const char *text, size_t len, void *payload)
@@ -258,6 +282,7 @@ static void card_spin(chat *c)
 static void on_tool_started(const char *id, const char *name, const char *args, void *payload)
 {
     chat *c = payload;
+    md_flush(c);
     json_t *a = json_loads(args != NULL ? args : "{}", 0, NULL);
     const char *what = call_subject(a);
     snprintf(c->card_id, sizeof c->card_id, "%s", id);
@@ -329,6 +354,7 @@ static void on_tool(const char *id, const char *name, const char *args, int is_e
 {
     chat *c = payload;
     card_unspin(c);
+    md_flush(c);
     if (c->out.format != CHAT_OUT_TEXT)
         chat_out_call(&c->out, id, name, args, is_error, preview);
     if (strcmp(id, c->card_id) == 0) {
@@ -377,6 +403,7 @@ static int run_turn(chat *c)
     agt_session_set_idle(c->session, 0);
     c->at_line_start = 1;
     int rc = cli_agent_run(&c->agent, err, sizeof err);
+    md_flush(c);
     agt_session_set_idle(c->session, 1);
     c->last_rc = rc;
     snprintf(c->last_err, sizeof c->last_err, "%s", err);
@@ -987,7 +1014,16 @@ int main(int argc, char **argv)
     if (parse_args(&c, argc, argv) != 0)
         return 2;
     c.ui.interactive = c.print_prompt == NULL && isatty(0) && isatty(1);
-    c.ui.color = c.ui.color == 0 && isatty(2) && getenv("NO_COLOR") == NULL;
+    int no_color = c.ui.color != 0 || getenv("NO_COLOR") != NULL;
+    c.ui.color = !no_color && isatty(2);
+    /* markdown on a terminal (without colours under NO_COLOR or --no-color);
+       the text as the model wrote it anywhere else */
+    c.md_on = c.out.format == CHAT_OUT_TEXT && isatty(1);
+    c.md.color = !no_color;
+    if (isatty(2)) {
+        c.ui.render = render_plan;
+        c.ui.render_payload = &c;
+    }
     if (cli_config_resolve(&c.cfg, err, sizeof err) != 0) {
         fprintf(stderr, "agt-chat: %s\n", err);
         goto out;
@@ -1031,6 +1067,7 @@ out:
     cli_agent_fini(&c.agent);
     chat_out_fini(&c.out);
     free(c.instructions);
+    chat_md_stream_free(&c.md);
     agt_model_free(c.model);
     agt_session_free(c.session);
     agt_registry_free(c.reg);

@@ -64,6 +64,23 @@ void chat_rules_print(FILE *f, agt_session *s, const char *user_path, const char
  * the instruction files read, comma-separated. */
 char *chat_context(const char *root, char **sources);
 
+/* Markdown on a terminal (markdown.c): the rendered text, malloc'd (NULL
+ * when md4c failed); color 0 gives the layout without escape sequences. */
+char *chat_md_render(const char *md, size_t len, int color);
+
+/* Streamed answers rendered a block at a time: text is kept until a blank
+ * line outside a code fence ends a block, then rendered to f. */
+typedef struct chat_md_stream {
+    char *buf;
+    size_t len;
+    int color;
+    int blocks; /* pieces written since the last flush */
+} chat_md_stream;
+void chat_md_stream_feed(chat_md_stream *m, const char *text, size_t len, FILE *f);
+/* The rest, at the end of a message; 1 when something was written. */
+int chat_md_stream_flush(chat_md_stream *m, FILE *f);
+void chat_md_stream_free(chat_md_stream *m);
+
 /* Output of print mode (output.c). */
 enum { CHAT_OUT_TEXT = 0, CHAT_OUT_JSON = 1, CHAT_OUT_STREAM = 2 };
 

@@ -607,6 +607,61 @@ def project_context(t, exe, server, tmp):
          "context: outside a repository, the workspace's own file and no git state")
 
 
+def pty_output(argv, env=None):
+    """Runs argv in a pseudo-terminal; its whole output with \r\n as \n."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        if env:
+            os.environ.update(env)
+        os.execv(argv[0], argv)
+    buf = b""
+    while True:
+        try:
+            d = os.read(fd, 4096)
+        except OSError:
+            break
+        if not d:
+            break
+        buf += d
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), buf.decode(errors="replace").replace("\r\n", "\n")
+
+
+MARKDOWN = ("# Plan\n\nSome **bold** and `code`, see [docs](https://example.com/d).\n\n"
+            "- one\n- two\n  - nested\n\n| a | bb |\n|---|---:|\n| 1 | 22 |\n| 333 | 4 |\n\n"
+            "```python\ndef f(x):\n    return 42  # yes\n```\n")
+
+
+def markdown(t, exe, server, tmp):
+    """Answers are rendered as markdown on a terminal (md4c): colours and
+    layout; under NO_COLOR the layout without escape sequences; to a pipe
+    the text as the model wrote it."""
+    ws = os.path.join(tmp, "ws11")
+    os.makedirs(ws)
+    srv = Server(os.path.join(tmp, "md.jsonl"), [turn(content=MARKDOWN)] * 3, server)
+    argv = [exe, "--root", ws, "--model", "m", "--base-url", srv.url, "-p", "show"]
+    rc, out = pty_output(argv, {"TERM": "xterm"})
+    want = ("\033[1;4mPlan\033[0m\n\n"
+            "Some \033[1mbold\033[0m and \033[36mcode\033[0m, see \033[4;34mdocs\033[0m "
+            "(https://example.com/d).\n\n"
+            "• one\n• two\n  • nested\n\n"
+            "\033[1ma\033[0m   │ \033[1mbb\033[0m\n────┼───\n1   │ 22\n333 │  4\n\n"
+            "    \033[1;35mdef\033[0m f(x):\n"
+            "        \033[1;35mreturn\033[0m \033[33m42\033[0m  \033[2m# yes\033[0m\n")
+    t.eq((rc, out), (0, want), "markdown: rendered with colours on a terminal")
+    rc, out = pty_output(argv, {"TERM": "xterm", "NO_COLOR": "1"})
+    want = ("# Plan\n\nSome bold and `code`, see docs (https://example.com/d).\n\n"
+            "- one\n- two\n  - nested\n\n"
+            "a   │ bb\n────┼───\n1   │ 22\n333 │  4\n\n"
+            "    def f(x):\n        return 42  # yes\n")
+    t.eq((rc, out), (0, want), "markdown: NO_COLOR keeps the layout, no escape sequences")
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    srv.close()
+    t.eq(p.stdout, MARKDOWN, "markdown: to a pipe, the text as the model wrote it")
+
+
 def main():
     exe, server = sys.argv[1], sys.argv[2]
     t = Tap()
@@ -622,6 +677,7 @@ def main():
         script_output(t, exe, server, tmp)
         stored_rules(t, exe, server, tmp)
         project_context(t, exe, server, tmp)
+        markdown(t, exe, server, tmp)
     return t.done()
 
 
