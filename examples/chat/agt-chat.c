@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t g_cancel;
@@ -58,8 +60,14 @@ typedef struct chat {
     const char *rules[64];
     int rule_kinds[64];
     int nrules;
-    int project_rules;   /* the project's settings file had rules */
-    char *instructions;  /* the instruction files in the system prompt, or NULL */
+    int project_rules;  /* the project's settings file had rules */
+    char *instructions; /* the instruction files in the system prompt, or NULL */
+    chat_cp cp;         /* checkpoints for /undo, /diff */
+    char *model_name;   /* for /model */
+    /* /cost: tokens of each turn, and of /compact requests */
+    int64_t *turn_in, *turn_out;
+    size_t nturns;
+    int64_t extra_in, extra_out;
     int last_rc;         /* CLI_RUN_* of the last turn */
     char last_err[1024]; /* its error, when it failed */
 } chat;
@@ -402,7 +410,21 @@ static int run_turn(chat *c)
     g_cancel = 0;
     agt_session_set_idle(c->session, 0);
     c->at_line_start = 1;
+    int64_t in0 = c->agent.prompt_tokens, out0 = c->agent.completion_tokens;
+    chat_cp_begin_turn(&c->cp);
     int rc = cli_agent_run(&c->agent, err, sizeof err);
+    g_cancel = 0; /* the Ctrl-C that interrupted it is used up */
+    chat_cp_end_turn(&c->cp);
+    int64_t *ti = realloc(c->turn_in, (c->nturns + 1) * sizeof *ti);
+    if (ti != NULL) {
+        c->turn_in = ti;
+        int64_t *to = realloc(c->turn_out, (c->nturns + 1) * sizeof *to);
+        if (to != NULL) {
+            c->turn_out = to;
+            c->turn_in[c->nturns] = c->agent.prompt_tokens - in0;
+            c->turn_out[c->nturns++] = c->agent.completion_tokens - out0;
+        }
+    }
     md_flush(c);
     agt_session_set_idle(c->session, 1);
     c->last_rc = rc;
@@ -648,6 +670,100 @@ static int resume_chat(chat *c, const char *path)
     return 0;
 }
 
+static int agent_start(chat *c, char *err, size_t errlen);
+
+/* /clear: a new conversation; with summary, it starts from that. */
+static void clear_command(chat *c, const char *summary)
+{
+    char err[1024];
+    cli_agent_fini(&c->agent);
+    if (agent_start(c, err, sizeof err) != 0) {
+        fprintf(stderr, "agt-chat: /clear: %s\n", err);
+        return;
+    }
+    if (summary != NULL) {
+        size_t len = strlen(summary) + 128;
+        char *text = malloc(len);
+        if (text != NULL) {
+            snprintf(text, len,
+                     "<conversation-summary>\n%s\n</conversation-summary>\nThe conversation "
+                     "so far, summarised; go on from here.",
+                     summary);
+            cli_agent_add_user(&c->agent, text);
+        }
+        free(text);
+        return;
+    }
+    printf("conversation cleared\n");
+}
+
+static const char compact_prompt[] =
+    "Summarise this conversation so that you can go on from the summary alone: what the user "
+    "asked for, what was decided, the files read and changed, what was done and what is left "
+    "to do. Answer with the summary only, no tool calls.";
+
+/* /compact: the model summarises the conversation (one request, tools
+ * offered but not run), which then replaces it. */
+static void compact_command(chat *c)
+{
+    char *msgs = NULL, *tools = NULL;
+    if (agt_agent_messages(c->agent.agent, &msgs) != AGT_OK) {
+        printf("/compact: %s\n", agt_error_message());
+        return;
+    }
+    json_t *arr = json_loads(msgs, 0, NULL);
+    agt_free(msgs);
+    size_t before = json_array_size(arr);
+    json_array_append_new(arr, json_pack("{s:s, s:s}", "role", "user", "content", compact_prompt));
+    char *text = json_dumps(arr, JSON_COMPACT);
+    json_decref(arr);
+    agt_registry_export(c->reg, "openai", agt_session_phase(c->session), &tools);
+    agt_model_response *r = NULL;
+    g_cancel = 0;
+    int rc = text != NULL ? agt_model_complete(&r, c->model, text, strlen(text), tools,
+                                               tools != NULL ? strlen(tools) : 0)
+                          : AGT_ENOMEM;
+    free(text);
+    agt_free(tools);
+    g_cancel = 0; /* a Ctrl-C that cancelled the request is used up */
+    const char *summary = rc == AGT_OK ? agt_model_response_text(r) : NULL;
+    if (rc != AGT_OK || summary == NULL || summary[0] == '\0') {
+        printf("/compact: %s; the conversation is unchanged\n",
+               rc != AGT_OK ? agt_error_message() : "the model gave no summary");
+        agt_model_response_free(r);
+        return;
+    }
+    int64_t p = 0, cpl = 0, t = 0;
+    agt_model_response_usage(r, &p, &cpl, &t);
+    c->extra_in += p > 0 ? p : 0;
+    c->extra_out += cpl > 0 ? cpl : 0;
+    size_t len = strlen(summary);
+    clear_command(c, summary);
+    printf("compacted %zu messages into a summary of %zu bytes\n", before, len);
+    agt_model_response_free(r);
+}
+
+/* /cost: tokens per turn and in all; the price when the provider has one. */
+static void cost_command(chat *c)
+{
+    int64_t in = c->extra_in, out = c->extra_out;
+    for (size_t i = 0; i < c->nturns; i++) {
+        printf("turn %zu: %lld in, %lld out\n", i + 1, (long long)c->turn_in[i],
+               (long long)c->turn_out[i]);
+        in += c->turn_in[i];
+        out += c->turn_out[i];
+    }
+    if (c->extra_in > 0 || c->extra_out > 0)
+        printf("/compact: %lld in, %lld out\n", (long long)c->extra_in, (long long)c->extra_out);
+    printf("total: %lld in, %lld out\n", (long long)in, (long long)out);
+    if (c->cfg.price_input >= 0 && c->cfg.price_output >= 0)
+        printf("cost: %.6f (%g per million in, %g per million out)\n",
+               ((double)in * c->cfg.price_input + (double)out * c->cfg.price_output) / 1e6,
+               c->cfg.price_input, c->cfg.price_output);
+    else
+        printf("cost: unknown (set the provider's \"prices\" in the config file)\n");
+}
+
 static int slash(chat *c, const char *line)
 {
     char cmd[32] = "";
@@ -698,6 +814,31 @@ static int slash(chat *c, const char *line)
             printf("usage: /save FILE\n");
         else
             save_chat(c, arg);
+    } else if (strcmp(cmd, "clear") == 0) {
+        clear_command(c, NULL);
+    } else if (strcmp(cmd, "compact") == 0) {
+        compact_command(c);
+    } else if (strcmp(cmd, "model") == 0) {
+        if (arg[0] != '\0') {
+            char *name = strdup(arg);
+            if (name == NULL || agt_model_set_name(c->model, arg) != AGT_OK) {
+                printf("/model: %s\n", name == NULL ? "out of memory" : agt_error_message());
+                free(name);
+            } else {
+                free(c->model_name);
+                c->model_name = name;
+            }
+        }
+        printf("model: %s\n", c->model_name);
+    } else if (strcmp(cmd, "cost") == 0) {
+        cost_command(c);
+    } else if (strcmp(cmd, "diff") == 0) {
+        chat_cp_diff(&c->cp, c->ui.root, stdout, c->ui.color && isatty(1));
+    } else if (strcmp(cmd, "undo") == 0) {
+        char *note = chat_cp_undo(&c->cp, c->ui.root, stdout);
+        if (note != NULL)
+            cli_agent_add_user(&c->agent, note);
+        free(note);
     } else if (strcmp(cmd, "permissions") == 0) {
         char path[4200];
         chat_settings_path(c->ui.root, path, sizeof path);
@@ -707,6 +848,12 @@ static int slash(chat *c, const char *line)
             "/tasks  background tasks\n/cron   scheduled prompts (/cron delete|pause|resume "
             "ID)\n/todo   the todo list\n"
             "/mode [manual|plan|yolo|auto]\n/permissions  the tool rules and where they come from\n"
+            "/clear  a new conversation (the session's tasks, todos and rules stay)\n"
+            "/compact  the conversation summarised by the model, to go on from\n"
+            "/model [NAME]  the model name sent to the server\n"
+            "/cost  tokens in and out per turn and in all (and their price)\n"
+            "/diff  what the session changed in the files it wrote\n"
+            "/undo  the files of the last turn that wrote any, back as they were\n"
             "/save FILE  save the conversation and session\n"
             "/quit\n");
     } else {
@@ -759,7 +906,21 @@ static int prompt_line(chat *c, const char *prompt, char **out)
         int64_t now = cli_wall_ms();
         if (agt_session_next_deadline(c->session, now, &due) == AGT_OK && due >= 0)
             timeout = due <= now ? 0 : (due - now < 1000 ? (int)(due - now) : 1000);
-        int r = poll(p, n + 1, timeout);
+        /* SIGINT is blocked from the look at the flag until ppoll waits, so a
+           Ctrl-C that comes just as the prompt is shown is not lost */
+        sigset_t block, orig;
+        sigemptyset(&block);
+        sigaddset(&block, SIGINT);
+        sigprocmask(SIG_BLOCK, &block, &orig);
+        int r = -1;
+        errno = EINTR;
+        if (!g_cancel) {
+            struct timespec ts = {timeout / 1000, (long)(timeout % 1000) * 1000000L};
+            r = ppoll(p, n + 1, &ts, &orig);
+        }
+        int e = errno;
+        sigprocmask(SIG_SETMASK, &orig, NULL);
+        errno = e;
         if (r < 0 && errno == EINTR && g_cancel) {
             rl_callback_handler_remove();
             g_cancel = 0;
@@ -793,6 +954,33 @@ static int prompt_line(chat *c, const char *prompt, char **out)
     }
 }
 
+/* $XDG_STATE_HOME/agenttools/history (~/.local/state/... without it); its
+ * folders are made (mode 0700). -1 without a home. */
+static int history_path(char *buf, size_t len)
+{
+    const char *state = getenv("XDG_STATE_HOME");
+    const char *home = getenv("HOME");
+    char dir[4100];
+    if (state != NULL && state[0] == '/')
+        snprintf(dir, sizeof dir, "%s/agenttools", state);
+    else if (home != NULL && home[0] == '/')
+        snprintf(dir, sizeof dir, "%s/.local/state/agenttools", home);
+    else
+        return -1;
+    /* each missing folder of the path, outermost first */
+    for (char *p = dir + 1; *p != '\0'; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(dir, 0700);
+            *p = '/';
+        }
+    }
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return -1;
+    int n = snprintf(buf, len, "%s/history", dir);
+    return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
 static int interactive(chat *c)
 {
     char desc[512];
@@ -802,14 +990,19 @@ static int interactive(chat *c)
     if (c->instructions != NULL)
         fprintf(stderr, "instructions: %s\n", c->instructions);
     using_history();
-    int interrupts = 0;
+    char hist[4200];
+    int have_hist = c->ui.interactive && history_path(hist, sizeof hist) == 0;
+    if (have_hist) {
+        stifle_history(1000);
+        read_history(hist);
+    }
+    int interrupts = 0, hist_warned = 0;
     for (;;) {
         if (take_events(c) > 0) {
             run_turn(c);
             interrupts = 0;
             continue;
         }
-        g_cancel = 0;
         char prompt[32];
         snprintf(prompt, sizeof prompt, "%s> ",
                  agt_session_mode(c->session) == AGT_MODE_PLAN ? "plan" : "");
@@ -846,6 +1039,10 @@ static int interactive(chat *c)
             continue;
         }
         add_history(p);
+        if (have_hist && write_history(hist) != 0 && !hist_warned) {
+            fprintf(stderr, "agt-chat: cannot write the history file %s\n", hist);
+            hist_warned = 1;
+        }
         if (*p == '/') {
             int quit = slash(c, p);
             free(line);
@@ -877,6 +1074,45 @@ static int set_system(chat *c)
     free(text);
     free(ctx);
     return rc;
+}
+
+/* A new agent loop on the same session and model: a new conversation that
+ * starts with the system prompt (read again). */
+static int agent_start(chat *c, char *err, size_t errlen)
+{
+    if (cli_agent_init(&c->agent, c->model, c->session, c->max_turns, err, errlen) != 0)
+        return -1;
+    c->agent.cancel = &g_cancel;
+    c->agent.on_text = on_text;
+    c->agent.on_thinking = on_thinking;
+    c->agent.on_tool = on_tool;
+    c->agent.on_tool_started = on_tool_started;
+    c->agent.on_notification = on_notification;
+    c->agent.payload = c;
+    if (set_system(c) != 0) {
+        snprintf(err, errlen, "system prompt: %s", agt_error_message());
+        return -1;
+    }
+    return 0;
+}
+
+/* The pre-tool-use hook: the file a Write, Edit or MultiEdit call is about
+ * to change is kept for /undo (after approval, so a declined call keeps
+ * nothing). */
+static int checkpoint_hook(agt_hook *h, void *payload)
+{
+    chat *c = payload;
+    const char *tool = agt_hook_tool(h);
+    if (strcmp(tool, "Write") != 0 && strcmp(tool, "Edit") != 0 && strcmp(tool, "MultiEdit") != 0)
+        return AGT_OK;
+    json_t *a = json_loads(agt_hook_args(h), 0, NULL);
+    const char *path = json_string_value(json_object_get(a, "path"));
+    if (path == NULL)
+        path = json_string_value(json_object_get(a, "file_path"));
+    if (path != NULL && chat_cp_note(&c->cp, c->ui.root, path) != 0)
+        fprintf(stderr, "agt-chat: %s: cannot keep its content for /undo\n", path);
+    json_decref(a);
+    return AGT_OK;
 }
 
 /* [p] at an approval: the rule goes into the project's settings file. */
@@ -947,24 +1183,13 @@ static int setup(chat *c, char *err, size_t errlen)
     agt_session_set_idle(c->session, 1);
     if (cli_model_open(&c->cfg, &c->model, err, errlen) != 0)
         return -1;
-    if (cli_agent_init(&c->agent, c->model, c->session, c->max_turns, err, errlen) != 0)
-        return -1;
-    c->agent.cancel = &g_cancel;
-    c->agent.on_text = on_text;
-    c->agent.on_thinking = on_thinking;
-    c->agent.on_tool = on_tool;
-    c->agent.on_tool_started = on_tool_started;
-    if (agt_session_set_tool_output_callback(c->session, on_tool_output, c) != AGT_OK) {
-        snprintf(err, errlen, "tool output: %s", agt_error_message());
+    if (agt_session_set_tool_output_callback(c->session, on_tool_output, c) != AGT_OK ||
+        agt_session_set_pre_hook(c->session, checkpoint_hook, c) != AGT_OK) {
+        snprintf(err, errlen, "session callbacks: %s", agt_error_message());
         return -1;
     }
-    c->agent.on_notification = on_notification;
-    c->agent.payload = c;
-    if (set_system(c) != 0) {
-        snprintf(err, errlen, "system prompt: %s", agt_error_message());
-        return -1;
-    }
-    return 0;
+    c->model_name = strdup(c->cfg.model != NULL ? c->cfg.model : "?");
+    return agent_start(c, err, errlen);
 }
 
 static const char *stop_name(int rc)
@@ -1068,6 +1293,10 @@ out:
     chat_out_fini(&c.out);
     free(c.instructions);
     chat_md_stream_free(&c.md);
+    chat_cp_free(&c.cp);
+    free(c.model_name);
+    free(c.turn_in);
+    free(c.turn_out);
     agt_model_free(c.model);
     agt_session_free(c.session);
     agt_registry_free(c.reg);

@@ -81,6 +81,34 @@ void chat_md_stream_feed(chat_md_stream *m, const char *text, size_t len, FILE *
 int chat_md_stream_flush(chat_md_stream *m, FILE *f);
 void chat_md_stream_free(chat_md_stream *m);
 
+/* Checkpoints of the files the turns' Write/Edit/MultiEdit calls wrote
+ * (checkpoint.c), for /undo and /diff. */
+typedef struct chat_cp_entry {
+    char *path;    /* absolute */
+    int existed;   /* 0: the turn created it */
+    char *content; /* before the turn's first write */
+    size_t len;
+    unsigned mode;
+} chat_cp_entry;
+typedef struct chat_cp_turn {
+    chat_cp_entry *files;
+    size_t n;
+} chat_cp_turn;
+typedef struct chat_cp {
+    chat_cp_turn *turns; /* the turns that wrote files, oldest first */
+    size_t n;
+} chat_cp;
+int chat_cp_begin_turn(chat_cp *cp);
+void chat_cp_end_turn(chat_cp *cp);
+/* Keeps the file's content before the current turn first writes it. */
+int chat_cp_note(chat_cp *cp, const char *root, const char *path);
+/* Puts the last turn's files back; the note for the model (malloc'd), or
+ * NULL when there was nothing to undo. */
+char *chat_cp_undo(chat_cp *cp, const char *root, FILE *f);
+/* The session's changes to the files it wrote, as unified diffs. */
+void chat_cp_diff(const chat_cp *cp, const char *root, FILE *f, int color);
+void chat_cp_free(chat_cp *cp);
+
 /* Output of print mode (output.c). */
 enum { CHAT_OUT_TEXT = 0, CHAT_OUT_JSON = 1, CHAT_OUT_STREAM = 2 };
 

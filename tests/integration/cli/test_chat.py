@@ -173,8 +173,9 @@ def pty_mode(t, exe, server, tmp):
     os.write(fd, b"write hello\r")
     out = read_until(fd, "[n] no")
     t.ok(out is not None and "+hello" in out, "pty: the Write approval shows the new file")
-    os.write(fd, b"y\r")
-    t.ok(read_until(fd, "Wrote hello.txt.") is not None, "pty: the answer streams")
+    os.write(fd, b"y")  # one key, no Enter
+    t.ok(read_until(fd, "Wrote hello.txt.") is not None,
+         "pty: one key answers the approval; the answer streams")
     os.write(fd, b"\x03")
     time.sleep(0.3)
     os.write(fd, b"/mode\r")
@@ -199,6 +200,13 @@ def pty_mode(t, exe, server, tmp):
     t.eq(os.waitstatus_to_exitcode(status), 0, "pty: /quit exits 0")
     with open(os.path.join(ws, "hello.txt")) as f:
         t.eq(f.read(), "hello\n", "pty: the approved Write created the file")
+    hist = os.path.join(os.environ["XDG_STATE_HOME"], "agenttools", "history")
+    with open(hist) as f:
+        # libedit's history file: a header, then each line with spaces as \040
+        t.eq(f.read().splitlines(), ["_HiStOrY_V2_", "write\\040hello", "/mode",
+                                     "take\\040your\\040time", "hello\\040again",
+                                     "/mode\\040yolo", "run\\040the\\040slow\\040job", "/quit"],
+             "pty: the lines go to $XDG_STATE_HOME/agenttools/history")
 
 
 def sleepers(tag):
@@ -662,10 +670,81 @@ def markdown(t, exe, server, tmp):
     t.eq(p.stdout, MARKDOWN, "markdown: to a pipe, the text as the model wrote it")
 
 
+def commands(t, exe, server, tmp):
+    """/diff, /undo (a file edited and a file created come back as they were,
+    and the model is told), /cost with the provider's prices, /model, /clear,
+    /compact."""
+    ws = os.path.join(tmp, "ws12")
+    os.makedirs(ws)
+    with open(os.path.join(ws, "notes.txt"), "w") as f:
+        f.write("alpha\nbeta\ngamma\n")
+
+    def u(p, c):
+        return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
+    srv = Server(os.path.join(tmp, "cmd.jsonl"), [
+        dict(turn(call("e1", "Edit", {"path": "notes.txt", "old_string": "alpha",
+                                      "new_string": "ALPHA"}),
+                  call("w1", "Write", {"path": "new.txt", "content": "new\n"})), usage=u(10, 2)),
+        dict(turn(content="Changed."), usage=u(20, 3)),
+        dict(turn(content="Undone, I see."), usage=u(30, 4)),
+        dict(turn(content="On the other model."), usage=u(5, 1)),
+        dict(turn(content="Fresh start."), usage=u(6, 1)),
+        dict(turn(content="SUMMARY: user said fresh."), usage=u(7, 2)),
+        dict(turn(content="Continuing."), usage=u(8, 1)),
+    ], server)
+    cfg = os.path.join(tmp, "cmd-config.json")
+    with open(cfg, "w") as f:
+        json.dump({"providers": {"p": {"base_url": srv.url, "model": "m",
+                                       "prices": {"input_per_mtok": 3,
+                                                  "output_per_mtok": 15}}}}, f)
+    script = ("change things\n/diff\n/undo\n/diff\n/undo\nwhat now?\n/cost\n/model other\n"
+              "last\n/clear\nfresh\n/compact\nafter\n/quit\n")
+    p = subprocess.run([exe, "--root", ws, "--config", cfg, "--provider", "p", "--yolo",
+                        "--no-color"], input=script, capture_output=True, text=True, timeout=60)
+    srv.close()
+    out = p.stdout
+    t.eq(p.returncode, 0, "commands: exit 0" + ("" if p.returncode == 0 else p.stderr))
+    t.ok("--- notes.txt\n+++ notes.txt\n@@ -1,3 +1,3 @@\n-alpha\n+ALPHA\n beta\n gamma\n" in out
+         and "--- /dev/null\n+++ new.txt\n" in out and "\n+new\n" in out,
+         "/diff shows the session's changes")
+    t.ok("restored notes.txt\nremoved new.txt (the turn created it)\n"
+         "(no file changes in this session)\n/undo: no file changes to undo\n" in out,
+         "/undo restores, then /diff has nothing, a second /undo nothing to undo")
+    with open(os.path.join(ws, "notes.txt")) as f:
+        t.eq(f.read(), "alpha\nbeta\ngamma\n", "/undo: the edited file is as it was")
+    t.ok(not os.path.exists(os.path.join(ws, "new.txt")), "/undo: the created file is gone")
+    reqs = srv.requests()
+    users = [m["content"] for m in reqs[2]["messages"] if m["role"] == "user"] if len(reqs) > 2 \
+        else []
+    t.eq(users[-2:], ["[The user undid the file changes of the last turn (restored: notes.txt; "
+                      "removed: new.txt). The files are as they were before that turn.]",
+                      "what now?"], "/undo: the model is told")
+    t.ok("turn 1: 30 in, 5 out\nturn 2: 30 in, 4 out\ntotal: 60 in, 9 out\n"
+         "cost: 0.000315 (3 per million in, 15 per million out)\n" in out,
+         "/cost: tokens per turn, in all, and the price")
+    t.ok("model: other\n" in out and len(reqs) > 3 and reqs[3]["model"] == "other",
+         "/model other: the next request names it")
+    t.ok("conversation cleared\n" in out and len(reqs) > 4 and
+         [m["role"] for m in reqs[4]["messages"]] == ["system", "user"] and
+         reqs[4]["messages"][1]["content"] == "fresh", "/clear: a new conversation")
+    comp = reqs[5]["messages"] if len(reqs) > 5 else []
+    t.ok([m["role"] for m in comp] == ["system", "user", "assistant", "user"] and
+         comp[-1]["content"].startswith("Summarise this conversation") and
+         "compacted 3 messages into a summary of 25 bytes\n" in out,
+         "/compact: the model summarises the conversation")
+    last = reqs[6]["messages"] if len(reqs) > 6 else []
+    t.eq([m["content"] for m in last[1:]],
+         ["<conversation-summary>\nSUMMARY: user said fresh.\n</conversation-summary>\nThe "
+          "conversation so far, summarised; go on from here.", "after"],
+         "/compact: the summary replaces the conversation")
+
+
 def main():
     exe, server = sys.argv[1], sys.argv[2]
     t = Tap()
     with tempfile.TemporaryDirectory() as tmp:
+        # the line history goes to $XDG_STATE_HOME/agenttools/history: here
+        os.environ["XDG_STATE_HOME"] = os.path.join(tmp, "state")
         print_mode(t, exe, server, tmp)
         line_mode(t, exe, server, tmp)
         pty_mode(t, exe, server, tmp)
@@ -678,6 +757,7 @@ def main():
         stored_rules(t, exe, server, tmp)
         project_context(t, exe, server, tmp)
         markdown(t, exe, server, tmp)
+        commands(t, exe, server, tmp)
     return t.done()
 
 
