@@ -53,7 +53,9 @@ typedef struct chat {
     int card_spinner; /* the spinner line is on screen (stderr) */
     int card_bol;     /* the card's output is at a line start */
     int card_frame;
-    int md_on; /* answers rendered as markdown (stdout is a terminal) */
+    int running;    /* calls started and not finished */
+    int group_left; /* cards of the parallel group still to come */
+    int md_on;      /* answers rendered as markdown (stdout is a terminal) */
     chat_md_stream md;
     chat_out out; /* -p --output-format */
     /* --allow / --ask / --deny RULE, in order */
@@ -299,6 +301,7 @@ static void on_tool_started(const char *id, const char *name, const char *args, 
     json_decref(a);
     c->card_started_ms = cli_now_ms();
     c->card_bol = 1;
+    c->running++;
     c->out.ncarry = 0;
     if (c->out.format == CHAT_OUT_STREAM) {
         json_t *ja = json_loads(args != NULL ? args : "{}", 0, NULL);
@@ -363,6 +366,15 @@ static void on_tool(const char *id, const char *name, const char *args, int is_e
     chat *c = payload;
     card_unspin(c);
     md_flush(c);
+    /* calls that all started before the first ended ran as a parallel group */
+    if (c->group_left == 0 && c->running > 1) {
+        fprintf(stderr, "(%d calls in parallel)\n", c->running);
+        c->group_left = c->running;
+    }
+    if (c->running > 0)
+        c->running--;
+    if (c->group_left > 0)
+        c->group_left--;
     if (c->out.format != CHAT_OUT_TEXT)
         chat_out_call(&c->out, id, name, args, is_error, preview);
     if (strcmp(id, c->card_id) == 0) {

@@ -304,10 +304,21 @@ int chat_ask(const chat_ui *ui, const char *request_json, char **reason)
         return decision;
     }
     show_call(ui, tool, json_object_get(j, "arguments"));
-    char prompt[512];
+    /* a compound command's suggestion has one rule per line: shown as a list */
+    char shown[1024] = "";
+    for (size_t i = 0, w = 0; rule != NULL && rule[i] != '\0' && w + 3 < sizeof shown; i++) {
+        if (rule[i] == '\n') {
+            shown[w++] = ',';
+            shown[w++] = ' ';
+        } else {
+            shown[w++] = rule[i];
+        }
+        shown[w] = '\0';
+    }
+    char prompt[1400];
     if (rule != NULL)
         snprintf(prompt, sizeof prompt,
-                 "[y] yes once  [a] yes, and allow %s for this session%s  [n] no: ", rule,
+                 "[y] yes once  [a] yes, and allow %s for this session%s  [n] no: ", shown,
                  ui->persist_rule != NULL ? "  [p] always, in this project" : "");
     else
         snprintf(prompt, sizeof prompt, "[y] yes  [n] no (a reason helps the model): ");

@@ -86,6 +86,7 @@ def print_mode(t, exe, server, tmp):
     t.eq(p.stderr.count("? Bash wants approval"), 3,
          "Bash asked three times: rejected, approved for the session, background job")
     t.ok("  $ echo hi\n" in p.stderr, "the Bash approval shows the command")
+    t.ok("calls in parallel" not in p.stderr, "calls one after the other are no group")
     reqs = srv.requests()
     t.eq(len(reqs), 8, "eight model requests")
     msgs = reqs[-1]["messages"] if reqs else []
@@ -357,9 +358,10 @@ def parallel_cards(t, exe, server, tmp):
     p = run_print(exe, srv, ws, "look around", "")
     srv.close()
     t.eq(p.returncode, 0, "parallel calls: exits 0")
-    cards = [ln.split(":")[0] for ln in p.stderr.splitlines() if ln.startswith("* ")]
-    t.eq(cards, ["* Read notes.txt", "* Glob *.txt", "* Grep beta"],
-         "parallel calls: each card names its own call's arguments")
+    cards = [ln.split(":")[0] for ln in p.stderr.splitlines()
+             if ln.startswith("* ") or ln.startswith("(")]
+    t.eq(cards, ["(3 calls in parallel)", "* Read notes.txt", "* Glob *.txt", "* Grep beta"],
+         "parallel calls: shown as a group, each card with its own call's arguments")
     res = tool_results(srv)
     t.ok("alpha" in res.get("p1", "") and "notes.txt" in res.get("p2", "") and
          "notes.txt" in res.get("p3", ""),
