@@ -256,6 +256,10 @@ static int ask_plan(const chat_ui *ui, json_t *args, char **reason)
             *reason = strdup("no answer (input closed)");
             return AGT_DECISION_REJECT;
         }
+        if (key == 3) {
+            *reason = strdup("interrupted by the user");
+            return AGT_DECISION_REJECT;
+        }
         if (key == 'y' || key == 'Y')
             return AGT_DECISION_APPROVE;
         if (key >= '1' && key < '1' + (int)n) {

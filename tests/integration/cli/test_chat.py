@@ -283,6 +283,50 @@ def pty_interrupt(t, exe, server, tmp):
     t.eq(os.waitstatus_to_exitcode(status), 0, "pty interrupt: a second Ctrl-C quits, exit 0")
 
 
+def pty_keys(t, exe, server, tmp):
+    """On a terminal the plan's option is chosen by one key, and Ctrl-C at an
+    approval prompt declines the call and interrupts the turn."""
+    ws = os.path.join(tmp, "ws13")
+    os.makedirs(ws)
+    plan = os.path.join(tmp, "plan13.md")
+    opts = [{"label": "Small steps", "description": "one file at a time"},
+            {"label": "Big bang", "description": "all at once"}]
+    srv = Server(os.path.join(tmp, "keys.jsonl"), [
+        turn(call("w1", "Write", {"path": plan, "content": "# Plan\n\n1. go\n"})),
+        turn(call("e1", "ExitPlanMode", {"options": opts})),
+        turn(call("b1", "Bash", {"command": "echo never"}), content="Planned."),
+        turn(content="Understood."),
+    ], server)
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ["TERM"] = "dumb"
+        os.execv(exe, [exe, "--root", ws, "--model", "m", "--base-url", srv.url, "--no-color",
+                       "--plan", "--plan-file", plan])
+    read_until(fd, "> ")
+    os.write(fd, b"make a plan\r")
+    out = read_until(fd, "[n] reject: ")
+    t.ok(out is not None and "  [2] Big bang: all at once\r\n" in out,
+         "pty keys: the plan's options are offered")
+    os.write(fd, b"2")
+    out = read_until(fd, "[n] no: ")
+    t.ok(out is not None and "* ExitPlanMode: The user approved the plan." in out,
+         "pty keys: the key 2 approved the plan at once")
+    os.write(fd, b"\x03")
+    t.ok(read_until(fd, "(cancelled)") is not None,
+         "pty keys: Ctrl-C at an approval prompt interrupts the turn")
+    os.write(fd, b"ok?\r")
+    t.ok(read_until(fd, "Understood.") is not None, "pty keys: the next turn runs")
+    os.write(fd, b"/quit\r")
+    os.waitpid(pid, 0)
+    os.close(fd)
+    srv.close()
+    res = tool_results(srv)
+    t.ok(res.get("e1", "").endswith("\nThe user chose the option: Big bang"),
+         "pty keys: the key 2 chose the second option")
+    t.ok(res.get("b1", "").startswith("The user declined this Bash call: interrupted by the "
+                                      "user."), "pty keys: the model is told the call was declined")
+
+
 def cron_commands(t, exe, server, tmp):
     """/cron delete|pause|resume ID act on the session's cron table through the
     host API (once, /cron delete ID only printed the list again)."""
@@ -751,6 +795,7 @@ def main():
         line_mode(t, exe, server, tmp)
         pty_mode(t, exe, server, tmp)
         pty_interrupt(t, exe, server, tmp)
+        pty_keys(t, exe, server, tmp)
         cron_commands(t, exe, server, tmp)
         parallel_cards(t, exe, server, tmp)
         cron_wording(t, exe, server, tmp)
