@@ -25,8 +25,7 @@ int chat_out_parse(const char *name)
 void chat_out_init(chat_out *o, int format)
 {
     memset(o, 0, sizeof *o);
-    o->format = format;
-    o->calls = json_array();
+    o->format = format; /* the list of calls is made at the first call */
 }
 
 void chat_out_fini(chat_out *o)
@@ -124,6 +123,10 @@ void chat_out_call(chat_out *o, const char *id, const char *name, const char *ar
                              is_error, "preview", preview != NULL ? preview : "");
     if (call == NULL)
         return;
+    if (o->calls == NULL && (o->calls = json_array()) == NULL) {
+        json_decref(call);
+        return;
+    }
     if (o->format == CHAT_OUT_STREAM) {
         json_t *ev = json_deep_copy(call);
         json_object_set_new(ev, "type", json_string("tool_finished"));
@@ -135,6 +138,8 @@ void chat_out_call(chat_out *o, const char *id, const char *name, const char *ar
 int chat_out_result(chat_out *o, const char *text, const char *stop, const char *error, int turns,
                     int64_t prompt_tokens, int64_t completion_tokens)
 {
+    if (o->calls == NULL && (o->calls = json_array()) == NULL)
+        return -1;
     json_t *r =
         json_pack("{s:s, s:s, s:b, s:s, s:s?, s:i, s:O, s:{s:I, s:I}}", "type", "result", "result",
                   text != NULL ? text : "", "is_error", error != NULL, "stop_reason", stop, "error",
