@@ -13,6 +13,7 @@
 
 #include <editline/readline.h>
 #include <errno.h>
+#include <ftw.h>
 #include <jansson.h>
 #include <poll.h>
 #include <signal.h>
@@ -65,6 +66,7 @@ typedef struct chat {
     int project_rules;  /* the project's settings file had rules */
     char *instructions; /* the instruction files in the system prompt, or NULL */
     chat_cp cp;         /* checkpoints for /undo, /diff */
+    char logdir[4200];  /* the session's task logs and tmp folder, removed at exit */
     char *model_name;   /* for /model */
     /* /cost: tokens of each turn, and of /compact requests */
     int64_t *turn_in, *turn_out;
@@ -1161,6 +1163,20 @@ static int setup(chat *c, char *err, size_t errlen)
         return -1;
     }
     c->ui.root = agt_session_root(c->session);
+    /* the session's logs and its commands' tmp folder live in a folder of
+       our own, removed when agt-chat ends (the library leaves its default
+       one to the host) */
+    const char *tmp = getenv("TMPDIR");
+    snprintf(c->logdir, sizeof c->logdir, "%s/agt-chat-XXXXXX",
+             tmp != NULL && tmp[0] == '/' ? tmp : "/tmp");
+    errno = 0;
+    if (mkdtemp(c->logdir) == NULL ||
+        agt_session_set_task_log_dir(c->session, c->logdir) != AGT_OK) {
+        snprintf(err, errlen, "task log folder %.300s: %s", c->logdir,
+                 errno != 0 ? strerror(errno) : agt_error_message());
+        c->logdir[0] = '\0';
+        return -1;
+    }
     c->ui.session = c->session;
     c->ui.cancel = &g_cancel;
     if (cli_sandbox_apply(&g_sandbox, c->session, err, errlen) != AGT_OK)
@@ -1202,6 +1218,21 @@ static int setup(chat *c, char *err, size_t errlen)
     }
     c->model_name = strdup(c->cfg.model != NULL ? c->cfg.model : "?");
     return agent_start(c, err, errlen);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* Removes a folder and everything in it (symbolic links not followed). */
+static void remove_tree(const char *dir)
+{
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static const char *stop_name(int rc)
@@ -1311,6 +1342,8 @@ out:
     free(c.turn_out);
     agt_model_free(c.model);
     agt_session_free(c.session);
+    if (c.logdir[0] != '\0')
+        remove_tree(c.logdir);
     agt_registry_free(c.reg);
     cli_config_free(&c.cfg);
     return status;

@@ -791,6 +791,10 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         # the line history goes to $XDG_STATE_HOME/agenttools/history: here
         os.environ["XDG_STATE_HOME"] = os.path.join(tmp, "state")
+        # and the sessions' folders (task logs, the commands' tmp) go here
+        tmpdir = os.path.join(tmp, "tmpdir")
+        os.makedirs(tmpdir)
+        os.environ["TMPDIR"] = tmpdir
         print_mode(t, exe, server, tmp)
         line_mode(t, exe, server, tmp)
         pty_mode(t, exe, server, tmp)
@@ -805,6 +809,7 @@ def main():
         project_context(t, exe, server, tmp)
         markdown(t, exe, server, tmp)
         commands(t, exe, server, tmp)
+        t.eq(os.listdir(tmpdir), [], "every agt-chat removed its session folder at exit")
     return t.done()
 
 
