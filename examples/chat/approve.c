@@ -9,7 +9,10 @@
 #include "cli_util.h"
 
 #include <editline/readline.h>
+#include <errno.h>
 #include <jansson.h>
+#include <termios.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +34,72 @@ char *chat_read_line(const chat_ui *ui, const char *prompt)
     if (!ui->interactive)
         fputs("\n", stderr);
     return line;
+}
+
+/* A line's first character, and the rest after it (trimmed) in *rest
+ * (malloc'd, NULL when empty). */
+static int split_answer(char *line, char **rest)
+{
+    int key = (unsigned char)line[0];
+    const char *r = line[0] != '\0' ? line + 1 : line;
+    while (*r == ' ' || *r == ':')
+        r++;
+    if (rest != NULL)
+        *rest = r[0] != '\0' ? strdup(r) : NULL;
+    return key;
+}
+
+int chat_read_key_rest(const chat_ui *ui, const char *prompt, char **rest)
+{
+    if (rest != NULL)
+        *rest = NULL;
+    if (!ui->interactive) {
+        char *line = chat_read_line(ui, prompt);
+        if (line == NULL)
+            return -1;
+        int key = split_answer(line, rest);
+        free(line);
+        return key;
+    }
+    /* a terminal: one key, no Enter (ICANON and ECHO off for the read) */
+    fputs(prompt, stderr);
+    fflush(stderr);
+    struct termios old, raw;
+    int have = tcgetattr(0, &old) == 0;
+    if (have) {
+        raw = old;
+        raw.c_lflag &= (tcflag_t) ~(ICANON | ECHO | ISIG);
+        raw.c_cc[VMIN] = 1;
+        raw.c_cc[VTIME] = 0;
+        tcsetattr(0, TCSANOW, &raw);
+    }
+    unsigned char ch = 0;
+    ssize_t n;
+    do {
+        n = read(0, &ch, 1);
+    } while (n < 0 && errno == EINTR);
+    if (have)
+        tcsetattr(0, TCSANOW, &old);
+    if (n <= 0 || ch == 4) {
+        fputc('\n', stderr);
+        return -1;
+    }
+    if (ch == 3) { /* Ctrl-C: the turn is interrupted, the call declined */
+        fputs("^C\n", stderr);
+        if (ui->cancel != NULL)
+            *ui->cancel = 1;
+        return 3;
+    }
+    if (ch >= 0x20 && ch < 0x7f)
+        fprintf(stderr, "%c\n", ch);
+    else
+        fputc('\n', stderr);
+    return ch;
+}
+
+int chat_read_key(const chat_ui *ui, const char *prompt)
+{
+    return chat_read_key_rest(ui, prompt, NULL);
 }
 
 static char *resolve_path(const chat_ui *ui, const char *path)
@@ -126,11 +195,92 @@ static void show_call(const chat_ui *ui, const char *tool, json_t *args)
             fprintf(stderr, "  (in the background)\n");
     } else if (strcmp(tool, "Write") == 0 || strcmp(tool, "Edit") == 0) {
         show_file_change(ui, tool, args);
+    } else if (strcmp(tool, "CronCreate") == 0) {
+        const char *cron = json_string_value(json_object_get(args, "cron"));
+        const char *prompt = json_string_value(json_object_get(args, "prompt"));
+        json_t *rec = json_object_get(args, "recurring");
+        fprintf(stderr, "  %sschedule: %s%s (%s)\n  prompt: %s\n", b, cron != NULL ? cron : "?", r,
+                rec == NULL || json_is_true(rec) ? "recurring" : "once",
+                prompt != NULL ? prompt : "");
     } else {
         char *s = json_dumps(args, JSON_INDENT(2));
         if (s != NULL)
             fprintf(stderr, "%s\n", s);
         free(s);
+    }
+}
+
+/* ExitPlanMode: the plan file as it is now, the model's options, and the
+ * choices of the reference: Approve (or approve with option N, whose label
+ * becomes the reason ExitPlanMode reads), Revise (reject with what to
+ * change: the model stays in plan mode and revises) or Reject. */
+static int ask_plan(const chat_ui *ui, json_t *args, char **reason)
+{
+    const char *b = ui->color ? "\033[1m" : "", *r = ui->color ? "\033[0m" : "";
+    const char *path = ui->session != NULL ? agt_session_plan_file(ui->session) : NULL;
+    char *plan = path != NULL ? cli_read_file(path, NULL) : NULL;
+    fprintf(stderr, "%s--- plan (%s) ---%s\n", b, path != NULL ? path : "no plan file", r);
+    if (plan != NULL) {
+        if (ui->render != NULL)
+            ui->render(stderr, plan, ui->render_payload);
+        else
+            fputs(plan, stderr);
+        if (plan[0] != '\0' && plan[strlen(plan) - 1] != '\n')
+            fputc('\n', stderr);
+    } else {
+        fprintf(stderr, "(the plan file cannot be read)\n");
+    }
+    fprintf(stderr, "%s---%s\n", b, r);
+    free(plan);
+    json_t *options = json_object_get(args, "options");
+    size_t n = json_array_size(options);
+    if (n > 9)
+        n = 9;
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_array_get(options, i);
+        const char *label = json_string_value(json_object_get(o, "label"));
+        const char *desc = json_string_value(json_object_get(o, "description"));
+        fprintf(stderr, "  [%zu] %s%s%s%s%s\n", i + 1, b, label != NULL ? label : "?", r,
+                desc != NULL ? ": " : "", desc != NULL ? desc : "");
+    }
+    char prompt[256];
+    if (n > 0)
+        snprintf(prompt, sizeof prompt,
+                 "[y] approve  [1-%zu] approve with that option  [r] revise  [n] reject: ", n);
+    else
+        snprintf(prompt, sizeof prompt, "[y] approve  [r] revise  [n] reject: ");
+    *reason = NULL;
+    for (;;) {
+        int key = chat_read_key(ui, prompt);
+        if (key < 0) {
+            *reason = strdup("no answer (input closed)");
+            return AGT_DECISION_REJECT;
+        }
+        if (key == 3) {
+            *reason = strdup("interrupted by the user");
+            return AGT_DECISION_REJECT;
+        }
+        if (key == 'y' || key == 'Y')
+            return AGT_DECISION_APPROVE;
+        if (key >= '1' && key < '1' + (int)n) {
+            const char *label = json_string_value(
+                json_object_get(json_array_get(options, (size_t)(key - '1')), "label"));
+            if (label != NULL)
+                *reason = strdup(label);
+            return AGT_DECISION_APPROVE;
+        }
+        if (key == 'r' || key == 'R') {
+            char *fb = chat_read_line(ui, "what should change? ");
+            if (fb != NULL && fb[0] != '\0') {
+                *reason = fb;
+            } else {
+                free(fb);
+                *reason = strdup("revise the plan");
+            }
+            return AGT_DECISION_REJECT;
+        }
+        if (key == 'n' || key == 'N')
+            return AGT_DECISION_REJECT;
     }
 }
 
@@ -152,45 +302,68 @@ int chat_ask(const chat_ui *ui, const char *request_json, char **reason)
             agent != NULL ? "sub-agent " : "", agent != NULL ? agent : "",
             agent != NULL ? ": " : "", tool, why != NULL ? " wants approval: " : "",
             why != NULL ? why : "", ui->color ? "\033[0m" : "");
+    if (strcmp(tool, "ExitPlanMode") == 0) {
+        decision = ask_plan(ui, json_object_get(j, "arguments"), reason);
+        json_decref(j);
+        return decision;
+    }
     show_call(ui, tool, json_object_get(j, "arguments"));
-    char prompt[512];
+    /* a compound command's suggestion has one rule per line: shown as a list */
+    char shown[1024] = "";
+    for (size_t i = 0, w = 0; rule != NULL && rule[i] != '\0' && w + 3 < sizeof shown; i++) {
+        if (rule[i] == '\n') {
+            shown[w++] = ',';
+            shown[w++] = ' ';
+        } else {
+            shown[w++] = rule[i];
+        }
+        shown[w] = '\0';
+    }
+    char prompt[1400];
     if (rule != NULL)
         snprintf(prompt, sizeof prompt,
-                 "[y] yes once  [a] yes, and allow %s for this session  [n] no: ", rule);
+                 "[y] yes once  [a] yes, and allow %s for this session%s  [n] no: ", shown,
+                 ui->persist_rule != NULL ? "  [p] always, in this project" : "");
     else
         snprintf(prompt, sizeof prompt, "[y] yes  [n] no (a reason helps the model): ");
     for (;;) {
-        char *ans = chat_read_line(ui, prompt);
-        if (ans == NULL) {
+        char *rest = NULL;
+        int key = chat_read_key_rest(ui, prompt, &rest);
+        if (key < 0) {
             *reason = strdup("no answer (input closed)");
             break;
         }
-        char c = ans[0];
-        const char *rest = ans[0] != '\0' ? ans + 1 : ans;
-        while (*rest == ' ' || *rest == ':')
-            rest++;
-        if (c == 'y' || c == 'Y') {
+        if (key == 3) {
+            free(rest);
+            *reason = strdup("interrupted by the user");
+            break;
+        }
+        if (key == 'y' || key == 'Y') {
             decision = AGT_DECISION_APPROVE;
-            if (rest[0] != '\0')
-                *reason = strdup(rest);
-        } else if ((c == 'a' || c == 'A') && rule != NULL) {
+            *reason = rest;
+        } else if ((key == 'a' || key == 'A') && rule != NULL) {
             decision = AGT_DECISION_APPROVE_SESSION;
-        } else if (c == 'n' || c == 'N') {
+            free(rest);
+        } else if ((key == 'p' || key == 'P') && rule != NULL && ui->persist_rule != NULL) {
+            /* for the session now, and in the project's settings for the next ones */
+            decision = AGT_DECISION_APPROVE_SESSION;
+            free(rest);
+            ui->persist_rule(rule, ui->persist_payload);
+        } else if (key == 'n' || key == 'N') {
             decision = AGT_DECISION_REJECT;
-            if (rest[0] == '\0') {
-                char *r = chat_read_line(ui, "reason (optional): ");
+            if (rest == NULL) {
+                char *r = chat_read_line(ui, "reason (optional, Enter to skip): ");
                 if (r != NULL && r[0] != '\0')
                     *reason = r;
                 else
                     free(r);
             } else {
-                *reason = strdup(rest);
+                *reason = rest;
             }
         } else {
-            free(ans);
+            free(rest);
             continue;
         }
-        free(ans);
         break;
     }
     json_decref(j);

@@ -71,14 +71,37 @@ static void keep_thinking(cli_agent *a, const char *text, size_t len)
     a->thinking = p;
 }
 
+/* Calls of the turn that started and have not finished, by event id: the
+ * calls of a parallel group all start before any of them finishes, so each
+ * finished event is matched to its own arguments by id. */
+static void tool_started(cli_agent *a, json_t *ev)
+{
+    const char *id = json_string_value(json_object_get(ev, "id"));
+    if (id == NULL)
+        return;
+    if (a->started == NULL)
+        a->started = json_object();
+    json_object_set(a->started, id, ev);
+    if (a->on_tool_started != NULL) {
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        const char *args = json_string_value(json_object_get(ev, "arguments"));
+        a->on_tool_started(id, name != NULL ? name : "?", args != NULL ? args : "{}", a->payload);
+    }
+}
+
 static void tool_finished(cli_agent *a, json_t *ev)
 {
+    const char *id = json_string_value(json_object_get(ev, "id"));
     const char *name = json_string_value(json_object_get(ev, "name"));
     const char *preview = json_string_value(json_object_get(ev, "preview"));
+    json_t *st = id != NULL ? json_object_get(a->started, id) : NULL;
+    const char *args = json_string_value(json_object_get(st, "arguments"));
     if (a->on_tool != NULL)
-        a->on_tool(name != NULL ? name : "?", a->started_args != NULL ? a->started_args : "{}",
+        a->on_tool(id != NULL ? id : "", name != NULL ? name : "?", args != NULL ? args : "{}",
                    json_is_true(json_object_get(ev, "is_error")), preview != NULL ? preview : "",
                    a->payload);
+    if (id != NULL)
+        json_object_del(a->started, id);
 }
 
 static int on_event(int kind, const char *data, size_t len, void *payload)
@@ -106,12 +129,7 @@ static int on_event(int kind, const char *data, size_t len, void *payload)
             a->thinking = NULL;
             a->thinking_len = 0;
         } else if (kind == AGT_AGENT_TOOL_STARTED) {
-            free(a->started_name);
-            free(a->started_args);
-            const char *n = json_string_value(json_object_get(ev, "name"));
-            const char *g = json_string_value(json_object_get(ev, "arguments"));
-            a->started_name = n != NULL ? strdup(n) : NULL;
-            a->started_args = g != NULL ? strdup(g) : NULL;
+            tool_started(a, ev);
         } else if (kind == AGT_AGENT_TOOL_FINISHED) {
             tool_finished(a, ev);
         } else if (kind == AGT_AGENT_NOTIFICATION && a->on_notification != NULL) {
@@ -147,8 +165,7 @@ void cli_agent_fini(cli_agent *a)
         agt_model_set_cancel_callback(a->model, NULL, NULL);
     agt_agent_free(a->agent);
     free(a->thinking);
-    free(a->started_name);
-    free(a->started_args);
+    json_decref(a->started);
     memset(a, 0, sizeof *a);
 }
 

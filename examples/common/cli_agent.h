@@ -10,6 +10,7 @@
 #include "cli_config.h"
 
 #include <agenttools/agenttools.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,8 +27,11 @@ typedef struct cli_agent {
     /* Host callbacks (any may be NULL); payload is passed to each. */
     void (*on_text)(const char *text, size_t len, void *payload);
     void (*on_thinking)(const char *text, size_t len, void *payload);
-    void (*on_tool)(const char *name, const char *args, int is_error, const char *preview,
-                    void *payload);
+    /* A tool call starts (id as the model named it, arguments JSON text). */
+    void (*on_tool_started)(const char *id, const char *name, const char *args, void *payload);
+    /* A tool call ended; args are those of its own started event (by id). */
+    void (*on_tool)(const char *id, const char *name, const char *args, int is_error,
+                    const char *preview, void *payload);
     void (*on_notification)(const char *event_json, void *payload);
     void *payload;
     int set_thinking; /* hand each turn's reasoning to the session (review comments) */
@@ -35,7 +39,7 @@ typedef struct cli_agent {
     /* private */
     char *thinking;
     size_t thinking_len;
-    char *started_name, *started_args;
+    json_t *started; /* {id: started event} of the calls still running */
 } cli_agent;
 
 enum {

@@ -245,6 +245,13 @@ static int resolve_request_fields(cli_config *cfg, json_t *prov)
     v = json_object_get(prov, "headers");
     if (json_is_object(v) && (cfg->extra_headers = json_dumps(v, JSON_COMPACT)) == NULL)
         return -1;
+    v = json_object_get(prov, "prices");
+    cfg->price_input = json_is_number(json_object_get(v, "input_per_mtok"))
+                           ? json_number_value(json_object_get(v, "input_per_mtok"))
+                           : -1;
+    cfg->price_output = json_is_number(json_object_get(v, "output_per_mtok"))
+                            ? json_number_value(json_object_get(v, "output_per_mtok"))
+                            : -1;
     return 0;
 }
 
@@ -298,8 +305,18 @@ int cli_config_resolve(cli_config *cfg, char *err, size_t errlen)
     const char *env_base = NULL;
     int rc = -1, proto_fixed = 0;
 
+    cfg->price_input = cfg->price_output = -1;
     if (load_file(cfg, &root, path, sizeof path, err, errlen) != 0)
         return -1;
+    json_t *perm = root != NULL ? json_object_get(root, "permissions") : NULL;
+    if (perm != NULL) {
+        cfg->permissions = json_dumps(perm, JSON_COMPACT);
+        cfg->config_path = strdup(path);
+        if (cfg->permissions == NULL || cfg->config_path == NULL) {
+            set_err(err, errlen, "out of memory");
+            goto done;
+        }
+    }
     if (pick_provider(cfg, root, path, &prov, err, errlen) != 0)
         goto done;
     if (prov != NULL && resolve_provider_fields(cfg, prov, path, &p_base, &p_model, &p_proto,
@@ -427,6 +444,8 @@ void cli_config_free(cli_config *cfg)
     free(cfg->provider);
     free(cfg->key_source);
     free(cfg->extra_body);
+    free(cfg->permissions);
+    free(cfg->config_path);
     if (cfg->extra_headers != NULL)
         memset(cfg->extra_headers, 0, strlen(cfg->extra_headers));
     free(cfg->extra_headers);

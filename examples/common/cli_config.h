@@ -35,6 +35,12 @@ typedef struct cli_config {
     int max_tokens_field; /* 0: "max_tokens", 1: "max_completion_tokens" */
     char *extra_body;     /* JSON object text, or NULL */
     char *extra_headers;  /* JSON object text {"Name": "value"}, or NULL; never printed */
+    /* The provider's prices in currency units per million tokens; -1 unset. */
+    double price_input, price_output;
+    /* The file's "permissions" {"allow","ask","deny"} as JSON text, and the
+       file it came from; NULL when the file has none. */
+    char *permissions;
+    char *config_path;
 } cli_config;
 
 /* Help text for the options below (for usage()). */

@@ -164,9 +164,10 @@ static int relocate(const char *path, const char *file_diff, const char *snippet
 }
 
 /* AGT_REVIEW_DEBUG=1 shows the tool calls that failed (their first bytes). */
-static void on_tool(const char *name, const char *args, int is_error, const char *preview,
-                    void *payload)
+static void on_tool(const char *id, const char *name, const char *args, int is_error,
+                    const char *preview, void *payload)
 {
+    (void)id;
     (void)args;
     (void)payload;
     if (is_error && getenv("AGT_REVIEW_DEBUG") != NULL)

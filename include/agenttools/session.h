@@ -592,6 +592,48 @@ AGT_EXTERN int agt_session_set_max_tasks(agt_session *s, int max);
  */
 AGT_EXTERN int agt_session_set_background_on_timeout(agt_session *s, int on);
 
+/**
+ * A tool call's live output (see agt_session_set_tool_output_callback()).
+ *
+ * @param call_id, tool the call, as given to agt_session_dispatch();
+ *        borrowed for the call.
+ * @param data, len a piece of output, or NULL and 0 for a heartbeat.
+ * @param payload the pointer given with fn.
+ * @return 0 to go on; non-zero interrupts the call.
+ */
+typedef int (*agt_tool_output_fn)(const char *call_id, const char *tool, const char *data,
+                                  size_t len, void *payload);
+
+/**
+ * Live output of a running tool call, and the host's way to interrupt it.
+ *
+ * While a foreground Bash command of the session runs (not one started with
+ * run_in_background), fn is called on the thread that dispatches the call:
+ * with each piece of output as the command writes it (len > 0: raw bytes of
+ * its merged stdout and stderr, as they reach the log; a UTF-8 sequence may
+ * be split between two calls), and with data NULL, len 0 about every 100 ms
+ * of the run in between (a heartbeat, for a spinner or to look at an
+ * interrupt flag). A foreground command run through the task manager
+ * (agt_session_set_background_on_timeout()) gets its output the same way,
+ * read from its log.
+ *
+ * Returning non-zero interrupts the call: the command's process group gets
+ * SIGTERM, then SIGKILL when it has not ended after the grace period (5
+ * seconds); every process it started ends with it. The call's result is then
+ * an error (status AGT_OK) whose text is the output so far followed by
+ * "Command was interrupted by the user: ..." and whose JSON has
+ * "status":"interrupted". fn is not called again for that call.
+ *
+ * The callback belongs to this session: sub-agents' sessions do not inherit
+ * it. fn must not call back into the session.
+ *
+ * @param fn the callback; NULL removes it.
+ * @param payload passed to fn.
+ * @return AGT_OK, AGT_EINVAL (s is NULL), AGT_ENOMEM.
+ */
+AGT_EXTERN int agt_session_set_tool_output_callback(agt_session *s, agt_tool_output_fn fn,
+                                                    void *payload);
+
 /* ---- workspace file tools (Read, Write, Edit, Glob, Grep, ReadMediaFile) */
 
 /**

@@ -664,16 +664,17 @@ static agt_agent *root_of(agt_agent *a)
     return a->self ? a->self->root : a;
 }
 
-/* The calls from index `from` on do not start: the run's time limit ran out
- * (the conversation still gets a result for each). */
-static int skip_calls(agt_agent *a, size_t from)
+/* The calls from index `from` on do not start: the run's time limit ran out,
+ * or the host cancelled the run (the conversation still gets a result for
+ * each). */
+static int skip_calls(agt_agent *a, size_t from, const char *why)
 {
     for (size_t i = from; i < a->n_calls; i++) {
         call *c = &a->calls[i];
         if (c->answered)
             continue;
-        c->text = agti_strdup("Not run: the sub-agent's time limit ran out before this call "
-                              "started.");
+        free(c->text);
+        c->text = agti_strdup(why);
         if (!c->text)
             return agti_oom();
         c->answered = true;
@@ -754,7 +755,15 @@ static int dispatch_calls(agt_agent *a)
             continue;
         }
         if (out_of_time(a))
-            return skip_calls(a, i);
+            return skip_calls(a, i,
+                              "Not run: the sub-agent's time limit ran out before this call "
+                              "started.");
+        /* cancelled (an event callback returned non-zero, e.g. the user
+         * interrupted the call before): the rest of the turn does not run */
+        if (atomic_load(&a->cancelled))
+            return skip_calls(a, i,
+                              "Not run: the run was cancelled (the user interrupted it) "
+                              "before this call started.");
         size_t j = i;
         while (max > 1 && j < a->n_calls && !a->calls[j].answered &&
                agti_session_parallel_safe(a->session, a->calls[j].name))

@@ -64,6 +64,8 @@ struct agti_proc {
 
     size_t hard_cap;
     uint64_t total; /* raw bytes recorded */
+    void (*on_output)(const char *data, size_t len, void *ctx);
+    void *output_ctx;
     agti_capture cap;
     /* The sandbox it runs in, held until every process of the command has
      * ended (its placeholders must stay until then); NULL: none. */
@@ -386,6 +388,8 @@ int agti_proc_spawn(agti_proc **out, const char *command, const agti_proc_opts *
     p->grace_ms = opts->grace_ms < 0 ? AGTI_PROC_DEFAULT_GRACE_MS : opts->grace_ms;
     p->hard_cap = opts->hard_cap ? opts->hard_cap : AGTI_PROC_DEFAULT_HARD_CAP;
     p->keep_group = opts->keep_group;
+    p->on_output = opts->on_output;
+    p->output_ctx = opts->output_ctx;
     p->deadline = p->kill_at = p->drain_until = p->ended = -1;
     p->exit_code = -1;
     p->state = AGTI_PROC_RUNNING;
@@ -468,6 +472,8 @@ static void record(agti_proc *p, const unsigned char *s, size_t n)
     }
     log_write(p, s, n);
     agti_capture_feed(&p->cap, (const char *)s, n);
+    if (p->on_output != NULL && n > 0)
+        p->on_output((const char *)s, n, p->output_ctx);
     p->total += n;
     if (over) {
         /* Closing our end makes the next write fail with SIGPIPE/EPIPE, which

@@ -66,6 +66,11 @@ typedef struct agti_proc_opts {
     int supervise;
     /* Tests: do not use pidfd_open (exercise the waitid polling fallback). */
     bool no_pidfd;
+    /* Called with each piece of raw output as it is recorded (what goes to
+     * the log: nothing past the hard cap), from agti_proc_pump on the
+     * pumping thread; it must not call back into the process. NULL = none. */
+    void (*on_output)(const char *data, size_t len, void *ctx);
+    void *output_ctx;
     /* Clock; NULL = agti_proc_monotonic_ms. Deadlines (timeout, grace, the
      * 250 ms wait for EOF after exit) are read from it, so a test clock that
      * never advances never fires them. */

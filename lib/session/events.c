@@ -487,6 +487,18 @@ int agt_session_set_background_on_timeout(agt_session *s, int on)
     return AGT_OK;
 }
 
+int agt_session_set_tool_output_callback(agt_session *s, agt_tool_output_fn fn, void *payload)
+{
+    if (s == NULL)
+        return agti_error(AGT_EINVAL, "agt_session_set_tool_output_callback: session is NULL");
+    struct agti_session_bg *bg = agti_session_bg(s);
+    if (bg == NULL)
+        return AGT_ENOMEM;
+    bg->output_fn = fn;
+    bg->output_payload = fn != NULL ? payload : NULL;
+    return AGT_OK;
+}
+
 /* ---- save and restore ------------------------------------------------ */
 
 json_t *agti_session_restored_task(const agt_session *s, const char *id)

@@ -79,6 +79,8 @@ struct agti_session_bg {
     char *log_dir;     /* host setting, or the default once created */
     size_t max_running;
     bool background_on_timeout;
+    agt_tool_output_fn output_fn; /* live output of foreground Bash; NULL: none */
+    void *output_payload;
     agt_clock_fn clock;
     void *clock_payload;
     bool idle;

@@ -45,6 +45,20 @@ static const char *access_phrase(int access)
     }
 }
 
+/* What a call of the tool does, for the approval reason: the access class
+ * says it in general; the tools whose class would mislead the user (the cron
+ * and task tools write the session's state, not files) say it themselves. */
+static const char *tool_phrase(const char *tool, int access)
+{
+    if (strcmp(tool, "CronCreate") == 0)
+        return "schedules a prompt";
+    if (strcmp(tool, "CronDelete") == 0)
+        return "deletes a scheduled prompt";
+    if (strcmp(tool, "TaskStop") == 0)
+        return "stops a background task";
+    return access_phrase(access);
+}
+
 /* ---- the decision ----------------------------------------------------- */
 
 /* The mode whose approval rules apply. Plan mode is a working state laid
@@ -139,7 +153,7 @@ int agti_gate_need_ask(agt_session *s, agt_call *call, agti_verdict *v, bool *as
             agti_buf_free(&b);
         } else {
             *why = agti_aprintf("%s %s (access: %s) and the session is in %s mode", tool,
-                                access_phrase(access),
+                                tool_phrase(tool, access),
                                 access == AGT_ACCESS_WRITE     ? "write"
                                 : access == AGT_ACCESS_EXECUTE ? "execute"
                                 : access == AGT_ACCESS_NETWORK ? "network"

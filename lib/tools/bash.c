@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -216,6 +217,51 @@ static void sandbox_note(agti_buf *b, agt_session *s, const bash_sb *sb, const c
                      "dangerously_disable_sandbox: true, which always asks them.");
 }
 
+/* The host's live view of a foreground command (agt_session_set_tool_output_callback). */
+typedef struct live {
+    agt_tool_output_fn fn; /* NULL: no host callback */
+    void *payload;
+    const char *call_id;
+    bool got_output; /* output came since the last heartbeat */
+    bool interrupt;  /* the host asked to interrupt */
+} live;
+
+#define LIVE_TICK_MS 100
+
+static void live_init(live *l, agt_call *call, agt_session *s)
+{
+    memset(l, 0, sizeof *l);
+    struct agti_session_bg *bg = agti_session_bg(s);
+    if (bg != NULL) {
+        l->fn = bg->output_fn;
+        l->payload = bg->output_payload;
+    }
+    l->call_id = agt_call_id(call);
+}
+
+static void live_output(const char *data, size_t len, void *ctx)
+{
+    live *l = ctx;
+    l->got_output = true;
+    if (l->fn != NULL && !l->interrupt && l->fn(l->call_id, "Bash", data, len, l->payload) != 0)
+        l->interrupt = true;
+}
+
+/* After one pump: a heartbeat when nothing came. Whether to interrupt now. */
+static bool live_tick(live *l)
+{
+    if (l->fn == NULL)
+        return false;
+    if (!l->interrupt && !l->got_output && l->fn(l->call_id, "Bash", NULL, 0, l->payload) != 0)
+        l->interrupt = true;
+    l->got_output = false;
+    return l->interrupt;
+}
+
+static const char interrupted_text[] =
+    "Command was interrupted by the user: its process group was sent SIGTERM (SIGKILL after the "
+    "grace period if it had not ended). Do not run it again unless the user asks.";
+
 static int run_foreground(agt_call *call, agt_session *s, const char *command, const char *cwd,
                           int64_t timeout_ms, bash_sb *sbx)
 {
@@ -236,11 +282,26 @@ static int run_foreground(agt_call *call, agt_session *s, const char *command, c
     o.log_path = log;
     o.timeout_ms = timeout_ms;
     sb_opts(sbx, &o);
+    live lv;
+    live_init(&lv, call, s);
+    if (lv.fn != NULL) {
+        o.on_output = live_output;
+        o.output_ctx = &lv;
+    }
     agti_proc *p = NULL;
-    rc = agti_proc_run_to_completion(&p, command, &o);
-    if (rc != AGT_OK && p == NULL) {
+    rc = agti_proc_spawn(&p, command, &o);
+    if (rc != AGT_OK) {
         free(log);
         return rc;
+    }
+    bool interrupted = false;
+    while (!agti_proc_done(p)) {
+        if (agti_proc_pump(p, lv.fn != NULL ? LIVE_TICK_MS : -1) != AGT_OK)
+            break; /* killed and reaped: the outcome says so */
+        if (live_tick(&lv)) {
+            interrupted = agti_proc_stop(p, "interrupted by the user") == AGT_OK;
+            lv.fn = NULL; /* not called again for this call */
+        }
     }
     char *out = NULL;
     size_t len = 0;
@@ -259,10 +320,14 @@ static int run_foreground(agt_call *call, agt_session *s, const char *command, c
         if (out[len - 1] != '\n')
             agti_buf_putc(&b, '\n');
     }
-    put_outcome(&b, st, agti_proc_exit_code(p), agti_proc_signal(p), agti_proc_reason(p),
-                timeout_ms);
+    if (interrupted && st == AGTI_PROC_KILLED)
+        agti_buf_puts(&b, interrupted_text);
+    else
+        put_outcome(&b, st, agti_proc_exit_code(p), agti_proc_signal(p), agti_proc_reason(p),
+                    timeout_ms);
     if (st == AGTI_PROC_FAILED)
         sandbox_note(&b, s, sbx, out, len);
+    interrupted = interrupted && st == AGTI_PROC_KILLED;
     /* The log is only worth keeping when the result points to it: the output
      * was cut and agti_proc_output named the log in its marker. Otherwise the
      * result holds every byte (as UTF-8) and the file would only pile up, one
@@ -272,7 +337,8 @@ static int run_foreground(agt_call *call, agt_session *s, const char *command, c
     if (!keep)
         unlink(log);
     json_t *j = json_pack(
-        "{s:s, s:o, s:i, s:I, s:o, s:I, s:b}", "status", agti_proc_state_name(st), "exit_code",
+        "{s:s, s:o, s:i, s:I, s:o, s:I, s:b}", "status",
+        interrupted ? "interrupted" : agti_proc_state_name(st), "exit_code",
         agti_proc_exit_code(p) >= 0 ? json_integer(agti_proc_exit_code(p)) : json_null(), "signal",
         agti_proc_signal(p), "output_bytes", (json_int_t)agti_proc_output_bytes(p), "output_path",
         keep ? json_string(log) : json_null(), "duration_ms",
@@ -333,6 +399,53 @@ static int run_background(agt_call *call, agt_session *s, const char *command, c
     return started_text(call, m, id, limit_ms, "Started background");
 }
 
+/* Hands the bytes of a task's log from *off up to `upto` to the host. */
+static void live_log(live *l, const char *path, uint64_t *off, uint64_t upto)
+{
+    if (l->fn == NULL || upto <= *off)
+        return;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buf[65536];
+    while (*off < upto && l->fn != NULL && !l->interrupt) {
+        size_t want = upto - *off < sizeof buf ? (size_t)(upto - *off) : sizeof buf;
+        ssize_t n = pread(fd, buf, want, (off_t)*off);
+        if (n <= 0)
+            break;
+        live_output(buf, (size_t)n, l);
+        *off += (uint64_t)n;
+    }
+    close(fd);
+}
+
+/* agti_tasks_wait with the host's live view: the log's new bytes and a
+ * heartbeat every tick; an interrupt stops the task (TERM, grace, KILL) and
+ * waits for its end. *interrupted tells whether the host interrupted it. */
+static int wait_live(agti_tasks *m, const char *id, int64_t timeout_ms, live *l, bool *interrupted)
+{
+    *interrupted = false;
+    if (l->fn == NULL)
+        return agti_tasks_wait(m, id, timeout_ms);
+    int64_t until = agti_proc_monotonic_ms(NULL) + timeout_ms;
+    uint64_t off = 0;
+    for (;;) {
+        int64_t left = until - agti_proc_monotonic_ms(NULL);
+        int rc =
+            agti_tasks_wait(m, id, left <= 0 ? 0 : (left < LIVE_TICK_MS ? left : LIVE_TICK_MS));
+        agti_task_info info;
+        if (agti_tasks_get(m, id, &info) == AGT_OK)
+            live_log(l, info.log_path, &off, info.output_bytes);
+        if (rc != AGT_ETIMEOUT || left <= 0)
+            return rc;
+        if (live_tick(l)) {
+            *interrupted = agti_tasks_stop(m, id, "interrupted by the user") == AGT_OK;
+            l->fn = NULL;
+            return agti_tasks_wait(m, id, -1);
+        }
+    }
+}
+
 /* Foreground run through the task manager, so that a command still running
  * at its timeout can stay alive as a background task. */
 static int run_movable(agt_call *call, agt_session *s, const char *command, const char *cwd,
@@ -357,7 +470,10 @@ static int run_movable(agt_call *call, agt_session *s, const char *command, cons
     }
     if (rc != AGT_OK)
         return rc;
-    rc = agti_tasks_wait(m, id, timeout_ms);
+    live lv;
+    live_init(&lv, call, s);
+    bool interrupted = false;
+    rc = wait_live(m, id, timeout_ms, &lv, &interrupted);
     if (rc == AGT_ETIMEOUT)
         return started_text(call, m, id, BG_TIMEOUT_DEFAULT_MS,
                             "The command is still running at its timeout; it moved to the "
@@ -383,15 +499,20 @@ static int run_movable(agt_call *call, agt_session *s, const char *command, cons
     agti_buf_put(&b, tail, len);
     if (len > 0 && tail[len - 1] != '\n')
         agti_buf_putc(&b, '\n');
-    put_outcome(&b, info.state, info.exit_code, info.signal, info.reason, timeout_ms);
+    interrupted = interrupted && info.state == AGTI_PROC_KILLED;
+    if (interrupted)
+        agti_buf_puts(&b, interrupted_text);
+    else
+        put_outcome(&b, info.state, info.exit_code, info.signal, info.reason, timeout_ms);
     if (info.state == AGTI_PROC_FAILED)
         sandbox_note(&b, s, sbx, tail, len);
     free(tail);
-    json_t *j = json_pack(
-        "{s:s, s:o, s:i, s:I, s:s, s:I}", "status", agti_proc_state_name(info.state), "exit_code",
-        info.exit_code >= 0 ? json_integer(info.exit_code) : json_null(), "signal", info.signal,
-        "output_bytes", (json_int_t)info.output_bytes, "output_path", info.log_path, "duration_ms",
-        (json_int_t)(info.ended_ms - info.started_ms));
+    json_t *j =
+        json_pack("{s:s, s:o, s:i, s:I, s:s, s:I}", "status",
+                  interrupted ? "interrupted" : agti_proc_state_name(info.state), "exit_code",
+                  info.exit_code >= 0 ? json_integer(info.exit_code) : json_null(), "signal",
+                  info.signal, "output_bytes", (json_int_t)info.output_bytes, "output_path",
+                  info.log_path, "duration_ms", (json_int_t)(info.ended_ms - info.started_ms));
     return agti_tool_finish(call, &b, j, info.state != AGTI_PROC_COMPLETED);
 }
 

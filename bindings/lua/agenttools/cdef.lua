@@ -30,6 +30,7 @@ typedef int (*agt_schema_resolve_fn)(const char *uri, agt_schema_resolution *res
 typedef int (*agt_approver_fn)(agt_approval *req, void *payload);
 typedef int (*agt_hook_fn)(agt_hook *h, void *payload);
 typedef int64_t (*agt_clock_fn)(void *payload);
+typedef int (*agt_tool_output_fn)(const char *call_id, const char *tool, const char *data, size_t len, void *payload);
 /* agent.h */
 int agt_agent_new(agt_agent **out, agt_session *session, agt_model *model);
 void agt_agent_free(agt_agent *a);
@@ -231,6 +232,7 @@ int agt_session_next_deadline(agt_session *s, int64_t now_ms, int64_t *out_ms);
 int agt_session_set_task_log_dir(agt_session *s, const char *dir);
 int agt_session_set_max_tasks(agt_session *s, int max);
 int agt_session_set_background_on_timeout(agt_session *s, int on);
+int agt_session_set_tool_output_callback(agt_session *s, agt_tool_output_fn fn, void *payload);
 int agt_session_add_allowed_dir(agt_session *s, const char *dir);
 int agt_session_add_sensitive_pattern(agt_session *s, const char *pattern);
 int agt_session_remove_sensitive_pattern(agt_session *s, const char *pattern);

@@ -783,6 +783,23 @@ function Session:set_pre_hook(fn) set_hook(self, "pre", C.agt_session_set_pre_ho
 function Session:set_post_hook(fn) set_hook(self, "post", C.agt_session_set_post_hook, fn) end
 function Session:set_hook_budget(ms) check(C.agt_session_set_hook_budget(handle(self), ms)) end
 
+-- fn(call_id, tool, data): the live output of a running foreground Bash call
+-- (a string of the bytes the command wrote; nil for a heartbeat about every
+-- 100 ms); a truthy return interrupts the call. An error interrupts it and is
+-- re-raised after dispatch returns. nil removes it.
+function Session:set_tool_output_callback(fn)
+  local g = self._guard
+  set_cb(self, "tool_output", "agt_tool_output_fn", fn, function(call_id, tool, data, n, _)
+    local ok, stop = pcall(fn, ffi.string(call_id), ffi.string(tool),
+      data ~= nil and ffi.string(data, n) or nil)
+    if not ok then
+      g.err = g.err or stop
+      return 1
+    end
+    return stop and 1 or 0
+  end, function(h, cb) return C.agt_session_set_tool_output_callback(h, cb, nil) end)
+end
+
 -- fn() -> milliseconds since the epoch.
 function Session:set_clock(fn)
   local g = self._guard

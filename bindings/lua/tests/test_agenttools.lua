@@ -728,6 +728,30 @@ do
   es:close()
   ereg:close()
 end
+-- the live output of a foreground Bash call, and an interrupt
+do
+  local oreg = agt.Registry("chat")
+  local os_ = agt.Session(oreg, root)
+  os_:set_mode("yolo")
+  local seen, beats, ids = {}, 0, {}
+  os_:set_tool_output_callback(function(call_id, tool, data)
+    ids[call_id .. " " .. tool] = true
+    if data == nil then beats = beats + 1 return false end
+    seen[#seen + 1] = data
+    return table.concat(seen):find("started\n", 1, true) ~= nil
+  end)
+  local r = os_:dispatch("Bash", { command = "echo started; sleep 30" }, "b1")
+  check(r.is_error and r.text == "started\nCommand was interrupted by the user: its process group "
+        .. "was sent SIGTERM (SIGKILL after the grace period if it had not ended). Do not run it "
+        .. "again unless the user asks.", "tool output callback: interrupted on its output", r.text)
+  check(table.concat(seen) == "started\n" and ids["b1 Bash"], "tool output callback: the output and the call")
+  os_:set_tool_output_callback(nil)
+  seen = {}
+  r = os_:dispatch("Bash", { command = "echo quiet" })
+  check(not r.is_error and #seen == 0, "tool output callback removed")
+  os_:close()
+  oreg:close()
+end
 collectgarbage()
 collectgarbage()
 os.execute("rm -rf '" .. root .. "'")

@@ -35,6 +35,7 @@ exports.CALLBACKS = [
   ['agt_approver_fn', 'int agt_approver_fn(agt_approval *req, void *payload)'],
   ['agt_hook_fn', 'int agt_hook_fn(agt_hook *h, void *payload)'],
   ['agt_clock_fn', 'int64_t agt_clock_fn(void *payload)'],
+  ['agt_tool_output_fn', 'int agt_tool_output_fn(const char *call_id, const char *tool, const void *data, size_t len, void *payload)'],
 ];
 
 // every public function: [name, header, koffi prototype]
@@ -229,6 +230,7 @@ exports.FUNCTIONS = [
   ['agt_session_set_task_log_dir', 'session.h', 'int agt_session_set_task_log_dir(agt_session *s, const char *dir)'],
   ['agt_session_set_max_tasks', 'session.h', 'int agt_session_set_max_tasks(agt_session *s, int max)'],
   ['agt_session_set_background_on_timeout', 'session.h', 'int agt_session_set_background_on_timeout(agt_session *s, int on)'],
+  ['agt_session_set_tool_output_callback', 'session.h', 'int agt_session_set_tool_output_callback(agt_session *s, agt_tool_output_fn *fn, void *payload)'],
   ['agt_session_add_allowed_dir', 'session.h', 'int agt_session_add_allowed_dir(agt_session *s, const char *dir)'],
   ['agt_session_add_sensitive_pattern', 'session.h', 'int agt_session_add_sensitive_pattern(agt_session *s, const char *pattern)'],
   ['agt_session_remove_sensitive_pattern', 'session.h', 'int agt_session_remove_sensitive_pattern(agt_session *s, const char *pattern)'],

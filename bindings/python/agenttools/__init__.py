@@ -1347,6 +1347,37 @@ class Session(_Handle):
         """
         _check(lib.agt_session_set_hook_budget(self._handle(), ms))
 
+    def set_tool_output_callback(
+            self, fn: Optional[Callable[[str, str, Optional[bytes]], Any]]) -> None:
+        """Sets (or with None removes) the live-output callback of tool calls.
+
+        fn(call_id, tool, data) gets the output of a running foreground Bash
+        call as the command wrote it (bytes), or None for a heartbeat about
+        every 100 ms; a truthy return interrupts the call (its result then
+        reads "Command was interrupted by the user: ..."). An exception
+        interrupts the call and is re-raised after dispatch returns.
+
+        Args:
+            fn: the callback, or None to remove it.
+        """
+        if fn is None:
+            _check(lib.agt_session_set_tool_output_callback(self._handle(), None, None))
+            self._cbs.pop("tool_output", None)
+            return
+        guard = self._guard
+
+        def trampoline(call_id, tool, data, n, _payload):
+            try:
+                chunk = ctypes.string_at(data, n) if data is not None else None
+                return 1 if fn(_s(call_id), _s(tool), chunk) else 0
+            except BaseException as e:
+                guard.keep(e)
+                return 1
+
+        cfn = FNPTR["agt_tool_output_fn"](trampoline)
+        _check(lib.agt_session_set_tool_output_callback(self._handle(), cfn, None))
+        self._cbs["tool_output"] = cfn
+
     def set_clock(self, fn: Optional[Callable[[], int]]) -> None:
         """Sets (or with None restores) the clock of timers and cron.
 

@@ -125,7 +125,7 @@ def parse_cdecls(decls_text):
             continue
         m = re.match(r"typedef\s+(.+?)\(\s*\*\s*(\w+)\s*\)\s*\((.*)\)\s*;$", line)
         if m:
-            sig = try_map(line, m.group(1), m.group(3))
+            sig = try_map(line, m.group(1), m.group(3), callback=True)
             if sig is not None:
                 fnptrs[m.group(2)] = ctypes.CFUNCTYPE(sig[0], *sig[1])
             continue
@@ -139,10 +139,25 @@ def parse_cdecls(decls_text):
     return fnptrs, funcs
 
 
+def _counted(types, ps):
+    """A callback's `const char *data, size_t len` is a counted buffer, not a
+    C string: c_void_p, so that the trampoline reads len bytes with
+    ctypes.string_at (c_char_p would hand over a copy cut at the first NUL,
+    and reading len bytes of it would read past its end)."""
+    for i in range(len(ps) - 1):
+        if _base(ps[i]) == ("char", 1) and _base(ps[i + 1]) == ("size_t", 0):
+            types[i] = ctypes.c_void_p
+    return types
+
+
 def _try_map(fnptrs):
-    def try_map(line, ret, params):
+    def try_map(line, ret, params, callback=False):
         try:
-            return (ctype_of(ret, fnptrs, True), [ctype_of(p, fnptrs) for p in _params(params)])
+            ps = _params(params)
+            types = [ctype_of(p, fnptrs) for p in ps]
+            if callback:
+                types = _counted(types, ps)
+            return (ctype_of(ret, fnptrs, True), types)
         except TypeError:
             UNMAPPED.append(line)
             return None

@@ -310,6 +310,36 @@ class TestDispatch(Base):
         self.assertEqual(raised, [agt.AGT_ESTATE])
 
 
+class TestToolOutput(Base):
+    def test_streams_and_interrupts(self):
+        self.need("Bash")
+        self.s.mode = agt.AGT_MODE_YOLO
+        seen = []
+
+        def watch(call_id, tool, data):
+            seen.append((call_id, tool, data))
+            return data is not None and b"started" in data
+
+        self.s.set_tool_output_callback(watch)
+        # a NUL byte in the output comes through (the buffer is counted)
+        r = self.s.dispatch("Bash", {"command": "printf 'a\\0b\\n'; echo started; sleep 30"},
+                            call_id="b1")
+        self.assertTrue(r.is_error)
+        self.assertTrue(r.text.endswith("started\nCommand was interrupted by the user: its "
+                                        "process group was sent SIGTERM (SIGKILL after the grace "
+                                        "period if it had not ended). Do not run it again unless "
+                                        "the user asks."), r.text)
+        self.assertEqual(r.json["status"], "interrupted")
+        out = b"".join(d for _, _, d in seen if d is not None)
+        self.assertEqual(out, b"a\0b\nstarted\n")
+        self.assertEqual({(c, t) for c, t, _ in seen}, {("b1", "Bash")})
+        self.s.set_tool_output_callback(None)
+        seen.clear()
+        r = self.s.dispatch("Bash", {"command": "echo started"})
+        self.assertFalse(r.is_error, r.text)
+        self.assertEqual(seen, [])
+
+
 class TestEnums(Base):
     def test_members_and_aliases(self):
         self.assertEqual(agt.Mode.YOLO, agt.AGT_MODE_YOLO)

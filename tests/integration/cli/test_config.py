@@ -133,7 +133,8 @@ def main():
         p = cfg_file("typo2.json", {"defualt": "work", "providers": {}})
         rc, out, err = r(show + ["--config", p])
         t.ok(rc == 1 and err.startswith('agt-review: config file %s: unknown key "defualt" at '
-                                        'the top level (allowed: default, providers)' % p),
+                                        'the top level (allowed: default, providers, '
+                                        'permissions)' % p),
              "a misspelt top-level key is an error naming it")
         p = cfg_file("type.json", {"providers": {"bad": {"model": 7}}})
         rc, out, err = r(show + ["--config", p, "--provider", "bad"])

@@ -26,6 +26,7 @@ static char root[64];
 typedef struct counts {
     int text, thinking, started, finished, approval, usage, notification, compacted;
     int cancel_on_started;
+    int cancel_on_finished;
     char text_buf[512];
     char last_finished[512];
 } counts;
@@ -48,7 +49,7 @@ static int on_event(int kind, const char *data, size_t len, void *payload)
     case AGT_AGENT_TOOL_FINISHED:
         c->finished++;
         snprintf(c->last_finished, sizeof c->last_finished, "%.*s", (int)len, data);
-        break;
+        return c->cancel_on_finished;
     case AGT_AGENT_APPROVAL:
         c->approval++;
         break;
@@ -259,6 +260,7 @@ static void test_approval(void)
 static void test_budgets_and_cancel(void)
 {
     fixture fx;
+    json_t *msgs;
     const char *lines[] = {TODO_CALL, TODO_CALL, TODO_CALL, FINAL, NULL};
     setup(&fx, lines);
     agt_agent_set_max_turns(fx.a, 2);
@@ -284,6 +286,31 @@ static void test_budgets_and_cancel(void)
     T_EQ_INT(agt_agent_turns(fx.a), 1, "cancel: no further model call");
     teardown(&fx);
 
+    /* cancelled when the first of two calls finished (a host whose user
+     * interrupted it): the second does not run, and the conversation still
+     * has a result for each call */
+    const char *two_lines[] = {
+        "{\"content\":\"\",\"tool_calls\":[{\"id\":\"t1\",\"name\":\"TodoList\","
+        "\"arguments\":\"{}\"},{\"id\":\"t2\",\"name\":\"TodoList\",\"arguments\":\"{}\"}]}",
+        FINAL, NULL};
+    setup(&fx, two_lines);
+    fx.ev.cancel_on_finished = 1;
+    T_EQ_INT(agt_agent_run(fx.a), AGT_ECANCELLED, "cancel at a finished call: AGT_ECANCELLED");
+    T_EQ_INT(fx.ev.started, 1, "cancel at a finished call: the second call did not start");
+    msgs = fx_messages(fx.a);
+    T_EQ_INT((int)json_array_size(msgs), 5,
+             "cancel at a finished call: system, user, "
+             "assistant and two results");
+    T_EQ_STR(msg_field(msgs, 3, "tool_call_id"), "t1", "the first call's result");
+    T_EQ_STR(msg_field(msgs, 4, "tool_call_id"), "t2", "the second call's result");
+    T_EQ_STR(msg_field(msgs, 4, "content"),
+             "Not run: the run was cancelled (the user interrupted it) before this call started.",
+             "the second call was not run");
+    json_decref(msgs);
+    fx.ev.cancel_on_finished = 0;
+    T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "after the cancel a new run goes on");
+    teardown(&fx);
+
     const char *done_lines[] = {
         "{\"content\":\"Reviewed.\",\"tool_calls\":[{\"id\":\"d1\",\"name\":\"task_done\","
         "\"arguments\":\"{\\\"state\\\":\\\"DONE\\\"}\"}]}",
@@ -292,7 +319,7 @@ static void test_budgets_and_cancel(void)
     T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "task_done: ok");
     T_EQ_INT(agt_agent_stop_reason(fx.a), AGT_AGENT_STOP_TASK_DONE, "task_done: TASK_DONE");
     T_EQ_INT(agt_agent_turns(fx.a), 1, "task_done: one model call");
-    json_t *msgs = fx_messages(fx.a);
+    msgs = fx_messages(fx.a);
     T_EQ_STR(msg_field(msgs, 3, "content"), "review finished",
              "task_done: its result is in the conversation");
     json_decref(msgs);

@@ -196,6 +196,42 @@ static int approver(agt_approval *req, void *payload)
     return approver_decision;
 }
 
+/* The reason of a pending call says what the call does: the cron and task
+ * tools are of the write/execute class but change no file (once,
+ * CronCreate's approval said it "changes files (access: write)"). */
+static void test_reason_wording(agt_registry *reg)
+{
+    static const struct {
+        const char *tool, *args, *reason;
+    } cases[] = {
+        {"CronCreate", "{\"cron\":\"*/10 * * * *\",\"prompt\":\"check the build\"}",
+         "CronCreate schedules a prompt (access: write) and the session is in manual mode"},
+        {"CronDelete", "{\"id\":\"0a1b2c3d\"}",
+         "CronDelete deletes a scheduled prompt (access: write) and the session is in manual "
+         "mode"},
+        {"TaskStop", "{\"task_id\":\"bash-0a1b2c3d\"}",
+         "TaskStop stops a background task (access: execute) and the session is in manual mode"},
+        {"Write", "{\"path\":\"a.txt\",\"content\":\"x\"}",
+         "Write changes files (access: write) and the session is in manual mode"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        agt_session *s;
+        agt_session_new(&s, reg, ws_root);
+        agt_result *r = NULL;
+        T_EQ_INT(disp(s, "w1", cases[i].tool, cases[i].args, &r), AGT_EPENDING, "%s waits",
+                 cases[i].tool);
+        char *json = NULL;
+        agt_session_pending(s, &json);
+        char want[256];
+        snprintf(want, sizeof want, "\"reason\":\"%s\"", cases[i].reason);
+        T_CHECK(json != NULL && strstr(json, want) != NULL, "%s: the reason says what it does",
+                cases[i].tool);
+        agt_free(json);
+        agt_result_free(r);
+        agt_session_free(s);
+    }
+}
+
 static void test_approver(agt_registry *reg)
 {
     agt_session *s;
@@ -526,6 +562,7 @@ int main(void)
     T_CHECK(reg != NULL, "chat registry");
     test_mode_table(reg);
     test_pending(reg);
+    test_reason_wording(reg);
     test_approver(reg);
     test_hooks(reg);
     test_hook_changes_registry();

@@ -670,6 +670,128 @@ static void test_many(void)
     T_CHECK(z == -1 && errno == ECHILD, "no child (zombie or alive) left");
 }
 
+/* agt_session_set_tool_output_callback: a host that watches and interrupts. */
+typedef struct watch {
+    char out[4096];
+    size_t len;
+    int pieces, beats;
+    char call_id[32], tool[16];
+    const char *go_file;  /* created when "one\n" was seen */
+    const char *stop_on;  /* interrupt once the output holds this */
+    int stop_after_beats; /* interrupt at this heartbeat (0: never) */
+    int calls_after_stop;
+    int stopped;
+} watch;
+
+static int on_output(const char *call_id, const char *tool, const char *data, size_t len,
+                     void *payload)
+{
+    watch *w = payload;
+    if (w->stopped)
+        w->calls_after_stop++;
+    snprintf(w->call_id, sizeof w->call_id, "%s", call_id);
+    snprintf(w->tool, sizeof w->tool, "%s", tool);
+    if (data == NULL) {
+        w->beats++;
+        T_CHECK(len == 0, "a heartbeat has no length");
+    } else {
+        w->pieces++;
+        if (w->len + len < sizeof w->out) {
+            memcpy(w->out + w->len, data, len);
+            w->len += len;
+            w->out[w->len] = '\0';
+        }
+        if (w->go_file != NULL && strstr(w->out, "one\n") != NULL) {
+            FILE *f = fopen(w->go_file, "w");
+            if (f != NULL)
+                fclose(f);
+            w->go_file = NULL;
+        }
+    }
+    if ((w->stop_on != NULL && strstr(w->out, w->stop_on) != NULL) ||
+        (w->stop_after_beats > 0 && w->beats >= w->stop_after_beats)) {
+        w->stopped = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static agt_result *call_id(agt_session *s, const char *id, const char *args)
+{
+    agt_result *r = NULL;
+    int rc = agt_session_dispatch(s, id, "Bash", args, &r);
+    if (rc != AGT_OK || r == NULL) {
+        printf("Bail out! dispatch Bash %s: %d %s\n", args, rc, agt_error_message());
+        exit(1);
+    }
+    return r;
+}
+
+static const char interrupted[] =
+    "Command was interrupted by the user: its process group was sent SIGTERM (SIGKILL after the "
+    "grace period if it had not ended). Do not run it again unless the user asks.";
+
+static void test_live_output(int bg_on_timeout)
+{
+    const char *how = bg_on_timeout ? "through the task manager" : "foreground";
+    agt_session *s = new_session(0, bg_on_timeout);
+    T_EQ_INT(agt_session_set_tool_output_callback(NULL, on_output, NULL), AGT_EINVAL,
+             "NULL session refused");
+    watch w;
+    memset(&w, 0, sizeof w);
+    char go[300];
+    snprintf(go, sizeof go, "%s/go-%d", ws, bg_on_timeout);
+    w.go_file = go;
+    T_EQ_INT(agt_session_set_tool_output_callback(s, on_output, &w), AGT_OK, "callback set");
+    /* the command waits for a file the host creates when it sees "one": it
+     * ends only when the output streams while it runs (else at the 20 s
+     * timeout, and the text differs) */
+    char args[512];
+    snprintf(args, sizeof args,
+             "{\"command\":\"echo one; while [ ! -e '%s' ]; do sleep 0.05; done; echo two\","
+             "\"timeout\":20000}",
+             go);
+    agt_result *r = call_id(s, "live-1", args);
+    T_EQ_STR(agt_result_text(r), "one\ntwo\nCommand completed with exit code 0.",
+             "%s: the command saw the host react to its first line", how);
+    T_EQ_STR(w.out, "one\ntwo\n", "%s: the host got the whole output", how);
+    T_EQ_STR(w.call_id, "live-1", "%s: the call's id", how);
+    T_EQ_STR(w.tool, "Bash", "%s: the tool", how);
+    agt_result_free(r);
+
+    /* interrupted on its output: sleep gets SIGTERM */
+    memset(&w, 0, sizeof w);
+    w.stop_on = "started\n";
+    r = call_id(s, "live-2", "{\"command\":\"echo started; sleep 30; echo never\"}");
+    char want[512];
+    snprintf(want, sizeof want, "started\n%s", interrupted);
+    T_EQ_STR(agt_result_text(r), want, "%s: interrupted on its output", how);
+    T_EQ_INT(agt_result_is_error(r), 1, "%s: an interrupted call is an error result", how);
+    char *st = json_field(r, "status");
+    T_EQ_STR(st, "interrupted", "%s: status interrupted", how);
+    free(st);
+    T_EQ_INT(w.calls_after_stop, 0, "%s: no call after the interrupt", how);
+    agt_result_free(r);
+
+    /* interrupted at a heartbeat; TERM is ignored, so KILL after the grace period */
+    memset(&w, 0, sizeof w);
+    w.stop_after_beats = 3;
+    r = call_id(s, "live-3", "{\"command\":\"trap '' TERM; sleep 30\"}");
+    snprintf(want, sizeof want, "(no output)\n%s", interrupted);
+    T_EQ_STR(agt_result_text(r), want, "%s: interrupted at the third heartbeat", how);
+    T_EQ_INT(w.beats, 3, "%s: heartbeats while it ran without output", how);
+    T_EQ_INT(w.calls_after_stop, 0, "%s: no heartbeat after the interrupt", how);
+    agt_result_free(r);
+
+    /* removed: the command runs as before */
+    memset(&w, 0, sizeof w);
+    T_EQ_INT(agt_session_set_tool_output_callback(s, NULL, NULL), AGT_OK, "callback removed");
+    text_is(s, "{\"command\":\"echo quiet\"}", "quiet\nCommand completed with exit code 0.", 0,
+            bg_on_timeout ? "movable, no callback" : "foreground, no callback");
+    T_EQ_INT(w.pieces + w.beats, 0, "%s: a removed callback is not called", how);
+    agt_session_free(s);
+}
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -687,6 +809,8 @@ int main(void)
     test_background();
     test_limit_and_poll();
     test_move_to_background();
+    test_live_output(0);
+    test_live_output(1);
     test_save_restore();
     test_many();
     agt_registry_free(reg);
