@@ -301,8 +301,8 @@ static int parse_hunks(parser *ps, size_t *i, size_t end, agti_pop *o)
             (*i)++;
         }
         if (changes == 0) {
-            size_t at = *i < end ? *i : (*i > 0 ? *i - 1 : 0);
-            return perr(ps, at,
+            /* *i < the End Patch line's index: there is a line to name */
+            return perr(ps, *i,
                         "the hunk that starts at line %zu has no lines: give its context (' '), "
                         "removed ('-') and added ('+') lines after the '@@' line.",
                         h->line);
@@ -604,10 +604,19 @@ static agti_pline line_at(const char *t, size_t len, size_t off)
     return (agti_pline){t + off, e - off};
 }
 
-static bool loose_eq(agti_pline a, agti_pline b)
+/* Whether a file line and a hunk line are the same at the ladder's
+ * level (white space only: the closest place for a message). */
+static bool loose_eq(agti_pline a, agti_pline b, int level)
 {
-    a = trim(a);
-    b = trim(b);
+    if (level >= AGTI_MATCH_INDENT) {
+        a = trim(a);
+        b = trim(b);
+    } else if (level >= AGTI_MATCH_TRAILING) {
+        while (a.n > 0 && is_ws(a.s[a.n - 1]))
+            a.n--;
+        while (b.n > 0 && is_ws(b.s[b.n - 1]))
+            b.n--;
+    }
     return a.n == b.n && memcmp(a.s, b.s, a.n) == 0;
 }
 
@@ -615,12 +624,12 @@ static bool loose_eq(agti_pline a, agti_pline b)
  * place where most of its first lines match (white space aside), the
  * first line that does not, and the file's line there. */
 static void explain_miss(agti_buf *e, const char *text, size_t len, size_t from,
-                         const agti_phunk *h)
+                         const agti_phunk *h, int level)
 {
     size_t best = 0, best_at = 0;
     for (size_t s = from; s < len;) {
         size_t k = 0, q = s;
-        while (k < h->nold && q < len && loose_eq(line_at(text, len, q), h->old[k])) {
+        while (k < h->nold && q < len && loose_eq(line_at(text, len, q), h->old[k], level)) {
             const char *nl = memchr(text + q, '\n', len - q);
             q = nl ? (size_t)(nl - text) + 1 : len;
             k++;
@@ -639,7 +648,7 @@ static void explain_miss(agti_buf *e, const char *text, size_t len, size_t from,
         quote(e, h->old[0]);
         agti_buf_puts(e, from > 0 ? " is not in the file after the previous hunk or anchor"
                                   : " is not in the file");
-        agti_buf_puts(e, ", even ignoring white space.");
+        agti_buf_puts(e, level >= AGTI_MATCH_INDENT ? ", even ignoring white space." : ".");
         return;
     }
     size_t q = best_at;
@@ -648,6 +657,11 @@ static void explain_miss(agti_buf *e, const char *text, size_t len, size_t from,
         q = nl ? (size_t)(nl - text) + 1 : len;
     }
     size_t fl = line_no(text, best_at);
+    if (best == h->nold && h->eof) {
+        agti_buf_printf(e, " Its lines are the file's lines %zu-%zu, which do not end the file.",
+                        fl, fl + best - 1);
+        return;
+    }
     if (best == h->nold) {
         agti_buf_printf(e,
                         " Its lines match the file's lines %zu-%zu only when white space is "
@@ -656,9 +670,11 @@ static void explain_miss(agti_buf *e, const char *text, size_t len, size_t from,
                         fl, fl + best - 1);
         return;
     }
-    agti_buf_printf(e, " Its first %zu line%s match%s the file from line %zu, but line %zu of the "
-                       "patch, ",
-                    best, best == 1 ? "" : "s", best == 1 ? "es" : "", fl, h->old_at[best]);
+    if (best == 1)
+        agti_buf_printf(e, " Its first line matches the file's line %zu", fl);
+    else
+        agti_buf_printf(e, " Its first %zu lines match the file from line %zu", best, fl);
+    agti_buf_printf(e, ", but line %zu of the patch, ", h->old_at[best]);
     quote(e, h->old[best]);
     if (q < len) {
         agti_buf_printf(e, ", differs from the file's line %zu: ", line_no(text, q));
@@ -786,7 +802,7 @@ static int apply_hunk(applier *ap, const agti_pop *o, size_t hi, agti_buf *t, si
         if (m.count == 0) {
             agti_buf_printf(ap->err, "line %zu: hunk %zu of %s does not match the file%s.",
                             h->line, hi + 1, path, h->eof ? " at its end ('" EOF_MARK "')" : "");
-            explain_miss(ap->err, t->ptr, t->len, *cursor, h);
+            explain_miss(ap->err, t->ptr, t->len, *cursor, h, ap->max_level);
             agti_buf_puts(ap->err, " Nothing was changed: read the file again and copy the "
                                    "context and '-' lines exactly.");
             rc = ap->err->oom ? AGT_ENOMEM : AGT_ENOTFOUND;
