@@ -372,8 +372,9 @@ int agti_patch_parse(const char *text, size_t len, agti_patch **out, agti_buf *e
         goto out;
     }
     if (z - a < 2 || !eq(trim(ps.L.v[z - 1]), END_MARK)) {
-        agti_buf_printf(err, "line %zu: the patch must end with the line '" END_MARK "'; its last "
-                             "line is ",
+        agti_buf_printf(err,
+                        "line %zu: the patch must end with the line '" END_MARK "'; its last "
+                        "line is ",
                         z);
         quote(err, ps.L.v[z - 1]);
         agti_buf_puts(err, " (was the patch cut off?).");
@@ -712,10 +713,9 @@ static char *lf_to_crlf(const char *text, size_t len, size_t *out_len)
     return agti_buf_detach(&b);
 }
 
-static const char *const LEVEL_NAME[] = {"exactly", "after normalising line endings",
-                                         "after ignoring trailing white space",
-                                         "after ignoring indentation",
-                                         "after folding Unicode look-alikes"};
+static const char *const LEVEL_NAME[] = {
+    "exactly", "after normalising line endings", "after ignoring trailing white space",
+    "after ignoring indentation", "after folding Unicode look-alikes"};
 
 /* Applies hunk number hi of o to the file text *t (always ending in "\n"),
  * from *cursor on. */
@@ -749,8 +749,8 @@ static int apply_hunk(applier *ap, const agti_pop *o, size_t hi, agti_buf *t, si
             *cursor = nl ? (size_t)(nl - t->ptr) + 1 : t->len;
             continue;
         }
-        agti_buf_printf(ap->err, "line %zu: hunk %zu of %s: the '@@' line's text ", h->line,
-                        hi + 1, path);
+        agti_buf_printf(ap->err, "line %zu: hunk %zu of %s: the '@@' line's text ", h->line, hi + 1,
+                        path);
         quote(ap->err, a);
         agti_buf_printf(ap->err, " is not a line of %s%s. Nothing was changed.", path,
                         *cursor > 0 ? " after the previous hunk or anchor" : "");
@@ -794,14 +794,14 @@ static int apply_hunk(applier *ap, const agti_pop *o, size_t hi, agti_buf *t, si
             use_old = ol - 1;
             if (h->nnew > 0 && h->nw[h->nnew - 1].n == 0)
                 use_new = nl_ - 1;
-            rc = agti_match_find_at(t->ptr, t->len, *cursor, old, use_old, ap->max_level, flags,
-                                    &m);
+            rc =
+                agti_match_find_at(t->ptr, t->len, *cursor, old, use_old, ap->max_level, flags, &m);
             if (rc != AGT_OK)
                 goto out;
         }
         if (m.count == 0) {
-            agti_buf_printf(ap->err, "line %zu: hunk %zu of %s does not match the file%s.",
-                            h->line, hi + 1, path, h->eof ? " at its end ('" EOF_MARK "')" : "");
+            agti_buf_printf(ap->err, "line %zu: hunk %zu of %s does not match the file%s.", h->line,
+                            hi + 1, path, h->eof ? " at its end ('" EOF_MARK "')" : "");
             explain_miss(ap->err, t->ptr, t->len, *cursor, h, ap->max_level);
             agti_buf_puts(ap->err, " Nothing was changed: read the file again and copy the "
                                    "context and '-' lines exactly.");

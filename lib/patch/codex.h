@@ -29,15 +29,15 @@ typedef struct agti_pline {
 
 /* One "@@" hunk of an Update File section. */
 typedef struct agti_phunk {
-    size_t line;          /* 1-based patch line where the hunk starts */
-    agti_pline *anchors;  /* the texts of its "@@ TEXT" lines, in order */
+    size_t line;         /* 1-based patch line where the hunk starts */
+    agti_pline *anchors; /* the texts of its "@@ TEXT" lines, in order */
     size_t nanchors;
-    agti_pline *old;      /* the lines it expects (' ' and '-' lines) */
-    size_t *old_at;       /* the patch line of each of them */
+    agti_pline *old; /* the lines it expects (' ' and '-' lines) */
+    size_t *old_at;  /* the patch line of each of them */
     size_t nold;
-    agti_pline *nw;       /* the lines it leaves (' ' and '+' lines) */
+    agti_pline *nw; /* the lines it leaves (' ' and '+' lines) */
     size_t nnew;
-    bool eof;             /* "*** End of File": old must end the file */
+    bool eof; /* "*** End of File": old must end the file */
 } agti_phunk;
 
 /* One file section. */
@@ -84,13 +84,13 @@ typedef int (*agti_patch_load_fn)(void *ctx, const char *path, agti_pload *out, 
 
 /* A file the patch touches, after applying it in memory. */
 typedef struct agti_pfile {
-    char *key;      /* from the loader */
-    char *path;     /* the path as the patch first names it */
-    bool existed;   /* before */
-    char *old;      /* its content before (existed), owned */
+    char *key;    /* from the loader */
+    char *path;   /* the path as the patch first names it */
+    bool existed; /* before */
+    char *old;    /* its content before (existed), owned */
     size_t old_len;
-    bool exists;    /* after */
-    char *data;     /* its content after (exists), owned */
+    bool exists; /* after */
+    char *data;  /* its content after (exists), owned */
     size_t len;
     char *moved_from; /* the patch path it was moved from ("*** Move to:" here), or NULL */
     agti_buf notes;   /* hunk notes (ladder levels), lines starting with "\n" */

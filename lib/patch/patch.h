@@ -42,7 +42,8 @@ int agti_match_find(const char *text, size_t len, const char *old, size_t olen, 
                     agti_match *m);
 
 /* Flags of agti_match_find_at. */
-#define AGTI_MATCH_LINES 1u  /* a place starts at a line start (old holds whole lines, each
+#define AGTI_MATCH_LINES                                                                           \
+    1u                       /* a place starts at a line start (old holds whole lines, each        \
                                 ending in "\n"); overlapping places are counted apart */
 #define AGTI_MATCH_AT_END 2u /* a place ends at the end of the text */
 

@@ -115,8 +115,8 @@ static void result_tree(const mset *in, const agti_patch_result *res, mset *out)
         if (touched)
             continue;
         out->v = realloc(out->v, (out->n + 1) * sizeof *out->v);
-        out->v[out->n] = (mfile){agti_strdup(in->v[i].path), agti_strdup(in->v[i].data),
-                                 in->v[i].len};
+        out->v[out->n] =
+            (mfile){agti_strdup(in->v[i].path), agti_strdup(in->v[i].data), in->v[i].len};
         out->n++;
     }
     for (size_t k = 0; k < res->n; k++) {
@@ -327,8 +327,9 @@ int main(void)
     free(r);
 
     /* A unified-diff range after @@ is no anchor. */
-    r = apply1("p\nq\n", "*** Begin Patch\n*** Update File: f\n@@ -1,2 +1,2 @@\n p\n-q\n+Q\n*** "
-                         "End Patch\n",
+    r = apply1("p\nq\n",
+               "*** Begin Patch\n*** Update File: f\n@@ -1,2 +1,2 @@\n p\n-q\n+Q\n*** "
+               "End Patch\n",
                AGTI_MATCH_UNICODE, &rc, NULL);
     T_EQ_STR(r, "p\nQ\n", "unified range ignored");
     free(r);
@@ -374,7 +375,8 @@ int main(void)
         agti_buf_printf(&big, "*** Delete File: f%d\n", i);
     agti_buf_puts(&big, "*** End Patch\n");
     T_EQ_INT(agti_patch_parse(big.ptr, big.len, &p, &err), AGT_ELIMIT, "section limit");
-    T_EQ_STR(agti_buf_cstr(&err), "line 1002: the patch has more than 1000 file sections; split it.",
+    T_EQ_STR(agti_buf_cstr(&err),
+             "line 1002: the patch has more than 1000 file sections; split it.",
              "section limit message");
     agti_buf_free(&big);
     agti_buf_free(&err);
