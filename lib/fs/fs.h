@@ -442,7 +442,8 @@ extern _Thread_local int agti_fs_atomic_kill_step;
 typedef struct agti_fs_txn agti_fs_txn;
 
 int agti_fs_txn_new(agti_fs_txn **out);
-/* Stages: name in the open folder dirfd (duplicated; O_PATH is fine)
+/* Stages: name in the open folder dirfd (borrowed, open until the commit
+ * returns; O_PATH is fine)
  * becomes data[0..len) (borrowed until agti_fs_txn_commit returns), as
  * agti_fs_write_at writes it (flags: AGTI_WRITE_LINKS_IN_PLACE). The name
  * must not be a symlink (the caller resolved it). AGT_EINVAL, AGT_EIO,
@@ -469,6 +470,9 @@ void agti_fs_txn_free(agti_fs_txn *t);
  * fails with EIO (steps: each second name or in-memory copy, then each
  * write or removal, in order); reset to 0 after firing. */
 extern _Thread_local int agti_fs_txn_fail_step;
+/* Test hook: when > 0, the process kills itself with SIGKILL when the
+ * commit reaches that step (same numbers). */
+extern _Thread_local int agti_fs_txn_kill_step;
 
 enum agti_eol { AGTI_EOL_NONE = 0, AGTI_EOL_LF = 1, AGTI_EOL_CRLF = 2 };
 /* The line ending of text: the majority of its line endings; on a tie the

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "fs.h"
 
 _Thread_local int agti_fs_txn_fail_step;
+_Thread_local int agti_fs_txn_kill_step;
 
 typedef struct txn_entry {
     int dirfd;        /* owned (dup) */
@@ -58,8 +60,6 @@ void agti_fs_txn_free(agti_fs_txn *t)
     if (t == NULL)
         return;
     for (size_t i = 0; i < t->n; i++) {
-        if (t->v[i].dirfd >= 0)
-            close(t->v[i].dirfd);
         free(t->v[i].name);
         free(t->v[i].display);
         free(t->v[i].old);
@@ -84,14 +84,10 @@ static int add(agti_fs_txn *t, int dirfd, const char *name, const char *display,
     }
     txn_entry *e = &t->v[t->n];
     memset(e, 0, sizeof *e);
-    e->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-    if (e->dirfd < 0)
-        return agti_error(AGT_EIO, "txn: cannot keep the folder of %s open: %s",
-                          display ? display : name, strerror(errno));
+    e->dirfd = dirfd;
     e->name = agti_strdup(name);
     e->display = agti_strdup(display ? display : name);
     if (e->name == NULL || e->display == NULL) {
-        close(e->dirfd);
         free(e->name);
         free(e->display);
         return agti_oom();
@@ -119,6 +115,8 @@ int agti_fs_txn_remove(agti_fs_txn *t, int dirfd, const char *name, const char *
 static bool injected(agti_fs_txn *t)
 {
     t->step++;
+    if (agti_fs_txn_kill_step > 0 && t->step == agti_fs_txn_kill_step)
+        raise(SIGKILL);
     if (agti_fs_txn_fail_step > 0 && t->step == agti_fs_txn_fail_step) {
         agti_fs_txn_fail_step = 0;
         errno = EIO;

@@ -663,6 +663,13 @@ static void explain_miss(agti_buf *e, const char *text, size_t len, size_t from,
                         fl, fl + best - 1);
         return;
     }
+    if (best == h->nold && level < AGTI_MATCH_INDENT) {
+        agti_buf_printf(e,
+                        " Its lines are the file's lines %zu-%zu but for their line endings, "
+                        "which strict matching does not ignore.",
+                        fl, fl + best - 1);
+        return;
+    }
     if (best == h->nold) {
         agti_buf_printf(e,
                         " Its lines match the file's lines %zu-%zu only when white space is "

@@ -15,7 +15,7 @@
 
 /* Largest patch text parsed (bytes) and most file sections in one patch. */
 #define AGTI_PATCH_MAX_BYTES (16u * 1024u * 1024u)
-#define AGTI_PATCH_MAX_FILES 1000
+#define AGTI_PATCH_MAX_FILES 500
 /* Largest file a patch may leave (bytes). */
 #define AGTI_PATCH_MAX_OUT (64u * 1024u * 1024u)
 

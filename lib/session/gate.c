@@ -64,7 +64,8 @@ int agti_gate_need_ask(agt_session *s, agt_call *call, agti_verdict *v, bool *as
     } else if (s->mode == AGT_MODE_YOLO) {
         return AGT_OK;
     } else if (s->mode == AGT_MODE_PLAN && kind != AGT_RULE_ASK &&
-               (strcmp(tool, "Write") == 0 || strcmp(tool, "Edit") == 0)) {
+               (strcmp(tool, "Write") == 0 || strcmp(tool, "Edit") == 0 ||
+                strcmp(tool, "apply_patch") == 0)) {
         return AGT_OK; /* the plan check let it through: it is the plan file */
     } else if (s->mode == AGT_MODE_AUTO && strcmp(tool, "AskUserQuestion") != 0) {
         return AGT_OK;

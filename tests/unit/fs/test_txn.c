@@ -77,11 +77,11 @@ static int stage_and_commit(bool *restored)
     if (rc == AGT_OK)
         rc = agti_fs_txn_put(t, top, "linked.txt", "linked.txt", "L new\n", 6,
                              AGTI_WRITE_LINKS_IN_PLACE);
-    close(top);
-    close(sub);
     if (rc == AGT_OK)
         rc = agti_fs_txn_commit(t, restored);
     agti_fs_txn_free(t);
+    close(top);
+    close(sub);
     return rc;
 }
 
@@ -159,7 +159,6 @@ int main(void)
         agti_fs_txn_new(&t);
         agti_fs_txn_remove(t, top, "c.txt", "c.txt");
         agti_fs_txn_put(t, top, "a.txt", "a.txt", "2\n", 2, 0);
-        close(top);
         bool restored = false;
         agti_fs_atomic_fail_step = 5;
         int rc = agti_fs_txn_commit(t, &restored);
@@ -170,6 +169,7 @@ int main(void)
         T_EQ_STR(after, before, "atomic write failing: the tree is as before");
         free(after);
         agti_fs_txn_free(t);
+        close(top);
     }
     free(before);
 
@@ -182,7 +182,6 @@ int main(void)
         agti_fs_txn_new(&t);
         agti_fs_txn_put(t, top, "a.txt", "a.txt", "1\n", 2, 0);
         agti_fs_txn_remove(t, top, "missing.txt", "missing.txt");
-        close(top);
         int rc = agti_fs_txn_commit(t, NULL);
         T_EQ_INT(rc, AGT_ENOTFOUND, "removing a missing file fails");
         T_EQ_STR(agt_error_message(), "missing.txt does not exist (any more)",
@@ -191,6 +190,7 @@ int main(void)
         T_EQ_STR(after, before, "removing a missing file: nothing changed");
         free(after);
         agti_fs_txn_free(t);
+        close(top);
     }
     free(before);
     tu_rmtree(root);

@@ -376,7 +376,7 @@ int main(void)
     agti_buf_puts(&big, "*** End Patch\n");
     T_EQ_INT(agti_patch_parse(big.ptr, big.len, &p, &err), AGT_ELIMIT, "section limit");
     T_EQ_STR(agti_buf_cstr(&err),
-             "line 1002: the patch has more than 1000 file sections; split it.",
+             "line 502: the patch has more than 500 file sections; split it.",
              "section limit message");
     agti_buf_free(&big);
     agti_buf_free(&err);
