@@ -276,11 +276,11 @@ int agti_fs_txn_commit(agti_fs_txn *t, bool *restored)
     if (rc == AGT_OK) {
         for (i = 0; i < t->n; i++) {
             txn_entry *e = &t->v[i];
+            /* not flushed: a second name a crash leaves is only litter */
             if (e->bak[0] != '\0') {
                 (void)unlinkat(e->dirfd, e->bak, 0);
                 e->bak[0] = '\0';
             }
-            fsync_dir(e->dirfd);
         }
         return AGT_OK;
     }
