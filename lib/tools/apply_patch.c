@@ -156,6 +156,18 @@ static int summary(agt_call *call, const pctx *c, const agti_patch_result *res)
         } else {
             agti_buf_printf(&b, "\nM %s (%zu hunk%s)", rel, f->hunks, f->hunks == 1 ? "" : "s");
         }
+        if (pp != NULL && f->existed && f->exists && pp->p.loc.st.st_nlink > 1) {
+            unsigned long nl = (unsigned long)pp->p.loc.st.st_nlink;
+            if (agti_tool_write_flags(call) & AGTI_WRITE_LINKS_IN_PLACE)
+                agti_buf_printf(&b, "\n  %s has %lu names (hard links): it was rewritten in "
+                                    "place, so every name shows the new content.",
+                                rel, nl);
+            else
+                agti_buf_printf(&b, "\n  %s had %lu names (hard links): the link was broken, "
+                                    "%s is a new file now and the other names keep the old "
+                                    "content.",
+                                rel, nl, rel);
+        }
         if (f->notes.len > 0)
             agti_buf_put(&b, f->notes.ptr, f->notes.len);
     }

@@ -165,6 +165,19 @@ static void test_apply(agt_session *s)
                  1, "strict");
     agt_session_set_edit_options(s, 0);
 
+    /* A file with two names: the link is broken by default. */
+    put_file("h1.txt", "h\n");
+    char l1[1100], l2[1100];
+    snprintf(l1, sizeof l1, "%s/h1.txt", ws);
+    snprintf(l2, sizeof l2, "%s/h2.txt", ws);
+    T_EQ_INT(link(l1, l2), 0, "second name made");
+    patch_expect(s, "*** Begin Patch\n*** Update File: h1.txt\n@@\n-h\n+H\n*** End Patch\n",
+                 "Applied the patch to 1 file:\nM h1.txt (1 hunk)\n  h1.txt had 2 names (hard "
+                 "links): the link was broken, h1.txt is a new file now and the other names keep "
+                 "the old content.",
+                 0, "hard link broken");
+    T_EQ_STR(get_file("h2.txt", NULL), "h\n", "the other name keeps the old content");
+
     /* A patch that changes nothing. */
     put_file("same.txt", "x\n");
     patch_expect(s, "*** Begin Patch\n*** Update File: same.txt\n@@\n-x\n+x\n*** End Patch\n",
