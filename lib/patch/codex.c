@@ -154,7 +154,9 @@ void agti_patch_free(agti_patch *p)
 /* The path after a header marker: trimmed, not empty. */
 static int header_path(parser *ps, size_t idx, agti_pline t, const char *mark, char **out)
 {
-    agti_pline rest = trim((agti_pline){t.s + strlen(mark), t.n - strlen(mark)});
+    /* t is trimmed: "*** Add File: " with nothing after it is "*** Add File:" */
+    size_t ml = strlen(mark);
+    agti_pline rest = t.n > ml ? trim((agti_pline){t.s + ml, t.n - ml}) : (agti_pline){t.s, 0};
     if (rest.n == 0)
         return perr(ps, idx, "'%.*s' names no file: write the path after it.",
                     (int)(strlen(mark) - 1), mark);
