@@ -310,7 +310,7 @@ static int parse_hunks(parser *ps, size_t *i, size_t end, agti_pop *o)
                         h->line);
         }
     }
-    if (o->nhunks == 0)
+    if (o->nhunks == 0 && o->move_to == NULL) /* a Move to alone renames the file */
         return perr(ps, o->line - 1,
                     "'" UPDATE_MARK "%s' has no hunks: give at least one '@@' hunk with the "
                     "lines to change, or use '" DELETE_MARK "' to remove the file.",
