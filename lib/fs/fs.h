@@ -400,6 +400,10 @@ int agti_fs_write_file(const char *path, const void *data, size_t len, unsigned 
           place (every name sees the new content)                                                  \
           instead of replaced (the link broken) */
 
+#define AGTI_WRITE_NO_DIRSYNC                                                                      \
+    8u /* agti_fs_write_at: the folder is not fsync'ed after the new content                       \
+          gets its name; the caller does it (once for several files) */
+
 /* What agti_fs_write_at did. */
 typedef struct agti_write_info {
     bool kept;        /* after a failure: the file still holds its old content */

@@ -226,6 +226,7 @@ static int change(agti_fs_txn *t, txn_entry *e)
     /* A file kept under a second name has two now: it is replaced, never
      * rewritten in place (that would change the kept copy too). */
     unsigned flags = e->in_place ? e->flags : (e->flags & ~(unsigned)AGTI_WRITE_LINKS_IN_PLACE);
+    flags |= AGTI_WRITE_NO_DIRSYNC; /* each folder once, at the end */
     agti_write_info info;
     return agti_fs_write_at(e->dirfd, e->name, e->display, e->data, e->len, flags, &info);
 }
@@ -274,6 +275,21 @@ int agti_fs_txn_commit(agti_fs_txn *t, bool *restored)
         t->v[i].done = rc == AGT_OK;
     }
     if (rc == AGT_OK) {
+        /* The new names are made durable before success is reported: each
+         * folder flushed once, however many files of it changed. */
+        for (i = 0; i < t->n; i++) {
+            struct stat a, b;
+            bool seen = false;
+            if (fstat(t->v[i].dirfd, &a) != 0) {
+                fsync_dir(t->v[i].dirfd);
+                continue;
+            }
+            for (size_t k = 0; k < i && !seen; k++)
+                seen =
+                    fstat(t->v[k].dirfd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+            if (!seen)
+                fsync_dir(t->v[i].dirfd);
+        }
         for (i = 0; i < t->n; i++) {
             txn_entry *e = &t->v[i];
             /* not flushed: a second name a crash leaves is only litter */
