@@ -70,8 +70,8 @@ static void check_parse(const agti_patch *p, size_t nlines)
         const agti_pop *o = &p->ops[i];
         if (o->path == NULL || o->path[0] == '\0' || o->line < 2 || o->line > nlines)
             abort();
-        if (o->kind == AGTI_PATCH_UPDATE && o->nhunks == 0)
-            abort();
+        if (o->kind == AGTI_PATCH_UPDATE && o->nhunks == 0 && o->move_to == NULL)
+            abort(); /* an update without hunks is a rename */
         for (size_t h = 0; h < o->nhunks; h++) {
             const agti_phunk *hk = &o->hunks[h];
             if (hk->nold + hk->nnew == 0 || hk->line > nlines)
