@@ -738,7 +738,7 @@ static int apply_hunk(applier *ap, const agti_pop *o, size_t hi, agti_buf *t, si
      * the first line containing its text. */
     for (size_t k = 0; k < h->nanchors; k++) {
         agti_pline a = h->anchors[k];
-        size_t alen;
+        size_t alen = 0;
         char *al = join(&a, 1, &alen);
         if (al == NULL)
             return AGT_ENOMEM;
@@ -765,7 +765,7 @@ static int apply_hunk(applier *ap, const agti_pop *o, size_t hi, agti_buf *t, si
                         *cursor > 0 ? " after the previous hunk or anchor" : "");
         return ap->err->oom ? AGT_ENOMEM : AGT_ENOTFOUND;
     }
-    size_t ol, nl_;
+    size_t ol = 0, nl_ = 0;
     char *old = join(h->old, h->nold, &ol);
     char *nw = join(h->nw, h->nnew, &nl_);
     if (old == NULL || nw == NULL) {
@@ -956,8 +956,8 @@ static int apply_op(applier *ap, const agti_pop *o)
                     "create it use '" ADD_MARK "%s' with '+' lines.",
                     o->path, f->existed ? " any more (an earlier section removed or moved it)" : "",
                     o->path);
-    char *data;
-    size_t len;
+    char *data = NULL;
+    size_t len = 0;
     if ((rc = apply_update(ap, o, f, &data, &len)) != AGT_OK)
         return rc;
     if (o->move_to == NULL)

@@ -33,7 +33,7 @@ static void snap_dir(agti_buf *b, const char *dir, const char *rel)
             if (S_ISDIR(st.st_mode))
                 snap_dir(b, dir, r);
             else {
-                size_t len;
+                size_t len = 0;
                 char *c = tu_read(f, &len);
                 agti_buf_put(b, c, len);
                 agti_buf_puts(b, "\n--\n");

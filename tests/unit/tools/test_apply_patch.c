@@ -42,7 +42,7 @@ static void snap_dir(agti_buf *b, const char *rel)
     for (int i = 0; i < n; i++) {
         const char *nm = list[i]->d_name;
         if (strcmp(nm, ".") != 0 && strcmp(nm, "..") != 0) {
-            char r[2048], f[4096];
+            char r[400], f[1024];
             snprintf(r, sizeof r, "%s%s%s", rel, rel[0] ? "/" : "", nm);
             snprintf(f, sizeof f, "%s/%s", ws, r);
             struct stat st;
