@@ -796,7 +796,8 @@ int agti_fs_write_at(int dirfd, const char *name, const char *display, const voi
         if (linked) {
             close(fd);
             fd = -1;
-            fsync_dirfd(dirfd);
+            if (!(flags & AGTI_WRITE_NO_DIRSYNC))
+                fsync_dirfd(dirfd);
             goto done;
         }
     }
@@ -813,7 +814,8 @@ int agti_fs_write_at(int dirfd, const char *name, const char *display, const voi
         goto out;
     }
     tmp[0] = '\0';
-    fsync_dirfd(dirfd);
+    if (!(flags & AGTI_WRITE_NO_DIRSYNC))
+        fsync_dirfd(dirfd);
 done:
     info->link_broken = exists && st.st_nlink > 1;
 out:

@@ -413,6 +413,10 @@ int agti_fs_write_file(const char *path, const void *data, size_t len, unsigned 
           place (every name sees the new content)                                                  \
           instead of replaced (the link broken) */
 
+#define AGTI_WRITE_NO_DIRSYNC                                                                      \
+    8u /* agti_fs_write_at: the folder is not fsync'ed after the new content                       \
+          gets its name; the caller does it (once for several files) */
+
 /* What agti_fs_write_at did. */
 typedef struct agti_write_info {
     bool kept;        /* after a failure: the file still holds its old content */
@@ -453,6 +457,44 @@ extern _Thread_local int agti_fs_atomic_kill_step;
 /* Test hook: when true, this thread's writes use named temporaries as on a
  * file system without O_TMPFILE. */
 extern _Thread_local bool agti_fs_no_tmpfile;
+
+/* ---- all-or-nothing writes of several files (txn.c) ------------------ */
+
+/* A set of file changes made all together or not at all. */
+typedef struct agti_fs_txn agti_fs_txn;
+
+int agti_fs_txn_new(agti_fs_txn **out);
+/* Stages: name in the open folder dirfd (borrowed, open until the commit
+ * returns; O_PATH is fine)
+ * becomes data[0..len) (borrowed until agti_fs_txn_commit returns), as
+ * agti_fs_write_at writes it (flags: AGTI_WRITE_LINKS_IN_PLACE). The name
+ * must not be a symlink (the caller resolved it). AGT_EINVAL, AGT_EIO,
+ * AGT_ENOMEM. */
+int agti_fs_txn_put(agti_fs_txn *t, int dirfd, const char *name, const char *display,
+                    const void *data, size_t len, unsigned flags);
+/* Stages the removal of name in dirfd. */
+int agti_fs_txn_remove(agti_fs_txn *t, int dirfd, const char *name, const char *display);
+/* Makes the staged changes in order. First every existing file that
+ * changes gets a second name in its folder (".NAME.agt-old-XXXXXX", the
+ * same inode; a file rewritten in place instead has its content read into
+ * memory); then each change is made (agti_fs_write_at, unlinkat); then the
+ * second names are removed. When a step fails, the changes made are
+ * undone newest first (the old inode renamed back over the name: same
+ * bytes, inode and mode; a created file removed) and the error of the
+ * failing step is returned; *restored (may be NULL) is false when undoing
+ * failed too, and the message then names those files and where their old
+ * content is. A kill leaves each file old or new (and maybe second names).
+ * AGT_OK, or the failing step's status (AGT_EIO, AGT_EDENIED,
+ * AGT_ENOTFOUND, AGT_EINVAL, AGT_ENOMEM). */
+int agti_fs_txn_commit(agti_fs_txn *t, bool *restored);
+void agti_fs_txn_free(agti_fs_txn *t);
+/* Test hook: when > 0, the n-th step of the next commit on this thread
+ * fails with EIO (steps: each second name or in-memory copy, then each
+ * write or removal, in order); reset to 0 after firing. */
+extern _Thread_local int agti_fs_txn_fail_step;
+/* Test hook: when > 0, the process kills itself with SIGKILL when the
+ * commit reaches that step (same numbers). */
+extern _Thread_local int agti_fs_txn_kill_step;
 
 enum agti_eol { AGTI_EOL_NONE = 0, AGTI_EOL_LF = 1, AGTI_EOL_CRLF = 2 };
 /* The line ending of text: the majority of its line endings; on a tie the

@@ -265,9 +265,46 @@ static bool indent_consistent(const ipair *p, size_t n)
     return true;
 }
 
-/* Searches one level; fills m (count, lines, span of the single place). */
-static int find_level(const char *text, size_t len, const char *old, size_t olen, int level,
-                      agti_match *m)
+/* The first index of z whose original span starts at or after off. */
+static size_t norm_index_at(const norm *z, size_t off)
+{
+    size_t lo = 0, hi = z->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (z->ms[mid] < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Records a place [a, b) found in text. */
+static void add_place(const char *text, agti_match *m, size_t a, size_t b)
+{
+    if (m->count < AGTI_MATCH_MAX_PLACES)
+        m->lines[m->count] = line_of(text, a);
+    if (m->count == 0) {
+        m->start = a;
+        m->end = b;
+    }
+    m->count++;
+}
+
+/* Whether a place [a, b) of text satisfies the AGTI_MATCH_LINES and
+ * AGTI_MATCH_AT_END conditions of flags. */
+static bool place_ok(const char *text, size_t len, size_t a, size_t b, unsigned flags)
+{
+    if ((flags & AGTI_MATCH_LINES) && a > 0 && text[a - 1] != '\n')
+        return false;
+    if ((flags & AGTI_MATCH_AT_END) && b != len)
+        return false;
+    return true;
+}
+
+/* Searches one level; fills m (count, lines, span of the first place). */
+static int find_level(const char *text, size_t len, size_t from, const char *old, size_t olen,
+                      int level, unsigned flags, agti_match *m)
 {
     norm zf, zo;
     if (!normalise(text, len, level, &zf))
@@ -278,7 +315,7 @@ static int find_level(const char *text, size_t len, const char *old, size_t olen
     }
     m->count = 0;
     m->level = level;
-    size_t i = 0;
+    size_t i = from > 0 ? norm_index_at(&zf, from) : 0;
     int rc = AGT_OK;
     while (zo.n > 0 && i + zo.n <= zf.n) {
         const char *hit = memmem(zf.s + i, zf.n - i, zo.s, zo.n);
@@ -289,8 +326,8 @@ static int find_level(const char *text, size_t len, const char *old, size_t olen
         bool at_ls = k == 0 || zf.s[k - 1] == '\n';
         if (level >= AGTI_MATCH_INDENT && at_ls)
             a = line_start_of(text, a);
-        bool ok = true;
-        if (level >= AGTI_MATCH_INDENT) {
+        bool ok = a >= from && place_ok(text, len, a, b, flags);
+        if (ok && level >= AGTI_MATCH_INDENT) {
             size_t np;
             ipair *p = collect_pairs(text, a, b, old, olen, at_ls, &np);
             if (p == NULL && np == 0 && olen > 0) {
@@ -301,16 +338,11 @@ static int find_level(const char *text, size_t len, const char *old, size_t olen
             ok = indent_consistent(p, np);
             free(p);
         }
-        if (ok) {
-            if (m->count < AGTI_MATCH_MAX_PLACES)
-                m->lines[m->count] = line_of(text, a);
-            if (m->count == 0) {
-                m->start = a;
-                m->end = b;
-            }
-            m->count++;
-        }
-        i = k + zo.n;
+        if (ok)
+            add_place(text, m, a, b);
+        /* Whole-line places may overlap (a block repeated twice in a row
+         * holds it three times); substrings are counted apart. */
+        i = (flags & AGTI_MATCH_LINES) ? k + 1 : k + zo.n;
     }
     norm_free(&zf);
     norm_free(&zo);
@@ -386,49 +418,57 @@ static void why_unicode(const char *text, const char *old, size_t olen, agti_mat
     snprintf(m->why, sizeof m->why, "matched after folding Unicode look-alikes");
 }
 
-int agti_match_find(const char *text, size_t len, const char *old, size_t olen, int max_level,
-                    agti_match *m)
+static void set_why(const char *text, size_t len, const char *old, size_t olen, agti_match *m)
+{
+    if (m->level == AGTI_MATCH_EOL)
+        why_eol(text, len, m);
+    else if (m->level == AGTI_MATCH_TRAILING)
+        snprintf(m->why, sizeof m->why, "matched after ignoring trailing white space");
+    else if (m->level == AGTI_MATCH_INDENT)
+        why_indent(text, len, old, olen, m);
+    else if (m->level == AGTI_MATCH_UNICODE)
+        why_unicode(text, old, olen, m);
+}
+
+int agti_match_find_at(const char *text, size_t len, size_t from, const char *old, size_t olen,
+                       int max_level, unsigned flags, agti_match *m)
 {
     memset(m, 0, sizeof *m);
+    if (from > len)
+        return AGT_OK;
     if (len > UINT32_MAX - 1 || olen > UINT32_MAX - 1)
         max_level = AGTI_MATCH_EXACT; /* the maps hold 32-bit offsets */
-    size_t i = 0;
+    size_t i = from;
     while (olen > 0 && i + olen <= len) {
         const char *hit = memmem(text + i, len - i, old, olen);
         if (hit == NULL)
             break;
         size_t at = (size_t)(hit - text);
-        if (m->count < AGTI_MATCH_MAX_PLACES)
-            m->lines[m->count] = line_of(text, at);
-        if (m->count == 0) {
-            m->start = at;
-            m->end = at + olen;
-        }
-        m->count++;
-        i = at + olen;
+        if (place_ok(text, len, at, at + olen, flags))
+            add_place(text, m, at, at + olen);
+        i = (flags & AGTI_MATCH_LINES) ? at + 1 : at + olen;
     }
     if (m->count > 0)
         return AGT_OK;
     for (int level = AGTI_MATCH_EOL; level <= max_level && level <= AGTI_MATCH_UNICODE; level++) {
-        int rc = find_level(text, len, old, olen, level, m);
+        int rc = find_level(text, len, from, old, olen, level, flags, m);
         if (rc != AGT_OK)
             return rc;
-        if (m->count > 1)
+        if (m->count > 1 && !(flags & AGTI_MATCH_LINES))
             return AGT_OK;
-        if (m->count == 1) {
-            if (level == AGTI_MATCH_EOL)
-                why_eol(text, len, m);
-            else if (level == AGTI_MATCH_TRAILING)
-                snprintf(m->why, sizeof m->why, "matched after ignoring trailing white space");
-            else if (level == AGTI_MATCH_INDENT)
-                why_indent(text, len, old, olen, m);
-            else
-                why_unicode(text, old, olen, m);
+        if (m->count >= 1) {
+            set_why(text, len, old, olen, m);
             return AGT_OK;
         }
     }
     memset(m, 0, sizeof *m);
     return AGT_OK;
+}
+
+int agti_match_find(const char *text, size_t len, const char *old, size_t olen, int max_level,
+                    agti_match *m)
+{
+    return agti_match_find_at(text, len, 0, old, olen, max_level, 0, m);
 }
 
 /* Whether the file indents with tabs (its first indented line does), and

@@ -41,6 +41,20 @@ typedef struct agti_match {
 int agti_match_find(const char *text, size_t len, const char *old, size_t olen, int max_level,
                     agti_match *m);
 
+/* Flags of agti_match_find_at. */
+#define AGTI_MATCH_LINES                                                                           \
+    1u                       /* a place starts at a line start (old holds whole lines, each        \
+                                ending in "\n"); overlapping places are counted apart */
+#define AGTI_MATCH_AT_END 2u /* a place ends at the end of the text */
+
+/* agti_match_find over text[from..len) (from: a line start with
+ * AGTI_MATCH_LINES), places restricted by flags (AGTI_MATCH_*); line
+ * numbers count from the start of text. With AGTI_MATCH_LINES the first
+ * place and m->why are set whatever the count (the caller may take the
+ * first of several). AGT_OK or AGT_ENOMEM. */
+int agti_match_find_at(const char *text, size_t len, size_t from, const char *old, size_t olen,
+                       int max_level, unsigned flags, agti_match *m);
+
 /* The text that replaces m's span (count == 1, level > 0) for new[0..nlen)
  * given as the replacement of old: every line break gets the ending of the
  * matched line at the same position (the last one, or the file's most

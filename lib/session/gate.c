@@ -121,7 +121,8 @@ int agti_gate_need_ask(agt_session *s, agt_call *call, agti_verdict *v, bool *as
         escape = NULL;
     } else if (mode == AGT_MODE_YOLO || mode == AGT_MODE_AUTO) {
         return AGT_OK;
-    } else if (s->mode == AGT_MODE_PLAN && kind != AGT_RULE_ASK && agti_plan_file_tool(tool)) {
+    } else if (s->mode == AGT_MODE_PLAN && kind != AGT_RULE_ASK &&
+               (agti_plan_file_tool(tool) || strcmp(tool, "apply_patch") == 0)) {
         return AGT_OK; /* the plan check let it through: it is the plan file */
     } else if (v->closed != NULL) {
         *ask = true;

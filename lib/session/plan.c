@@ -16,6 +16,7 @@
 
 #include "core/core.h"
 #include "fs/fs.h"
+#include "patch/codex.h"
 #include "policy.h"
 #include "session_internal.h"
 
@@ -337,6 +338,49 @@ int agti_plan_check(agt_session *s, agt_call *call, agt_result **out)
                         "plan there, then call ExitPlanMode to ask the user to approve it.",
                         tool, plan ? plan : "(call EnterPlanMode first)", path ? path : "");
         return refuse_fmt(call, AGT_EDENIED, out, &b);
+    }
+    if (strcmp(tool, "apply_patch") == 0) {
+        /* every path of the patch must be the plan file (an unreadable
+         * patch is refused by the tool without writing anything) */
+        json_t *jin = json_object_get(agti_call_args_json(call), "input");
+        agti_patch *p = NULL;
+        agti_buf err = AGTI_BUF_INIT;
+        int rc = json_is_string(jin)
+                     ? agti_patch_parse(json_string_value(jin), json_string_length(jin), &p, &err)
+                     : AGT_EINVAL;
+        agti_buf_free(&err);
+        if (rc == AGT_ENOMEM)
+            return rc;
+        const char *planf = s->policy->plan_file;
+        const char *bad = NULL;
+        for (size_t i = 0; p != NULL && i < p->nops && bad == NULL; i++) {
+            for (int k = 0; k < 2 && bad == NULL; k++) {
+                const char *path = k == 0 ? p->ops[i].path : p->ops[i].move_to;
+                if (path == NULL)
+                    continue;
+                char *rel = NULL, *abs = NULL;
+                if (agti_policy_path(s->root, path, &rel, &abs) != AGT_OK) {
+                    agti_patch_free(p);
+                    return AGT_ENOMEM;
+                }
+                if (abs == NULL || planf == NULL || strcmp(abs, planf) != 0 ||
+                    p->ops[i].kind == AGTI_PATCH_DELETE || p->ops[i].move_to != NULL)
+                    bad = path;
+                free(rel);
+                free(abs);
+            }
+        }
+        if (bad != NULL)
+            agti_buf_printf(&b,
+                            "In plan mode apply_patch may only add or update the plan file %s, not "
+                            "change '%s'. Put your plan there, then call ExitPlanMode to ask the "
+                            "user to approve it.",
+                            planf ? planf : "(call EnterPlanMode first)", bad);
+        agti_patch_free(p);
+        if (bad != NULL)
+            return refuse_fmt(call, AGT_EDENIED, out, &b);
+        agti_buf_free(&b);
+        return AGT_OK;
     }
     /* The reference blocks these two only: CronCreate stays under the
      * permission rules (a reminder scheduled while planning changes no

@@ -6,6 +6,7 @@
 
 #include "core/core.h"
 #include "fs/fs.h"
+#include "patch/codex.h"
 #include "policy.h"
 #include "session_internal.h"
 
@@ -15,7 +16,7 @@ int agti_rule_subject(const char *tool)
         return AGTI_SUBJ_COMMAND;
     if (strcmp(tool, "Read") == 0 || strcmp(tool, "Write") == 0 || strcmp(tool, "Edit") == 0 ||
         strcmp(tool, "MultiEdit") == 0 || strcmp(tool, "NotebookEdit") == 0 ||
-        strcmp(tool, "ReadMediaFile") == 0)
+        strcmp(tool, "ReadMediaFile") == 0 || strcmp(tool, "apply_patch") == 0)
         return AGTI_SUBJ_PATH;
     if (strcmp(tool, "Grep") == 0 || strcmp(tool, "Glob") == 0 || strcmp(tool, "FetchURL") == 0)
         return AGTI_SUBJ_TEXT;
@@ -616,6 +617,84 @@ static void every_tool_rules(agti_ruleset *rs, agti_verdict *v)
 
 static int evaluate_own(agt_session *s, const char *tool, json_t *args, agti_verdict *v);
 
+/* The strongest rule of apply_patch or Edit for one path of a patch
+ * (rel/abs NULL: name-only rules). */
+static const agti_rule *patch_path_rule(agti_ruleset *rs, const char *rel, const char *abs)
+{
+    static const char *const tools[] = {"apply_patch", "Edit"};
+    const agti_rule *best = NULL;
+    for (size_t t = 0; t < sizeof tools / sizeof tools[0]; t++) {
+        const agti_rule *hit = NULL;
+        agti_ruleset_match(rs, tools[t], AGTI_SUBJ_PATH, rel, abs, &hit);
+        if (hit != NULL && (best == NULL || hit->kind > best->kind))
+            best = hit;
+    }
+    return best;
+}
+
+/* apply_patch: every path of the patch (Move to targets included) is
+ * judged by the rules of apply_patch and of Edit, as Edit judges its path:
+ * deny when one path is denied, ask when one asks, allow when every path
+ * is allowed. A patch that cannot be read meets the name-only rules (the
+ * tool refuses it without writing). */
+static int patch_evaluate(agt_session *s, json_t *args, agti_verdict *v)
+{
+    agti_ruleset *rs = &s->policy->rules;
+    if (!agti_ruleset_has_tool(rs, "apply_patch") && !agti_ruleset_has_tool(rs, "Edit"))
+        return AGT_OK;
+    json_t *jin = json_object_get(args, "input");
+    agti_patch *p = NULL;
+    if (json_is_string(jin)) {
+        agti_buf err = AGTI_BUF_INIT;
+        int rc = agti_patch_parse(json_string_value(jin), json_string_length(jin), &p, &err);
+        agti_buf_free(&err);
+        if (rc == AGT_ENOMEM)
+            return rc;
+    }
+    const agti_rule *deny = NULL, *ask = NULL, *allow = NULL;
+    bool every = true;
+    size_t npaths = 0;
+    for (size_t i = 0; p != NULL && i < p->nops; i++) {
+        for (int k = 0; k < 2; k++) {
+            const char *path = k == 0 ? p->ops[i].path : p->ops[i].move_to;
+            if (path == NULL)
+                continue;
+            char *rel, *abs;
+            if (agti_policy_path(s->root, path, &rel, &abs) != AGT_OK) {
+                agti_patch_free(p);
+                return AGT_ENOMEM;
+            }
+            const agti_rule *r = patch_path_rule(rs, rel, abs);
+            free(rel);
+            free(abs);
+            npaths++;
+            if (r == NULL)
+                every = false;
+            else if (r->kind == AGT_RULE_DENY && deny == NULL)
+                deny = r;
+            else if (r->kind == AGT_RULE_ASK && ask == NULL)
+                ask = r;
+            else if (r->kind == AGT_RULE_ALLOW)
+                allow = r;
+        }
+    }
+    agti_patch_free(p);
+    if (npaths == 0) {
+        const agti_rule *r = patch_path_rule(rs, NULL, NULL);
+        if (r != NULL && r->kind == AGT_RULE_ALLOW)
+            allow = r;
+        else if (r != NULL && r->kind == AGT_RULE_DENY)
+            deny = r;
+        else if (r != NULL)
+            ask = r;
+        every = r != NULL;
+    }
+    v->rule = deny ? deny : ask ? ask : every ? allow : NULL;
+    if (v->rule != NULL)
+        v->kind = v->rule->kind;
+    return AGT_OK;
+}
+
 int agti_policy_evaluate(agt_session *s, const char *tool, json_t *args, agti_verdict *v)
 {
     int rc = evaluate_own(s, tool, args, v);
@@ -632,6 +711,8 @@ static int evaluate_own(agt_session *s, const char *tool, json_t *args, agti_ver
     const char *text = arg ? json_string_value(json_object_get(args, arg)) : NULL;
     memset(v, 0, sizeof *v);
     v->kind = -1;
+    if (strcmp(tool, "apply_patch") == 0)
+        return patch_evaluate(s, args, v);
     if (subject == AGTI_SUBJ_PATH && text != NULL) {
         /* resolving the path costs a stat per component: only when a rule
          * for this tool could use it */

@@ -21,6 +21,7 @@ const agti_builtin_provider agti_builtin_providers[] = {
     {"Edit", agti_tool_edit},
     {"MultiEdit", agti_tool_multiedit},
     {"NotebookEdit", agti_tool_notebook_edit},
+    {"apply_patch", agti_tool_apply_patch},
     {"Glob", agti_tool_glob},
     {"Grep", agti_tool_grep},
     {"ReadMediaFile", agti_tool_read_media},

@@ -33,6 +33,7 @@ int agti_tool_write(agt_call *call, void *payload);
 int agti_tool_edit(agt_call *call, void *payload);
 int agti_tool_multiedit(agt_call *call, void *payload);
 int agti_tool_notebook_edit(agt_call *call, void *payload);
+int agti_tool_apply_patch(agt_call *call, void *payload);
 int agti_tool_glob(agt_call *call, void *payload);
 int agti_tool_grep(agt_call *call, void *payload);
 int agti_tool_read_media(agt_call *call, void *payload);

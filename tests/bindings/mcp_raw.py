@@ -208,8 +208,9 @@ def main():
         left = ["CronCreate", "CronList", "CronDelete", "EnterPlanMode", "ExitPlanMode"]
         check([x for x in left if x in tools] == [], "cron and plan-mode tools are left out",
               sorted(tools))
-        check(sorted(tools) == ["Bash", "Edit", "FetchURL", "Glob", "Grep", "MultiEdit", "NotebookEdit", "Read", "ReadMediaFile",
-                                "TaskList", "TaskOutput", "TaskStop", "TodoList", "Write"],
+        check(sorted(tools) == ["Bash", "Edit", "FetchURL", "Glob", "Grep", "MultiEdit", "NotebookEdit", "Read",
+                                "ReadMediaFile", "TaskList", "TaskOutput", "TaskStop", "TodoList", "Write",
+                                "apply_patch"],
               "the chat set's other offered tools are there", sorted(tools))
         r = s.ask(req(2, "tools/call", {"name": "CronCreate", "arguments": {}}))
         check(err_code(r) == (2, -32602) and "not offered over MCP" in r["error"]["message"],

@@ -78,6 +78,14 @@ __attribute__((unused)) static int tu_mkdir(const char *root, const char *rel)
     return mkdir(p, 0755) == 0 || errno == EEXIST ? 0 : -1;
 }
 
+/* root/rel in a static buffer (one at a time). */
+__attribute__((unused)) static const char *tu_path(const char *root, const char *rel)
+{
+    static char p[4096];
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    return p;
+}
+
 /* Reads a whole file; NULL when missing. */
 __attribute__((unused)) static char *tu_read(const char *path, size_t *len)
 {

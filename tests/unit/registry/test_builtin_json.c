@@ -18,11 +18,15 @@
 static const char *const review_names[] = {"task_done",      "code_comment", "file_read",
                                            "file_read_diff", "file_find",    "code_search"};
 
-static const char *const chat_names[] = {
-    "Read",         "Write",         "Edit",     "MultiEdit",  "NotebookEdit",    "Grep",
-    "Glob",         "ReadMediaFile", "Bash",     "WebSearch",  "FetchURL",        "EnterPlanMode",
-    "ExitPlanMode", "TodoList",      "Agent",    "AgentSwarm", "AskUserQuestion", "Skill",
-    "TaskList",     "TaskOutput",    "TaskStop", "CronCreate", "CronList",        "CronDelete"};
+static const char *const chat_names[] = {"Read",          "Write",        "Edit",
+                                         "MultiEdit",     "NotebookEdit", "apply_patch",
+                                         "Grep",          "Glob",         "ReadMediaFile",
+                                         "Bash",          "WebSearch",    "FetchURL",
+                                         "EnterPlanMode", "ExitPlanMode", "TodoList",
+                                         "Agent",         "AgentSwarm",   "AskUserQuestion",
+                                         "Skill",         "TaskList",     "TaskOutput",
+                                         "TaskStop",      "CronCreate",   "CronList",
+                                         "CronDelete"};
 
 /* Phases and access classes: TOOLS.md "Review set" table (plan/main) and
  * "Approval" (read runs without asking; write, execute, network, host ask). */
@@ -34,35 +38,21 @@ struct meta {
 };
 
 static const struct meta metas[] = {
-    {"task_done", 0, 1, "read"},
-    {"code_comment", 0, 1, "read"},
-    {"file_read", 0, 1, "read"},
-    {"file_read_diff", 1, 1, "read"},
-    {"file_find", 1, 1, "read"},
-    {"code_search", 1, 1, "read"},
-    {"Read", 1, 1, "read"},
-    {"Write", 1, 1, "write"},
-    {"Edit", 1, 1, "write"},
-    {"MultiEdit", 1, 1, "write"},
-    {"NotebookEdit", 1, 1, "write"},
-    {"Grep", 1, 1, "read"},
-    {"Glob", 1, 1, "read"},
-    {"ReadMediaFile", 1, 1, "read"},
-    {"Bash", 1, 1, "execute"},
-    {"WebSearch", 1, 1, "network"},
-    {"FetchURL", 1, 1, "network"},
-    {"EnterPlanMode", 1, 1, "read"},
-    {"ExitPlanMode", 1, 1, "host"},
-    {"TodoList", 1, 1, "read"},
-    {"Agent", 1, 1, "host"},
-    {"AgentSwarm", 1, 1, "host"},
-    {"AskUserQuestion", 1, 1, "host"},
-    {"Skill", 1, 1, "host"},
-    {"TaskList", 1, 1, "read"},
-    {"TaskOutput", 1, 1, "read"},
-    {"TaskStop", 1, 1, "execute"},
-    {"CronCreate", 1, 1, "write"},
-    {"CronList", 1, 1, "read"},
+    {"task_done", 0, 1, "read"},     {"code_comment", 0, 1, "read"},
+    {"file_read", 0, 1, "read"},     {"file_read_diff", 1, 1, "read"},
+    {"file_find", 1, 1, "read"},     {"code_search", 1, 1, "read"},
+    {"Read", 1, 1, "read"},          {"Write", 1, 1, "write"},
+    {"Edit", 1, 1, "write"},         {"MultiEdit", 1, 1, "write"},
+    {"NotebookEdit", 1, 1, "write"}, {"apply_patch", 1, 1, "write"},
+    {"Grep", 1, 1, "read"},          {"Glob", 1, 1, "read"},
+    {"ReadMediaFile", 1, 1, "read"}, {"Bash", 1, 1, "execute"},
+    {"WebSearch", 1, 1, "network"},  {"FetchURL", 1, 1, "network"},
+    {"EnterPlanMode", 1, 1, "read"}, {"ExitPlanMode", 1, 1, "host"},
+    {"TodoList", 1, 1, "read"},      {"Agent", 1, 1, "host"},
+    {"AgentSwarm", 1, 1, "host"},    {"AskUserQuestion", 1, 1, "host"},
+    {"Skill", 1, 1, "host"},         {"TaskList", 1, 1, "read"},
+    {"TaskOutput", 1, 1, "read"},    {"TaskStop", 1, 1, "execute"},
+    {"CronCreate", 1, 1, "write"},   {"CronList", 1, 1, "read"},
     {"CronDelete", 1, 1, "write"},
 };
 
@@ -78,6 +68,10 @@ struct expect {
 static const struct expect expects[] = {
     /* review set */
     {"task_done", "/properties/state/enum", "[\"DONE\",\"FAILED\"]"},
+    /* apply_patch: one string argument "input", as the Codex function tool */
+    {"apply_patch", "/required", "[\"input\"]"},
+    {"apply_patch", "/properties/input/type", "\"string\""},
+    {"apply_patch", "/additionalProperties", "false"},
     {"task_done", "/properties/state/default", "\"DONE\""},
     {"code_comment", "/required", "[\"comments\"]"},
     {"code_comment", "/properties/comments/minItems", "1"},

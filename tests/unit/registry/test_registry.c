@@ -40,9 +40,9 @@ static void test_builtin_sets(void)
     T_CHECK(same, "review tools in catalogue order");
     T_CHECK(agt_registry_name_at(reg, 6) == NULL, "name_at past the end is NULL");
     T_EQ_INT(agt_registry_load_builtin(reg, "chat"), AGT_OK, "chat set loads beside it");
-    T_EQ_INT(agt_registry_count(reg), 30, "6 + 24 tools");
+    T_EQ_INT(agt_registry_count(reg), 31, "6 + 25 tools");
     T_EQ_INT(agt_registry_load_builtin(reg, "chat"), AGT_OK, "loading twice replaces");
-    T_EQ_INT(agt_registry_count(reg), 30, "still 30 tools");
+    T_EQ_INT(agt_registry_count(reg), 31, "still 31 tools");
     T_EQ_INT(agt_registry_load_builtin(reg, "vim"), AGT_ENOTFOUND, "unknown set");
     T_CHECK(strstr(agt_error_message(), "'vim'") != NULL, "message names the set");
 

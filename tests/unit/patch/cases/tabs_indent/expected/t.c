@@ -1,0 +1,7 @@
+int f(void)
+{
+	if (x) {
+		log();
+		return 2;
+	}
+}

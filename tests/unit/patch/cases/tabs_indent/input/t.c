@@ -1,0 +1,6 @@
+int f(void)
+{
+	if (x) {
+		return 1;
+	}
+}
