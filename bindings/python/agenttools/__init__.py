@@ -1365,11 +1365,12 @@ class Session(_Handle):
             self._cbs.pop("tool_output", None)
             return
         guard = self._guard
+        cb: Callable[[str, str, Optional[bytes]], Any] = fn
 
-        def trampoline(call_id, tool, data, n, _payload):
+        def trampoline(call_id: Any, tool: Any, data: Any, n: int, _payload: Any) -> int:
             try:
                 chunk = ctypes.string_at(data, n) if data is not None else None
-                return 1 if fn(_s(call_id), _s(tool), chunk) else 0
+                return 1 if cb(_s(call_id) or "", _s(tool) or "", chunk) else 0
             except BaseException as e:
                 guard.keep(e)
                 return 1
