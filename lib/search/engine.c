@@ -111,6 +111,44 @@ static int compile_regex(agti_searcher *s)
             (void)pcre2_jit_compile(s->code_ascii, PCRE2_JIT_COMPLETE);
     }
     set_prefilter(s);
+    agti_req rq;
+    rq.n = 0;
+    if (s->o.literal && !s->o.multiline && !s->o.no_line_prefilter) {
+        /* A fixed string here is caseless with k, s or non-ASCII letters:
+         * its longest run without them is required. */
+        size_t best = 0, bl = 0;
+        for (size_t i = 0, st = 0; i <= s->plen; i++) {
+            unsigned char c = i < s->plen ? (unsigned char)s->pattern[i] : 0;
+            bool ok = i < s->plen && c < 0x80 && (c | 0x20u) != 'k' && (c | 0x20u) != 's';
+            if (!ok) {
+                if (i - st > bl) {
+                    best = st;
+                    bl = i - st;
+                }
+                st = i + 1;
+            }
+        }
+        if (bl > AGTI_REQ_LEN)
+            bl = AGTI_REQ_LEN;
+        if (bl > 0) {
+            rq.n = 1;
+            rq.len[0] = (unsigned char)bl;
+            memcpy(rq.s[0], s->pattern + best, bl);
+        }
+    } else if (!s->o.multiline && !s->o.no_line_prefilter) {
+        agti_regex_required(s->pattern, s->plen, s->o.case_insensitive, &rq);
+    }
+    if (rq.n > 0) {
+        bool usable = true;
+        for (size_t i = 0; i < rq.n; i++)
+            usable = usable && rq.len[i] >= 2; /* one byte: PCRE2's own start scan is as good */
+        for (size_t i = 0; usable && i < rq.n; i++) {
+            int rc = agti_lit_init(&s->reqlit[i], rq.s[i], rq.len[i], s->o.case_insensitive);
+            if (rc != AGT_OK)
+                return rc;
+            s->nreqlit = i + 1;
+        }
+    }
     return AGT_OK;
 }
 
@@ -252,9 +290,13 @@ int agti_searcher_new(agti_searcher **out, const agti_search_opts *opts)
         s->o.depth_limit = AGTI_SEARCH_DEFAULT_DEPTH_LIMIT;
     bool literal = opts->literal || is_plain_literal(s->pattern, plen);
     int rc;
+    /* The ASCII-caseless finder is exact only without k and s: PCRE2 (and
+     * ripgrep) also match U+212A KELVIN SIGN for k and U+017F LONG S for s. */
     bool ascii = true;
-    for (size_t i = 0; i < plen; i++)
-        ascii = ascii && (unsigned char)s->pattern[i] < 0x80;
+    for (size_t i = 0; i < plen; i++) {
+        unsigned char c = (unsigned char)s->pattern[i];
+        ascii = ascii && c < 0x80 && (c | 0x20u) != 'k' && (c | 0x20u) != 's';
+    }
     if (literal && (!opts->case_insensitive || ascii)) {
         s->use_lit = true;
         rc = agti_lit_init(&s->lit, s->pattern, plen, opts->case_insensitive);
@@ -282,6 +324,8 @@ void agti_searcher_free(agti_searcher *s)
     pcre2_code_free(s->code_ascii);
     free(s->glob_base);
     agti_lit_fini(&s->lit);
+    for (size_t i = 0; i < s->nreqlit; i++)
+        agti_lit_fini(&s->reqlit[i]);
     for (size_t i = 0; i < s->ninc; i++)
         agti_glob_free(s->inc[i]);
     for (size_t i = 0; i < s->nexc; i++)
@@ -597,20 +641,62 @@ static bool out_of_time(agti_sworker *w)
     return w->timed_out;
 }
 
-/* Line mode: a line matches when the pattern matches within it. */
+/* The first hit at or after pos of any of the required literals, or len.
+ * next[i] caches literal i's first hit at or after some earlier pos
+ * (SIZE_MAX: not looked for yet; len: none further). */
+static size_t next_required(const agti_searcher *s, const char *d, size_t len, size_t pos,
+                            size_t *next)
+{
+    size_t best = len;
+    for (size_t i = 0; i < s->nreqlit; i++) {
+        if (next[i] == SIZE_MAX || (next[i] < pos && next[i] < len)) {
+            const char *h = agti_lit_find(&s->reqlit[i], d + pos, len - pos);
+            next[i] = h ? (size_t)(h - d) : len;
+        }
+        if (next[i] < best)
+            best = next[i];
+    }
+    return best;
+}
+
+/* Line mode: a line matches when the pattern matches within it. With
+ * required literals, the regex runs only on each line that holds one, with
+ * the subject ending at the line's end: for the patterns the extractor
+ * accepts (no lookaround, no \z) a match within a line is the same either
+ * way, and a line without a required literal has none. */
 static int search_lines(collector *c, agti_sworker *w, int mode, size_t cap)
 {
     const char *d = c->d;
     size_t len = c->len, pos = 0, count = 0;
+    size_t next[AGTI_REQ_MAX];
+    for (size_t i = 0; i < AGTI_REQ_MAX; i++)
+        next[i] = SIZE_MAX;
     while (pos < len) {
         size_t ms, me;
-        int r = find(c->s, w, d, len, pos, &ms, &me);
+        int r;
+        size_t ls, le;
+        if (c->s->nreqlit > 0) {
+            size_t h = next_required(c->s, d, len, pos, next);
+            if (h >= len)
+                break;
+            ls = line_start(d, pos, h);
+            le = line_end(d, len, h);
+            r = find(c->s, w, d, le, ls, &ms, &me);
+            if (r < 0)
+                return limit_error(r);
+            if (r == 0) {
+                pos = le + 1;
+                continue;
+            }
+            goto matched;
+        }
+        r = find(c->s, w, d, len, pos, &ms, &me);
         if (r < 0)
             return limit_error(r);
         if (r == 0 || (ms == len && d[len - 1] == '\n'))
             break;
-        size_t ls = line_start(d, pos, ms);
-        size_t le = line_end(d, len, ms);
+        ls = line_start(d, pos, ms);
+        le = line_end(d, len, ms);
         if (me > le) {
             /* The match crossed the line end: does the line match alone? */
             r = find(c->s, w, d, le, ls, &ms, &me);
@@ -621,6 +707,7 @@ static int search_lines(collector *c, agti_sworker *w, int mode, size_t cap)
                 continue;
             }
         }
+    matched:
         if (cap && count == cap) {
             c->f->truncated = true;
             break;
