@@ -350,5 +350,5 @@ bool agti_regex_required(const char *pattern, size_t n, bool icase, agti_req *ou
         out->n = 0;
         return false;
     }
-    return out->n > 0;
+    return true;
 }

@@ -33,8 +33,10 @@ typedef struct agti_req {
 
 /* Fills *out for the PCRE2 pattern p[0..n) compiled with PCRE2_UTF |
  * PCRE2_MULTILINE (and PCRE2_CASELESS when icase), without DOTALL or
- * EXTENDED. Returns false (out->n == 0) when the pattern has no required
- * literal or uses syntax the extractor does not know. */
+ * EXTENDED (out->n == 0: no required literal). Returns false (and
+ * out->n == 0) when the pattern uses syntax the extractor does not know;
+ * true means whether a line matches depends on that line alone (no
+ * lookaround, \z, \G...), so a subject may end at any line end. */
 bool agti_regex_required(const char *p, size_t n, bool icase, agti_req *out);
 
 struct agti_searcher {
@@ -52,6 +54,8 @@ struct agti_searcher {
      * one of these (agti_regex_required); 0: none. */
     agti_lit reqlit[AGTI_REQ_MAX];
     size_t nreqlit;
+    bool line_local;      /* agti_regex_required knew the pattern (or use_lit): lines can be
+                             searched in windows that end at a line end */
     unsigned char req[2]; /* prefilter: a file without any of these bytes cannot match */
     int nreq;
     size_t max_line;
@@ -74,6 +78,8 @@ typedef struct agti_sworker {
     const pcre2_code *code; /* for the current file: the searcher's code or code_ascii */
     char *buf;              /* reused read buffer */
     size_t cap;
+    bool mapped;         /* the data searched is a private read-only file mapping: pages done
+                            with may be dropped (MADV_DONTNEED) and read again from the file */
     int64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none */
     bool timed_out;
 } agti_sworker;

@@ -987,6 +987,81 @@ static void test_prefilter_rg(void)
     free(r);
 }
 
+/* A file big enough to be mapped and searched window by window (pages
+ * dropped behind): the same lines as rg's rules give, with matches next to
+ * window ends (128 KiB of 19-byte lines: line 6899 holds the first end),
+ * context across them, and a NUL byte far in. Expected output built here
+ * from the file's construction. */
+static bool big_is_match(int i)
+{
+    return i == 1 || (i >= 6897 && i <= 6901) || i == 13797 || i == 20000 || i == 40000;
+}
+
+static void test_big_windows(void)
+{
+    char *r = mktree();
+    agti_buf d = AGTI_BUF_INIT;
+    for (int i = 1; i <= 40000; i++)
+        agti_buf_printf(&d, big_is_match(i) ? "%06d needle7 here\n" : "%06d filler text\n", i);
+    put(r, "big.txt", d.ptr, d.len);
+    T_EQ_INT(d.len, 40000 * 19 + 9, "big.txt: 40000 lines of 19 bytes but 9 of 20");
+    agti_buf want = AGTI_BUF_INIT, wantctx = AGTI_BUF_INIT;
+    int nmatch = 0, last_shown = 0;
+    for (int i = 1; i <= 40000; i++) {
+        if (big_is_match(i)) {
+            agti_buf_printf(&want, "big.txt:%d:%06d needle7 here\n", i, i);
+            nmatch++;
+        }
+        bool near =
+            big_is_match(i) || (i > 1 && big_is_match(i - 1)) || (i < 40000 && big_is_match(i + 1));
+        if (!near)
+            continue;
+        if (wantctx.len > 0 && last_shown != i - 1)
+            agti_buf_puts(&wantctx, "--\n");
+        last_shown = i;
+        if (big_is_match(i))
+            agti_buf_printf(&wantctx, "big.txt:%d:%06d needle7 here\n", i, i);
+        else
+            agti_buf_printf(&wantctx, "big.txt-%d-%06d filler text\n", i, i);
+    }
+    char cnt[64];
+    snprintf(cnt, sizeof cnt, "big.txt:%d\n", nmatch);
+    const char *pats[] = {"needle7", "needle\\d here", "ne+dle7", "(?=needle)needle7",
+                          "needle7|nomatch"};
+    for (size_t k = 0; k < sizeof pats / sizeof pats[0]; k++) {
+        agti_search_opts o = opts(pats[k]);
+        check(r, &o, want.ptr, pats[k]);
+        o.mode = AGTI_SEARCH_COUNT;
+        check(r, &o, cnt, pats[k]);
+        o.mode = AGTI_SEARCH_FILES;
+        check(r, &o, "big.txt\n", pats[k]);
+        o = opts(pats[k]);
+        o.before = 1;
+        o.after = 1;
+        check(r, &o, wantctx.ptr, pats[k]);
+    }
+    /* a NUL on line 30000: only the lines before it are searched */
+    d.ptr[29999 * 19 + 8 + 5] = '\0'; /* 8 longer lines before it */
+    put(r, "big.txt", d.ptr, d.len);
+    agti_buf_truncate(&want, 0);
+    for (int i = 1; i < 30000; i++)
+        if (big_is_match(i))
+            agti_buf_printf(&want, "big.txt:%d:%06d needle7 here\n", i, i);
+    agti_search_opts o = opts("needle\\d here");
+    agti_search_result res;
+    char *got = run(r, &o, &res);
+    T_EQ_STR(got, want.ptr, "big file with a NUL on line 30000: the matches before it");
+    T_EQ_INT(res.nfiles == 1 ? res.files[0].binary_from_line : 0, 30000,
+             "binary data from line 30000");
+    agti_search_result_clear(&res);
+    free(got);
+    agti_buf_free(&d);
+    agti_buf_free(&want);
+    agti_buf_free(&wantctx);
+    rmtree(r);
+    free(r);
+}
+
 /* A glob naming the searched folder (glob_base) stopped applying once
  * glob_base/relpath passed 4096 bytes (a fixed buffer): such a file was
  * silently not selected by an include glob, and not excluded by "!...". */
@@ -1022,6 +1097,7 @@ int main(void)
     test_required_sets();
     test_prefilter_same();
     test_prefilter_rg();
+    test_big_windows();
     char *r = mktree();
     make_tree_a(r);
     test_basic(r);
