@@ -69,6 +69,26 @@ static int set_result_text(agt_call *call, const char *text, bool is_error)
     return AGT_OK;
 }
 
+int agti_call_take_text(agt_call *call, agti_buf *b)
+{
+    if (b->oom) {
+        agti_buf_free(b);
+        return agti_oom();
+    }
+    const char *text = agti_buf_cstr(b);
+    if (b->oom || !agti_utf8_valid(text, b->len) || memchr(text, '\0', b->len) != NULL) {
+        int rc = b->oom ? agti_oom() : set_result_text(call, text, false);
+        agti_buf_free(b);
+        return rc;
+    }
+    agti_buf_free(&call->text);
+    call->text = *b;
+    *b = (agti_buf)AGTI_BUF_INIT;
+    call->text_set = true;
+    call->is_error = false;
+    return AGT_OK;
+}
+
 int agt_call_set_text(agt_call *call, const char *text)
 {
     return set_result_text(call, text, false);

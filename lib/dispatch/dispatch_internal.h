@@ -91,6 +91,12 @@ json_t *agti_call_args_json(const agt_call *call);
  * also on failure. AGT_OK, or AGT_ENOMEM with the call unchanged. */
 int agti_call_replace_args(agt_call *call, json_t *args);
 
+/* agt_call_set_text with the text in *b, which is taken (left empty): a
+ * large result (a Grep of megabytes) is not copied. Text that is not valid
+ * UTF-8 is sanitized as agt_call_set_text does. AGT_OK or AGT_ENOMEM (also
+ * when b ran out of memory). */
+int agti_call_take_text(agt_call *call, agti_buf *b);
+
 /* ---- split dispatch: concurrent read-only calls (issue #7) ----
  * agti_dispatch = agti_dispatch_prepare + agti_dispatch_execute. Prepare
  * (look-up, arguments, checks, the gate with approval and pre-hook) runs on

@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -111,6 +112,47 @@ static int compile_regex(agti_searcher *s)
             (void)pcre2_jit_compile(s->code_ascii, PCRE2_JIT_COMPLETE);
     }
     set_prefilter(s);
+    agti_req rq;
+    rq.n = 0;
+    if (s->o.literal && !s->o.multiline && !s->o.no_line_prefilter) {
+        /* A fixed string here is caseless with k, s or non-ASCII letters:
+         * its longest run without them is required. */
+        size_t best = 0, bl = 0;
+        for (size_t i = 0, st = 0; i <= s->plen; i++) {
+            unsigned char c = i < s->plen ? (unsigned char)s->pattern[i] : 0;
+            bool ok = i < s->plen && c < 0x80 && (c | 0x20u) != 'k' && (c | 0x20u) != 's';
+            if (!ok) {
+                if (i - st > bl) {
+                    best = st;
+                    bl = i - st;
+                }
+                st = i + 1;
+            }
+        }
+        if (bl > AGTI_REQ_LEN)
+            bl = AGTI_REQ_LEN;
+        if (bl > 0) {
+            rq.n = 1;
+            rq.len[0] = (unsigned char)bl;
+            memcpy(rq.s[0], s->pattern + best, bl);
+        }
+        s->line_local = true;
+    } else if (!s->o.multiline) {
+        s->line_local = agti_regex_required(s->pattern, s->plen, s->o.case_insensitive, &rq);
+        if (s->o.no_line_prefilter)
+            rq.n = 0;
+    }
+    if (rq.n > 0) {
+        bool usable = true;
+        for (size_t i = 0; i < rq.n; i++)
+            usable = usable && rq.len[i] >= 2; /* one byte: PCRE2's own start scan is as good */
+        for (size_t i = 0; usable && i < rq.n; i++) {
+            int rc = agti_lit_init(&s->reqlit[i], rq.s[i], rq.len[i], s->o.case_insensitive);
+            if (rc != AGT_OK)
+                return rc;
+            s->nreqlit = i + 1;
+        }
+    }
     return AGT_OK;
 }
 
@@ -252,11 +294,16 @@ int agti_searcher_new(agti_searcher **out, const agti_search_opts *opts)
         s->o.depth_limit = AGTI_SEARCH_DEFAULT_DEPTH_LIMIT;
     bool literal = opts->literal || is_plain_literal(s->pattern, plen);
     int rc;
+    /* The ASCII-caseless finder is exact only without k and s: PCRE2 (and
+     * ripgrep) also match U+212A KELVIN SIGN for k and U+017F LONG S for s. */
     bool ascii = true;
-    for (size_t i = 0; i < plen; i++)
-        ascii = ascii && (unsigned char)s->pattern[i] < 0x80;
+    for (size_t i = 0; i < plen; i++) {
+        unsigned char c = (unsigned char)s->pattern[i];
+        ascii = ascii && c < 0x80 && (c | 0x20u) != 'k' && (c | 0x20u) != 's';
+    }
     if (literal && (!opts->case_insensitive || ascii)) {
         s->use_lit = true;
+        s->line_local = true;
         rc = agti_lit_init(&s->lit, s->pattern, plen, opts->case_insensitive);
     } else
         rc = compile_regex(s);
@@ -282,6 +329,8 @@ void agti_searcher_free(agti_searcher *s)
     pcre2_code_free(s->code_ascii);
     free(s->glob_base);
     agti_lit_fini(&s->lit);
+    for (size_t i = 0; i < s->nreqlit; i++)
+        agti_lit_fini(&s->reqlit[i]);
     for (size_t i = 0; i < s->ninc; i++)
         agti_glob_free(s->inc[i]);
     for (size_t i = 0; i < s->nexc; i++)
@@ -597,20 +646,112 @@ static bool out_of_time(agti_sworker *w)
     return w->timed_out;
 }
 
-/* Line mode: a line matches when the pattern matches within it. */
+/* A mapped file is scanned in windows of about this many bytes (ending at
+ * a line end); the pages of a window done with are dropped from the
+ * process (they stay in the page cache), so a big file adds about one
+ * window to the resident size instead of its size. */
+#define WINDOW ((size_t)128 << 10)
+
+/* Drops the whole pages of d[from..to) when d is mapped. */
+static void drop_pages(const agti_sworker *w, const char *d, size_t from, size_t to)
+{
+    static size_t page;
+    if (!w->mapped || to <= from)
+        return;
+    if (page == 0) {
+        long ps = sysconf(_SC_PAGESIZE);
+        page = ps > 0 ? (size_t)ps : 4096;
+    }
+    uintptr_t a = ((uintptr_t)(d + from) + page - 1) & ~(uintptr_t)(page - 1);
+    uintptr_t b = (uintptr_t)(d + to) & ~(uintptr_t)(page - 1);
+    if (b > a)
+        (void)madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
+/* Where the window from pos ends: the line end at or after pos + WINDOW, or len. */
+static size_t window_end(const char *d, size_t len, size_t pos)
+{
+    if (len - pos <= WINDOW)
+        return len;
+    const char *p = memchr(d + pos + WINDOW, '\n', len - pos - WINDOW);
+    return p ? (size_t)(p - d) : len;
+}
+
+/* The first hit at or after pos of any of the required literals, or len.
+ * next[i] caches literal i's first hit at or after some earlier pos
+ * (SIZE_MAX: not looked for yet; len: none further). */
+static size_t next_required(const agti_searcher *s, const char *d, size_t len, size_t pos,
+                            size_t *next)
+{
+    size_t best = len;
+    for (size_t i = 0; i < s->nreqlit; i++) {
+        if (next[i] == SIZE_MAX || (next[i] < pos && next[i] < len)) {
+            const char *h = agti_lit_find(&s->reqlit[i], d + pos, len - pos);
+            next[i] = h ? (size_t)(h - d) : len;
+        }
+        if (next[i] < best)
+            best = next[i];
+    }
+    return best;
+}
+
+/* Line mode: a line matches when the pattern matches within it. With
+ * required literals, the regex runs only on each line that holds one, with
+ * the subject ending at the line's end: for the patterns the extractor
+ * accepts (no lookaround, no \z) a match within a line is the same either
+ * way, and a line without a required literal has none. */
 static int search_lines(collector *c, agti_sworker *w, int mode, size_t cap)
 {
     const char *d = c->d;
     size_t len = c->len, pos = 0, count = 0;
+    size_t next[AGTI_REQ_MAX];
+    for (size_t i = 0; i < AGTI_REQ_MAX; i++)
+        next[i] = SIZE_MAX;
+    /* Mapped data goes window by window: the subject ends at lim. */
+    bool windowed = w->mapped && c->s->line_local && len > WINDOW;
+    size_t lim = windowed ? window_end(d, len, 0) : len, dropped = 0;
     while (pos < len) {
         size_t ms, me;
-        int r = find(c->s, w, d, len, pos, &ms, &me);
+        int r;
+        size_t ls, le;
+        if (pos > lim) {
+            /* past the window: line numbers counted through it, its pages dropped */
+            if (mode == AGTI_SEARCH_CONTENT)
+                line_no_at(c, pos);
+            drop_pages(w, d, dropped, pos);
+            dropped = pos;
+            lim = window_end(d, len, pos);
+        }
+        if (c->s->nreqlit > 0) {
+            size_t h = next_required(c->s, d, lim, pos, next);
+            if (h >= lim) {
+                if (lim >= len)
+                    break;
+                pos = lim + 1;
+                continue;
+            }
+            ls = line_start(d, pos, h);
+            le = line_end(d, len, h);
+            r = find(c->s, w, d, le, ls, &ms, &me);
+            if (r < 0)
+                return limit_error(r);
+            if (r == 0) {
+                pos = le + 1;
+                continue;
+            }
+            goto matched;
+        }
+        r = find(c->s, w, d, lim, pos, &ms, &me);
         if (r < 0)
             return limit_error(r);
+        if (r == 0 && lim < len) {
+            pos = lim + 1;
+            continue;
+        }
         if (r == 0 || (ms == len && d[len - 1] == '\n'))
             break;
-        size_t ls = line_start(d, pos, ms);
-        size_t le = line_end(d, len, ms);
+        ls = line_start(d, pos, ms);
+        le = line_end(d, len, ms);
         if (me > le) {
             /* The match crossed the line end: does the line match alone? */
             r = find(c->s, w, d, le, ls, &ms, &me);
@@ -621,6 +762,7 @@ static int search_lines(collector *c, agti_sworker *w, int mode, size_t cap)
                 continue;
             }
         }
+    matched:
         if (cap && count == cap) {
             c->f->truncated = true;
             break;
@@ -724,12 +866,46 @@ static bool all_ascii(const char *d, size_t len)
     return (acc & UINT64_C(0x8080808080808080)) == 0;
 }
 
-static bool prefilter_rejects(const agti_searcher *s, const char *d, size_t len)
+/* The checks over the whole data before the search, window by window
+ * (each dropped when mapped): the first NUL byte at or after from (NULL:
+ * none), and over d[0..len) (len cut before that NUL by the caller) whether
+ * a byte of the file prefilter is present and whether all bytes are ASCII. */
+static const char *find_nul(const agti_sworker *w, const char *d, size_t from, size_t len)
 {
-    for (int i = 0; i < s->nreq; i++)
-        if (memchr(d, s->req[i], len) != NULL)
+    for (size_t off = from; off < len; off += WINDOW) {
+        size_t n = len - off < WINDOW ? len - off : WINDOW;
+        const char *z = memchr(d + off, '\0', n);
+        if (z != NULL)
+            return z;
+        drop_pages(w, d, off, off + n);
+    }
+    return NULL;
+}
+
+static bool prefilter_rejects(const agti_searcher *s, const agti_sworker *w, const char *d,
+                              size_t len)
+{
+    if (s->nreq == 0)
+        return false;
+    for (size_t off = 0; off < len; off += WINDOW) {
+        size_t n = len - off < WINDOW ? len - off : WINDOW;
+        for (int i = 0; i < s->nreq; i++)
+            if (memchr(d + off, s->req[i], n) != NULL)
+                return false;
+        drop_pages(w, d, off, off + n);
+    }
+    return true;
+}
+
+static bool all_ascii_dropping(const agti_sworker *w, const char *d, size_t len)
+{
+    for (size_t off = 0; off < len; off += WINDOW) {
+        size_t n = len - off < WINDOW ? len - off : WINDOW;
+        if (!all_ascii(d + off, n))
             return false;
-    return s->nreq > 0;
+        drop_pages(w, d, off, off + n);
+    }
+    return true;
 }
 
 int agti_search_data(const agti_searcher *s, agti_sworker *w, const char *data, size_t len,
@@ -755,20 +931,23 @@ int agti_search_data(const agti_searcher *s, agti_sworker *w, const char *data, 
          * binary data): search the lines before it only, so no line of
          * binary data is printed; ripgrep likewise stops at the first NUL
          * it meets. */
-        const char *z = memchr(data + probe, '\0', len - probe);
+        const char *z = find_nul(w, data, probe, len);
         if (z != NULL) {
             const char *nl = memrchr(data, '\n', (size_t)(z - data));
             len = nl != NULL ? (size_t)(nl + 1 - data) : 0;
             nul_line = 1;
-            for (const char *q = data; (q = memchr(q, '\n', (size_t)(data + len - q))) != NULL; q++)
-                nul_line++;
+            for (size_t off = 0; off < len; off += WINDOW) {
+                size_t n = len - off < WINDOW ? len - off : WINDOW;
+                nul_line += count_nl(data + off, n);
+                drop_pages(w, data, off, off + n);
+            }
         }
     }
-    if (prefilter_rejects(s, data, len)) {
+    if (prefilter_rejects(s, w, data, len)) {
         *binary = nul_line > 0;
         return AGT_OK;
     }
-    w->code = s->code_ascii != NULL && all_ascii(data, len) ? s->code_ascii : s->code;
+    w->code = s->code_ascii != NULL && all_ascii_dropping(w, data, len) ? s->code_ascii : s->code;
     collector c;
     memset(&c, 0, sizeof c);
     c.s = s;

@@ -71,7 +71,9 @@ typedef struct agti_search_opts {
     size_t ntypes;
     const char *const *pathspecs; /* git pathspecs (code_search file_patterns) */
     size_t npathspecs;
-    unsigned threads; /* search workers; 0: number of online CPUs (max 8) */
+    unsigned threads;       /* search workers; 0: number of online CPUs (max 8) */
+    bool no_line_prefilter; /* run the regex over whole buffers, never only on the
+                               lines holding a required literal (tests compare both) */
     /* The policy of skip_sensitive (fs.h); NULL: the built-in one. */
     const struct agti_sensitive *sensitive;
 } agti_search_opts;

@@ -21,6 +21,24 @@ void agti_lit_fini(agti_lit *l);
 /* First occurrence in hay[0..len), or NULL. */
 const char *agti_lit_find(const agti_lit *l, const char *hay, size_t len);
 
+/* Required literals of a regex (required.c): every match contains at least
+ * one of s[0..n) (members cut to AGTI_REQ_LEN bytes). */
+#define AGTI_REQ_MAX 8
+#define AGTI_REQ_LEN 32
+typedef struct agti_req {
+    size_t n;
+    unsigned char len[AGTI_REQ_MAX];
+    char s[AGTI_REQ_MAX][AGTI_REQ_LEN];
+} agti_req;
+
+/* Fills *out for the PCRE2 pattern p[0..n) compiled with PCRE2_UTF |
+ * PCRE2_MULTILINE (and PCRE2_CASELESS when icase), without DOTALL or
+ * EXTENDED (out->n == 0: no required literal). Returns false (and
+ * out->n == 0) when the pattern uses syntax the extractor does not know;
+ * true means whether a line matches depends on that line alone (no
+ * lookaround, \z, \G...), so a subject may end at any line end. */
+bool agti_regex_required(const char *p, size_t n, bool icase, agti_req *out);
+
 struct agti_searcher {
     agti_search_opts o; /* copy; the pointer arrays are only read by agti_searcher_new */
     char *pattern;
@@ -32,7 +50,13 @@ struct agti_searcher {
     pcre2_code *code_ascii; /* the pattern without PCRE2_UCP (NULL when code has
                                none): the same matches on a file of ASCII bytes
                                only, and \w \d \s \b run faster without UCP */
-    unsigned char req[2];   /* prefilter: a file without any of these bytes cannot match */
+    /* Line prefilter (line mode only): a line can match only if it holds
+     * one of these (agti_regex_required); 0: none. */
+    agti_lit reqlit[AGTI_REQ_MAX];
+    size_t nreqlit;
+    bool line_local;      /* agti_regex_required knew the pattern (or use_lit): lines can be
+                             searched in windows that end at a line end */
+    unsigned char req[2]; /* prefilter: a file without any of these bytes cannot match */
     int nreq;
     size_t max_line;
     uint64_t max_size;
@@ -54,6 +78,8 @@ typedef struct agti_sworker {
     const pcre2_code *code; /* for the current file: the searcher's code or code_ascii */
     char *buf;              /* reused read buffer */
     size_t cap;
+    bool mapped;         /* the data searched is a private read-only file mapping: pages done
+                            with may be dropped (MADV_DONTNEED) and read again from the file */
     int64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none */
     bool timed_out;
 } agti_sworker;

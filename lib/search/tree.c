@@ -18,8 +18,10 @@
 
 #include "search/search_internal.h"
 
-/* Files at least this big are mapped instead of read into the worker's buffer. */
-#define MMAP_MIN (1u << 20)
+/* Files at least this big are mapped instead of read into the worker's
+ * buffer (which thus stays below it); a mapped file's pages are dropped
+ * window by window as the search goes (engine.c). */
+#define MMAP_MIN (128u << 10)
 #define MAX_THREADS 8
 /* Files a worker takes from the queue at once, at most. */
 #define BATCH_MAX 16
@@ -35,7 +37,9 @@ typedef struct slot {
     bool searched;
     int err;
     char *errmsg;
-    agti_search_file file;
+    /* the results of a file with matches (NULL otherwise): a slot stays
+     * small, as there is one for every file the walk selects */
+    agti_search_file *file;
 } slot;
 
 typedef struct tree {
@@ -79,8 +83,8 @@ static void advance_prefix(tree *t)
         if (sl->state != SLOT_DONE || !sl->matched)
             continue;
         t->pfx_files++;
-        t->pfx_lines += sl->file.nmatch_lines;
-        t->pfx_bytes += file_bytes(&sl->file, sl->path);
+        t->pfx_lines += sl->file->nmatch_lines;
+        t->pfx_bytes += file_bytes(sl->file, sl->path);
         if ((o->max_files && t->pfx_files >= o->max_files) ||
             (o->max_matches && t->pfx_lines >= o->max_matches) ||
             (o->max_output_bytes && t->pfx_bytes >= o->max_output_bytes))
@@ -240,13 +244,33 @@ static void search_slot(tree *t, agti_sworker *w, slot *sl, dircache *dc)
         sl->binary = true;
         return;
     }
-    rc = agti_search_data(t->s, w, data, len, &sl->file, &sl->matched, &sl->binary);
+    w->mapped = mapped;
+    agti_search_file f;
+    rc = agti_search_data(t->s, w, data, len, &f, &sl->matched, &sl->binary);
+    w->mapped = false;
     if (mapped)
         munmap((void *)(uintptr_t)data, len);
     if (rc != AGT_OK) {
         sl->err = rc;
         sl->errmsg = agti_strdup(agt_error_message());
+        return;
     }
+    if (!sl->matched) {
+        agti_search_file_clear(&f);
+        return;
+    }
+    sl->file = malloc(sizeof *sl->file);
+    if (sl->file == NULL) {
+        agti_search_file_clear(&f);
+        sl->matched = false;
+        pthread_mutex_lock(&t->mu);
+        t->oom = true;
+        t->stop = true;
+        pthread_cond_broadcast(&t->cv);
+        pthread_mutex_unlock(&t->mu);
+        return;
+    }
+    *sl->file = f;
 }
 
 typedef struct worker_arg {
@@ -432,7 +456,7 @@ static int collect(tree *t, agti_search_result *res)
         if (full) {
             continue;
         }
-        agti_search_file *f = &sl->file;
+        agti_search_file *f = sl->file;
         if (f->truncated && o->max_matches_per_file && f->nmatch_lines >= o->max_matches_per_file)
             res->truncated_matches = true;
         /* Cut this file's lines to what the call caps leave. */
@@ -542,7 +566,9 @@ static int search_single(agti_searcher *s, int fd, const char *root, const struc
         res->too_large_skipped = 1;
     else if (rc == AGT_OK) {
         res->files_searched = 1;
+        w.mapped = mapped;
         rc = agti_search_data(s, &w, data, len, &f, &matched, &binary);
+        w.mapped = false;
         if (mapped)
             munmap((void *)(uintptr_t)data, len);
     }
@@ -691,7 +717,8 @@ int agti_search_tree_at(agti_searcher *s, int fd, const char *root, agti_search_
     for (size_t i = 0; i < t.n; i++) {
         free(t.slots[i].path);
         free(t.slots[i].errmsg);
-        agti_search_file_clear(&t.slots[i].file);
+        agti_search_file_clear(t.slots[i].file);
+        free(t.slots[i].file);
     }
     free(t.slots);
     pthread_mutex_destroy(&t.mu);

@@ -1,11 +1,9 @@
 /* Glob: files whose path matches a glob, newest first. The walk reads only
  * directory entries (skip_stat); only matches are stat'ed, for the
- * modification time they are sorted by. With two CPUs or more a helper
- * thread stats the matches while the walk goes on (the stats cost about
- * half as much as the walk on a tree of headers); otherwise each match is
- * stat'ed relative to its open parent directory during the walk. */
+ * modification time they are sorted by, during the walk and relative to the
+ * match's open parent directory (fstatat on the walker's dirfd: no path is
+ * resolved again from the root, no second thread to feed). */
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,8 +18,6 @@
 
 /* A Glob call stops walking after this long and says so. */
 #define GLOB_TIME_BUDGET_MS 20000
-/* Matches the stat thread takes at once, at most. */
-#define STAT_BATCH 64
 
 typedef struct hit {
     char *path;
@@ -30,81 +26,15 @@ typedef struct hit {
 
 typedef struct glob_ctx {
     const agti_glob *g;
-    const char *dir; /* absolute path of the folder walked */
-    agti_buf full;   /* scratch: dir + "/" + relpath */
+    agti_buf full; /* absolute path of the folder walked + "/", then a relpath */
+    size_t dirlen; /* bytes of full up to and with that "/" */
     hit *hits;
     size_t n, cap;
     size_t sensitive;
     bool oom;
-    /* the stat thread (threaded): hits [stat_next, n) still need a stat */
-    bool threaded;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    bool walk_done, waiting;
-    size_t stat_next;
-    int dirfd; /* the folder walked, for root-relative fstatat */
     /* The session's sensitive-file policy. */
     const struct agti_sensitive *pol;
 } glob_ctx;
-
-/* The mtime of path below dirfd: its folder opened below dirfd without
- * following a symlink, the file itself not followed either. */
-static int64_t mtime_at(int dirfd, const char *path)
-{
-    struct stat st;
-    const char *sl = strrchr(path, '/');
-    int rc;
-    if (sl == NULL) {
-        rc = fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW);
-    } else {
-        char *dir = agti_strndup(path, (size_t)(sl - path));
-        int pfd = dir ? agti_fs_open_beneath(dirfd, dir, O_PATH | O_DIRECTORY) : -1;
-        free(dir);
-        rc = pfd >= 0 ? fstatat(pfd, sl + 1, &st, AT_SYMLINK_NOFOLLOW) : -1;
-        if (pfd >= 0)
-            close(pfd);
-    }
-    if (rc != 0)
-        return 0; /* vanished meanwhile: sorts last */
-    return (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-}
-
-/* Stats queued hits until none is left; waits for more while the walk goes
- * on when wait is set. Paths are stable (each its own allocation) while the
- * array may move, so indices are kept across the unlocked stat. */
-static void stat_queued(glob_ctx *c, bool wait)
-{
-    const char *paths[STAT_BATCH];
-    int64_t times[STAT_BATCH];
-    pthread_mutex_lock(&c->mu);
-    for (;;) {
-        while (wait && c->stat_next >= c->n && !c->walk_done) {
-            c->waiting = true;
-            pthread_cond_wait(&c->cv, &c->mu);
-            c->waiting = false;
-        }
-        if (c->stat_next >= c->n)
-            break;
-        size_t first = c->stat_next, k = c->n - first;
-        k = k > STAT_BATCH ? STAT_BATCH : k;
-        for (size_t j = 0; j < k; j++)
-            paths[j] = c->hits[first + j].path;
-        c->stat_next += k;
-        pthread_mutex_unlock(&c->mu);
-        for (size_t j = 0; j < k; j++)
-            times[j] = mtime_at(c->dirfd, paths[j]);
-        pthread_mutex_lock(&c->mu);
-        for (size_t j = 0; j < k; j++)
-            c->hits[first + j].mtime_ns = times[j];
-    }
-    pthread_mutex_unlock(&c->mu);
-}
-
-static void *stat_main(void *arg)
-{
-    stat_queued(arg, true);
-    return NULL;
-}
 
 static int on_entry(const agti_walk_entry *e, void *payload)
 {
@@ -115,78 +45,40 @@ static int on_entry(const agti_walk_entry *e, void *payload)
     if (!agti_glob_match(c->g, e->relpath, e->relpath_len, false))
         return 0;
     /* Judge the whole path: "credentials" is sensitive only under .aws/. */
-    agti_buf_truncate(&c->full, 0);
-    agti_buf_printf(&c->full, "%s/%.*s", c->dir, (int)e->relpath_len, e->relpath);
+    agti_buf_truncate(&c->full, c->dirlen);
+    agti_buf_put(&c->full, e->relpath, e->relpath_len);
+    if (c->full.oom) {
+        c->oom = true;
+        return 1;
+    }
     if (agti_sensitive_match(c->pol, agti_buf_cstr(&c->full), NULL)) {
         c->sensitive++;
         return 0;
+    }
+    if (c->n == c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 64;
+        hit *nh = realloc(c->hits, ncap * sizeof *nh);
+        if (nh == NULL) {
+            c->oom = true;
+            return 1;
+        }
+        c->hits = nh;
+        c->cap = ncap;
     }
     char *copy = agti_strndup(e->relpath, e->relpath_len);
     if (copy == NULL) {
         c->oom = true;
         return 1;
     }
-    /* Without the thread, stat now, relative to the open parent directory. */
-    int64_t mtime = c->threaded ? 0 : mtime_at(e->dirfd, e->name);
-    if (c->threaded)
-        pthread_mutex_lock(&c->mu);
-    if (c->n == c->cap) {
-        size_t ncap = c->cap ? c->cap * 2 : 64;
-        hit *nh = realloc(c->hits, ncap * sizeof *nh);
-        if (nh == NULL) {
-            c->oom = true;
-            free(copy);
-            if (c->threaded)
-                pthread_mutex_unlock(&c->mu);
-            return 1;
-        }
-        c->hits = nh;
-        c->cap = ncap;
-    }
+    struct stat st;
+    /* vanished meanwhile: sorts last */
+    int64_t mtime = fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0
+                        ? (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec
+                        : 0;
     c->hits[c->n].path = copy;
     c->hits[c->n].mtime_ns = mtime;
     c->n++;
-    if (c->threaded) {
-        /* one wake-up per batch, not per match */
-        if (c->waiting && c->n - c->stat_next >= STAT_BATCH / 2)
-            pthread_cond_signal(&c->cv);
-        pthread_mutex_unlock(&c->mu);
-    }
     return 0;
-}
-
-/* Starts the stat thread when there is a second CPU for it. */
-static void stat_thread_start(glob_ctx *c, pthread_t *th, int dirfd)
-{
-    c->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-    if (c->dirfd < 0 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
-        return;
-    pthread_mutex_init(&c->mu, NULL);
-    pthread_cond_init(&c->cv, NULL);
-    c->threaded = pthread_create(th, NULL, stat_main, c) == 0;
-    if (!c->threaded) {
-        pthread_mutex_destroy(&c->mu);
-        pthread_cond_destroy(&c->cv);
-    }
-}
-
-/* After the walk: this thread helps with what is left, then joins. */
-static void stat_thread_finish(glob_ctx *c, pthread_t *th)
-{
-    if (c->threaded) {
-        pthread_mutex_lock(&c->mu);
-        c->walk_done = true;
-        pthread_cond_broadcast(&c->cv);
-        pthread_mutex_unlock(&c->mu);
-        stat_queued(c, false);
-        pthread_join(*th, NULL);
-        pthread_mutex_destroy(&c->mu);
-        pthread_cond_destroy(&c->cv);
-        c->threaded = false;
-    }
-    if (c->dirfd >= 0)
-        close(c->dirfd);
-    c->dirfd = -1;
 }
 
 static int newest_first(const void *a, const void *b)
@@ -203,8 +95,10 @@ static void render(agti_buf *b, const glob_ctx *c, const agti_ws_path *dir, cons
     bool prefix = strcmp(dir->rel, ".") != 0;
     size_t shown = c->n < max ? c->n : max;
     for (size_t i = 0; i < shown; i++) {
-        if (prefix)
-            agti_buf_printf(b, "%s/", dir->rel);
+        if (prefix) {
+            agti_buf_puts(b, dir->rel);
+            agti_buf_putc(b, '/');
+        }
         agti_ws_put_name(b, c->hits[i].path, strlen(c->hits[i].path));
         agti_buf_putc(b, '\n');
     }
@@ -287,9 +181,10 @@ int agti_tool_glob(agt_call *call, void *payload)
     glob_ctx c;
     memset(&c, 0, sizeof c);
     c.g = g;
-    c.dir = dir.abs;
+    agti_buf_puts(&c.full, dir.abs);
+    agti_buf_putc(&c.full, '/');
+    c.dirlen = c.full.len;
     c.pol = agti_session_sensitive(agt_call_session(call));
-    c.dirfd = -1;
     agti_walk_result wr;
     memset(&wr, 0, sizeof wr);
     if (!dir.loc.exists || dir.loc.fd < 0) {
@@ -312,10 +207,7 @@ int agti_tool_glob(agt_call *call, void *payload)
     o.ignore_root = sess != NULL ? sess->root : NULL;
     o.skip_stat = true;
     o.time_budget_ms = GLOB_TIME_BUDGET_MS;
-    pthread_t th;
-    stat_thread_start(&c, &th, dir.loc.fd);
     rc = agti_walk_at(dir.loc.fd, dir.abs, &o, on_entry, &c, &wr);
-    stat_thread_finish(&c, &th);
     if (c.oom) {
         rc = agti_oom();
         goto out;

@@ -342,6 +342,8 @@ static int search(agt_call *call, const grep_args *a, const agti_ws_path *p, boo
         render(&b, &res, a, prefix, is_file ? p->rel : NULL, &more, &entries);
         notes(&b, &res, a, more, entries, a->pattern, prefix, is_file ? p->rel : NULL);
         agti_buf_truncate(&b, b.len > 0 && b.ptr[b.len - 1] == '\n' ? b.len - 1 : b.len);
+        /* the results are in b now: freed before the text goes to the call */
+        agti_search_result_clear(&res);
         rc = agti_ws_finish(call, &b);
     }
     agti_search_result_clear(&res);

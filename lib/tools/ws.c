@@ -33,9 +33,7 @@ int agti_ws_finish(agt_call *call, agti_buf *b)
         agti_buf_free(b);
         *b = clean;
     }
-    int rc = b->oom ? agti_oom() : agt_call_set_text(call, agti_buf_cstr(b));
-    agti_buf_free(b);
-    return rc;
+    return agti_call_take_text(call, b);
 }
 
 void agti_ws_put_name(agti_buf *b, const char *name, size_t n)

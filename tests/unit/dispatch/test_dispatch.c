@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agenttools/agenttools.h"
+#include "dispatch/dispatch_internal.h"
 #include "harness.h"
 
 /* A host tool with two parameters, used by most cases below. */
@@ -30,6 +31,18 @@ static int echo_provider(agt_call *call, void *payload)
     if (mode != NULL && strcmp(mode, "bad-utf8") == 0)
         return agt_call_set_text(call, "a\xff"
                                        "b");
+    if (mode != NULL && strncmp(mode, "take", 4) == 0) {
+        /* agti_call_take_text: the buffer is taken, invalid UTF-8 still replaced */
+        agt_call_set_text(call, "an earlier text");
+        agti_buf b = AGTI_BUF_INIT;
+        agti_buf_puts(&b, strcmp(mode, "take-bad") == 0 ? "c\xff"
+                                                          "d"
+                                                        : "taken text");
+        int rc = agti_call_take_text(call, &b);
+        if (b.ptr != NULL || b.len != 0)
+            return AGT_EINVAL; /* not left empty */
+        return rc;
+    }
     char buf[256];
     snprintf(buf, sizeof buf, "%s|%s|%s", agt_call_id(call), agt_call_tool(call),
              agt_call_args(call));
@@ -161,9 +174,9 @@ static void test_bad_calls(void)
 
 static void test_provider_failures(void)
 {
-    const char *modes[] = {"fail", "error-text", "bad-utf8"};
+    const char *modes[] = {"fail", "error-text", "bad-utf8", "take", "take-bad"};
     agt_result *r;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 5; i++) {
         agt_registry *reg = make_registry((void *)modes[i]);
         agt_session *s = NULL;
         agt_session_new(&s, reg, ".");
@@ -176,11 +189,19 @@ static void test_provider_failures(void)
             T_EQ_INT(agt_result_is_error(r), 1, "error text makes an error result");
             T_EQ_INT(agt_result_status(r), AGT_ERROR, "error result status");
             T_EQ_STR(agt_result_text(r), "the echo chamber is closed", "error text kept");
-        } else {
+        } else if (i == 2) {
             T_EQ_STR(agt_result_text(r),
                      "a\xEF\xBF\xBD"
                      "b",
                      "invalid UTF-8 replaced");
+        } else if (i == 3) {
+            T_EQ_STR(agt_result_text(r), "taken text", "a taken buffer replaces the text");
+            T_EQ_INT(agt_result_is_error(r), 0, "a taken text is no error");
+        } else {
+            T_EQ_STR(agt_result_text(r),
+                     "c\xEF\xBF\xBD"
+                     "d",
+                     "a taken buffer with invalid UTF-8: replaced");
         }
         agt_result_free(r);
         agt_session_free(s);

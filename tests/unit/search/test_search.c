@@ -754,6 +754,314 @@ static void test_literal(void)
     agti_lit_fini(&l);
 }
 
+/* ---- required literals (required.c) and the line prefilter ----------- */
+
+/* The extractor's set for a pattern as "a|b|c" ("" for none). */
+static char *req_str(const char *pat, bool icase)
+{
+    agti_req rq;
+    agti_regex_required(pat, strlen(pat), icase, &rq);
+    agti_buf b = AGTI_BUF_INIT;
+    for (size_t i = 0; i < rq.n; i++) {
+        if (i)
+            agti_buf_putc(&b, '|');
+        agti_buf_put(&b, rq.s[i], rq.len[i]);
+    }
+    return agti_buf_detach(&b);
+}
+
+/* Sets worked out by hand from the rules in required.c. */
+static void test_required_sets(void)
+{
+    static const struct {
+        const char *pat;
+        bool icase;
+        const char *want;
+    } cases[] = {
+        {"def \\w+\\(self", false, "(self"},
+        {"foo|barbaz", false, "foo|barbaz"},
+        {"abc+d", false, "abc"},    /* "abc" and "cd" both required */
+        {"x{2,3}yz", false, "xyz"}, /* "x" then "xyz" */
+        {"(?:hello|world)_x", false, "hello|world"},
+        {"colou?r", false, "colo"},
+        {"a(bc)?def", false, "def"},
+        {"a(bcde)*f", false, "a"},
+        {"(abcd)+e", false, "abcd"},
+        {"\\bfoo\\b", false, "foo"},
+        {"[abc]+hello", false, "hello"},
+        {"[]x]yz", false, "yz"},
+        {"[^]x]yz", false, "yz"},
+        {"[[:alpha:]]+_test", false, "_test"},
+        {"[\\]]abc", false, "abc"},
+        {"\\.\\*lit", false, ".*lit"},
+        {"\\tab", false, "\tab"},
+        {"a.b", false, "a"},
+        {"^import (os|sys)$", false, "import "},
+        {"caf\xC3\xA9+s", false, "caf\xC3\xA9"}, /* é+ repeats the whole character */
+        {"\\d+ms", false, "ms"},
+        {"((ab|cd)ef|gh)", false, "ef|gh"}, /* {ab,cd} and "ef" tie: the smaller */
+        {"Hello World", true, "Hello World"},
+        {"kiss", true, "i"},            /* K and S fold to U+212A, U+017F */
+        {"mask_value", true, "_value"}, /* "ma" and "_value" */
+        {"caf\xC3\xA9", true, "caf"},
+        /* none: a branch without literals, or syntax not known here */
+        {"foo|.*", false, ""},
+        {"(?i)abcdef", false, ""},
+        {"(?=abc)abcdef", false, ""},
+        {"(*UCP)abcdef", false, ""},
+        {"\\x41bcdef", false, ""},
+        {"\\Qa.b\\Eabcdef", false, ""},
+        {"(abc)\\1defg", false, ""},
+        {"\\p{L}abcdef", false, ""},
+        {"abcdef\\z", false, ""},
+        {"\\Aabcdef", false, ""},
+        {"ab{c", false, ""},
+        {"a{,3}bcdef", false, ""},
+        {"abc\\Kdef", false, ""},
+        {"x*", false, ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = req_str(cases[i].pat, cases[i].icase);
+        T_EQ_STR(got, cases[i].want, "required literals of '%s'%s", cases[i].pat,
+                 cases[i].icase ? " (-i)" : "");
+        free(got);
+    }
+}
+
+/* Renders a buffer search as "N:text" lines ("!" and the code on error). */
+static char *search_buf(const char *pat, bool icase, bool prefilter, const char *d, size_t len,
+                        int mode, bool *used)
+{
+    agti_search_opts o = opts(pat);
+    o.case_insensitive = icase;
+    o.literal = pat[0] == '=';
+    if (o.literal)
+        o.pattern = pat + 1;
+    o.no_line_prefilter = !prefilter;
+    o.mode = mode;
+    agti_searcher *s = NULL;
+    if (agti_searcher_new(&s, &o) != AGT_OK)
+        return agti_aprintf("!new %s", agt_error_message());
+    *used = s->nreqlit > 0;
+    agti_search_file f;
+    bool matched, binary;
+    int rc = agti_searcher_search_buffer(s, "x", d, len, &f, &matched, &binary);
+    agti_buf b = AGTI_BUF_INIT;
+    if (rc != AGT_OK)
+        agti_buf_printf(&b, "!%d", rc);
+    else {
+        agti_buf_printf(&b, "n=%zu\n", f.nmatch_lines);
+        for (size_t i = 0; i < f.nlines; i++)
+            agti_buf_printf(&b, "%llu:%s\n", (unsigned long long)f.lines[i].line_no,
+                            f.lines[i].text);
+        agti_search_file_clear(&f);
+    }
+    agti_searcher_free(s);
+    return agti_buf_detach(&b);
+}
+
+/* With and without the prefilter, the same lines on text full of near
+ * misses: case variants and the non-ASCII letters PCRE2 folds to ASCII ones,
+ * CRLF, invalid UTF-8, matches at the buffer's start and end, no final line
+ * break. Each pattern here is one the extractor accepts (checked), so both
+ * paths really run. */
+static void test_prefilter_same(void)
+{
+    static const char text[] = "def run(self):\n"
+                               "    def  go(self, x): # def y(self\n"
+                               "DEF RUN(SELF)\n"
+                               "\xE2\x84\xAAiss \xC5\xBFome \xC4\xB1mport \xC4\xB0MPORT\n"
+                               "kiss some import\r\n"
+                               "import os\n"
+                               "import osx\n"
+                               "import sys\r\n"
+                               "color colour colouur COLOUR Colo\n"
+                               "\xFF\xFE color\xFF\n"
+                               "foo_bar baz\n"
+                               "foobar_baz foo_ baz\n"
+                               "\n"
+                               "\t\tabcabcd abcd\n"
+                               "x(self) y(self) z(self\n"
+                               "mask_value MASK_VALUE \xE2\x84\xAA\n"
+                               "caf\xC3\xA9s caf\xC3\xA9\xC3\xA9s CAF\xC3\x89S\n"
+                               "end def last(self)";
+    static const struct {
+        const char *pat;
+        bool icase;
+    } pats[] = {
+        {"def \\w+\\(self", false},
+        {"def \\w+\\(self", true},
+        {"def\\s+\\w+\\(self", false},
+        {"import (os|sys)$", false},
+        {"import (os|sys)$", true},
+        {"^import \\w+\\b", false},
+        {"colou?r", false},
+        {"colou?r", true},
+        {"colou+r|COLO", false},
+        {"\\bfoo_\\w* baz", false},
+        {"foo_|_baz", false},
+        {"(abc)+d", false},
+        {"abc\\b", false},
+        {"(?:x|y)\\(self\\)", false},
+        {"[xyz]\\(self$", false},
+        {"mask_value\\b", true},
+        {"mask_val\\w+", true},
+        {"caf\xC3\xA9+s", false},
+        {"caf\xC3\xA9s", true},
+        {"self\\)$", false},
+        {"last\\(self\\)$", false},
+        {"^end\\b", false},
+        {"^def run", false},
+        {"ss some im\\w", true},
+        {"=iss some", true}, /* '=': a fixed string (code_search), caseless */
+        {"=import os", true},
+    };
+    for (size_t i = 0; i < sizeof pats / sizeof pats[0]; i++) {
+        for (int mode = AGTI_SEARCH_CONTENT; mode <= AGTI_SEARCH_COUNT; mode++) {
+            bool used = false, unused = true;
+            char *a =
+                search_buf(pats[i].pat, pats[i].icase, false, text, sizeof text - 1, mode, &unused);
+            char *b =
+                search_buf(pats[i].pat, pats[i].icase, true, text, sizeof text - 1, mode, &used);
+            T_CHECK(used && !unused, "'%s'%s uses the prefilter only when asked", pats[i].pat,
+                    pats[i].icase ? " -i" : "");
+            T_EQ_STR(b, a, "'%s'%s mode %d: the same with the prefilter", pats[i].pat,
+                     pats[i].icase ? " -i" : "", mode);
+            free(a);
+            free(b);
+        }
+    }
+    /* by hand: U+212A and U+017F fold to k and s, U+0131 (dotless i) to nothing */
+    bool used = false;
+    char *got =
+        search_buf("=iss some", true, true, text, sizeof text - 1, AGTI_SEARCH_CONTENT, &used);
+    T_EQ_STR(got,
+             "n=2\n4:\xE2\x84\xAAiss \xC5\xBFome \xC4\xB1mport \xC4\xB0MPORT\n"
+             "5:kiss some import\n",
+             "fixed string -i 'iss some' matches the long s");
+    free(got);
+}
+
+/* A small tree searched by rg 13 (`rg -n --sort path PATTERN`; ours drops
+ * the CR of a CRLF line and shows invalid UTF-8 as U+FFFD, as rg's
+ * terminal output did). */
+static void test_prefilter_rg(void)
+{
+    char *r = mktree();
+    puts_file(r, "a.py",
+              "class A:\n    def run(self, x):\n        return self.go(x)\n    def  go(self):\n"
+              "    def go (self):\ndef top(self):\n    x = \"def y(self\"\n\tdef\tz(self)\n");
+    puts_file(r, "b.txt",
+              "KISS me\n\xE2\x84\xAAiss (Kelvin)\n\xC5\xBFome \xC5\xBFtuff?\n"
+              "Colour and color and colouur\nimport os\nimport sys\nimport osx\n"
+              "foo_bar baz\r\nCOLOR\xFF\n");
+    static const struct {
+        const char *pat;
+        bool icase;
+        const char *want;
+    } cases[] = {
+        {"def \\w+\\(self", false,
+         "a.py:2:    def run(self, x):\na.py:6:def top(self):\na.py:7:    x = \"def y(self\"\n"},
+        {"colou?r", true, "b.txt:4:Colour and color and colouur\nb.txt:9:COLOR\xEF\xBF\xBD\n"},
+        {"import (os|sys)$", false, "b.txt:5:import os\nb.txt:6:import sys\n"},
+        {"\\bfoo_\\w+ baz|\\.go\\(", false,
+         "a.py:3:        return self.go(x)\nb.txt:8:foo_bar baz\n"},
+        {"baz$", false, ""},
+        {"kiss", true, "b.txt:1:KISS me\nb.txt:2:\xE2\x84\xAAiss (Kelvin)\n"},
+        {"some", true, "b.txt:3:\xC5\xBFome \xC5\xBFtuff?\n"},
+        {"s(ome|tuff)", true, "b.txt:3:\xC5\xBFome \xC5\xBFtuff?\n"},
+        {"colou+r|COLOR", false,
+         "b.txt:4:Colour and color and colouur\nb.txt:9:COLOR\xEF\xBF\xBD\n"},
+        {"def (\\w+|y)\\(self", false,
+         "a.py:2:    def run(self, x):\na.py:6:def top(self):\na.py:7:    x = \"def y(self\"\n"},
+        {"[(]self", false,
+         "a.py:2:    def run(self, x):\na.py:4:    def  go(self):\na.py:5:    def go (self):\n"
+         "a.py:6:def top(self):\na.py:7:    x = \"def y(self\"\na.py:8:\tdef\tz(self)\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        agti_search_opts o = opts(cases[i].pat);
+        o.case_insensitive = cases[i].icase;
+        check(r, &o, cases[i].want, cases[i].pat);
+    }
+    rmtree(r);
+    free(r);
+}
+
+/* A file big enough to be mapped and searched window by window (pages
+ * dropped behind): the same lines as rg's rules give, with matches next to
+ * window ends (128 KiB of 19-byte lines: line 6899 holds the first end),
+ * context across them, and a NUL byte far in. Expected output built here
+ * from the file's construction. */
+static bool big_is_match(int i)
+{
+    return i == 1 || (i >= 6897 && i <= 6901) || i == 13797 || i == 20000 || i == 40000;
+}
+
+static void test_big_windows(void)
+{
+    char *r = mktree();
+    agti_buf d = AGTI_BUF_INIT;
+    for (int i = 1; i <= 40000; i++)
+        agti_buf_printf(&d, big_is_match(i) ? "%06d needle7 here\n" : "%06d filler text\n", i);
+    put(r, "big.txt", d.ptr, d.len);
+    T_EQ_INT(d.len, 40000 * 19 + 9, "big.txt: 40000 lines of 19 bytes but 9 of 20");
+    agti_buf want = AGTI_BUF_INIT, wantctx = AGTI_BUF_INIT;
+    int nmatch = 0, last_shown = 0;
+    for (int i = 1; i <= 40000; i++) {
+        if (big_is_match(i)) {
+            agti_buf_printf(&want, "big.txt:%d:%06d needle7 here\n", i, i);
+            nmatch++;
+        }
+        bool near =
+            big_is_match(i) || (i > 1 && big_is_match(i - 1)) || (i < 40000 && big_is_match(i + 1));
+        if (!near)
+            continue;
+        if (wantctx.len > 0 && last_shown != i - 1)
+            agti_buf_puts(&wantctx, "--\n");
+        last_shown = i;
+        if (big_is_match(i))
+            agti_buf_printf(&wantctx, "big.txt:%d:%06d needle7 here\n", i, i);
+        else
+            agti_buf_printf(&wantctx, "big.txt-%d-%06d filler text\n", i, i);
+    }
+    char cnt[64];
+    snprintf(cnt, sizeof cnt, "big.txt:%d\n", nmatch);
+    const char *pats[] = {"needle7", "needle\\d here", "ne+dle7", "(?=needle)needle7",
+                          "needle7|nomatch"};
+    for (size_t k = 0; k < sizeof pats / sizeof pats[0]; k++) {
+        agti_search_opts o = opts(pats[k]);
+        check(r, &o, want.ptr, pats[k]);
+        o.mode = AGTI_SEARCH_COUNT;
+        check(r, &o, cnt, pats[k]);
+        o.mode = AGTI_SEARCH_FILES;
+        check(r, &o, "big.txt\n", pats[k]);
+        o = opts(pats[k]);
+        o.before = 1;
+        o.after = 1;
+        check(r, &o, wantctx.ptr, pats[k]);
+    }
+    /* a NUL on line 30000: only the lines before it are searched */
+    d.ptr[29999 * 19 + 8 + 5] = '\0'; /* 8 longer lines before it */
+    put(r, "big.txt", d.ptr, d.len);
+    agti_buf_truncate(&want, 0);
+    for (int i = 1; i < 30000; i++)
+        if (big_is_match(i))
+            agti_buf_printf(&want, "big.txt:%d:%06d needle7 here\n", i, i);
+    agti_search_opts o = opts("needle\\d here");
+    agti_search_result res;
+    char *got = run(r, &o, &res);
+    T_EQ_STR(got, want.ptr, "big file with a NUL on line 30000: the matches before it");
+    T_EQ_INT(res.nfiles == 1 ? res.files[0].binary_from_line : 0, 30000,
+             "binary data from line 30000");
+    agti_search_result_clear(&res);
+    free(got);
+    agti_buf_free(&d);
+    agti_buf_free(&want);
+    agti_buf_free(&wantctx);
+    rmtree(r);
+    free(r);
+}
+
 /* A glob naming the searched folder (glob_base) stopped applying once
  * glob_base/relpath passed 4096 bytes (a fixed buffer): such a file was
  * silently not selected by an include glob, and not excluded by "!...". */
@@ -786,6 +1094,10 @@ static void test_glob_base_long_path(void)
 int main(void)
 {
     test_literal();
+    test_required_sets();
+    test_prefilter_same();
+    test_prefilter_rg();
+    test_big_windows();
     char *r = mktree();
     make_tree_a(r);
     test_basic(r);
