@@ -410,15 +410,27 @@ static bool valid_zone_name(const char *name)
     return true;
 }
 
-int agti_zone_load(agti_zone **out, const char *name)
+/* The checks agti_zone_load and agti_zone_acquire share: the arguments and
+ * the name; *dir is the folder the zone files are in ($TZDIR or the
+ * system's). */
+static int zone_args(const void *out, const char *name, const char **dir)
 {
     if (!out || !name)
         return agti_error(AGT_EINVAL, "zone: NULL argument");
     if (!valid_zone_name(name))
         return agti_error(AGT_EINVAL, "zone: invalid time zone name '%s'", name);
-    const char *dir = getenv("TZDIR");
-    if (!dir || !*dir)
-        dir = "/usr/share/zoneinfo";
+    *dir = getenv("TZDIR");
+    if (!*dir || !**dir)
+        *dir = "/usr/share/zoneinfo";
+    return AGT_OK;
+}
+
+int agti_zone_load(agti_zone **out, const char *name)
+{
+    const char *dir;
+    int arc = zone_args(out, name, &dir);
+    if (arc != AGT_OK)
+        return arc;
     char *path = agti_aprintf("%s/%s", dir, name);
     if (!path)
         return agti_oom();
@@ -502,14 +514,12 @@ static void entry_drop_locked(size_t i)
 
 int agti_zone_acquire(const char *name, const agti_zone **out)
 {
-    if (!out || !name)
-        return agti_error(AGT_EINVAL, "zone: NULL argument");
-    *out = NULL;
-    if (!valid_zone_name(name))
-        return agti_error(AGT_EINVAL, "zone: invalid time zone name '%s'", name);
-    const char *dir = getenv("TZDIR");
-    if (!dir || !*dir)
-        dir = "/usr/share/zoneinfo";
+    if (out)
+        *out = NULL;
+    const char *dir;
+    int arc = zone_args(out, name, &dir);
+    if (arc != AGT_OK)
+        return arc;
     size_t dl = strlen(dir), nl = strlen(name);
     time_t now = mono_s();
     pthread_mutex_lock(&zone_lock);
