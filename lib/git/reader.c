@@ -216,6 +216,16 @@ static bool exists(const char *path)
     return lstat(path, &st) == 0;
 }
 
+/* exists() for a path of the working tree, relative to its root fd when
+ * that is open (buf holds the full path, the workdir's `skip` bytes first). */
+static bool wt_exists(const agt_changes *c, const agti_buf *buf, size_t skip)
+{
+    struct stat st;
+    if (c->workdir_fd >= 0)
+        return fstatat(c->workdir_fd, agti_buf_cstr(buf) + skip, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    return exists(agti_buf_cstr(buf));
+}
+
 /* Whether a file named `name` is in one of the ':'-separated folders of
  * libgit2's search path for a config level. */
 static bool in_search_path(int level, const char *name)
@@ -254,6 +264,7 @@ static bool attributes_anywhere(agt_changes *c, git_index *idx)
             return true;
     }
     agti_buf dir = AGTI_BUF_INIT;
+    size_t wdlen = strlen(c->workdir);
     const char *last = NULL; /* the files are sorted: skip repeats of a folder */
     size_t last_len = 0;
     bool found = false;
@@ -267,7 +278,7 @@ static bool attributes_anywhere(agt_changes *c, git_index *idx)
                 continue;
             agti_buf_truncate(&dir, 0);
             agti_buf_printf(&dir, "%s%.*s/.gitattributes", c->workdir, (int)len, p);
-            found = dir.oom || exists(agti_buf_cstr(&dir));
+            found = dir.oom || wt_exists(c, &dir, wdlen);
         }
         if (i < c->nfiles) {
             const char *q = strrchr(p, '/');
@@ -276,7 +287,7 @@ static bool attributes_anywhere(agt_changes *c, git_index *idx)
         } else {
             agti_buf_truncate(&dir, 0);
             agti_buf_printf(&dir, "%s.gitattributes", c->workdir);
-            found = found || dir.oom || exists(agti_buf_cstr(&dir));
+            found = found || dir.oom || wt_exists(c, &dir, wdlen);
         }
     }
     if (!found) {
@@ -307,7 +318,7 @@ static bool attributes_anywhere(agt_changes *c, git_index *idx)
  * change set has, stamped at open); the commit source (re)builds it from
  * the index file whenever that is not the one it was built from. A failure
  * leaves the shortcut off; it is never an error. */
-static int build_disk(agt_changes *c)
+static int build_disk(agt_changes *c, const git_index_entry *const *ents)
 {
     struct agti_disk_table *t = c->disk;
     if (t == NULL) {
@@ -363,8 +374,10 @@ static int build_disk(agt_changes *c)
     bool check_filters =
         attributes_anywhere(c, idx) || (c->nfiles > 0 && !no_filters(c->repo, c->files[0]));
     for (size_t i = 0; i < c->nfiles; i++)
-        fill_entry(c, git_index_get_bypath(idx, c->files[i], 0), &before, check_filters, i,
-                   &t->e[i]);
+        fill_entry(c,
+                   ents != NULL && idx == c->index ? ents[i]
+                                                   : git_index_get_bypath(idx, c->files[i], 0),
+                   &before, check_filters, i, &t->e[i]);
     if (idx != c->index)
         git_index_free(idx);
     t->stamp = before;
@@ -375,18 +388,23 @@ static int build_disk(agt_changes *c)
 /* ---- preparing and reading -------------------------------------------- */
 
 /* The index source's blob ids, looked up here once: git_index lookups may
- * sort the index, so they are not for the reader threads. */
-static int index_ids(agt_changes *c)
+ * sort the index, so they are not for the reader threads. The entries
+ * found go to *ents (the table is built from them next). */
+static int index_ids(agt_changes *c, const git_index_entry ***ents)
 {
     git_oid *ids = calloc(c->nfiles, sizeof *ids);
     bool *missing = calloc(c->nfiles, sizeof *missing);
-    if (ids == NULL || missing == NULL) {
+    *ents = calloc(c->nfiles, sizeof **ents);
+    if (ids == NULL || missing == NULL || *ents == NULL) {
         free(ids);
         free(missing);
+        free(*ents);
+        *ents = NULL;
         return agti_oom();
     }
     for (size_t i = 0; i < c->nfiles; i++) {
         const git_index_entry *e = git_index_get_bypath(c->index, c->files[i], 0);
+        (*ents)[i] = e;
         if (e != NULL)
             ids[i] = e->id;
         else
@@ -467,21 +485,19 @@ int agti_changes_readers_prepare(agt_changes *c, unsigned nreaders)
         if (rc != AGT_OK)
             return rc;
     }
+    const git_index_entry **ents = NULL;
     if (c->source == AGTI_SOURCE_INDEX && c->file_ids == NULL && n > 0) {
-        rc = index_ids(c);
+        rc = index_ids(c, &ents);
         if (rc != AGT_OK)
             return rc;
     }
-    if (c->cache == NULL && n > 0) {
+    if (c->cache == NULL && n > 0)
         rc = make_cache(c);
-        if (rc != AGT_OK)
-            return rc;
-    }
-    /* the index source too: its ids come from the index read at open, the
-     * table from the index file as it is now, and they must agree */
-    if (c->workdir != NULL && c->file_ids != NULL)
-        return build_disk(c);
-    return AGT_OK;
+    /* the index source: ids and table both from the index read at open */
+    if (rc == AGT_OK && c->workdir != NULL && c->file_ids != NULL)
+        rc = build_disk(c, ents);
+    free(ents);
+    return rc;
 }
 
 static bool entry_matches(const disk_entry *d, const struct stat *st)

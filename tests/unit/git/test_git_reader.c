@@ -181,6 +181,26 @@ static void test_filters(void)
     expect(c, ".gitattributes", "*.txt text eol=crlf\n", true, ".gitattributes itself: from disk");
     agt_changes_free(c);
 
+    /* an untracked .gitattributes in a folder (git applies it too): found
+     * on disk, relative to the working tree's root */
+    init_repo("subattr");
+    gf_puts(repo, "a.c", "int a;\n");
+    gf_puts(repo, "sub/t.txt", "one\ntwo\n");
+    commit_all("one");
+    gf_puts(repo, "sub/.gitattributes", "*.txt text eol=crlf\n");
+    gf_sh(repo, "rm sub/t.txt && " GIT "checkout -- sub/t.txt");
+    settle();
+    disk = gf_out(&len, repo, "cat sub/t.txt");
+    T_EQ_STR(disk, "one\r\ntwo\r\n", "fixture: sub/t.txt has CRLF on disk");
+    free(disk);
+    char *untracked = gf_out(&len, repo, GIT "status --porcelain -uall");
+    T_EQ_STR(untracked, "?? sub/.gitattributes\n", "fixture: the attributes file is untracked");
+    free(untracked);
+    c = open_commit(repo, "HEAD");
+    expect(c, "sub/t.txt", "one\ntwo\n", false, "untracked sub/.gitattributes: the blob (LF)");
+    expect(c, "a.c", "int a;\n", true, "no attribute on this path: from disk");
+    agt_changes_free(c);
+
     /* a filter driver libgit2 does not know: same size, other bytes */
     init_repo("driver");
     gf_sh(repo,
@@ -294,6 +314,13 @@ static void test_index_source(void)
     expect(c, "s.c", "int s = 2;\n", true, "index source: staged file, clean: from disk");
     expect(c, "t.txt", "one\ntwo\n", false, "index source: eol=crlf: the blob (LF)");
     expect(c, "r.c", "int r;\n", false, "index source: racily clean: the blob");
+    /* staged again after the review opened: the change set keeps the
+     * index it was opened with (its blob), the file on disk no longer
+     * matches that entry */
+    gf_puts(repo, "s.c", "int s = 3;\n");
+    gf_sh(repo, GIT "add s.c");
+    settle();
+    expect(c, "s.c", "int s = 2;\n", false, "index source: re-staged since: the opened blob");
     agt_changes_free(c);
 }
 
