@@ -212,12 +212,14 @@ static int cmp_path(const void *a, const void *b)
 
 /* Whether a tracked path is still a file (or a symlink) in the working
  * tree. An ordinary entry is there unless the working-tree diff reported
- * it deleted; an entry that diff does not look at on disk (assume-unchanged,
- * skip-worktree, a conflict's stages) is looked up. */
+ * it deleted; an entry that diff does not look at on disk, or may not
+ * report (assume-unchanged, skip-worktree, intent-to-add, a conflict's
+ * stages), is looked up. */
 static bool present(const agt_changes *c, const git_index_entry *e)
 {
     bool unseen = (e->flags & GIT_INDEX_ENTRY_VALID) != 0 ||
-                  (e->flags_extended & GIT_INDEX_ENTRY_SKIP_WORKTREE) != 0 ||
+                  (e->flags_extended &
+                   (GIT_INDEX_ENTRY_SKIP_WORKTREE | GIT_INDEX_ENTRY_INTENT_TO_ADD)) != 0 ||
                   GIT_INDEX_ENTRY_STAGE(e) != 0;
     if (!unseen)
         return c->nabsent == 0 ||

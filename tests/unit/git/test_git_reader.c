@@ -381,7 +381,7 @@ static void test_same_size_same_mtime(void)
  * working-tree diff reports deleted is left out when nothing is at its
  * path, kept when something other than a folder is (a symlink that
  * replaced a file, a FIFO), and entries that diff does not look at
- * (assume-unchanged, skip-worktree) are looked up on disk. Compared with
+ * (assume-unchanged, skip-worktree, intent-to-add) are looked up on disk. Compared with
  * what git lists. */
 static void test_worktree_list(void)
 {
@@ -397,27 +397,33 @@ static void test_worktree_list(void)
     gf_puts(repo, "sub/b.txt", "b\n");
     commit_all("one");
     settle();
-    gf_sh(repo, "rm del.txt dir.txt link.txt fifo.txt && mkdir dir.txt && "
-                "echo in > dir.txt/in.txt && ln -s a.txt link.txt && mkfifo fifo.txt && " GIT
-                "update-index --assume-unchanged au-gone.txt au-kept.txt && rm au-gone.txt && " GIT
-                "update-index --skip-worktree sw-gone.txt && rm sw-gone.txt && echo new > new.txt");
+    gf_sh(repo,
+          "rm del.txt dir.txt link.txt fifo.txt && mkdir dir.txt && "
+          "echo in > dir.txt/in.txt && ln -s a.txt link.txt && mkfifo fifo.txt && " GIT
+          "update-index --assume-unchanged au-gone.txt au-kept.txt && rm au-gone.txt && " GIT
+          "update-index --skip-worktree sw-gone.txt && rm sw-gone.txt && echo new > new.txt && "
+          "echo ita > ita-gone.txt && echo ita > ita-kept.txt && " GIT
+          "add -N ita-gone.txt ita-kept.txt && rm ita-gone.txt");
     size_t len = 0;
     char *deleted = gf_out(&len, repo, GIT "ls-files --deleted");
     /* (a folder at dir.txt: not "deleted" to ls-files, gone to status) */
-    T_EQ_STR(deleted, "au-gone.txt\ndel.txt\n", "fixture: what git ls-files lists deleted");
+    T_EQ_STR(deleted, "au-gone.txt\ndel.txt\nita-gone.txt\n",
+             "fixture: what git ls-files lists deleted");
     free(deleted);
     char *status = gf_out(&len, repo, GIT "status --porcelain -uall 2>/dev/null");
     T_EQ_STR(status,
-             " D del.txt\n D dir.txt\n M fifo.txt\n T link.txt\n?? dir.txt/in.txt\n?? new.txt\n",
+             " D del.txt\n D dir.txt\n M fifo.txt\n D ita-gone.txt\n A ita-kept.txt\n T link.txt\n"
+             "?? dir.txt/in.txt\n?? new.txt\n",
              "fixture: what git status says");
     free(status);
     agt_changes *c = open_workspace("worktree list", "worktree");
     char *lj = NULL;
     T_EQ_INT(agt_changes_list_files(c, &lj), AGT_OK, "worktree list: listed");
-    T_EQ_STR(lj,
-             "[\"a.txt\",\"au-kept.txt\",\"dir.txt/in.txt\",\"fifo.txt\",\"link.txt\","
-             "\"new.txt\",\"sub/b.txt\"]",
-             "worktree list: present entries and untracked files");
+    T_EQ_STR(
+        lj,
+        "[\"a.txt\",\"au-kept.txt\",\"dir.txt/in.txt\",\"fifo.txt\",\"ita-kept.txt\",\"link.txt\","
+        "\"new.txt\",\"sub/b.txt\"]",
+        "worktree list: present entries and untracked files");
     agt_free(lj);
     char *text = NULL;
     T_EQ_INT(agt_changes_read_file(c, "link.txt", &text, &len), AGT_OK, "typechange: read");
