@@ -11,6 +11,8 @@
 #include "git/git_dl.h" /* <git2.h>, its functions loaded on first use */
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include "agenttools/git.h"
 #include "core/core.h"
@@ -38,7 +40,24 @@ struct agt_changes {
     git_tree *target_tree; /* range/commit mode */
     git_oid base_oid, target_oid;
     bool has_base, has_target;
-    char *workdir; /* with a trailing '/', NULL for a bare repository */
+    char *workdir;  /* with a trailing '/', NULL for a bare repository */
+    int workdir_fd; /* the working tree's root folder (O_PATH), -1 when none:
+                       files are opened relative to it */
+    /* workspace mode: the index file c->index was read from, as stat saw it
+     * before and after the read (index_stamped false when they differ) */
+    bool index_stamped;
+    /* workspace mode with unstaged changes: the sorted paths the working
+     * tree no longer has (deleted there, or no longer a file: what the
+     * index-to-working-tree diff reported deleted), so that the file list
+     * needs no second lstat of every entry */
+    char **absent;
+    size_t nabsent;
+    struct agti_file_stamp {
+        dev_t dev;
+        ino_t ino;
+        off_t size;
+        struct timespec mtime, ctime;
+    } index_stamp;
     agt_diff *diff;
     size_t content_bytes; /* attached so far */
     /* reviewed-tree file list, built on first use */
@@ -60,6 +79,10 @@ struct agt_changes {
  * last error message (when there is one); returns code. */
 int agti_git_error(int code, const char *fmt, ...) AGTI_PRINTF(2, 3);
 
+/* Fills *st from stat(path); false when it fails. */
+bool agti_file_stamp_of(const char *path, struct agti_file_stamp *st);
+bool agti_file_stamp_equal(const struct agti_file_stamp *a, const struct agti_file_stamp *b);
+
 /* Builds c->diff from a libgit2 diff (renames already found). */
 int agti_changes_build(agt_changes *c, git_diff *gd);
 
@@ -68,6 +91,12 @@ int agti_changes_build(agt_changes *c, git_diff *gd);
  * AGT_ELIMIT with *out_size set. */
 int agti_changes_read_workdir(const agt_changes *c, const char *path, size_t max, char **out,
                               size_t *out_len, size_t *out_size);
+
+/* Opens a working-tree file (path relative to the root) with flags:
+ * relative to c->workdir_fd when it is open (no walk of the root's own
+ * path), else by its full path, built in scratch. Returns the fd; -1 with
+ * errno set when open fails; -2 when out of memory. */
+int agti_changes_open_workdir(const agt_changes *c, const char *path, agti_buf *scratch, int flags);
 
 /* git's similarity index (0..100) of src renamed to dst, as `git diff -M`
  * prints it; -1 when out of memory. */
@@ -88,7 +117,9 @@ int agti_changes_files(agt_changes *c, const char *const **out_paths, size_t *ou
 /* At most this many threads read through one change set at a time. */
 #define AGTI_GIT_MAX_READERS 8
 
-/* Bytes of one file as a reader got them; release with agti_read_release. */
+/* Bytes of one file as a reader got them; release with agti_read_release.
+ * data may borrow the reader's own buffer (neither cached nor owned set):
+ * valid until that reader's next read. */
 typedef struct agti_read {
     const char *data;
     size_t len;

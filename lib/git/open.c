@@ -3,10 +3,13 @@
  * compute libgit2's diff with git's defaults, find renames, and hand it to
  * build.c.
  */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "diff/diff_internal.h"
 #include "git/git_internal.h"
@@ -105,6 +108,50 @@ static void diff_options(git_diff_options *o)
     o->flags = GIT_DIFF_INDENT_HEURISTIC;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether the working tree has no file (nor symlink, nor anything else
+ * but a folder) at path: what the file list's second lstat of every entry
+ * told, asked only of the paths the diff reports deleted. */
+static bool gone(const agt_changes *c, const char *path)
+{
+    struct stat st;
+    if (c->workdir_fd >= 0)
+        return fstatat(c->workdir_fd, path, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode);
+    char *full = agti_aprintf("%s%s", c->workdir, path);
+    bool g = !full || lstat(full, &st) != 0 || S_ISDIR(st.st_mode);
+    free(full);
+    return g;
+}
+
+/* The paths the index-to-working-tree diff reports deleted that are gone
+ * from the working tree (libgit2 also reports a FIFO or a socket where a
+ * file was as deleted; git sees it modified, and it stays listed). */
+static int note_absent(agt_changes *c, git_diff *unstaged)
+{
+    size_t n = git_diff_num_deltas(unstaged), k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += git_diff_get_delta(unstaged, i)->status == GIT_DELTA_DELETED;
+    if (k == 0)
+        return AGT_OK;
+    c->absent = calloc(k, sizeof *c->absent);
+    if (!c->absent)
+        return agti_oom();
+    for (size_t i = 0; i < n; i++) {
+        const git_diff_delta *d = git_diff_get_delta(unstaged, i);
+        if (d->status != GIT_DELTA_DELETED || !gone(c, d->old_file.path))
+            continue;
+        if (!(c->absent[c->nabsent] = agti_strdup(d->old_file.path)))
+            return agti_oom();
+        c->nabsent++;
+    }
+    qsort(c->absent, c->nabsent, sizeof *c->absent, cmp_str);
+    return AGT_OK;
+}
+
 /* Workspace mode: HEAD -> index, and index -> working tree; the latter is
  * merged in unless it is empty (a clean tree reviews the index). */
 static int diff_workspace(agt_changes *c, git_diff **out)
@@ -116,8 +163,20 @@ static int diff_workspace(agt_changes *c, git_diff **out)
     int rc = open_head(c);
     if (rc != AGT_OK)
         return rc;
-    if (git_repository_index(&c->index, c->repo) < 0)
+    /* the index file as read, for git's racy-clean rule (reader.c): the
+     * same stat data before and after the read */
+    char *ipath = agti_aprintf("%sindex", git_repository_path(c->repo));
+    if (!ipath)
+        return agti_oom();
+    struct agti_file_stamp after;
+    bool stamped = agti_file_stamp_of(ipath, &c->index_stamp);
+    if (git_repository_index(&c->index, c->repo) < 0) {
+        free(ipath);
         return agti_git_error(AGT_EGIT, "cannot read the index of '%s'", c->workdir);
+    }
+    c->index_stamped = stamped && agti_file_stamp_of(ipath, &after) &&
+                       agti_file_stamp_equal(&c->index_stamp, &after);
+    free(ipath);
     git_diff_options o;
     diff_options(&o);
     /* both sides carry the untracked flags: git_diff_merge() drops what the
@@ -135,6 +194,12 @@ static int diff_workspace(agt_changes *c, git_diff **out)
     c->source = AGTI_SOURCE_INDEX;
     if (git_diff_num_deltas(unstaged) > 0) {
         c->source = AGTI_SOURCE_WORKTREE;
+        rc = note_absent(c, unstaged);
+        if (rc != AGT_OK) {
+            git_diff_free(staged);
+            git_diff_free(unstaged);
+            return rc;
+        }
         if (git_diff_merge(staged, unstaged) < 0) {
             git_diff_free(staged);
             git_diff_free(unstaged);
@@ -296,6 +361,9 @@ static int open_repo(agt_changes *c, const char *repo_path)
         c->workdir = agti_aprintf("%s%s", wd, n && wd[n - 1] == '/' ? "" : "/");
         if (!c->workdir)
             return agti_oom();
+        /* when it cannot be opened (a folder without search permission
+         * could still be read by full path), files are opened by full path */
+        c->workdir_fd = open(c->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     }
     return AGT_OK;
 }
@@ -321,6 +389,7 @@ int agt_changes_open(agt_changes **out, const char *repo_path, int mode, const c
         return agti_oom();
     c->mode = mode;
     c->source = AGTI_SOURCE_COMMIT;
+    c->workdir_fd = -1;
     git_diff *gd = NULL;
     rc = open_repo(c, repo_path);
     if (rc == AGT_OK) {
@@ -356,11 +425,16 @@ void agt_changes_free(agt_changes *c)
     free(c->files);
     free(c->file_ids);
     free(c->file_id_missing);
+    for (size_t i = 0; i < c->nabsent; i++)
+        free(c->absent[i]);
+    free(c->absent);
     agt_diff_free(c->diff);
     git_tree_free(c->base_tree);
     git_tree_free(c->target_tree);
     git_index_free(c->index);
     git_repository_free(c->repo);
+    if (c->workdir_fd >= 0)
+        close(c->workdir_fd);
     free(c->workdir);
     free(c);
 }

@@ -50,7 +50,15 @@ struct agti_reader_slot {
     git_repository *repo;
     git_odb *odb;
     agti_buf path; /* scratch: the working-tree path of a file */
+    char *buf;     /* the bytes of the last file read from disk, reused */
+    size_t cap;
 };
+
+/* Files up to this size are read into the reader's own buffer (a fresh
+ * allocation per file cost a page fault per page: 8% of a search of the
+ * bench corpus); larger ones get their own, freed on release, so that a
+ * reader does not keep a big buffer for the rest of the review. */
+#define READER_BUF_MAX ((size_t)1 << 20)
 
 /* What the index said about one file when the table was built. */
 typedef struct disk_entry {
@@ -60,21 +68,13 @@ typedef struct disk_entry {
     uint32_t mtime_ns, ctime_ns;
 } disk_entry;
 
-/* The index file the table was built from. */
-typedef struct file_stamp {
-    dev_t dev;
-    ino_t ino;
-    off_t size;
-    struct timespec mtime, ctime;
-} file_stamp;
-
-#define SIZE_UNKNOWN UINT64_MAX
+typedef struct agti_file_stamp file_stamp;
 
 struct agti_disk_table {
     bool usable; /* false: no index, or it changed while it was read */
+    bool fixed;  /* built from c->index (workspace mode): never rebuilt */
     file_stamp stamp;
-    disk_entry *e;   /* per file of c->files */
-    uint64_t *sizes; /* per file: its blob's size once known (ids never change) */
+    disk_entry *e; /* per file of c->files */
 };
 
 /* Inflated blobs by file number. A slot is written by the one reader that
@@ -133,26 +133,9 @@ static int raw_blob(git_odb *odb, const git_oid *id, size_t max, agti_read *out)
     return AGT_ENOTFOUND;
 }
 
-/* The size of a blob from the backends' headers; SIZE_UNKNOWN when none
- * can tell. */
-static uint64_t blob_size(git_odb *odb, const git_oid *id)
-{
-    size_t nb = git_odb_num_backends(odb);
-    for (size_t i = 0; i < nb; i++) {
-        git_odb_backend *b = NULL;
-        if (git_odb_get_backend(&b, odb, i) < 0 || b->read_header == NULL)
-            continue;
-        size_t len = 0;
-        git_object_t type = GIT_OBJECT_INVALID;
-        if (b->read_header(&len, &type, b, id) == 0)
-            return type == GIT_OBJECT_BLOB ? (uint64_t)len : SIZE_UNKNOWN;
-    }
-    return SIZE_UNKNOWN;
-}
-
 /* ---- the working-tree table ------------------------------------------- */
 
-static bool stamp_of(const char *path, file_stamp *st)
+bool agti_file_stamp_of(const char *path, file_stamp *st)
 {
     struct stat s;
     if (stat(path, &s) != 0)
@@ -165,7 +148,7 @@ static bool stamp_of(const char *path, file_stamp *st)
     return true;
 }
 
-static bool stamp_equal(const file_stamp *a, const file_stamp *b)
+bool agti_file_stamp_equal(const file_stamp *a, const file_stamp *b)
 {
     return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
            a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
@@ -202,11 +185,10 @@ static bool no_filters(git_repository *repo, const char *path)
     return false;
 }
 
-static void fill_entry(agt_changes *c, git_index *idx, const file_stamp *stamp, bool check_filters,
-                       size_t i, disk_entry *d)
+static void fill_entry(agt_changes *c, const git_index_entry *e, const file_stamp *stamp,
+                       bool check_filters, size_t i, disk_entry *d)
 {
     memset(d, 0, sizeof *d);
-    const git_index_entry *e = git_index_get_bypath(idx, c->files[i], 0);
     if (e == NULL || (e->mode != GIT_FILEMODE_BLOB && e->mode != GIT_FILEMODE_BLOB_EXECUTABLE))
         return;
     if (!git_oid_equal(&e->id, &c->file_ids[i]))
@@ -232,6 +214,16 @@ static bool exists(const char *path)
 {
     struct stat st;
     return lstat(path, &st) == 0;
+}
+
+/* exists() for a path of the working tree, relative to its root fd when
+ * that is open (buf holds the full path, the workdir's `skip` bytes first). */
+static bool wt_exists(const agt_changes *c, const agti_buf *buf, size_t skip)
+{
+    struct stat st;
+    if (c->workdir_fd >= 0)
+        return fstatat(c->workdir_fd, agti_buf_cstr(buf) + skip, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    return exists(agti_buf_cstr(buf));
 }
 
 /* Whether a file named `name` is in one of the ':'-separated folders of
@@ -272,6 +264,7 @@ static bool attributes_anywhere(agt_changes *c, git_index *idx)
             return true;
     }
     agti_buf dir = AGTI_BUF_INIT;
+    size_t wdlen = strlen(c->workdir);
     const char *last = NULL; /* the files are sorted: skip repeats of a folder */
     size_t last_len = 0;
     bool found = false;
@@ -285,7 +278,7 @@ static bool attributes_anywhere(agt_changes *c, git_index *idx)
                 continue;
             agti_buf_truncate(&dir, 0);
             agti_buf_printf(&dir, "%s%.*s/.gitattributes", c->workdir, (int)len, p);
-            found = dir.oom || exists(agti_buf_cstr(&dir));
+            found = dir.oom || wt_exists(c, &dir, wdlen);
         }
         if (i < c->nfiles) {
             const char *q = strrchr(p, '/');
@@ -294,7 +287,7 @@ static bool attributes_anywhere(agt_changes *c, git_index *idx)
         } else {
             agti_buf_truncate(&dir, 0);
             agti_buf_printf(&dir, "%s.gitattributes", c->workdir);
-            found = found || dir.oom || exists(agti_buf_cstr(&dir));
+            found = found || dir.oom || wt_exists(c, &dir, wdlen);
         }
     }
     if (!found) {
@@ -320,9 +313,12 @@ static bool attributes_anywhere(agt_changes *c, git_index *idx)
            in_search_path(GIT_CONFIG_LEVEL_SYSTEM, "gitattributes");
 }
 
-/* (Re)builds the table when the index file is not the one it was built
- * from. A failure leaves the shortcut off; it is never an error. */
-static int build_disk(agt_changes *c)
+/* Builds the table. Workspace mode (the index source) builds it once from
+ * the index the change set was opened with (c->index, whose ids the
+ * change set has, stamped at open); the commit source (re)builds it from
+ * the index file whenever that is not the one it was built from. A failure
+ * leaves the shortcut off; it is never an error. */
+static int build_disk(agt_changes *c, const git_index_entry *const *ents)
 {
     struct agti_disk_table *t = c->disk;
     if (t == NULL) {
@@ -331,39 +327,45 @@ static int build_disk(agt_changes *c)
             return agti_oom();
         c->disk = t;
     }
-    if (t->sizes == NULL && c->nfiles > 0) {
-        t->sizes = malloc(c->nfiles * sizeof *t->sizes);
-        if (t->sizes == NULL)
-            return agti_oom();
-        for (size_t i = 0; i < c->nfiles; i++)
-            t->sizes[i] = SIZE_UNKNOWN;
-    }
-    char *ipath = agti_aprintf("%sindex", git_repository_path(c->repo));
-    if (ipath == NULL)
-        return agti_oom();
-    file_stamp before, after;
-    if (!stamp_of(ipath, &before)) {
-        free(ipath);
-        t->usable = false;
-        return AGT_OK;
-    }
-    if (t->usable && stamp_equal(&before, &t->stamp)) {
-        free(ipath);
-        return AGT_OK;
-    }
-    t->usable = false;
     git_index *idx = NULL;
-    int grc = git_index_open(&idx, ipath);
-    bool same = grc == 0 && stamp_of(ipath, &after) && stamp_equal(&before, &after);
-    free(ipath);
-    if (!same) {
-        git_index_free(idx);
-        return AGT_OK;
+    file_stamp before, after;
+    if (c->index != NULL) {
+        if (t->fixed)
+            return AGT_OK;
+        t->fixed = true;
+        t->usable = false;
+        if (!c->index_stamped)
+            return AGT_OK;
+        idx = c->index;
+        before = c->index_stamp;
+    } else {
+        char *ipath = agti_aprintf("%sindex", git_repository_path(c->repo));
+        if (ipath == NULL)
+            return agti_oom();
+        if (!agti_file_stamp_of(ipath, &before)) {
+            free(ipath);
+            t->usable = false;
+            return AGT_OK;
+        }
+        if (t->usable && agti_file_stamp_equal(&before, &t->stamp)) {
+            free(ipath);
+            return AGT_OK;
+        }
+        t->usable = false;
+        int grc = git_index_open(&idx, ipath);
+        bool same =
+            grc == 0 && agti_file_stamp_of(ipath, &after) && agti_file_stamp_equal(&before, &after);
+        free(ipath);
+        if (!same) {
+            git_index_free(idx);
+            return AGT_OK;
+        }
     }
     if (t->e == NULL && c->nfiles > 0) {
         t->e = malloc(c->nfiles * sizeof *t->e);
         if (t->e == NULL) {
-            git_index_free(idx);
+            if (idx != c->index)
+                git_index_free(idx);
             return agti_oom();
         }
     }
@@ -372,8 +374,12 @@ static int build_disk(agt_changes *c)
     bool check_filters =
         attributes_anywhere(c, idx) || (c->nfiles > 0 && !no_filters(c->repo, c->files[0]));
     for (size_t i = 0; i < c->nfiles; i++)
-        fill_entry(c, idx, &before, check_filters, i, &t->e[i]);
-    git_index_free(idx);
+        fill_entry(c,
+                   ents != NULL && idx == c->index ? ents[i]
+                                                   : git_index_get_bypath(idx, c->files[i], 0),
+                   &before, check_filters, i, &t->e[i]);
+    if (idx != c->index)
+        git_index_free(idx);
     t->stamp = before;
     t->usable = true;
     return AGT_OK;
@@ -382,18 +388,23 @@ static int build_disk(agt_changes *c)
 /* ---- preparing and reading -------------------------------------------- */
 
 /* The index source's blob ids, looked up here once: git_index lookups may
- * sort the index, so they are not for the reader threads. */
-static int index_ids(agt_changes *c)
+ * sort the index, so they are not for the reader threads. The entries
+ * found go to *ents (the table is built from them next). */
+static int index_ids(agt_changes *c, const git_index_entry ***ents)
 {
     git_oid *ids = calloc(c->nfiles, sizeof *ids);
     bool *missing = calloc(c->nfiles, sizeof *missing);
-    if (ids == NULL || missing == NULL) {
+    *ents = calloc(c->nfiles, sizeof **ents);
+    if (ids == NULL || missing == NULL || *ents == NULL) {
         free(ids);
         free(missing);
+        free(*ents);
+        *ents = NULL;
         return agti_oom();
     }
     for (size_t i = 0; i < c->nfiles; i++) {
         const git_index_entry *e = git_index_get_bypath(c->index, c->files[i], 0);
+        (*ents)[i] = e;
         if (e != NULL)
             ids[i] = e->id;
         else
@@ -474,21 +485,19 @@ int agti_changes_readers_prepare(agt_changes *c, unsigned nreaders)
         if (rc != AGT_OK)
             return rc;
     }
+    const git_index_entry **ents = NULL;
     if (c->source == AGTI_SOURCE_INDEX && c->file_ids == NULL && n > 0) {
-        rc = index_ids(c);
+        rc = index_ids(c, &ents);
         if (rc != AGT_OK)
             return rc;
     }
-    if (c->cache == NULL && n > 0) {
+    if (c->cache == NULL && n > 0)
         rc = make_cache(c);
-        if (rc != AGT_OK)
-            return rc;
-    }
-    /* the index source too: its ids come from the index read at open, the
-     * table from the index file as it is now, and they must agree */
-    if (c->workdir != NULL && c->file_ids != NULL)
-        return build_disk(c);
-    return AGT_OK;
+    /* the index source: ids and table both from the index read at open */
+    if (rc == AGT_OK && c->workdir != NULL && c->file_ids != NULL)
+        rc = build_disk(c, ents);
+    free(ents);
+    return rc;
 }
 
 static bool entry_matches(const disk_entry *d, const struct stat *st)
@@ -510,27 +519,35 @@ static int read_disk(agt_changes *c, struct agti_reader_slot *s, size_t i, size_
     struct agti_disk_table *t = c->disk;
     if (t == NULL || !t->usable || !t->e[i].ok)
         return AGT_ENOTFOUND;
-    if (t->sizes[i] == SIZE_UNKNOWN)
-        t->sizes[i] = blob_size(s->odb, &c->file_ids[i]);
-    uint64_t size = t->sizes[i];
-    if (size == SIZE_UNKNOWN || size != t->e[i].size)
-        return AGT_ENOTFOUND;
-    if (size > max)
-        return AGT_ELIMIT;
-    agti_buf_truncate(&s->path, 0);
-    agti_buf_puts(&s->path, c->workdir);
-    agti_buf_puts(&s->path, c->files[i]);
-    if (s->path.oom)
+    int fd = agti_changes_open_workdir(c, c->files[i], &s->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd == -2)
         return AGT_ENOMEM;
-    int fd = open(agti_buf_cstr(&s->path), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return AGT_ENOTFOUND;
+    /* the stat data as git compares it: a match means the file holds the
+     * bytes git hashed for the entry, so its size is the blob's */
     struct stat st;
-    if (fstat(fd, &st) != 0 || !entry_matches(&t->e[i], &st) || (uint64_t)st.st_size != size) {
+    if (fstat(fd, &st) != 0 || !entry_matches(&t->e[i], &st)) {
         close(fd);
         return AGT_ENOTFOUND;
     }
-    char *buf = malloc((size_t)size + 1);
+    uint64_t size = (uint64_t)st.st_size;
+    if (size > max) {
+        close(fd);
+        return AGT_ELIMIT;
+    }
+    bool own = (size_t)size + 1 > READER_BUF_MAX;
+    char *buf = own ? malloc((size_t)size + 1) : s->buf;
+    if (!own && s->cap < (size_t)size + 1) {
+        size_t cap = s->cap ? s->cap : 64 << 10;
+        while (cap < (size_t)size + 1)
+            cap *= 2;
+        buf = realloc(s->buf, cap);
+        if (buf != NULL) {
+            s->buf = buf;
+            s->cap = cap;
+        }
+    }
     if (buf == NULL) {
         close(fd);
         return AGT_ENOMEM;
@@ -549,13 +566,14 @@ static int read_disk(agt_changes *c, struct agti_reader_slot *s, size_t i, size_
     }
     close(fd);
     if (got != size) {
-        free(buf);
+        if (own)
+            free(buf);
         return AGT_ENOTFOUND;
     }
     buf[size] = '\0';
     out->data = buf;
     out->len = (size_t)size;
-    out->owned = buf;
+    out->owned = own ? buf : NULL;
     out->from_disk = true;
     return AGT_OK;
 }
@@ -615,13 +633,13 @@ void agti_changes_readers_free(agt_changes *c)
             git_odb_free(c->readers[i].odb);
             git_repository_free(c->readers[i].repo);
             agti_buf_free(&c->readers[i].path);
+            free(c->readers[i].buf);
         }
         free(c->readers);
         c->readers = NULL;
     }
     if (c->disk != NULL) {
         free(c->disk->e);
-        free(c->disk->sizes);
         free(c->disk);
         c->disk = NULL;
     }

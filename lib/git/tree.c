@@ -22,14 +22,16 @@ static int io_error(int err, const char *path)
     return agti_error(AGT_EIO, "cannot read '%s': %s", path, strerror(err));
 }
 
-static int read_link(const char *full, const char *path, size_t size, char **out, size_t *out_len)
+/* Reads the link `name` (relative to dirfd, or AT_FDCWD with a full path). */
+static int read_link(int dirfd, const char *name, const char *path, size_t size, char **out,
+                     size_t *out_len)
 {
     size_t cap = size + 1;
     for (;;) {
         char *buf = malloc(cap + 1);
         if (!buf)
             return agti_oom();
-        ssize_t n = readlink(full, buf, cap);
+        ssize_t n = readlinkat(dirfd, name, buf, cap);
         if (n < 0) {
             int err = errno;
             free(buf);
@@ -106,15 +108,25 @@ static int read_fd(int fd, const char *path, size_t max, char **out, size_t *out
     return AGT_OK;
 }
 
+int agti_changes_open_workdir(const agt_changes *c, const char *path, agti_buf *scratch, int flags)
+{
+    if (c->workdir_fd >= 0)
+        return openat(c->workdir_fd, path, flags);
+    agti_buf_truncate(scratch, 0);
+    agti_buf_puts(scratch, c->workdir);
+    agti_buf_puts(scratch, path);
+    if (scratch->oom)
+        return -2;
+    return open(agti_buf_cstr(scratch), flags);
+}
+
 int agti_changes_read_workdir(const agt_changes *c, const char *path, size_t max, char **out,
                               size_t *out_len, size_t *out_size)
 {
     *out_size = 0;
     if (!c->workdir)
         return agti_error(AGT_ESTATE, "the repository has no working tree");
-    char *full = agti_aprintf("%s%s", c->workdir, path);
-    if (!full)
-        return agti_oom();
+    agti_buf full = AGTI_BUF_INIT;
     int rc;
     /* Opened without an lstat first (a search reads thousands of files and
      * the second path walk was ~15% of its CPU time): a symbolic link fails
@@ -122,19 +134,26 @@ int agti_changes_read_workdir(const agt_changes *c, const char *path, size_t max
      * from blocking and O_NOCTTY a terminal from becoming ours; read_fd
      * reads only a regular file. (A device node where a tracked file was
      * takes root to make.) */
-    int fd = open(full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd >= 0) {
+    int fd = agti_changes_open_workdir(c, path, &full,
+                                       O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd == -2) {
+        rc = agti_oom();
+    } else if (fd >= 0) {
         rc = read_fd(fd, path, max, out, out_len, out_size);
         close(fd);
     } else {
         int err = errno;
         struct stat st;
-        if (err == ELOOP && lstat(full, &st) == 0 && S_ISLNK(st.st_mode))
-            rc = read_link(full, path, (size_t)st.st_size, out, out_len);
+        if (err == ELOOP && c->workdir_fd >= 0 &&
+            fstatat(c->workdir_fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+            rc = read_link(c->workdir_fd, path, path, (size_t)st.st_size, out, out_len);
+        else if (err == ELOOP && c->workdir_fd < 0 && lstat(agti_buf_cstr(&full), &st) == 0 &&
+                 S_ISLNK(st.st_mode))
+            rc = read_link(AT_FDCWD, agti_buf_cstr(&full), path, (size_t)st.st_size, out, out_len);
         else
             rc = io_error(err, path);
     }
-    free(full);
+    agti_buf_free(&full);
     return rc;
 }
 
@@ -191,6 +210,30 @@ static int cmp_path(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Whether a tracked path is still a file (or a symlink) in the working
+ * tree. An ordinary entry is there unless the working-tree diff reported
+ * it deleted; an entry that diff does not look at on disk, or may not
+ * report (assume-unchanged, skip-worktree, intent-to-add, a conflict's
+ * stages), is looked up. */
+static bool present(const agt_changes *c, const git_index_entry *e)
+{
+    bool unseen = (e->flags & GIT_INDEX_ENTRY_VALID) != 0 ||
+                  (e->flags_extended &
+                   (GIT_INDEX_ENTRY_SKIP_WORKTREE | GIT_INDEX_ENTRY_INTENT_TO_ADD)) != 0 ||
+                  GIT_INDEX_ENTRY_STAGE(e) != 0;
+    if (!unseen)
+        return c->nabsent == 0 ||
+               !bsearch(&e->path, c->absent, c->nabsent, sizeof(char *), cmp_path);
+    struct stat st;
+    if (c->workdir_fd >= 0)
+        return fstatat(c->workdir_fd, e->path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               !S_ISDIR(st.st_mode);
+    char *full = agti_aprintf("%s%s", c->workdir, e->path);
+    bool ok = full && lstat(full, &st) == 0 && !S_ISDIR(st.st_mode);
+    free(full);
+    return ok;
+}
+
 /* Index entries; for the working tree only those still present there. */
 static int list_index(agt_changes *c, path_list *l, bool present_only)
 {
@@ -200,16 +243,8 @@ static int list_index(agt_changes *c, path_list *l, bool present_only)
         const git_index_entry *e = git_index_get_byindex(c->index, i);
         if (!e || e->mode == GIT_FILEMODE_COMMIT)
             continue;
-        if (present_only) {
-            char *full = agti_aprintf("%s%s", c->workdir, e->path);
-            if (!full)
-                return agti_oom();
-            struct stat st;
-            bool present = lstat(full, &st) == 0 && !S_ISDIR(st.st_mode);
-            free(full);
-            if (!present)
-                continue;
-        }
+        if (present_only && !present(c, e))
+            continue;
         rc = list_push(l, e->path);
     }
     return rc;

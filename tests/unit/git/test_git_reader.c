@@ -89,6 +89,23 @@ static void settle(void)
                 "2020-01-01T00:00:00 {} + && git update-index -q --refresh");
 }
 
+/* Opens workspace mode on repo and checks which side it reviews
+ * ("index" for a clean working tree, "worktree" otherwise). */
+static agt_changes *open_workspace(const char *label, const char *source)
+{
+    agt_changes *c = NULL;
+    T_EQ_INT(agt_changes_open(&c, repo, AGT_CHANGES_WORKSPACE, NULL, NULL), AGT_OK,
+             "%s: open workspace mode", label);
+    char *info = NULL;
+    char want[64];
+    snprintf(want, sizeof want, "\"source\":\"%s\"", source);
+    if (c != NULL)
+        agt_changes_info(c, &info);
+    T_CHECK(info != NULL && strstr(info, want) != NULL, "%s: reviews the %s", label, source);
+    agt_free(info);
+    return c;
+}
+
 static void test_clean_and_modified(void)
 {
     init_repo("plain");
@@ -162,6 +179,26 @@ static void test_filters(void)
     expect(c, "t.txt", "one\ntwo\n", false, "eol=crlf attribute: the blob (LF)");
     expect(c, "p.c", "int p;\n", true, "no attribute on this path: from disk");
     expect(c, ".gitattributes", "*.txt text eol=crlf\n", true, ".gitattributes itself: from disk");
+    agt_changes_free(c);
+
+    /* an untracked .gitattributes in a folder (git applies it too): found
+     * on disk, relative to the working tree's root */
+    init_repo("subattr");
+    gf_puts(repo, "a.c", "int a;\n");
+    gf_puts(repo, "sub/t.txt", "one\ntwo\n");
+    commit_all("one");
+    gf_puts(repo, "sub/.gitattributes", "*.txt text eol=crlf\n");
+    gf_sh(repo, "rm sub/t.txt && " GIT "checkout -- sub/t.txt");
+    settle();
+    disk = gf_out(&len, repo, "cat sub/t.txt");
+    T_EQ_STR(disk, "one\r\ntwo\r\n", "fixture: sub/t.txt has CRLF on disk");
+    free(disk);
+    char *untracked = gf_out(&len, repo, GIT "status --porcelain -uall");
+    T_EQ_STR(untracked, "?? sub/.gitattributes\n", "fixture: the attributes file is untracked");
+    free(untracked);
+    c = open_commit(repo, "HEAD");
+    expect(c, "sub/t.txt", "one\ntwo\n", false, "untracked sub/.gitattributes: the blob (LF)");
+    expect(c, "a.c", "int a;\n", true, "no attribute on this path: from disk");
     agt_changes_free(c);
 
     /* a filter driver libgit2 does not know: same size, other bytes */
@@ -273,17 +310,17 @@ static void test_index_source(void)
     settle();
     gf_sh(repo, "touch -m -d @%lld r.c && git update-index -q --refresh",
           (long long)time(NULL) + 3600);
-    agt_changes *c = NULL;
-    T_EQ_INT(agt_changes_open(&c, repo, AGT_CHANGES_WORKSPACE, NULL, NULL), AGT_OK,
-             "index source: open workspace mode");
-    char *info = NULL;
-    agt_changes_info(c, &info);
-    T_CHECK(info != NULL && strstr(info, "\"source\":\"index\"") != NULL,
-            "index source: a clean tree reviews the index");
-    agt_free(info);
+    agt_changes *c = open_workspace("index source", "index");
     expect(c, "s.c", "int s = 2;\n", true, "index source: staged file, clean: from disk");
     expect(c, "t.txt", "one\ntwo\n", false, "index source: eol=crlf: the blob (LF)");
     expect(c, "r.c", "int r;\n", false, "index source: racily clean: the blob");
+    /* staged again after the review opened: the change set keeps the
+     * index it was opened with (its blob), the file on disk no longer
+     * matches that entry */
+    gf_puts(repo, "s.c", "int s = 3;\n");
+    gf_sh(repo, GIT "add s.c");
+    settle();
+    expect(c, "s.c", "int s = 2;\n", false, "index source: re-staged since: the opened blob");
     agt_changes_free(c);
 }
 
@@ -296,9 +333,7 @@ static void test_workdir_fifo(void)
     gf_puts(repo, "g.txt", "gee\n");
     commit_all("one");
     gf_sh(repo, "rm f.txt && mkfifo f.txt && ln -s g.txt l.txt");
-    agt_changes *c = NULL;
-    T_EQ_INT(agt_changes_open(&c, repo, AGT_CHANGES_WORKSPACE, NULL, NULL), AGT_OK,
-             "fifo: open workspace mode");
+    agt_changes *c = open_workspace("fifo", "worktree");
     char *text = NULL;
     size_t len = 0;
     T_EQ_INT(agt_changes_read_file(c, "f.txt", &text, &len), AGT_ENOTFOUND,
@@ -315,6 +350,91 @@ static void test_workdir_fifo(void)
     agt_changes_free(c);
 }
 
+/* Edited after the review was opened, with the size and the mtime put
+ * back: the stat data git keeps still differs (ctime), so the index
+ * source reads the blob, as `git diff` sees the edit; an untouched
+ * neighbour is read from disk. */
+static void test_same_size_same_mtime(void)
+{
+    init_repo("samestat");
+    gf_puts(repo, "x.txt", "alpha\n");
+    gf_puts(repo, "y.txt", "gamma\n");
+    commit_all("one");
+    settle();
+    agt_changes *c = open_workspace("same stat", "index");
+    /* a second later than settle(): git compares whole seconds of ctime */
+    gf_sh(repo, "sleep 1 && printf 'omega\\n' > x.txt && touch -m -d 2020-01-01T00:00:00 x.txt");
+    size_t len = 0;
+    char *st = gf_out(&len, repo, "stat -c '%%s %%Y' x.txt y.txt");
+    T_EQ_STR(st, "6 1577836800\n6 1577836800\n", "fixture: same size and mtime as committed");
+    free(st);
+    char *names = gf_out(&len, repo, GIT "diff --name-only");
+    T_EQ_STR(names, "x.txt\n", "fixture: git diff sees the edit");
+    free(names);
+    expect(c, "x.txt", "alpha\n", false, "same size and mtime, other bytes: the blob");
+    expect(c, "y.txt", "gamma\n", true, "untouched neighbour: from disk");
+    agt_changes_free(c);
+}
+
+/* The working tree's file list (workspace mode with unstaged changes) is
+ * the index's entries still there plus the untracked files: an entry the
+ * working-tree diff reports deleted is left out when nothing is at its
+ * path, kept when something other than a folder is (a symlink that
+ * replaced a file, a FIFO), and entries that diff does not look at
+ * (assume-unchanged, skip-worktree, intent-to-add) are looked up on disk. Compared with
+ * what git lists. */
+static void test_worktree_list(void)
+{
+    init_repo("wtlist");
+    gf_puts(repo, "a.txt", "a\n");
+    gf_puts(repo, "del.txt", "gone\n");
+    gf_puts(repo, "dir.txt", "becomes a folder\n");
+    gf_puts(repo, "link.txt", "becomes a link\n");
+    gf_puts(repo, "fifo.txt", "becomes a fifo\n");
+    gf_puts(repo, "au-gone.txt", "assumed\n");
+    gf_puts(repo, "au-kept.txt", "assumed, kept\n");
+    gf_puts(repo, "sw-gone.txt", "sparse\n");
+    gf_puts(repo, "sub/b.txt", "b\n");
+    commit_all("one");
+    settle();
+    gf_sh(repo,
+          "rm del.txt dir.txt link.txt fifo.txt && mkdir dir.txt && "
+          "echo in > dir.txt/in.txt && ln -s a.txt link.txt && mkfifo fifo.txt && " GIT
+          "update-index --assume-unchanged au-gone.txt au-kept.txt && rm au-gone.txt && " GIT
+          "update-index --skip-worktree sw-gone.txt && rm sw-gone.txt && echo new > new.txt && "
+          "echo ita > ita-gone.txt && echo ita > ita-kept.txt && " GIT
+          "add -N ita-gone.txt ita-kept.txt && rm ita-gone.txt");
+    size_t len = 0;
+    char *deleted = gf_out(&len, repo, GIT "ls-files --deleted");
+    /* (a folder at dir.txt: not "deleted" to ls-files, gone to status) */
+    T_EQ_STR(deleted, "au-gone.txt\ndel.txt\nita-gone.txt\n",
+             "fixture: what git ls-files lists deleted");
+    free(deleted);
+    char *status = gf_out(&len, repo, GIT "status --porcelain -uall 2>/dev/null");
+    T_EQ_STR(status,
+             " D del.txt\n D dir.txt\n M fifo.txt\n D ita-gone.txt\n A ita-kept.txt\n T link.txt\n"
+             "?? dir.txt/in.txt\n?? new.txt\n",
+             "fixture: what git status says");
+    free(status);
+    agt_changes *c = open_workspace("worktree list", "worktree");
+    char *lj = NULL;
+    T_EQ_INT(agt_changes_list_files(c, &lj), AGT_OK, "worktree list: listed");
+    T_EQ_STR(
+        lj,
+        "[\"a.txt\",\"au-kept.txt\",\"dir.txt/in.txt\",\"fifo.txt\",\"ita-kept.txt\",\"link.txt\","
+        "\"new.txt\",\"sub/b.txt\"]",
+        "worktree list: present entries and untracked files");
+    agt_free(lj);
+    char *text = NULL;
+    T_EQ_INT(agt_changes_read_file(c, "link.txt", &text, &len), AGT_OK, "typechange: read");
+    T_EQ_STR(text, "a.txt", "typechange: the link's target name");
+    agt_free(text);
+    text = NULL;
+    T_EQ_INT(agt_changes_read_file(c, "del.txt", &text, &len), AGT_ENOTFOUND,
+             "deleted: not a file of the reviewed tree");
+    agt_changes_free(c);
+}
+
 int main(void)
 {
     if (gf_setup() != 0) {
@@ -327,6 +447,8 @@ int main(void)
     test_other_entries();
     test_index_source();
     test_workdir_fifo();
+    test_same_size_same_mtime();
+    test_worktree_list();
     gf_teardown();
     return t_done();
 }
