@@ -372,8 +372,7 @@ void agti_sandbox_release(agti_sandbox *sb, bool all_gone)
     if (__atomic_sub_fetch(&sb->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     bool gone = !__atomic_load_n(&sb->outlived, __ATOMIC_ACQUIRE);
-    for (size_t i = 0; i < sb->nheld; i++)
-        agti_sb_resv_release(sb->held[i], gone);
+    agti_sb_resv_release(sb->held, sb->nheld, gone);
     free(sb->held);
     if (sb->landlock_fd >= 0)
         close(sb->landlock_fd);
@@ -493,7 +492,7 @@ static int hold(agti_sandbox *sb, agti_sb_resv *r)
 {
     agti_sb_resv **g = realloc(sb->held, (sb->nheld + 1) * sizeof *g);
     if (g == NULL) {
-        agti_sb_resv_release(r, true);
+        agti_sb_resv_release(&r, 1, true);
         return agti_oom();
     }
     sb->held = g;
