@@ -46,6 +46,14 @@ typedef struct agti_sandbox_probe {
 
 /* The cached probe (thread-safe; the first call forks short-lived children). */
 const agti_sandbox_probe *agti_sandbox_probe_get(void);
+/* The part of the probe that needs no child process: supported,
+ * landlock_abi, seccomp and root are filled (the same values as in
+ * agti_sandbox_probe_get's), the namespace and subreaper fields are false.
+ * For decisions taken before any command runs (the default policy), so that
+ * a program that never runs a command never pays for the whole probe. */
+const agti_sandbox_probe *agti_sandbox_probe_basic(void);
+/* Whether the whole probe has run in this process (tests). */
+bool agti_sandbox_probe_ran(void);
 
 /* Filesystem policies (same values as the public AGT_SANDBOX_*). */
 enum { AGTI_SB_OFF = 0, AGTI_SB_READ_ONLY = 1, AGTI_SB_WORKSPACE_WRITE = 2 };

@@ -68,7 +68,7 @@ static agti_sb_settings *settings(agt_session *s)
 /* Landlock and seccomp: what a sandboxed mode needs at the least. */
 static bool kernel_confines(void)
 {
-    const agti_sandbox_probe *p = agti_sandbox_probe_get();
+    const agti_sandbox_probe *p = agti_sandbox_probe_basic();
     return p->supported && p->landlock_abi > 0 && p->seccomp;
 }
 
@@ -89,7 +89,9 @@ void agti_session_sandbox_policy(const agt_session *s, int *mode, int *network, 
 /* The piece a required mode lacks on this kernel, or NULL. */
 static const char *missing_piece(int mode)
 {
-    const agti_sandbox_probe *p = agti_sandbox_probe_get();
+    /* the namespaces only matter (and are only probed) for workspace-write */
+    const agti_sandbox_probe *p =
+        mode == AGT_SANDBOX_WORKSPACE_WRITE ? agti_sandbox_probe_get() : agti_sandbox_probe_basic();
     if (!p->supported)
         return "sandbox support (this system is not Linux)";
     if (p->landlock_abi == 0)
@@ -113,7 +115,7 @@ int agt_session_set_sandbox(agt_session *s, int mode, int network, int enforce)
     if (enforce != AGT_SANDBOX_BEST_EFFORT && enforce != AGT_SANDBOX_REQUIRE)
         return agti_error(AGT_EINVAL, "agt_session_set_sandbox: enforce must be 0 or 1, not %d",
                           enforce);
-    if (mode != AGT_SANDBOX_OFF && !agti_sandbox_probe_get()->supported)
+    if (mode != AGT_SANDBOX_OFF && !agti_sandbox_probe_basic()->supported)
         return agti_error(AGT_EUNSUPPORTED,
                           "agt_session_set_sandbox: this system has no sandbox support (Linux "
                           "only); use mode off");

@@ -15,10 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agenttools/agenttools.h"
 #include "harness.h"
+#include "sandbox/sandbox.h"
 
 static agt_registry *reg;
 static char base[256], ws[512], outside[512], logs[512];
@@ -507,6 +510,78 @@ static void test_escapees(void)
     agt_session_free(s);
 }
 
+/* The probe of another process that asks for it first thing (the eager
+ * order): forked before this process probes anything; its JSON arrives on
+ * the returned descriptor. */
+static int eager_probe_child(pid_t *pid)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    *pid = fork();
+    if (*pid == 0) {
+        close(fds[0]);
+        char *j = NULL;
+        agt_sandbox_probe(&j);
+        size_t n = j ? strlen(j) : 0;
+        _exit(j != NULL && write(fds[1], j, n) == (ssize_t)n ? 0 : 1);
+    }
+    close(fds[1]);
+    return fds[0];
+}
+
+/* agt-tools and every host set up a session before running anything: that
+ * must not fork the namespace probe (five children), and the probe a
+ * command then runs must say exactly what the eager probe says. */
+static void test_lazy_probe(int eager_fd, pid_t eager_pid)
+{
+    T_CHECK(!agti_sandbox_probe_ran(), "lazy probe: not run at start");
+    agt_session *s = session();
+    int mode = -1, network = -1, enforce = -1;
+    agt_session_sandbox(s, &mode, &network, &enforce);
+    long abi = syscall(444 /* landlock_create_ruleset */, NULL, 0, 1U);
+    bool seccomp = access("/proc/sys/kernel/seccomp/actions_avail", R_OK) == 0;
+    T_EQ_INT(mode, abi > 0 && seccomp ? AGT_SANDBOX_WORKSPACE_WRITE : AGT_SANDBOX_OFF,
+             "lazy probe: the default mode still follows Landlock and seccomp");
+    agt_session_set_sandbox(s, mode, AGT_SANDBOX_NETWORK_OFF, AGT_SANDBOX_BEST_EFFORT);
+    agt_session_set_mode(s, AGT_MODE_YOLO);
+    T_CHECK(!agti_sandbox_probe_ran(),
+            "lazy probe: a session with the default sandbox set up has not probed namespaces");
+    const agti_sandbox_probe *b = agti_sandbox_probe_basic();
+    T_EQ_INT(b->landlock_abi, abi > 0 ? (int)abi : 0, "lazy probe: basic Landlock ABI = kernel");
+    T_EQ_INT(b->seccomp, seccomp, "lazy probe: basic seccomp = /proc/sys/kernel/seccomp");
+    T_EQ_INT(b->root, geteuid() == 0, "lazy probe: basic root = geteuid");
+    agt_result *r = NULL;
+    agt_session_dispatch(s, "lazy", "Bash", "{\"command\":\"echo ran\"}", &r);
+    T_CHECK(r != NULL && strncmp(agt_result_text(r), "ran\n", 4) == 0,
+            "lazy probe: the first command runs (%s)", flat(r ? agt_result_text(r) : NULL));
+    agt_result_free(r);
+    T_CHECK(agti_sandbox_probe_ran(), "lazy probe: the first command ran the whole probe");
+    const agti_sandbox_probe *f = agti_sandbox_probe_get();
+    T_CHECK(f->supported == b->supported && f->landlock_abi == b->landlock_abi &&
+                f->seccomp == b->seccomp && f->root == b->root,
+            "lazy probe: the whole probe agrees with the basic part");
+    char *lazy = NULL;
+    agt_sandbox_probe(&lazy);
+    char eager[1024] = "";
+    size_t got = 0;
+    ssize_t n;
+    while (eager_fd >= 0 && got + 1 < sizeof eager &&
+           (n = read(eager_fd, eager + got, sizeof eager - 1 - got)) > 0)
+        got += (size_t)n;
+    eager[got] = '\0';
+    if (eager_fd >= 0)
+        close(eager_fd);
+    int st = 0;
+    if (eager_pid > 0)
+        waitpid(eager_pid, &st, 0);
+    T_CHECK(got > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+            "lazy probe: the eager process probed");
+    T_EQ_STR(lazy, eager, "lazy probe: its result is the eager probe's, byte for byte");
+    agt_free(lazy);
+    agt_session_free(s);
+}
+
 int main(void)
 {
     const char *t = getenv("TMPDIR");
@@ -522,8 +597,11 @@ int main(void)
     mkdir(outside, 0755);
     if (chdir(base) != 0)
         return 1;
+    pid_t eager_pid = -1;
+    int eager_fd = eager_probe_child(&eager_pid);
     if (agt_registry_new(&reg) != AGT_OK || agt_registry_load_builtin(reg, "chat") != AGT_OK)
         return 1;
+    test_lazy_probe(eager_fd, eager_pid);
     char *probe = NULL;
     agt_sandbox_probe(&probe);
     t_diag("sandbox probe: %s", probe);
