@@ -453,6 +453,52 @@ static void test_placeholders(void)
     snprintf(cmd, sizeof cmd, "%s/.agenttools", p2);
     T_CHECK(exists(cmd), "placeholders: the user's own empty .agenttools is kept");
     free(after);
+
+    /* no submodules: .git/modules cannot be made (a module repository's
+     * hooks would run at the user's next `git submodule update`) */
+    out = bash(s, "q2",
+               "mkdir -p .git/modules/evil/hooks; echo rc1=$?; "
+               "echo 'echo pwned' > .git/modules/evil/hooks/post-checkout; echo rc2=$?; "
+               "ls -A .git/modules; echo rc3=$?");
+    /* the mkdir is refused by the read-only placeholder; ls shows it empty */
+    T_CHECK(strstr(out, "Read-only file system\nrc1=1\n") && strstr(out, "rc2=1\nrc3=0\n"),
+            "modules: a repository without submodules gets no .git/modules from a command (%s)",
+            flat(out));
+    free(out);
+    after = listing(p2);
+    T_EQ_STR(after, before, "modules: the listing is byte-identical after");
+    free(after);
+    free(before);
+
+    /* a submodule's repository (name with a slash, as git keeps them):
+     * hooks and config read-only, the rest of it writable */
+    snprintf(cmd, sizeof cmd,
+             "cd %s && git init -q --bare --template= .git/modules/libs/foo && "
+             "mkdir .git/modules/libs/foo/hooks && git init -q --bare --template= "
+             ".git/modules/libs/foo/modules/inner",
+             p2);
+    T_EQ_INT(system(cmd), 0, "modules: setup of two module repositories, one nested");
+    before = listing(p2);
+    out = bash(s, "q3",
+               "echo x > .git/modules/libs/foo/hooks/post-checkout; echo rc1=$?; "
+               "echo '[core]' >> .git/modules/libs/foo/config; echo rc2=$?; "
+               "echo x > .git/modules/libs/foo/modules/inner/hooks/pre-commit; echo rc3=$?; "
+               "echo '[core]' >> .git/modules/libs/foo/modules/inner/config; echo rc4=$?; "
+               "git --git-dir=.git/modules/libs/foo symbolic-ref HEAD refs/heads/other; "
+               "echo rc5=$?; git --git-dir=.git/modules/libs/foo symbolic-ref HEAD");
+    T_CHECK(strstr(out, "rc1=1\n") && strstr(out, "rc2=1\n") && strstr(out, "rc3=1\n") &&
+                strstr(out, "rc4=1\n") && strstr(out, "rc5=0\nrefs/heads/other\n"),
+            "modules: hooks and config of both read-only, HEAD of the module writable (%s)",
+            flat(out));
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && git --git-dir=.git/modules/libs/foo symbolic-ref HEAD "
+             "refs/heads/master",
+             p2);
+    T_EQ_INT(system(cmd), 0, "modules: HEAD set back");
+    after = listing(p2);
+    T_EQ_STR(after, before, "modules: no placeholder left in the module repositories");
+    free(after);
     free(before);
     agt_session_free(s);
 }
