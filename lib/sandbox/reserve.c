@@ -247,13 +247,40 @@ typedef struct closing {
     int fds[];
 } closing;
 
-static void *close_them(void *arg)
+/* Closing threads still running (agti_sb_resv_settle waits for none). */
+static pthread_mutex_t g_closing_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_closing_done = PTHREAD_COND_INITIALIZER;
+static size_t g_closing;
+
+static void closing_count(int delta)
 {
-    closing *c = arg;
+    pthread_mutex_lock(&g_closing_lock);
+    g_closing = delta > 0 ? g_closing + 1 : g_closing - 1;
+    if (g_closing == 0)
+        pthread_cond_broadcast(&g_closing_done);
+    pthread_mutex_unlock(&g_closing_lock);
+}
+
+static void close_all(closing *c)
+{
     for (size_t i = 0; i < c->n; i++)
         close(c->fds[i]);
     free(c);
+}
+
+static void *close_them(void *arg)
+{
+    close_all(arg);
+    closing_count(-1);
     return NULL;
+}
+
+void agti_sb_resv_settle(void)
+{
+    pthread_mutex_lock(&g_closing_lock);
+    while (g_closing > 0)
+        pthread_cond_wait(&g_closing_done, &g_closing_lock);
+    pthread_mutex_unlock(&g_closing_lock);
 }
 
 static void close_later(closing *c)
@@ -272,12 +299,15 @@ static void close_later(closing *c)
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
         pthread_t t;
+        closing_count(1);
         started = pthread_create(&t, &a, close_them, c) == 0;
+        if (!started)
+            closing_count(-1);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         pthread_attr_destroy(&a);
     }
     if (!started)
-        close_them(c);
+        close_all(c);
 }
 
 void agti_sb_resv_release(agti_sb_resv *const *v, size_t n, bool all_gone)

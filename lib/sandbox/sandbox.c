@@ -122,6 +122,8 @@ void agti_sandbox_release(agti_sandbox *sb, bool all_gone)
         free(sb);
 }
 
+void agti_sandbox_settle(void) {}
+
 void agti_sandbox_free(agti_sandbox *sb)
 {
     agti_sandbox_release(sb, true);
@@ -390,6 +392,11 @@ agti_sandbox *agti_sandbox_ref(const agti_sandbox *csb)
     if (sb != NULL)
         __atomic_add_fetch(&sb->refs, 1, __ATOMIC_ACQ_REL);
     return sb;
+}
+
+void agti_sandbox_settle(void)
+{
+    agti_sb_resv_settle();
 }
 
 void agti_sandbox_free(agti_sandbox *sb)

@@ -120,6 +120,11 @@ agti_sandbox *agti_sandbox_ref(const agti_sandbox *sb);
  * (no PID namespace, a killed supervisor), so its placeholders are left in
  * place for good. Thread-safe. */
 void agti_sandbox_release(agti_sandbox *sb, bool all_gone);
+/* Waits until every placeholder removed so far has also been closed (the
+ * last close, which can wait for the disk, is left to a short-lived thread
+ * after the name is gone). For tests that count this process's descriptors;
+ * not after fork() while one is pending. */
+void agti_sandbox_settle(void);
 void agti_sandbox_get_enforced(const agti_sandbox *sb, agti_sandbox_enforced *e);
 /* Protected paths that could not be reserved (borrowed, *n entries). */
 const char *const *agti_sandbox_unprotected(const agti_sandbox *sb, size_t *n);

@@ -55,5 +55,7 @@ int agti_sb_resv_acquire(const char *path, bool is_dir, agti_sb_resv **out);
  * for the disk on some filesystems).
  */
 void agti_sb_resv_release(agti_sb_resv *const *v, size_t n, bool all_gone);
+/* Waits until the descriptors handed to closing threads are all closed. */
+void agti_sb_resv_settle(void);
 
 #endif

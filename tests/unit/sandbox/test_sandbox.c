@@ -313,16 +313,11 @@ static int fds_on(const char *path)
     return n;
 }
 
-/* fds_on(path) once the closing thread has done its work: waited for
- * (bounded, 30 s), never for a fixed time. */
+/* fds_on(path) once the closing threads have done their work. */
 static int fds_after_closer(const char *path)
 {
-    int left = fds_on(path);
-    for (int i = 0; i < 3000 && left != 0; i++) {
-        usleep(10000);
-        left = fds_on(path);
-    }
-    return left;
+    agti_sandbox_settle();
+    return fds_on(path);
 }
 
 /* A removed placeholder: its name is gone when the last holder lets go
