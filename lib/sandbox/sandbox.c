@@ -76,6 +76,16 @@ const agti_sandbox_probe *agti_sandbox_probe_get(void)
     return &g_probe;
 }
 
+const agti_sandbox_probe *agti_sandbox_probe_basic(void)
+{
+    return agti_sandbox_probe_get();
+}
+
+bool agti_sandbox_probe_ran(void)
+{
+    return true;
+}
+
 struct agti_sandbox {
     int mode;
     unsigned refs;
@@ -111,6 +121,8 @@ void agti_sandbox_release(agti_sandbox *sb, bool all_gone)
     if (sb != NULL && __atomic_sub_fetch(&sb->refs, 1, __ATOMIC_ACQ_REL) == 0)
         free(sb);
 }
+
+void agti_sandbox_settle(void) {}
 
 void agti_sandbox_free(agti_sandbox *sb)
 {
@@ -220,8 +232,9 @@ static uint64_t ll_handled(int abi)
 
 /* ---- probing ------------------------------------------------------------ */
 
-static agti_sandbox_probe g_probe;
-static pthread_once_t g_probe_once = PTHREAD_ONCE_INIT;
+static agti_sandbox_probe g_basic, g_probe;
+static pthread_once_t g_basic_once = PTHREAD_ONCE_INIT, g_probe_once = PTHREAD_ONCE_INIT;
+static bool g_probe_ran; /* written once, inside g_probe_once */
 
 /* Formats "inside outside 1\n" without stdio (also used in the child's
  * preparation, so kept trivial). */
@@ -300,14 +313,25 @@ static bool try_namespaces(unsigned long flags, bool userns, int what)
     return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-static void probe_once(void)
+/* What one system call each tells (no child process). */
+static void probe_basic_once(void)
 {
-    agti_sandbox_probe *p = &g_probe;
+    agti_sandbox_probe *p = &g_basic;
     p->supported = true;
     p->root = geteuid() == 0;
     long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
     p->landlock_abi = abi > 0 ? (int)abi : 0;
     p->seccomp = agti_sb_seccomp_available();
+}
+
+/* The namespaces and the subreaper: five short-lived children (about 2 ms
+ * on this machine), so only when a command is about to run or someone
+ * asks for the whole probe. */
+static void probe_once(void)
+{
+    pthread_once(&g_basic_once, probe_basic_once);
+    agti_sandbox_probe *p = &g_probe;
+    *p = g_basic;
     p->user_ns = try_namespaces(CLONE_NEWUSER, true, 0);
     unsigned long u = p->user_ns ? CLONE_NEWUSER : 0;
     bool can = p->user_ns || p->root;
@@ -317,12 +341,24 @@ static void probe_once(void)
     p->pid_ns = can && try_namespaces(u | CLONE_NEWPID | CLONE_NEWNS, p->user_ns, 2);
     p->net_ns = can && try_namespaces(u | CLONE_NEWNET, p->user_ns, 0);
     p->subreaper = try_namespaces(0, false, 3);
+    __atomic_store_n(&g_probe_ran, true, __ATOMIC_RELEASE);
 }
 
 const agti_sandbox_probe *agti_sandbox_probe_get(void)
 {
     pthread_once(&g_probe_once, probe_once);
     return &g_probe;
+}
+
+const agti_sandbox_probe *agti_sandbox_probe_basic(void)
+{
+    pthread_once(&g_basic_once, probe_basic_once);
+    return &g_basic;
+}
+
+bool agti_sandbox_probe_ran(void)
+{
+    return __atomic_load_n(&g_probe_ran, __ATOMIC_ACQUIRE);
 }
 
 /* ---- preparation ---------------------------------------------------------- */
@@ -358,6 +394,11 @@ agti_sandbox *agti_sandbox_ref(const agti_sandbox *csb)
     return sb;
 }
 
+void agti_sandbox_settle(void)
+{
+    agti_sb_resv_settle();
+}
+
 void agti_sandbox_free(agti_sandbox *sb)
 {
     agti_sandbox_release(sb, true);
@@ -372,8 +413,7 @@ void agti_sandbox_release(agti_sandbox *sb, bool all_gone)
     if (__atomic_sub_fetch(&sb->refs, 1, __ATOMIC_ACQ_REL) != 0)
         return;
     bool gone = !__atomic_load_n(&sb->outlived, __ATOMIC_ACQUIRE);
-    for (size_t i = 0; i < sb->nheld; i++)
-        agti_sb_resv_release(sb->held[i], gone);
+    agti_sb_resv_release(sb->held, sb->nheld, gone);
     free(sb->held);
     if (sb->landlock_fd >= 0)
         close(sb->landlock_fd);
@@ -493,7 +533,7 @@ static int hold(agti_sandbox *sb, agti_sb_resv *r)
 {
     agti_sb_resv **g = realloc(sb->held, (sb->nheld + 1) * sizeof *g);
     if (g == NULL) {
-        agti_sb_resv_release(r, true);
+        agti_sb_resv_release(&r, 1, true);
         return agti_oom();
     }
     sb->held = g;

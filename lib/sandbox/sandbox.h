@@ -46,6 +46,14 @@ typedef struct agti_sandbox_probe {
 
 /* The cached probe (thread-safe; the first call forks short-lived children). */
 const agti_sandbox_probe *agti_sandbox_probe_get(void);
+/* The part of the probe that needs no child process: supported,
+ * landlock_abi, seccomp and root are filled (the same values as in
+ * agti_sandbox_probe_get's), the namespace and subreaper fields are false.
+ * For decisions taken before any command runs (the default policy), so that
+ * a program that never runs a command never pays for the whole probe. */
+const agti_sandbox_probe *agti_sandbox_probe_basic(void);
+/* Whether the whole probe has run in this process (tests). */
+bool agti_sandbox_probe_ran(void);
 
 /* Filesystem policies (same values as the public AGT_SANDBOX_*). */
 enum { AGTI_SB_OFF = 0, AGTI_SB_READ_ONLY = 1, AGTI_SB_WORKSPACE_WRITE = 2 };
@@ -112,6 +120,11 @@ agti_sandbox *agti_sandbox_ref(const agti_sandbox *sb);
  * (no PID namespace, a killed supervisor), so its placeholders are left in
  * place for good. Thread-safe. */
 void agti_sandbox_release(agti_sandbox *sb, bool all_gone);
+/* Waits until every placeholder removed so far has also been closed (the
+ * last close, which can wait for the disk, is left to a short-lived thread
+ * after the name is gone). For tests that count this process's descriptors;
+ * not after fork() while one is pending. */
+void agti_sandbox_settle(void);
 void agti_sandbox_get_enforced(const agti_sandbox *sb, agti_sandbox_enforced *e);
 /* Protected paths that could not be reserved (borrowed, *n entries). */
 const char *const *agti_sandbox_unprotected(const agti_sandbox *sb, size_t *n);

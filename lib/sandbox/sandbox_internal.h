@@ -46,11 +46,16 @@ enum { AGTI_SB_RESV_NONE = 0, AGTI_SB_RESV_HELD = 1 };
  */
 int agti_sb_resv_acquire(const char *path, bool is_dir, agti_sb_resv **out);
 /*
- * Drops one hold. all_gone: every process that may have the path mounted
- * has ended. The last hold of a placeholder removes it when no holder said
- * otherwise, no other host process holds it, and it is still empty; a path
- * the user had is never removed.
+ * Drops one hold of each of v[0..n) (NULL entries are skipped). all_gone:
+ * every process that may have the paths mounted has ended. The last hold of
+ * a placeholder removes it when no holder said otherwise, no other host
+ * process holds it, and it is still empty; a path the user had is never
+ * removed. The name is gone when this returns; the descriptors of what was
+ * removed are closed by a short-lived thread (their inodes' eviction waits
+ * for the disk on some filesystems).
  */
-void agti_sb_resv_release(agti_sb_resv *r, bool all_gone);
+void agti_sb_resv_release(agti_sb_resv *const *v, size_t n, bool all_gone);
+/* Waits until the descriptors handed to closing threads are all closed. */
+void agti_sb_resv_settle(void);
 
 #endif

@@ -3,6 +3,7 @@
  * the writable roots, auto-allow; the sandbox prepared for each Bash
  * command; the approval hooks; the "sandbox" save section.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -68,7 +69,7 @@ static agti_sb_settings *settings(agt_session *s)
 /* Landlock and seccomp: what a sandboxed mode needs at the least. */
 static bool kernel_confines(void)
 {
-    const agti_sandbox_probe *p = agti_sandbox_probe_get();
+    const agti_sandbox_probe *p = agti_sandbox_probe_basic();
     return p->supported && p->landlock_abi > 0 && p->seccomp;
 }
 
@@ -89,7 +90,9 @@ void agti_session_sandbox_policy(const agt_session *s, int *mode, int *network, 
 /* The piece a required mode lacks on this kernel, or NULL. */
 static const char *missing_piece(int mode)
 {
-    const agti_sandbox_probe *p = agti_sandbox_probe_get();
+    /* the namespaces only matter (and are only probed) for workspace-write */
+    const agti_sandbox_probe *p =
+        mode == AGT_SANDBOX_WORKSPACE_WRITE ? agti_sandbox_probe_get() : agti_sandbox_probe_basic();
     if (!p->supported)
         return "sandbox support (this system is not Linux)";
     if (p->landlock_abi == 0)
@@ -113,7 +116,7 @@ int agt_session_set_sandbox(agt_session *s, int mode, int network, int enforce)
     if (enforce != AGT_SANDBOX_BEST_EFFORT && enforce != AGT_SANDBOX_REQUIRE)
         return agti_error(AGT_EINVAL, "agt_session_set_sandbox: enforce must be 0 or 1, not %d",
                           enforce);
-    if (mode != AGT_SANDBOX_OFF && !agti_sandbox_probe_get()->supported)
+    if (mode != AGT_SANDBOX_OFF && !agti_sandbox_probe_basic()->supported)
         return agti_error(AGT_EUNSUPPORTED,
                           "agt_session_set_sandbox: this system has no sandbox support (Linux "
                           "only); use mode off");
@@ -223,6 +226,128 @@ static const char **writable_roots(const agt_session *s, size_t *n)
     return v;
 }
 
+/* The protected paths of one command (paths owned). */
+typedef struct protect_list {
+    agti_sandbox_protect *v;
+    size_t n, cap;
+} protect_list;
+
+static void protect_list_free(protect_list *pl)
+{
+    for (size_t i = 0; i < pl->n; i++)
+        free((char *)pl->v[i].path);
+    free(pl->v);
+}
+
+/* Appends path (taken over, freed on failure). */
+static int protect_add(protect_list *pl, char *path, bool is_dir)
+{
+    if (path == NULL)
+        return AGT_ENOMEM;
+    if (pl->n == pl->cap) {
+        size_t cap = pl->cap ? pl->cap * 2 : 8;
+        agti_sandbox_protect *g = realloc(pl->v, cap * sizeof *g);
+        if (g == NULL) {
+            free(path);
+            return AGT_ENOMEM;
+        }
+        pl->v = g;
+        pl->cap = cap;
+    }
+    pl->v[pl->n++] = (agti_sandbox_protect){path, is_dir};
+    return AGT_OK;
+}
+
+/* Submodules' repositories (<git>/modules/<name>, nested ones in
+ * <gitdir>/modules/<name>) have hooks and a config that the user's git runs
+ * and reads as it does the root's. More than this many, or deeper than
+ * MODULES_DEPTH: the whole modules folder is protected instead. */
+#define MODULES_MAX 256
+#define MODULES_DEPTH 8
+
+static bool is_dir_nofollow(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Collects the hooks and config of every module git folder below dir
+ * (names of submodules may contain '/': a folder without HEAD is a name
+ * prefix). 1 when over the limits, 0 done, AGT_ENOMEM. */
+static int walk_modules(const char *dir, int depth, protect_list *pl, size_t *found)
+{
+    if (depth > MODULES_DEPTH)
+        return 1;
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return 0; /* unreadable or gone: the command cannot read it either */
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char *sub = agti_aprintf("%s/%s", dir, e->d_name);
+        char *head = sub ? agti_aprintf("%s/HEAD", sub) : NULL;
+        if (sub == NULL || head == NULL) {
+            free(sub);
+            free(head);
+            rc = AGT_ENOMEM;
+            break;
+        }
+        struct stat st;
+        if (!is_dir_nofollow(sub)) {
+            /* a file or a link: not a git folder of a module */
+        } else if (lstat(head, &st) == 0) {
+            if (++*found > MODULES_MAX) {
+                rc = 1;
+            } else {
+                rc = protect_add(pl, agti_aprintf("%s/hooks", sub), true);
+                if (rc == AGT_OK)
+                    rc = protect_add(pl, agti_aprintf("%s/config", sub), false);
+                char *nested = rc == AGT_OK ? agti_aprintf("%s/modules", sub) : NULL;
+                if (rc == AGT_OK && nested == NULL)
+                    rc = AGT_ENOMEM;
+                if (rc == AGT_OK && is_dir_nofollow(nested))
+                    rc = walk_modules(nested, depth + 1, pl, found);
+                free(nested);
+            }
+        } else {
+            rc = walk_modules(sub, depth + 1, pl, found);
+        }
+        free(head);
+        free(sub);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* A root's .git folder: hooks, config, and the submodules' repositories.
+ * Without .git/modules, that folder itself is protected (reserved while
+ * missing): a command cannot make a module repository whose hooks a later
+ * `git submodule update` of the user would run. */
+static int protect_git_dir(const char *git, protect_list *pl)
+{
+    int rc = protect_add(pl, agti_aprintf("%s/hooks", git), true);
+    if (rc == AGT_OK)
+        rc = protect_add(pl, agti_aprintf("%s/config", git), false);
+    char *modules = rc == AGT_OK ? agti_aprintf("%s/modules", git) : NULL;
+    if (rc != AGT_OK || modules == NULL)
+        return rc != AGT_OK ? rc : AGT_ENOMEM;
+    struct stat st;
+    if (lstat(modules, &st) != 0 || !S_ISDIR(st.st_mode))
+        return protect_add(pl, modules, true); /* missing (or odd): all of it */
+    size_t before = pl->n, found = 0;
+    rc = walk_modules(modules, 0, pl, &found);
+    if (rc == 1) {
+        /* too many to list: the whole folder, read-only (fail closed) */
+        while (pl->n > before)
+            free((char *)pl->v[--pl->n].path);
+        return protect_add(pl, modules, true);
+    }
+    free(modules);
+    return rc;
+}
+
 int agti_session_command_sandbox(agt_session *s, bool disable, struct agti_sandbox **out,
                                  char **tmp_env)
 {
@@ -247,12 +372,10 @@ int agti_session_command_sandbox(agt_session *s, bool disable, struct agti_sandb
     }
     size_t nroots = 0;
     const char **roots = writable_roots(s, &nroots);
-    /* per root: .git/hooks, .git/config (or a .git file), + the
-     * workspace's .agenttools */
-    char **paths = calloc(nroots * 2 + 1, sizeof *paths);
-    agti_sandbox_protect *prot = calloc(nroots * 2 + 1, sizeof *prot);
-    size_t np = 0;
-    rc = roots && paths && prot ? AGT_OK : AGT_ENOMEM;
+    /* per root: .git/hooks, .git/config and the submodules' (or a .git
+     * file), + the workspace's .agenttools */
+    protect_list pl = {NULL, 0, 0};
+    rc = roots ? AGT_OK : AGT_ENOMEM;
     for (size_t i = 0; rc == AGT_OK && i < nroots; i++) {
         const char *r = strcmp(roots[i], "/") == 0 ? "" : roots[i];
         char *git = agti_aprintf("%s/.git", r);
@@ -261,32 +384,15 @@ int agti_session_command_sandbox(agt_session *s, bool disable, struct agti_sandb
             rc = AGT_ENOMEM;
         } else if (lstat(git, &st) == 0 && S_ISREG(st.st_mode)) {
             /* a worktree's pointer to its git folder */
-            prot[np] = (agti_sandbox_protect){git, false};
-            paths[np++] = git;
+            rc = protect_add(&pl, git, false);
         } else {
-            char *hooks = agti_aprintf("%s/hooks", git), *config = agti_aprintf("%s/config", git);
+            rc = protect_git_dir(git, &pl);
             free(git);
-            if (hooks == NULL || config == NULL) {
-                free(hooks);
-                free(config);
-                rc = AGT_ENOMEM;
-                break;
-            }
-            prot[np] = (agti_sandbox_protect){hooks, true};
-            paths[np++] = hooks;
-            prot[np] = (agti_sandbox_protect){config, false};
-            paths[np++] = config;
         }
     }
-    if (rc == AGT_OK) {
-        char *own = agti_aprintf("%s/.agenttools", strcmp(s->root, "/") == 0 ? "" : s->root);
-        if (own == NULL) {
-            rc = AGT_ENOMEM;
-        } else {
-            prot[np] = (agti_sandbox_protect){own, true};
-            paths[np++] = own;
-        }
-    }
+    if (rc == AGT_OK)
+        rc = protect_add(
+            &pl, agti_aprintf("%s/.agenttools", strcmp(s->root, "/") == 0 ? "" : s->root), true);
     if (rc == AGT_OK) {
         agti_sandbox_policy pol = {.mode = mode,
                                    .network = network == AGT_SANDBOX_NETWORK_ON,
@@ -294,16 +400,13 @@ int agti_session_command_sandbox(agt_session *s, bool disable, struct agti_sandb
                                    .writable = roots,
                                    .nwritable = nroots,
                                    .tmp_dir = tmp,
-                                   .protect = prot,
-                                   .nprotect = np};
+                                   .protect = pl.v,
+                                   .nprotect = pl.n};
         rc = agti_sandbox_prepare(out, &pol);
     } else {
         rc = agti_oom();
     }
-    for (size_t i = 0; i < np; i++)
-        free(paths[i]);
-    free(paths);
-    free(prot);
+    protect_list_free(&pl);
     free(roots);
     if (rc == AGT_OK && (*tmp_env = agti_aprintf("TMPDIR=%s", tmp)) == NULL) {
         agti_sandbox_free(*out);

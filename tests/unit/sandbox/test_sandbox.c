@@ -293,6 +293,63 @@ static agti_sandbox *prepare_own(const char *dir)
     return sb;
 }
 
+/* Descriptors of this process that lead to path, removed or not. */
+static int fds_on(const char *path)
+{
+    char want[PATH_MAX + 32], gone[PATH_MAX + 48];
+    snprintf(want, sizeof want, "%s", path);
+    snprintf(gone, sizeof gone, "%s (deleted)", path);
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++) {
+        char link[64], to[PATH_MAX + 64];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t len = readlink(link, to, sizeof to - 1);
+        if (len < 0)
+            continue;
+        to[len] = '\0';
+        if (strcmp(to, want) == 0 || strcmp(to, gone) == 0)
+            n++;
+    }
+    return n;
+}
+
+/* fds_on(path) once the closing threads have done their work. */
+static int fds_after_closer(const char *path)
+{
+    agti_sandbox_settle();
+    return fds_on(path);
+}
+
+/* A removed placeholder: its name is gone when the last holder lets go
+ * (synchronously), and the descriptor that held it, whose last close
+ * evicts the inode (the slow part, left to a short-lived thread), is
+ * closed too, so nothing of it stays in this process. */
+static void test_placeholder_release(void)
+{
+    char dir[PATH_MAX], own[PATH_MAX + 16];
+    snprintf(dir, sizeof dir, "%s/pr", base);
+    mkdir(dir, 0755);
+    snprintf(own, sizeof own, "%s/.agenttools", dir);
+    T_EQ_INT(fds_on(own), 0, "release: no descriptor on the path before");
+    agti_sandbox *sb = prepare_own(dir);
+    T_CHECK(sb != NULL && exists("%s/.agenttools", dir), "release: placeholder made by prepare");
+    T_EQ_INT(fds_on(own), 1, "release: the sandbox holds it by one descriptor (its lock)");
+    agti_sandbox *ref = agti_sandbox_ref(sb);
+    agti_sandbox_free(sb);
+    T_CHECK(exists("%s/.agenttools", dir), "release: kept while a process reference remains");
+    agti_sandbox_release(ref, true);
+    T_CHECK(!exists("%s/.agenttools", dir), "release: the name is gone when the call returns");
+    int left = fds_after_closer(own);
+    T_EQ_INT(left, 0, "release: its descriptor is closed as well (no leak)");
+    /* many in a row: every one removed, every descriptor closed */
+    for (int i = 0; i < 20; i++)
+        agti_sandbox_free(prepare_own(dir));
+    T_CHECK(!exists("%s/.agenttools", dir), "release: 20 sandboxes in a row leave nothing");
+    left = fds_after_closer(own);
+    T_EQ_INT(left, 0, "release: and no descriptor of theirs stays open");
+    rmdir(dir);
+}
+
 /* A placeholder another host process holds is not removed under it; a
  * marked one is removed by whichever process is the last to use it. */
 static void test_placeholder_processes(void)
@@ -506,6 +563,7 @@ int main(void)
         test_inside();
         test_protected();
         test_placeholder_processes();
+        test_placeholder_release();
         test_tools();
         test_network();
         test_read_only();

@@ -15,10 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agenttools/agenttools.h"
 #include "harness.h"
+#include "sandbox/sandbox.h"
 
 static agt_registry *reg;
 static char base[256], ws[512], outside[512], logs[512];
@@ -450,6 +453,52 @@ static void test_placeholders(void)
     snprintf(cmd, sizeof cmd, "%s/.agenttools", p2);
     T_CHECK(exists(cmd), "placeholders: the user's own empty .agenttools is kept");
     free(after);
+
+    /* no submodules: .git/modules cannot be made (a module repository's
+     * hooks would run at the user's next `git submodule update`) */
+    out = bash(s, "q2",
+               "mkdir -p .git/modules/evil/hooks; echo rc1=$?; "
+               "echo 'echo pwned' > .git/modules/evil/hooks/post-checkout; echo rc2=$?; "
+               "ls -A .git/modules; echo rc3=$?");
+    /* the mkdir is refused by the read-only placeholder; ls shows it empty */
+    T_CHECK(strstr(out, "Read-only file system\nrc1=1\n") && strstr(out, "rc2=1\nrc3=0\n"),
+            "modules: a repository without submodules gets no .git/modules from a command (%s)",
+            flat(out));
+    free(out);
+    after = listing(p2);
+    T_EQ_STR(after, before, "modules: the listing is byte-identical after");
+    free(after);
+    free(before);
+
+    /* a submodule's repository (name with a slash, as git keeps them):
+     * hooks and config read-only, the rest of it writable */
+    snprintf(cmd, sizeof cmd,
+             "cd %s && git init -q --bare --template= .git/modules/libs/foo && "
+             "mkdir .git/modules/libs/foo/hooks && git init -q --bare --template= "
+             ".git/modules/libs/foo/modules/inner",
+             p2);
+    T_EQ_INT(system(cmd), 0, "modules: setup of two module repositories, one nested");
+    before = listing(p2);
+    out = bash(s, "q3",
+               "echo x > .git/modules/libs/foo/hooks/post-checkout; echo rc1=$?; "
+               "echo '[core]' >> .git/modules/libs/foo/config; echo rc2=$?; "
+               "echo x > .git/modules/libs/foo/modules/inner/hooks/pre-commit; echo rc3=$?; "
+               "echo '[core]' >> .git/modules/libs/foo/modules/inner/config; echo rc4=$?; "
+               "git --git-dir=.git/modules/libs/foo symbolic-ref HEAD refs/heads/other; "
+               "echo rc5=$?; git --git-dir=.git/modules/libs/foo symbolic-ref HEAD");
+    T_CHECK(strstr(out, "rc1=1\n") && strstr(out, "rc2=1\n") && strstr(out, "rc3=1\n") &&
+                strstr(out, "rc4=1\n") && strstr(out, "rc5=0\nrefs/heads/other\n"),
+            "modules: hooks and config of both read-only, HEAD of the module writable (%s)",
+            flat(out));
+    free(out);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && git --git-dir=.git/modules/libs/foo symbolic-ref HEAD "
+             "refs/heads/master",
+             p2);
+    T_EQ_INT(system(cmd), 0, "modules: HEAD set back");
+    after = listing(p2);
+    T_EQ_STR(after, before, "modules: no placeholder left in the module repositories");
+    free(after);
     free(before);
     agt_session_free(s);
 }
@@ -493,7 +542,14 @@ static void test_escapees(void)
         if (!started)
             usleep(1000);
     }
-    T_CHECK(marked(mark) >= 3, "escapees: the task and its escapees run");
+    /* a process in the middle of exec (sh -> sleep) shows no environment
+     * for a moment: look again until the three are seen (bounded) */
+    int running = marked(mark);
+    for (int i = 0; i < 1000 && started && running < 3; i++) {
+        usleep(10000);
+        running = marked(mark);
+    }
+    T_CHECK(running >= 3, "escapees: the task and its escapees run (%d seen)", running);
     r = NULL;
     T_EQ_INT(agt_session_dispatch(s, "e3", "TaskStop", stop, &r), AGT_OK, "escapees: TaskStop");
     agt_result_free(r);
@@ -504,6 +560,78 @@ static void test_escapees(void)
         usleep(10000);
     }
     T_EQ_INT(marked(mark), 0, "escapees: none left after TaskStop");
+    agt_session_free(s);
+}
+
+/* The probe of another process that asks for it first thing (the eager
+ * order): forked before this process probes anything; its JSON arrives on
+ * the returned descriptor. */
+static int eager_probe_child(pid_t *pid)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    *pid = fork();
+    if (*pid == 0) {
+        close(fds[0]);
+        char *j = NULL;
+        agt_sandbox_probe(&j);
+        size_t n = j ? strlen(j) : 0;
+        _exit(j != NULL && write(fds[1], j, n) == (ssize_t)n ? 0 : 1);
+    }
+    close(fds[1]);
+    return fds[0];
+}
+
+/* agt-tools and every host set up a session before running anything: that
+ * must not fork the namespace probe (five children), and the probe a
+ * command then runs must say exactly what the eager probe says. */
+static void test_lazy_probe(int eager_fd, pid_t eager_pid)
+{
+    T_CHECK(!agti_sandbox_probe_ran(), "lazy probe: not run at start");
+    agt_session *s = session();
+    int mode = -1, network = -1, enforce = -1;
+    agt_session_sandbox(s, &mode, &network, &enforce);
+    long abi = syscall(444 /* landlock_create_ruleset */, NULL, 0, 1U);
+    bool seccomp = access("/proc/sys/kernel/seccomp/actions_avail", R_OK) == 0;
+    T_EQ_INT(mode, abi > 0 && seccomp ? AGT_SANDBOX_WORKSPACE_WRITE : AGT_SANDBOX_OFF,
+             "lazy probe: the default mode still follows Landlock and seccomp");
+    agt_session_set_sandbox(s, mode, AGT_SANDBOX_NETWORK_OFF, AGT_SANDBOX_BEST_EFFORT);
+    agt_session_set_mode(s, AGT_MODE_YOLO);
+    T_CHECK(!agti_sandbox_probe_ran(),
+            "lazy probe: a session with the default sandbox set up has not probed namespaces");
+    const agti_sandbox_probe *b = agti_sandbox_probe_basic();
+    T_EQ_INT(b->landlock_abi, abi > 0 ? (int)abi : 0, "lazy probe: basic Landlock ABI = kernel");
+    T_EQ_INT(b->seccomp, seccomp, "lazy probe: basic seccomp = /proc/sys/kernel/seccomp");
+    T_EQ_INT(b->root, geteuid() == 0, "lazy probe: basic root = geteuid");
+    agt_result *r = NULL;
+    agt_session_dispatch(s, "lazy", "Bash", "{\"command\":\"echo ran\"}", &r);
+    T_CHECK(r != NULL && strncmp(agt_result_text(r), "ran\n", 4) == 0,
+            "lazy probe: the first command runs (%s)", flat(r ? agt_result_text(r) : NULL));
+    agt_result_free(r);
+    T_CHECK(agti_sandbox_probe_ran(), "lazy probe: the first command ran the whole probe");
+    const agti_sandbox_probe *f = agti_sandbox_probe_get();
+    T_CHECK(f->supported == b->supported && f->landlock_abi == b->landlock_abi &&
+                f->seccomp == b->seccomp && f->root == b->root,
+            "lazy probe: the whole probe agrees with the basic part");
+    char *lazy = NULL;
+    agt_sandbox_probe(&lazy);
+    char eager[1024] = "";
+    size_t got = 0;
+    ssize_t n;
+    while (eager_fd >= 0 && got + 1 < sizeof eager &&
+           (n = read(eager_fd, eager + got, sizeof eager - 1 - got)) > 0)
+        got += (size_t)n;
+    eager[got] = '\0';
+    if (eager_fd >= 0)
+        close(eager_fd);
+    int st = 0;
+    if (eager_pid > 0)
+        waitpid(eager_pid, &st, 0);
+    T_CHECK(got > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+            "lazy probe: the eager process probed");
+    T_EQ_STR(lazy, eager, "lazy probe: its result is the eager probe's, byte for byte");
+    agt_free(lazy);
     agt_session_free(s);
 }
 
@@ -522,8 +650,11 @@ int main(void)
     mkdir(outside, 0755);
     if (chdir(base) != 0)
         return 1;
+    pid_t eager_pid = -1;
+    int eager_fd = eager_probe_child(&eager_pid);
     if (agt_registry_new(&reg) != AGT_OK || agt_registry_load_builtin(reg, "chat") != AGT_OK)
         return 1;
+    test_lazy_probe(eager_fd, eager_pid);
     char *probe = NULL;
     agt_sandbox_probe(&probe);
     t_diag("sandbox probe: %s", probe);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "agenttools/agenttools.h"
+#include "sandbox/sandbox.h"
 #include "harness.h"
 
 /* A test name must stay on one line (TAP). */
@@ -101,8 +102,11 @@ static char *start_bg(agt_session *s, const char *command, const char *extra)
     return id;
 }
 
+/* This process's descriptors, once the sandbox's closing threads (the last
+ * close of removed placeholders) are done. */
 static int count_fds(void)
 {
+    agti_sandbox_settle();
     int n = 0;
     DIR *d = opendir("/proc/self/fd");
     if (d == NULL)
