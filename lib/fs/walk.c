@@ -1,7 +1,8 @@
 /*
  * Directory walker: depth first, entries of a directory in bytewise name
- * order, ignore files pushed and popped per directory. A directory is
- * opened relative to its parent's descriptor (openat, O_NOFOLLOW) and read
+ * order (serial walks), ignore files pushed and popped per directory. A
+ * directory is opened relative to its parent's descriptor (openat,
+ * O_NOFOLLOW) and read
  * with getdents64 into one name arena; the entry type comes from d_type,
  * and an entry is stat'ed (fstatat relative to the parent) only when the
  * file system gives no d_type, for a symlink's target, or when the caller
@@ -254,8 +255,9 @@ static const char *cur_rel(const walker *w)
     return w->path.ptr + (w->path.len > w->rootlen ? w->rootlen + 1 : w->path.len);
 }
 
-/* Reads the names of the open directory fd (at w->path) into *arena, sorted;
- * NULL with *n = 0 when it cannot be read (a warning is recorded). */
+/* Reads the names of the open directory fd (at w->path) into *arena, sorted
+ * in a serial walk; NULL with *n = 0 when it cannot be read (a warning is
+ * recorded). */
 static dent *read_names(walker *w, int fd, agti_buf *arena, size_t *n, unsigned *ign_present)
 {
     *n = 0;
@@ -315,7 +317,8 @@ static dent *read_names(walker *w, int fd, agti_buf *arena, size_t *n, unsigned 
     }
     for (size_t i = 0; i < *n; i++)
         names[i].name = arena->ptr + names[i].off;
-    if (*n > 1)
+    /* A parallel walk reports in no fixed order: nothing to sort for. */
+    if (*n > 1 && w->pool == NULL)
         qsort(names, *n, sizeof *names, cmp_names);
     return names;
 }
