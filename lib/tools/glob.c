@@ -194,7 +194,8 @@ static int gather(const glob_ctx *c, size_t nparts, glob_hits *out)
         return agti_oom();
     for (size_t i = 0; i < nparts; i++) {
         glob_part *pt = &c->parts[i];
-        memcpy(out->v + out->n, pt->heap, pt->nheap * sizeof *pt->heap);
+        if (pt->nheap > 0)
+            memcpy(out->v + out->n, pt->heap, pt->nheap * sizeof *pt->heap);
         out->n += pt->nheap;
         pt->nheap = 0; /* moved */
     }
