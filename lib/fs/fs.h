@@ -105,6 +105,22 @@ int agti_ignore_push_listed(agti_ignore *ig, const char *reldir, unsigned presen
  * the folder cannot be swapped under the read. */
 int agti_ignore_push_at(agti_ignore *ig, const char *reldir, int dirfd, unsigned present);
 void agti_ignore_pop(agti_ignore *ig);
+/* Frames pushed (and not popped). */
+size_t agti_ignore_depth(const agti_ignore *ig);
+
+/* The rules of the bottom `depth` frames of a context, shared (lists are
+ * never changed once read, and counted): for a walker that hands a folder
+ * to another thread. Freeing the snapshot or popping the frames, in any
+ * order and on any thread, frees what neither holds. */
+typedef struct agti_ignore_snap agti_ignore_snap;
+int agti_ignore_snapshot(const agti_ignore *ig, size_t depth, agti_ignore_snap **out);
+void agti_ignore_snap_free(agti_ignore_snap *s);
+/* A context for another thread: the same root (its descriptor duplicated),
+ * flags, global excludes, info/exclude and cached lists, shared; no frames.
+ * The original and the fork may then be used on different threads. */
+int agti_ignore_fork(const agti_ignore *ig, agti_ignore **out);
+/* Replaces the frames of ig with the snapshot's. */
+int agti_ignore_restore(agti_ignore *ig, const agti_ignore_snap *s);
 /* Decides relpath (an entry of the directory on top of the stack) against
  * the pushed files only: 1 excluded, 0 not (no rule, or a negated rule). */
 int agti_ignore_check_entry(const agti_ignore *ig, const char *relpath, bool is_dir);
@@ -318,6 +334,9 @@ typedef struct agti_walk_entry {
      * valid during the callback only. */
     int dirfd;
     const char *name;
+    /* The worker reporting the entry: 0 in a serial walk, 0..threads-1 in a
+     * parallel one (for per-worker state in the callback's payload). */
+    unsigned worker;
 } agti_walk_entry;
 
 typedef struct agti_walk_opts {
@@ -341,6 +360,15 @@ typedef struct agti_walk_opts {
     const char *ignore_root;
     /* The policy of skip_sensitive; NULL: the built-in one. */
     const agti_sensitive *sensitive;
+    /* Up to this many threads (0, 1: the calling thread only). With more,
+     * the walk starts on the calling thread alone and starts the others
+     * once it has read parallel_after entries (0: 1024), so a small walk
+     * never starts one; then the callback runs on several threads at once
+     * (entry->worker says which), in no fixed order. The same entries are
+     * reported with the same decisions, the counts are summed and the
+     * warnings come in walk order. With max_entries the walk stays serial. */
+    unsigned threads;
+    size_t parallel_after;
 } agti_walk_opts;
 
 typedef struct agti_walk_result {
@@ -370,6 +398,19 @@ int agti_walk(const char *root, const agti_walk_opts *opts, agti_walk_cb cb, voi
 int agti_walk_at(int rootfd, const char *root, const agti_walk_opts *opts, agti_walk_cb cb,
                  void *payload, agti_walk_result *res);
 void agti_walk_result_clear(agti_walk_result *res);
+/* CPUs this process may run on (its affinity mask), at least 1. */
+unsigned agti_walk_cpus(void);
+/* Threads for a parallel walk: one per CPU, at most `most`. */
+unsigned agti_walk_threads(unsigned most);
+/* Test hooks for the walks started on this thread: agti_walk_threads()
+ * answers agti_walk_force_threads when it is non-zero; helpers start after
+ * agti_walk_force_parallel_after entries when it is non-zero; with
+ * agti_walk_hold_main the calling thread waits for the started helpers to
+ * ask for work before it goes on, and leaves every handout to them (so that
+ * a test on a small tree sees handouts happen). */
+extern _Thread_local unsigned agti_walk_force_threads;
+extern _Thread_local size_t agti_walk_force_parallel_after;
+extern _Thread_local bool agti_walk_hold_main;
 /* Test hook: when true, the walks on this thread ignore d_type as if the
  * file system gave DT_UNKNOWN for every entry (some network and FUSE file
  * systems do), so every entry is lstat'ed. */

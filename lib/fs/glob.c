@@ -3,7 +3,11 @@
  * at compile time (nested, with escapes, never inside "[...]"), and every
  * alternative is compiled to a wildmatch NFA; matching never backtracks.
  * Anchoring follows ripgrep's -g: a pattern with no '/' matches the basename
- * at any depth, one with a '/' matches the whole root-relative path.
+ * at any depth, one with a '/' matches the whole root-relative path. An
+ * alternative made of leading "**" + "/" pairs and an X without '/' or "**"
+ * is matched as X on the basename: the pairs take any folders and no token
+ * of X can match a '/', so X must match exactly the last component (and
+ * "*.h" alone runs as a suffix compare instead of the NFA).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +16,27 @@
 
 struct agti_glob {
     agti_wm **alts;
+    bool *on_base; /* per alternative: matched against the basename */
     size_t nalts;
     bool basename_only;
     bool dir_only;
 };
+
+/* Length of the leading run of "**" + "/" of alt when what follows is a
+ * non-empty X without '/' and without "**" (so alt matches exactly when X
+ * matches the basename), else 0. */
+static size_t any_dirs_prefix(const char *alt, size_t len)
+{
+    size_t k = 0;
+    while (len - k > 3 && memcmp(alt + k, "**/", 3) == 0)
+        k += 3;
+    if (k == 0 || memchr(alt + k, '/', len - k) != NULL)
+        return 0;
+    for (size_t i = k; i + 1 < len; i++)
+        if (alt[i] == '*' && alt[i + 1] == '*')
+            return 0;
+    return k;
+}
 
 typedef struct strlist {
     char **v;
@@ -220,12 +241,17 @@ int agti_glob_compile(agti_glob **out, const char *pattern, unsigned flags)
     rc = expand(p, len, &alts, &budget);
     if (rc == AGT_OK) {
         g->alts = calloc(alts.n ? alts.n : 1, sizeof *g->alts);
-        if (g->alts == NULL)
+        g->on_base = calloc(alts.n ? alts.n : 1, sizeof *g->on_base);
+        if (g->alts == NULL || g->on_base == NULL)
             rc = agti_oom();
     }
     unsigned wf = (flags & AGTI_GLOB_CASEFOLD) ? AGTI_WM_CASEFOLD : 0;
     for (size_t i = 0; rc == AGT_OK && i < alts.n; i++) {
-        rc = agti_wm_compile(&g->alts[i], alts.v[i], strlen(alts.v[i]), wf, NULL);
+        const char *a = alts.v[i];
+        size_t alen = strlen(a);
+        size_t skip = g->basename_only ? 0 : any_dirs_prefix(a, alen);
+        g->on_base[i] = g->basename_only || skip > 0;
+        rc = agti_wm_compile(&g->alts[i], a + skip, alen - skip, wf, NULL);
         if (rc == AGT_OK)
             g->nalts++;
     }
@@ -242,17 +268,16 @@ bool agti_glob_match(const agti_glob *g, const char *relpath, size_t len, bool i
 {
     if (g == NULL || relpath == NULL || (g->dir_only && !is_dir))
         return false;
-    const char *s = relpath;
-    if (g->basename_only) {
-        for (size_t i = len; i-- > 0;)
-            if (relpath[i] == '/') {
-                s = relpath + i + 1;
-                break;
-            }
-        len -= (size_t)(s - relpath);
-    }
+    const char *base = relpath;
+    for (size_t i = len; i-- > 0;)
+        if (relpath[i] == '/') {
+            base = relpath + i + 1;
+            break;
+        }
+    size_t blen = len - (size_t)(base - relpath);
     for (size_t i = 0; i < g->nalts; i++)
-        if (agti_wm_match(g->alts[i], s, len))
+        if (g->on_base[i] ? agti_wm_match(g->alts[i], base, blen)
+                          : agti_wm_match(g->alts[i], relpath, len))
             return true;
     return false;
 }
@@ -264,5 +289,6 @@ void agti_glob_free(agti_glob *g)
     for (size_t i = 0; i < g->nalts; i++)
         agti_wm_free(g->alts[i]);
     free(g->alts);
+    free(g->on_base);
     free(g);
 }

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,9 @@ typedef struct ign_key {
 } ign_key;
 
 typedef struct ign_list {
+    /* Holders: the frames, the cache, snapshots and forked contexts (a list
+     * is never changed once loaded, so threads may share it). */
+    atomic_size_t refs;
     char *base; /* "" or "dir/sub/" */
     size_t baselen;
     ign_pat *pats;
@@ -71,8 +75,7 @@ typedef struct ign_list {
 } ign_list;
 
 typedef struct ign_frame {
-    ign_list *list; /* NULL when the directory has no rules */
-    bool owned;
+    ign_list *list; /* NULL when the directory has no rules; else a reference */
 } ign_frame;
 
 struct agti_ignore {
@@ -100,6 +103,7 @@ static ign_list *list_new(const char *reldir)
         free(l);
         return NULL;
     }
+    atomic_init(&l->refs, 1);
     memcpy(l->base, reldir, n);
     if (n > 0)
         l->base[n++] = '/';
@@ -108,9 +112,17 @@ static ign_list *list_new(const char *reldir)
     return l;
 }
 
+static ign_list *list_ref(ign_list *l)
+{
+    if (l != NULL)
+        atomic_fetch_add_explicit(&l->refs, 1, memory_order_relaxed);
+    return l;
+}
+
+/* Drops a reference; the last one frees the list. */
 static void list_free(ign_list *l)
 {
-    if (l == NULL)
+    if (l == NULL || atomic_fetch_sub_explicit(&l->refs, 1, memory_order_acq_rel) != 1)
         return;
     for (size_t i = 0; i < l->n; i++) {
         agti_wm_free(l->pats[i].wm);
@@ -752,9 +764,9 @@ int agti_ignore_push_at(agti_ignore *ig, const char *reldir, int dirfd, unsigned
         ig->stack = ns;
         ig->stack_cap = nc;
     }
-    ign_frame fr = {NULL, false};
+    ign_frame fr = {NULL};
     size_t n = strlen(reldir);
-    fr.list = cache_find(ig, reldir, n);
+    fr.list = list_ref(cache_find(ig, reldir, n));
     if (fr.list == NULL) {
         int rc = load_dir(ig, reldir, dirfd, present, &fr.list);
         if (rc != AGT_OK)
@@ -762,8 +774,6 @@ int agti_ignore_push_at(agti_ignore *ig, const char *reldir, int dirfd, unsigned
         if (fr.list->n == 0) {
             list_free(fr.list);
             fr.list = NULL;
-        } else {
-            fr.owned = true;
         }
     }
     ig->stack[ig->depth++] = fr;
@@ -774,9 +784,95 @@ void agti_ignore_pop(agti_ignore *ig)
 {
     if (ig == NULL || ig->depth == 0)
         return;
-    ign_frame *fr = &ig->stack[--ig->depth];
-    if (fr->owned)
-        list_free(fr->list);
+    list_free(ig->stack[--ig->depth].list);
+}
+
+size_t agti_ignore_depth(const agti_ignore *ig)
+{
+    return ig != NULL ? ig->depth : 0;
+}
+
+struct agti_ignore_snap {
+    size_t n;
+    ign_list *lists[]; /* references, NULL for folders without rules */
+};
+
+int agti_ignore_snapshot(const agti_ignore *ig, size_t depth, agti_ignore_snap **out)
+{
+    *out = NULL;
+    if (depth > ig->depth)
+        return agti_error(AGT_EINVAL, "ignore: snapshot of %zu frames, %zu pushed", depth,
+                          ig->depth);
+    agti_ignore_snap *s = malloc(sizeof *s + depth * sizeof s->lists[0]);
+    if (s == NULL)
+        return agti_oom();
+    s->n = depth;
+    for (size_t i = 0; i < depth; i++)
+        s->lists[i] = list_ref(ig->stack[i].list);
+    *out = s;
+    return AGT_OK;
+}
+
+void agti_ignore_snap_free(agti_ignore_snap *s)
+{
+    if (s == NULL)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        list_free(s->lists[i]);
+    free(s);
+}
+
+int agti_ignore_restore(agti_ignore *ig, const agti_ignore_snap *s)
+{
+    if (s->n > ig->stack_cap) {
+        ign_frame *ns = realloc(ig->stack, s->n * sizeof *ns);
+        if (ns == NULL)
+            return agti_oom();
+        ig->stack = ns;
+        ig->stack_cap = s->n;
+    }
+    while (ig->depth > 0)
+        agti_ignore_pop(ig);
+    for (size_t i = 0; i < s->n; i++)
+        ig->stack[i].list = list_ref(s->lists[i]);
+    ig->depth = s->n;
+    return AGT_OK;
+}
+
+int agti_ignore_fork(const agti_ignore *ig, agti_ignore **out)
+{
+    *out = NULL;
+    agti_ignore *f = calloc(1, sizeof *f);
+    if (f == NULL)
+        return agti_oom();
+    f->flags = ig->flags;
+    f->rootfd = -1;
+    f->root = agti_strdup(ig->root);
+    if (f->root == NULL) {
+        free(f);
+        return agti_oom();
+    }
+    if (ig->rootfd >= 0 && (f->rootfd = fcntl(ig->rootfd, F_DUPFD_CLOEXEC, 3)) < 0) {
+        int rc = agti_error(AGT_EIO, "ignore: cannot use the descriptor of %s: %s", ig->root,
+                            strerror(errno));
+        agti_ignore_free(f);
+        return rc;
+    }
+    f->global = list_ref(ig->global);
+    f->exclude = list_ref(ig->exclude);
+    if (ig->tab_cap > 0) {
+        f->tab = calloc(ig->tab_cap, sizeof *f->tab);
+        if (f->tab == NULL) {
+            agti_ignore_free(f);
+            return agti_oom();
+        }
+        f->tab_cap = ig->tab_cap;
+        f->tab_n = ig->tab_n;
+        for (size_t i = 0; i < ig->tab_cap; i++)
+            f->tab[i] = list_ref(ig->tab[i]);
+    }
+    *out = f;
+    return AGT_OK;
 }
 
 static int decide(const agti_ignore *ig, ign_list *const *lists, size_t nlists, const char *path,

@@ -161,10 +161,64 @@ static void test_misc(void)
     agti_glob_free(g);
 }
 
+/* Alternatives "**" + "/" ... + X (X without '/' or "**") are matched as X
+ * on the basename: the same answers as the NFA of the whole alternative
+ * (git's wildmatch, WM_PATHNAME) on every path, at the root and deeper,
+ * with brackets, '?', escapes and a dir-only slash. */
+static void test_any_dirs(void)
+{
+    static const char *const pats[] = {"**/*.c",
+                                       "**/**/t?.c",
+                                       "**/[!a]*.c",
+                                       "**/*",
+                                       "**/.hidden.c",
+                                       "**/\\*.txt",
+                                       "**/x[[:digit:]].c",
+                                       "**/a*",
+                                       "**/*.{c,h}",
+                                       "**/data/*.c",
+                                       "**/**",
+                                       "**/a**"};
+    static const char *const extra[] = {"c",    "x/.c",          "a/b/c/d/e.c", "/a.c", "a/.c/b",
+                                        "a.c/", "dir/star*.txt", "t1.c/t2.c",   "a/b/", "tests/"};
+    for (size_t i = 0; i < sizeof pats / sizeof pats[0]; i++) {
+        agti_glob *g = NULL;
+        T_EQ_INT(agti_glob_compile(&g, pats[i], 0), AGT_OK, "compile '%s'", pats[i]);
+        size_t total = NFILES + sizeof extra / sizeof extra[0], agree = 0;
+        for (size_t k = 0; k < total; k++) {
+            const char *path = k < NFILES ? FILES[k] : extra[k - NFILES];
+            bool want;
+            if (strchr(pats[i], '{') != NULL)
+                want = agti_wildmatch("**/*.c", path, 0) || agti_wildmatch("**/*.h", path, 0);
+            else
+                want = agti_wildmatch(pats[i], path, 0);
+            bool got = agti_glob_match(g, path, strlen(path), false);
+            if (got == want)
+                agree++;
+            else
+                t_diag("'%s' on '%s': glob %d, wildmatch %d", pats[i], path, got, want);
+        }
+        T_EQ_INT(agree, total, "'%s': as the whole-path NFA on %zu paths", pats[i], total);
+        agti_glob_free(g);
+    }
+    /* by hand */
+    agti_glob *g = NULL;
+    agti_glob_compile(&g, "**/*.h", 0);
+    T_CHECK(agti_glob_match(g, "b.h", 3, false) && agti_glob_match(g, "x/y/z.h", 7, false) &&
+                !agti_glob_match(g, "x.h/y", 5, false) && !agti_glob_match(g, "x.hh", 4, false),
+            "**/*.h: b.h and x/y/z.h, not x.h/y or x.hh");
+    agti_glob_free(g);
+    agti_glob_compile(&g, "**/src/", 0);
+    T_CHECK(agti_glob_match(g, "a/src", 5, true) && !agti_glob_match(g, "a/src", 5, false),
+            "**/src/: folders only");
+    agti_glob_free(g);
+}
+
 int main(void)
 {
     test_cases();
     test_errors();
     test_misc();
+    test_any_dirs();
     return t_done();
 }
