@@ -204,6 +204,14 @@ AGT_EXTERN int agt_agent_answer(agt_agent *a, const char *call_id, int decision,
 AGT_EXTERN int agt_agent_resume(agt_agent *a);
 
 /**
+ * The message of the last agt_agent_run() or agt_agent_resume() on a that
+ * failed, kept with a whatever thread made the call (see
+ * agt_session_error_message()). "" when the last of them succeeded; never
+ * NULL. Valid until the next of those calls on a or agt_agent_free().
+ */
+AGT_EXTERN const char *agt_agent_error_message(const agt_agent *a);
+
+/**
  * Asks a running loop (from any thread) to stop; it returns AGT_ECANCELLED.
  * A run paused for approval is not running: the pause stays (answer and
  * resume, or free the agent, which frees the paused sub-agents too).
