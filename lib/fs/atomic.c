@@ -577,16 +577,20 @@ _Thread_local time_t agti_fs_sweep_clock_shift;
 
 /* Opens the candidate ent of dirfd for a sweep and takes its lock: the
  * descriptor, or -1 when it is not ours to remove (not a regular file,
- * not this user's, changed within AGTI_FS_STALE_TEMP_S seconds, replaced
- * meanwhile, or locked: its writer lives). A temporary's age is its
+ * not this user's, changed within AGTI_FS_STALE_TEMP_S seconds (but see
+ * any_age), replaced meanwhile, or locked: its writer lives). A temporary's age is its
  * content's (mtime); a second name's is the inode's (ctime: making the
  * name set it, while mtime is the user's file's). *st gets its status. */
 static int sweep_open(int dirfd, const char *ent, time_t now, bool by_ctime, struct stat *st)
 {
     struct stat lst;
     if (fstatat(dirfd, ent, &lst, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(lst.st_mode) ||
-        lst.st_uid != geteuid() ||
-        (by_ctime ? lst.st_ctime : lst.st_mtime) > now - AGTI_FS_STALE_TEMP_S)
+        lst.st_uid != geteuid())
+        return -1;
+    /* A second name whose inode has another name is any age: its writer
+     * locked the inode before making the name, so unlocked it is dead. */
+    bool any_age = by_ctime && lst.st_nlink >= 2;
+    if (!any_age && (by_ctime ? lst.st_ctime : lst.st_mtime) > now - AGTI_FS_STALE_TEMP_S)
         return -1;
     int fd = openat(dirfd, ent, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)

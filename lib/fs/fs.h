@@ -467,9 +467,11 @@ extern _Thread_local bool agti_fs_no_tmpfile;
 void agti_fs_temp_name(char *out, size_t outsz, const char *name, const char *infix);
 /* Removes from the folder dirfd the stale temporaries and second names of
  * ours (what every agti_fs_write_at does first): of the exact name form,
- * this user's, unchanged for 10 minutes, not locked by a living writer,
- * and holding nothing else has: a temporary with one name, a second name
- * whose inode has another name or whose file holds the same bytes. */
+ * this user's, not locked by a living writer, and holding nothing else
+ * has: a temporary with one name unchanged for 10 minutes; a second name
+ * whose inode has another name (any age: its writer locks the inode before
+ * making it), or, unchanged for 10 minutes, whose file holds the same
+ * bytes. */
 void agti_fs_sweep_stale(int dirfd);
 /* Test hook: seconds added to the sweep's clock (it acts that much later). */
 extern _Thread_local time_t agti_fs_sweep_clock_shift;

@@ -5,9 +5,9 @@
  * is locked (flock) from before that name exists until it is dropped, so
  * the stale sweep of another write (agti_fs_sweep_stale) leaves it alone.
  * A kill leaves second names behind: the next write into that folder (and
- * every commit, first) removes those whose removal loses nothing (the file
- * was never changed: the inode still has its name; or the file holds the
- * same bytes). The others are the only copy of what a file held before a
+ * every commit, first) removes those whose removal loses nothing (at once
+ * when the file was never changed: the inode still has its name; ten
+ * minutes later when the file holds the same bytes). The others are the only copy of what a file held before a
  * transaction torn by the kill, and stay for the user to compare. each new content is put in place
  * with agti_fs_write_at (a rename over the name, so every file is always
  * either old or new, also after a kill). When a step fails, the steps done

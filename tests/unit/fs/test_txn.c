@@ -217,21 +217,34 @@ static void test_kill(void)
         T_EQ_INT(ntop, (k > 1) + (k > 2), "kill at %d: second names in the top folder (%s)", k,
                  top);
         T_EQ_INT(nsub, k > 3, "kill at %d: second names in sub (%s)", k, sub);
-        /* A write right away leaves them (not stale yet)... */
-        write_into(".");
-        char *top2 = names_with(".", ".", NULL);
-        T_EQ_STR(top2, top, "kill at %d: fresh second names are left alone", k);
-        free(top2);
         free(top);
         free(sub);
-        /* ...10 minutes later it sweeps what loses nothing. */
-        agti_fs_sweep_clock_shift = 601;
-        write_into(".");
-        write_into("sub");
-        agti_fs_sweep_clock_shift = 0;
-        expect_old(k, ".", "a.txt", k > 5 ? "a old\n" : NULL);
-        expect_old(k, ".", "c.txt", k > 7 ? "c old\n" : NULL);
-        expect_old(k, "sub", "b.txt", k > 8 ? "b old\r\nno final line break" : NULL);
+        /* A write right away drops the names of unchanged files (their
+         * inode keeps its name; unlocked, their writer is dead), and 10
+         * minutes later still keeps the only copies of changed ones. */
+        for (int late = 0; late < 2; late++) {
+            agti_fs_sweep_clock_shift = late ? 601 : 0;
+            write_into(".");
+            write_into("sub");
+            agti_fs_sweep_clock_shift = 0;
+            expect_old(k, ".", "a.txt", k > 5 ? "a old\n" : NULL);
+            expect_old(k, ".", "c.txt", k > 7 ? "c old\n" : NULL);
+            expect_old(k, "sub", "b.txt", k > 8 ? "b old\r\nno final line break" : NULL);
+        }
+        /* The next patch of a file right after the kill leaves nothing:
+         * its earlier second name went before the new one was made. */
+        if (k == 5) {
+            int tfd = dirfd_of(".");
+            agti_fs_txn *t;
+            agti_fs_txn_new(&t);
+            agti_fs_txn_put(t, tfd, "c.txt", "c.txt", "c newer\n", 8, 0);
+            T_EQ_INT(agti_fs_txn_commit(t, NULL), AGT_OK, "kill at 5, then c.txt patched");
+            agti_fs_txn_free(t);
+            close(tfd);
+            char *left = names_with(".", ".c.txt.", NULL);
+            T_EQ_STR(left, "", "kill at 5, then c.txt patched: no second name of it left");
+            free(left);
+        }
     }
 }
 
@@ -268,6 +281,20 @@ static void test_sweep_spares(void)
     agti_fs_sweep_stale(top);
     names = names_with(".", ".", NULL);
     T_EQ_STR(names, ".c.txt.agt-old-abcdzz", "spares: unlocked, the second name goes");
+    free(names);
+    /* A second name with one link holding the same bytes as its file: left
+     * while fresh, removed 10 minutes later. */
+    agti_fs_temp_name(bak, sizeof bak, "a.txt", AGTI_FS_OLD_INFIX);
+    T_EQ_INT(tu_write(root, bak, "a old\n"), 0, "spares: a copy of a.txt's bytes");
+    agti_fs_sweep_clock_shift = 0;
+    agti_fs_sweep_stale(top);
+    names = names_with(".", bak, NULL);
+    T_EQ_STR(names, bak, "spares: a fresh copy with the same bytes stays");
+    free(names);
+    agti_fs_sweep_clock_shift = 601;
+    agti_fs_sweep_stale(top);
+    names = names_with(".", bak, NULL);
+    T_EQ_STR(names, "", "spares: 10 minutes later it goes (nothing is lost)");
     free(names);
     agti_fs_sweep_clock_shift = 0;
     close(top);
