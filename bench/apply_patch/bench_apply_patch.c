@@ -4,7 +4,7 @@
  * load every file, locate every hunk, one all-or-nothing commit) against
  * GNU `patch -p1` applying the same changes as a unified diff (3 lines of
  * context per hunk in both), the tool a user would pick instead. The two
- * resulting trees are compared byte for byte first; then 9 alternating
+ * resulting trees are compared byte for byte first; then 11 alternating
  * runs each (the tree rewritten before every run, not timed), medians, and
  * the ratio.
  * Usage: bench-apply-patch [workdir] (default: a mkdtemp dir under TMPDIR).
@@ -18,54 +18,13 @@
 #include <unistd.h>
 
 #include "agenttools/agenttools.h"
+#include "bench_util.h"
 #include "core/core.h"
 
-#define RUNS 9
+#define RUNS 11
 #define FILES 10
 #define LINES 2000
 #define HUNKS_PER_FILE 10
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void put(const char *path, const char *data, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    if (f == NULL || fwrite(data, 1, len, f) != len) {
-        fprintf(stderr, "bench-apply-patch: cannot write %s\n", path);
-        exit(1);
-    }
-    fclose(f);
-}
-
-static char *get(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b != NULL && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b != NULL)
-        *len = (size_t)n;
-    return b;
-}
 
 static void line(char *out, size_t cap, int file, int no)
 {
@@ -79,21 +38,15 @@ static void write_tree(const char *dir, char **orig, size_t *olen)
     char p[700];
     for (int f = 0; f < FILES; f++) {
         snprintf(p, sizeof p, "%s/src/f%d.c", dir, f);
-        put(p, orig[f], olen[f]);
+        put("bench-apply-patch", p, orig[f], olen[f]);
     }
 }
 
 int main(int argc, char **argv)
 {
     char dir[512];
-    if (argc > 1)
-        snprintf(dir, sizeof dir, "%s", argv[1]);
-    else {
-        const char *t = getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s/agt-bench-patch-XXXXXX", t && *t ? t : "/tmp");
-        if (mkdtemp(dir) == NULL)
-            return 1;
-    }
+    if (work_dir(dir, sizeof dir, argc, argv, "patch") != 0)
+        return 1;
     char p[700], l[160], diff[700], cmd[1600];
     snprintf(p, sizeof p, "%s/src", dir);
     if (mkdir(p, 0755) != 0)
@@ -133,22 +86,22 @@ int main(int argc, char **argv)
     }
     agti_buf_puts(&cp, "*** End Patch\n");
     snprintf(diff, sizeof diff, "%s/change.diff", dir);
-    put(diff, ud.ptr, ud.len);
+    put("bench-apply-patch", diff, ud.ptr, ud.len);
     json_t *a = json_pack("{s:s}", "input", cp.ptr);
     char *args = json_dumps(a, JSON_COMPACT);
     json_decref(a);
 
     agt_registry *reg = NULL;
     agt_session *s = NULL;
-    if (agt_registry_new(&reg) != AGT_OK || agt_registry_load_builtin(reg, "chat") != AGT_OK ||
-        agt_session_new(&s, reg, dir) != AGT_OK)
+    if (agt_registry_new(&reg) != AGT_OK || agt_registry_load_builtin(reg, "chat") != AGT_OK)
         return 1;
-    agt_session_set_mode(s, AGT_MODE_YOLO);
     double ta[RUNS], tp[RUNS];
     char *want[FILES] = {0};
     size_t wl[FILES] = {0};
     for (int r = 0; r < RUNS; r++) {
         write_tree(dir, orig, olen);
+        if (fresh_session(&s, reg, dir) != 0)
+            return 1;
         double t0 = now_s();
         agt_result *res = NULL;
         if (agt_session_dispatch(s, "c", "apply_patch", args, &res) != AGT_OK ||
@@ -195,12 +148,10 @@ int main(int argc, char **argv)
             free(got_a[f]);
         }
     }
-    qsort(ta, RUNS, sizeof ta[0], cmp_d);
-    qsort(tp, RUNS, sizeof tp[0], cmp_d);
+    double ma = median(ta, RUNS), mp = median(tp, RUNS);
     printf("apply_patch, %d hunks across %d files of %d lines: apply_patch %.2f ms, patch -p1 "
            "%.2f ms (medians of %d, outputs identical), ratio apply_patch/patch %.2f\n",
-           FILES * HUNKS_PER_FILE, FILES, LINES, ta[RUNS / 2] * 1e3, tp[RUNS / 2] * 1e3, RUNS,
-           ta[RUNS / 2] / tp[RUNS / 2]);
+           FILES * HUNKS_PER_FILE, FILES, LINES, ma * 1e3, mp * 1e3, RUNS, ma / mp);
     agt_session_free(s);
     agt_registry_free(reg);
     for (int f = 0; f < FILES; f++) {

@@ -3,7 +3,7 @@
  * tool (agt_session_dispatch: resolve, load, match, atomic write) against
  * GNU `patch -p1` applying the same change as a unified diff, the tool a
  * user would pick instead. Both results are compared byte for byte first;
- * then 9 alternating runs each, medians, and the ratio. A second round does
+ * then 11 alternating runs each, medians, and the ratio. A second round does
  * the same with the ladder (old_string with its indentation changed to
  * tabs), against the same patch.
  * Usage: bench-edit [workdir] (default: a mkdtemp dir under TMPDIR).
@@ -15,51 +15,10 @@
 #include <unistd.h>
 
 #include "agenttools/agenttools.h"
+#include "bench_util.h"
 
-#define RUNS 9
+#define RUNS 11
 #define TARGET 200000
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void put(const char *path, const char *data, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    if (f == NULL || fwrite(data, 1, len, f) != len) {
-        fprintf(stderr, "bench-edit: cannot write %s\n", path);
-        exit(1);
-    }
-    fclose(f);
-}
-
-static char *get(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b != NULL && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b != NULL)
-        *len = (size_t)n;
-    return b;
-}
 
 static void line(char *out, size_t cap, size_t no)
 {
@@ -69,14 +28,8 @@ static void line(char *out, size_t cap, size_t no)
 int main(int argc, char **argv)
 {
     char dir[512];
-    if (argc > 1)
-        snprintf(dir, sizeof dir, "%s", argv[1]);
-    else {
-        const char *t = getenv("TMPDIR");
-        snprintf(dir, sizeof dir, "%s/agt-bench-edit-XXXXXX", t && *t ? t : "/tmp");
-        if (mkdtemp(dir) == NULL)
-            return 1;
-    }
+    if (work_dir(dir, sizeof dir, argc, argv, "edit") != 0)
+        return 1;
     /* The 10 MB file: numbered, indented lines. */
     size_t cap = 11u << 20, len = 0, nlines = 0;
     char *orig = malloc(cap), l[128];
@@ -106,10 +59,8 @@ int main(int argc, char **argv)
 
     agt_registry *reg = NULL;
     agt_session *s = NULL;
-    if (agt_registry_new(&reg) != AGT_OK || agt_registry_load_builtin(reg, "chat") != AGT_OK ||
-        agt_session_new(&s, reg, dir) != AGT_OK)
+    if (agt_registry_new(&reg) != AGT_OK || agt_registry_load_builtin(reg, "chat") != AGT_OK)
         return 1;
-    agt_session_set_mode(s, AGT_MODE_YOLO);
     char args[1024];
     char old_tabs[128];
     snprintf(old_tabs, sizeof old_tabs, "\\t%s", old_line + 4);
@@ -147,15 +98,9 @@ int main(int argc, char **argv)
         char *want = NULL;
         size_t wl = 0;
         for (int r = 0; r < RUNS; r++) {
-            put(path, orig, len);
-            /* A new session each run (made before the clock starts): the
-             * original content put back between runs is a change behind
-             * the session's back, which its staleness check refuses. */
-            agt_session_free(s);
-            s = NULL;
-            if (agt_session_new(&s, reg, dir) != AGT_OK)
+            put("bench-edit", path, orig, len);
+            if (fresh_session(&s, reg, dir) != 0)
                 return 1;
-            agt_session_set_mode(s, AGT_MODE_YOLO);
             double t0 = now_s();
             agt_result *res = NULL;
             if (agt_session_dispatch(s, "c", "Edit", args, &res) != AGT_OK ||
@@ -168,7 +113,7 @@ int main(int argc, char **argv)
             agt_result_free(res);
             size_t el;
             char *got_e = get(path, &el);
-            put(path, orig, len);
+            put("bench-edit", path, orig, len);
             snprintf(cmd, sizeof cmd, "patch -p1 -s -d '%s' < '%s'", dir, diff);
             t0 = now_s();
             if (system(cmd) != 0) {
@@ -194,12 +139,10 @@ int main(int argc, char **argv)
             free(got_p);
         }
         free(want);
-        qsort(te, RUNS, sizeof te[0], cmp_d);
-        qsort(tp, RUNS, sizeof tp[0], cmp_d);
+        double me = median(te, RUNS), mp = median(tp, RUNS);
         printf("Edit on a %.1f MB file, %s: Edit %.2f ms, patch -p1 %.2f ms (medians of %d), "
                "ratio Edit/patch %.2f\n",
-               (double)len / 1e6, names[round], te[RUNS / 2] * 1e3, tp[RUNS / 2] * 1e3, RUNS,
-               te[RUNS / 2] / tp[RUNS / 2]);
+               (double)len / 1e6, names[round], me * 1e3, mp * 1e3, RUNS, me / mp);
     }
     agt_session_free(s);
     agt_registry_free(reg);

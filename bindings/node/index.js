@@ -95,12 +95,23 @@ function check(rc) {
   return rc;
 }
 
-// The message of a call that ran on a worker thread: agt_error_message() is
-// per thread, so only the status is known on the JS thread.
-function asyncError(rc, what) {
+// The error of a call that ran on a worker thread: agt_error_message() is
+// per thread (the worker's, not the JS thread's), so the library keeps the
+// message with the handle the call was made on; kept() reads it there
+// (agt_session_error_message and the agent's and model's). A library
+// without those functions gives the status text and says why.
+function asyncError(rc, what, kept) {
+  const msg = typeof kept === 'function' ? kept() : '';
+  if (msg) return errorFor(rc, msg);
   return errorFor(rc, what + ': ' + F.agt_status_string(rc) + ' (the call ran on a worker ' +
-    'thread, whose agt_error_message() the JS thread cannot read; the synchronous call ' +
-    'reports the full message)');
+    'thread and this library keeps no message for it)');
+}
+
+// The kept message of handle h through the library function name, or null
+// when the library does not export it (an older library).
+function keptMessage(name, h) {
+  const fn = F[name];
+  return fn ? () => fn(h) : null;
 }
 
 function need(name) {
@@ -656,7 +667,7 @@ class Session extends Handle {
       e.callId = callId || '';
       throw e;
     }
-    if (rc < 0) throw asyncError(rc, 'Session.dispatchAsync');
+    if (rc < 0) throw asyncError(rc, 'Session.dispatchAsync', keptMessage('agt_session_error_message', h));
     return this._result(out, reg);
   }
 
@@ -694,7 +705,7 @@ class Session extends Handle {
     const rc = await runAsync(this._cores(), F.agt_session_answer,
       [h, str(callId, 'Session.answerAsync: callId'), d, str(reason, 'Session.answerAsync: reason'), out]);
     this._core.reraise();
-    if (rc < 0) throw asyncError(rc, 'Session.answerAsync');
+    if (rc < 0) throw asyncError(rc, 'Session.answerAsync', keptMessage('agt_session_error_message', h));
     return this._result(out, reg);
   }
 
@@ -1329,7 +1340,7 @@ class Model extends Handle {
     const out = [null];
     const rc = await runAsync([this._core], F.agt_model_complete, [out, h, m, bytes(m), t, t === null ? 0 : bytes(t)]);
     this._core.reraise();
-    if (rc < 0) throw asyncError(rc, 'Model.completeAsync');
+    if (rc < 0) throw asyncError(rc, 'Model.completeAsync', keptMessage('agt_model_error_message', h));
     return response(out[0]);
   }
 
@@ -1474,7 +1485,7 @@ class Agent extends Handle {
     this.model._core.reraise();
     this.session._core.reraise();
     if (rc === 0 || rc === -7 || rc === -15) return this.stopReason;
-    throw isAsync ? asyncError(rc, what) : errorFor(rc);
+    throw isAsync ? asyncError(rc, what, keptMessage('agt_agent_error_message', this._handle())) : errorFor(rc);
   }
 
   /** Runs until the loop stops; returns the stop reason (AgentEvent.STOP_*). */

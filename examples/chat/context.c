@@ -19,29 +19,16 @@
 #define MAX_INSTRUCTIONS (64 * 1024) /* bytes of one file given to the model */
 #define MAX_LEVELS 64
 
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-} sbuf;
+typedef cli_buf sbuf;
 
 static void put(sbuf *b, const char *s, size_t n)
 {
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = (b->len + n + 1) * 2;
-        char *q = realloc(b->p, cap);
-        if (q == NULL)
-            return;
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
+    cli_buf_put(b, s, n);
 }
 
 static void puts_(sbuf *b, const char *s)
 {
-    put(b, s, strlen(s));
+    cli_buf_puts(b, s);
 }
 
 static int exists(const char *path)

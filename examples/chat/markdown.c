@@ -11,32 +11,20 @@
 #include <md4c.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli_util.h"
 
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-} sbuf;
+typedef cli_buf sbuf;
 
 static void put(sbuf *b, const char *s, size_t n)
 {
     if (n == 0)
         return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = (b->len + n + 1) * 2 + 64;
-        char *q = realloc(b->p, cap);
-        if (q == NULL)
-            return;
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
+    cli_buf_put(b, s, n);
 }
 
 static void puts_(sbuf *b, const char *s)
 {
-    put(b, s, strlen(s));
+    cli_buf_puts(b, s);
 }
 
 /* Columns a UTF-8 string takes: one per code point (wide characters are

@@ -70,3 +70,29 @@ int cli_glob_match(const char *pattern, const char *path)
         return 1;
     return 0;
 }
+
+void cli_buf_put(cli_buf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 1024;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *q = realloc(b->p, cap);
+        if (q == NULL) {
+            b->oom = 1;
+            return;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+void cli_buf_puts(cli_buf *b, const char *s)
+{
+    cli_buf_put(b, s, strlen(s));
+}

@@ -21,4 +21,16 @@ int64_t cli_wall_ms(void);
  */
 int cli_glob_match(const char *pattern, const char *path);
 
+/* A growing NUL-terminated string (all zero: empty, p NULL). */
+typedef struct cli_buf {
+    char *p;
+    size_t len, cap;
+    int oom; /* an append ran out of memory: the rest were dropped */
+} cli_buf;
+
+/* Appends s[0..n) (p is allocated even for n 0). After an allocation
+ * failure oom is set and nothing more is appended. */
+void cli_buf_put(cli_buf *b, const char *s, size_t n);
+void cli_buf_puts(cli_buf *b, const char *s);
+
 #endif

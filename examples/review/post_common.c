@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli_util.h"
 
 static const char comment_marker[] = "<!-- agt-review:comment ";
 static const char summary_marker[] = "<!-- agt-review:summary head=";
@@ -300,37 +301,7 @@ int rv_items(const rv_set *set, const rv_opts *o, const rv_prdiff *d, rv_item **
 
 /* ---- bodies ---- */
 
-typedef struct rv_md {
-    char *s;
-    size_t len, cap;
-    int oom;
-} rv_md;
-
-static void md_put(rv_md *m, const char *s, size_t n)
-{
-    if (m->oom)
-        return;
-    if (m->len + n + 1 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 1024;
-        while (cap < m->len + n + 1)
-            cap *= 2;
-        char *p = realloc(m->s, cap);
-        if (p == NULL) {
-            m->oom = 1;
-            return;
-        }
-        m->s = p;
-        m->cap = cap;
-    }
-    memcpy(m->s + m->len, s, n);
-    m->len += n;
-    m->s[m->len] = '\0';
-}
-
-static void md_puts(rv_md *m, const char *s)
-{
-    md_put(m, s, strlen(s));
-}
+typedef cli_buf rv_md;
 
 static void md_printf(rv_md *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void md_printf(rv_md *m, const char *fmt, ...)
@@ -340,16 +311,16 @@ static void md_printf(rv_md *m, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    md_puts(m, buf);
+    cli_buf_puts(m, buf);
 }
 
 static char *md_done(rv_md *m)
 {
     if (m->oom) {
-        free(m->s);
+        free(m->p);
         return NULL;
     }
-    return m->s != NULL ? m->s : strdup("");
+    return m->p != NULL ? m->p : strdup("");
 }
 
 /* A fence longer than any run of backticks in the code. */
@@ -370,10 +341,10 @@ static void fence_for(const char *code, char *buf, size_t len)
 
 static void put_code(rv_md *m, const char *code)
 {
-    md_puts(m, code);
+    cli_buf_puts(m, code);
     size_t n = strlen(code);
     if (n == 0 || code[n - 1] != '\n')
-        md_puts(m, "\n");
+        cli_buf_puts(m, "\n");
 }
 
 static void headline(rv_md *m, json_t *c)
@@ -384,15 +355,15 @@ static void headline(rv_md *m, json_t *c)
     if (cat[0] != '\0')
         md_printf(m, "%s%s", sev[0] != '\0' ? " · " : "", cat);
     if (sev[0] != '\0' || cat[0] != '\0')
-        md_puts(m, "\n\n");
+        cli_buf_puts(m, "\n\n");
 }
 
 char *rv_comment_body(const rv_item *it, int gitlab, long gitlab_above)
 {
     rv_md m = {0};
     headline(&m, it->c);
-    md_puts(&m, jstr(it->c, "content"));
-    md_puts(&m, "\n");
+    cli_buf_puts(&m, jstr(it->c, "content"));
+    cli_buf_puts(&m, "\n");
     const char *sug = jstr(it->c, "suggestion_code");
     if (sug[0] != '\0') {
         char fence[32];
@@ -421,13 +392,13 @@ char *rv_offdiff_text(const rv_item *it)
         md_printf(&m, ":%ld-%ld", it->a, it->b);
     else if (it->a > 0)
         md_printf(&m, ":%ld", it->a);
-    md_puts(&m, "**");
+    cli_buf_puts(&m, "**");
     if (it->a > 0 && it->old)
-        md_puts(&m, " (old side)");
+        cli_buf_puts(&m, " (old side)");
     if (it->a > 0)
-        md_puts(&m, " (outside the diff)");
+        cli_buf_puts(&m, " (outside the diff)");
     else if (json_is_true(json_object_get(it->c, "ambiguous")) && json_array_size(cands) > 0) {
-        md_puts(&m, " (the quoted code matches lines");
+        cli_buf_puts(&m, " (the quoted code matches lines");
         for (size_t k = 0; k < json_array_size(cands); k++) {
             json_t *p = json_array_get(cands, k);
             long a = (long)json_integer_value(json_array_get(p, 0));
@@ -437,16 +408,16 @@ char *rv_offdiff_text(const rv_item *it)
             else
                 md_printf(&m, "%s %ld-%ld", k > 0 ? "," : "", a, b);
         }
-        md_puts(&m, ")");
+        cli_buf_puts(&m, ")");
     } else {
-        md_puts(&m, " (file level)");
+        cli_buf_puts(&m, " (file level)");
     }
-    md_puts(&m, "\n\n");
+    cli_buf_puts(&m, "\n\n");
     rv_item copy = *it;
     copy.suggest = 0;
     char *rest = rv_comment_body(&copy, 0, 0);
     if (rest != NULL)
-        md_puts(&m, rest);
+        cli_buf_puts(&m, rest);
     else
         m.oom = 1;
     free(rest);
@@ -467,7 +438,7 @@ char *rv_summary_body(const rv_set *set, const rv_post *p, const rv_item *items,
         md_printf(&m, " (the commits since `%.12s`)", p->reviewed_from);
     md_printf(&m, ": %zu file%s reviewed, %zu skipped.\n\n", reviewed, reviewed == 1 ? "" : "s",
               set->n_files - reviewed);
-    md_puts(&m, "| severity | comments |\n|---|---|\n");
+    cli_buf_puts(&m, "| severity | comments |\n|---|---|\n");
     for (size_t s = 0; s < 4; s++) {
         size_t count = 0;
         for (size_t k = 0; k < n; k++) {

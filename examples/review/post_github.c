@@ -110,18 +110,15 @@ int rv_github_prepare(rv_post *p, rv_opts *o, char *err, size_t errlen)
     json_t *arr = NULL;
     size_t i;
     json_t *v;
-    snprintf(what, sizeof what, "pulls/%ld/comments", p->number);
-    if (list(p, what, &arr, err, errlen) != 0)
-        return -1;
-    json_array_foreach(arr, i, v)
-        rv_collect_markers(p->seen, json_string_value(json_object_get(v, "body")));
-    json_decref(arr);
-    snprintf(what, sizeof what, "pulls/%ld/reviews", p->number);
-    if (list(p, what, &arr, err, errlen) != 0)
-        return -1;
-    json_array_foreach(arr, i, v)
-        rv_collect_markers(p->seen, json_string_value(json_object_get(v, "body")));
-    json_decref(arr);
+    static const char *const marked[] = {"comments", "reviews"};
+    for (size_t k = 0; k < 2; k++) {
+        snprintf(what, sizeof what, "pulls/%ld/%s", p->number, marked[k]);
+        if (list(p, what, &arr, err, errlen) != 0)
+            return -1;
+        json_array_foreach(arr, i, v)
+            rv_collect_markers(p->seen, json_string_value(json_object_get(v, "body")));
+        json_decref(arr);
+    }
     snprintf(what, sizeof what, "issues/%ld/comments", p->number);
     if (list(p, what, &arr, err, errlen) != 0)
         return -1;

@@ -179,7 +179,8 @@ AGT_EXTERN int agt_agent_run(agt_agent *a);
  *        An approved Agent or AgentSwarm call whose sub-agents pause at
  *        once adds their calls to the pause (events, pending list).
  * @param decision an AGT_DECISION_* value. APPROVE_SESSION on a sub-agent's
- *        call stores its suggested rule as with a synchronous approver (see
+ *        call stores its suggested rule (and its folder outside the
+ *        workspace) as with a synchronous approver (see
  *        "Approvals" at agt_agent_enable_subagents()): in the root session
  *        and the existing sub-agents that do not run in the background.
  * @param reason optional text given to the model with a rejection.
@@ -201,6 +202,14 @@ AGT_EXTERN int agt_agent_answer(agt_agent *a, const char *call_id, int decision,
  *         (the message names it).
  */
 AGT_EXTERN int agt_agent_resume(agt_agent *a);
+
+/**
+ * The message of the last agt_agent_run() or agt_agent_resume() on a that
+ * failed, kept with a whatever thread made the call (see
+ * agt_session_error_message()). "" when the last of them succeeded; never
+ * NULL. Valid until the next of those calls on a or agt_agent_free().
+ */
+AGT_EXTERN const char *agt_agent_error_message(const agt_agent *a);
 
 /**
  * Asks a running loop (from any thread) to stop; it returns AGT_ECANCELLED.
@@ -296,7 +305,9 @@ AGT_EXTERN int agt_agent_restore(agt_agent *a, const char *json, size_t len);
  *   and "call_id" is the sub-agent's own id for the call. APPROVE_SESSION
  *   stores the rule in the root session (so later sub-agents, which copy its
  *   rules, get it) and in every existing sub-agent that does not run in the
- *   background. The approver is never called from a swarm worker or a
+ *   background; so does the folder outside the workspace that the request
+ *   asked to admit ("outside"): sub-agents start with the folders of the
+ *   session that starts them. The approver is never called from a swarm worker or a
  *   background thread: for an AgentSwarm, the sub-agents that hit an
  *   approval pause, the others go on, and when the round is over the swarm
  *   asks the approver here about each waiting call and resumes those

@@ -299,6 +299,14 @@ AGT_EXTERN int agt_model_complete(agt_model_response **out, agt_model *m, const 
                                   size_t len, const char *tools_json, size_t tools_len);
 
 /**
+ * The message of the last agt_model_complete() on m that failed, kept with
+ * m whatever thread made the call (see agt_session_error_message()). ""
+ * when the last one succeeded; never NULL. Valid until the next
+ * agt_model_complete() on m or agt_model_free().
+ */
+AGT_EXTERN const char *agt_model_error_message(const agt_model *m);
+
+/**
  * The HTTP status of the last attempt of the last request (0 before any, or
  * when no response arrived; always 0 for replay and host models).
  */

@@ -224,6 +224,16 @@ AGT_EXTERN int agt_session_answer(agt_session *s, const char *call_id, int decis
                                   const char *reason, agt_result **out);
 
 /**
+ * The message of the last agt_session_dispatch(), agt_session_answer() or
+ * agt_session_answer_rule() on s that failed, kept with s whatever thread
+ * made the call: a binding that runs the call on a worker thread reads it
+ * on its own thread, where agt_error_message() is another thread's. "" when
+ * the last of those calls succeeded (or none was made); never NULL. Valid
+ * until the next of those calls on s or agt_session_free().
+ */
+AGT_EXTERN const char *agt_session_error_message(const agt_session *s);
+
+/**
  * Approves a pending call for the session with a host-given rule (instead
  * of the suggested one), then runs it as agt_session_answer() does. The rule
  * is checked first: a malformed rule leaves the call pending.

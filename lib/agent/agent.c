@@ -148,6 +148,7 @@ void agt_agent_free(agt_agent *a)
 {
     if (!a)
         return;
+    agti_error_forget(a);
     agti_agent_bg_free_all(a);
     if (!a->self && agti_session_pending_ext_payload(a->session) == a)
         agti_session_set_pending_ext(a->session, NULL, NULL);
@@ -978,7 +979,7 @@ static int loop(agt_agent *a)
     }
 }
 
-int agt_agent_run(agt_agent *a)
+static int agent_run(agt_agent *a)
 {
     if (!a)
         return agti_error(AGT_EINVAL, "agt_agent_run: agent is NULL");
@@ -1000,6 +1001,13 @@ int agt_agent_run(agt_agent *a)
     a->task_done = false;
     a->timed_out = false;
     return loop(a);
+}
+
+int agt_agent_run(agt_agent *a)
+{
+    int rc = agent_run(a);
+    agti_error_keep(a, rc);
+    return rc;
 }
 
 int agt_agent_answer(agt_agent *a, const char *call_id, int decision, const char *reason)
@@ -1054,7 +1062,7 @@ int agt_agent_answer(agt_agent *a, const char *call_id, int decision, const char
     return agti_error(AGT_ENOTFOUND, "no tool call '%s' waits for approval in this agent", call_id);
 }
 
-int agt_agent_resume(agt_agent *a)
+static int agent_resume(agt_agent *a)
 {
     if (!a)
         return agti_error(AGT_EINVAL, "agt_agent_resume: agent is NULL");
@@ -1082,4 +1090,11 @@ int agt_agent_resume(agt_agent *a)
     if (rc != 1)
         return rc;
     return loop(a);
+}
+
+int agt_agent_resume(agt_agent *a)
+{
+    int rc = agent_resume(a);
+    agti_error_keep(a, rc);
+    return rc;
 }

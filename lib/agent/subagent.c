@@ -12,6 +12,7 @@
 
 #include "agent/agent_internal.h"
 #include "session/fs_settings.h"
+#include "session/outside.h"
 
 #define SUB_MAX_MS (30LL * 24 * 3600 * 1000)
 /* AgentSwarm's ramp (the reference's): this many sub-agents start at once,
@@ -288,16 +289,28 @@ bool agti_agent_in_background(const sub *sb)
  * root session (so the whole tree and later sub-agents get it, as they copy
  * the root's rules) and to the existing sub-agents that do not run in the
  * background (their sessions are another thread's now). except already has
- * it. A rule the session refuses is dropped: the call was approved once. */
-static void share_session_rule(agt_agent *root, const sub *except, const char *rule)
+ * it. A rule the session refuses is dropped: the call was approved once.
+ * The same for the folder outside the workspace the request asked to admit
+ * (request: its JSON, with "outside"; may be NULL): the user approved it
+ * for the session, and the session is the root's. */
+static void share_session_rule(agt_agent *root, const sub *except, const char *rule,
+                               const json_t *request)
 {
-    int rc = agti_session_add_session_rule(root->session, rule);
-    if (rc != AGT_OK)
+    bool write = false;
+    const char *dir = request ? agti_outside_of_request(request, &write) : NULL;
+    bool has_rule = rule != NULL && agti_session_add_session_rule(root->session, rule) == AGT_OK;
+    bool has_dir = dir != NULL && agti_outside_add_root(root->session, dir, write) == AGT_OK;
+    if (!has_rule && !has_dir)
         return;
     pthread_mutex_lock(&root->subs_lock);
-    for (size_t i = 0; i < root->n_subs; i++)
-        if (root->subs[i] != except && !agti_agent_in_background(root->subs[i]))
+    for (size_t i = 0; i < root->n_subs; i++) {
+        if (root->subs[i] == except || agti_agent_in_background(root->subs[i]))
+            continue;
+        if (has_rule)
             agti_session_add_session_rule(root->subs[i]->session, rule);
+        if (has_dir)
+            agti_outside_add_root(root->subs[i]->session, dir, write);
+    }
     pthread_mutex_unlock(&root->subs_lock);
 }
 
@@ -322,8 +335,8 @@ static int sub_forward(agt_approval *req, void *payload)
         json_t *j = json_loads(agt_approval_json(req), 0, NULL);
         const char *tool = json_string_value(json_object_get(j, "tool"));
         const char *rule = agti_approval_session_rule(req);
-        if (rule && tool && strcmp(tool, "ExitPlanMode") != 0)
-            share_session_rule(sb->root, sb, rule);
+        if (tool && strcmp(tool, "ExitPlanMode") != 0)
+            share_session_rule(sb->root, sb, rule, j);
         json_decref(j);
     }
     return d;
@@ -345,8 +358,8 @@ static int sub_use_approver(sub *sb, bool host)
 }
 
 /* A new sub-agent: its own session (same registry and workspace, the parent
- * session's mode and rules), its own conversation and todo list. parent is
- * the sub-agent that starts it (NULL: the root agent). */
+ * session's mode, rules and folders beyond the workspace), its own conversation and todo list.
+ * parent is the sub-agent that starts it (NULL: the root agent). */
 static int sub_new(agt_agent *root, agt_session *parent_s, sub *parent, bool own_model,
                    const agti_profile *prof, sub **out)
 {
@@ -374,6 +387,10 @@ static int sub_new(agt_agent *root, agt_session *parent_s, sub *parent, bool own
     if (rc == AGT_OK)
         rc = agt_session_load_rules(sb->session, rules, strlen(rules));
     agt_free(rules);
+    /* the folders beyond the workspace too: what the user approved for the
+     * session is not asked again by a later sub-agent */
+    if (rc == AGT_OK)
+        rc = agti_outside_copy_roots(sb->session, parent_s);
     if (rc == AGT_OK && own_model)
         rc = agti_model_clone(&sb->own_model, root->model);
     if (rc == AGT_OK)
@@ -505,38 +522,41 @@ struct sub *agti_agent_waiting_sub(agt_agent *a, const char *id)
     return sb && sb->agent->waiting && agti_agent_in_tree(a, sb) ? sb : NULL;
 }
 
-/* The rule an APPROVE_SESSION answer stores for a call parked in sb's
- * session (its suggested rule; malloc'd), or NULL. */
-static char *suggested_rule(sub *sb, const char *call_id)
+/* The pending item (agt_session_pending() shape) of the call parked in
+ * sb's session as call_id, unless it is an ExitPlanMode (new reference), or
+ * NULL: what an APPROVE_SESSION answer shares (its suggested rule, its
+ * folder outside the workspace). */
+static json_t *parked_item(sub *sb, const char *call_id)
 {
     char *pj = NULL;
     if (agt_session_pending(sb->session, &pj) != AGT_OK)
         return NULL;
     json_t *list = json_loads(pj, 0, NULL);
     agt_free(pj);
-    char *rule = NULL;
+    json_t *item = NULL;
     size_t i;
     json_t *p;
     json_array_foreach(list, i, p)
     {
         const char *id = json_string_value(json_object_get(p, "call_id"));
-        const char *r = json_string_value(json_object_get(p, "suggested_rule"));
         const char *tool = json_string_value(json_object_get(p, "tool"));
-        if (id && r && tool && strcmp(id, call_id) == 0 && strcmp(tool, "ExitPlanMode") != 0)
-            rule = agti_strdup(r);
+        if (id && tool && strcmp(id, call_id) == 0 && strcmp(tool, "ExitPlanMode") != 0)
+            item = json_incref(p);
     }
     json_decref(list);
-    return rule;
+    return item;
 }
 
 int agti_agent_answer_in_sub(struct sub *sb, const char *call_id, int decision, const char *reason)
 {
-    /* APPROVE_SESSION: the rule is the root's, as with the session approver */
-    char *rule = decision == AGT_DECISION_APPROVE_SESSION ? suggested_rule(sb, call_id) : NULL;
+    /* APPROVE_SESSION: the rule and the folder are the root's, as with the
+     * session approver */
+    json_t *item = decision == AGT_DECISION_APPROVE_SESSION ? parked_item(sb, call_id) : NULL;
     int rc = agt_agent_answer(sb->agent, call_id, decision, reason);
-    if (rc == AGT_OK && rule)
-        share_session_rule(sb->root, sb, rule);
-    free(rule);
+    if (rc == AGT_OK && item)
+        share_session_rule(sb->root, sb, json_string_value(json_object_get(item, "suggested_rule")),
+                           item);
+    json_decref(item);
     if (rc == AGT_ENOTFOUND)
         agti_error(AGT_ENOTFOUND, "no tool call '%s/%s' waits for approval", sb->id, call_id);
     return rc;
@@ -879,8 +899,8 @@ static int ask_item(agt_agent *root, const json_t *item, int *decision, char **r
     free(text);
     if (rc == AGT_OK && *decision == AGT_DECISION_APPROVE_SESSION) {
         const char *tool = json_string_value(json_object_get(item, "tool"));
-        if (rule && tool && strcmp(tool, "ExitPlanMode") != 0)
-            share_session_rule(root, NULL, rule);
+        if (tool && strcmp(tool, "ExitPlanMode") != 0)
+            share_session_rule(root, NULL, rule, item);
         *decision = AGT_DECISION_APPROVE;
     } else if (rc == AGT_OK && *decision != AGT_DECISION_APPROVE) {
         *decision = AGT_DECISION_REJECT;

@@ -27,6 +27,11 @@ int agti_error(int code, const char *fmt, ...) AGTI_PRINTF(2, 3);
 int agti_verror(int code, const char *fmt, va_list ap);
 /* Records AGT_ENOMEM with a fixed message (never allocates). */
 int agti_oom(void);
+/* Keeps this thread's last message as handle's (rc < 0) or clears it (rc
+ * >= 0), for agt_session/agent/model_error_message; agti_error_forget when
+ * the handle is freed. */
+void agti_error_keep(const void *handle, int rc);
+void agti_error_forget(const void *handle);
 /* Takes the library's own process-wide reference (libgit2 and libcurl are
  * loaded and initialised by agti_git_ensure and agti_curl_ensure, which take
  * it too). */

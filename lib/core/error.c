@@ -1,6 +1,11 @@
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "agenttools/agent.h"
+#include "agenttools/model.h"
+#include "agenttools/session.h"
 #include "core.h"
 
 #define AGTI_MSG_MAX 1024
@@ -70,6 +75,92 @@ int agt_error_code(void)
 const char *agt_error_message(void)
 {
     return last_msg;
+}
+
+/* ---- the last error of a handle --------------------------------------- */
+
+/* The message of the last call that failed on a handle (session, agent,
+ * model), whatever thread made it: a binding that runs the call on a worker
+ * thread reads it on its own thread (the thread-local message is the
+ * worker's). One entry per handle that ever failed, dropped when it is
+ * freed; each message is its own block, so a pointer given out stays valid
+ * until the next call on that handle (the table's growth does not move it). */
+typedef struct kept_error {
+    const void *handle;
+    char msg[AGTI_MSG_MAX];
+} kept_error;
+
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static kept_error **kept;
+static size_t nkept, capkept;
+
+static size_t kept_find(const void *handle)
+{
+    size_t i = 0;
+    while (i < nkept && kept[i]->handle != handle)
+        i++;
+    return i;
+}
+
+void agti_error_keep(const void *handle, int rc)
+{
+    if (handle == NULL)
+        return;
+    pthread_mutex_lock(&kept_lock);
+    size_t i = kept_find(handle);
+    if (rc >= 0) {
+        if (i < nkept)
+            kept[i]->msg[0] = '\0';
+    } else {
+        if (i == nkept && nkept == capkept) {
+            size_t nc = capkept ? capkept * 2 : 8;
+            kept_error **nv = realloc(kept, nc * sizeof *nv);
+            if (nv != NULL) {
+                kept = nv;
+                capkept = nc;
+            }
+        }
+        if (i == nkept && nkept < capkept && (kept[nkept] = malloc(sizeof **kept)) != NULL)
+            kept[nkept++]->handle = handle;
+        if (i < nkept)
+            memcpy(kept[i]->msg, last_msg, sizeof last_msg);
+    }
+    pthread_mutex_unlock(&kept_lock);
+}
+
+void agti_error_forget(const void *handle)
+{
+    pthread_mutex_lock(&kept_lock);
+    size_t i = kept_find(handle);
+    if (i < nkept) {
+        free(kept[i]);
+        kept[i] = kept[--nkept];
+    }
+    pthread_mutex_unlock(&kept_lock);
+}
+
+static const char *kept_message(const void *handle)
+{
+    pthread_mutex_lock(&kept_lock);
+    size_t i = kept_find(handle);
+    const char *m = i < nkept ? kept[i]->msg : "";
+    pthread_mutex_unlock(&kept_lock);
+    return m;
+}
+
+const char *agt_session_error_message(const agt_session *s)
+{
+    return kept_message(s);
+}
+
+const char *agt_agent_error_message(const agt_agent *a)
+{
+    return kept_message(a);
+}
+
+const char *agt_model_error_message(const agt_model *m)
+{
+    return kept_message(m);
 }
 
 const char *agt_status_string(int code)

@@ -16,7 +16,9 @@
  * name pattern (its last two characters check the rest), a regular file
  * with one name, owned by this user, unchanged
  * for AGTI_FS_STALE_TEMP_S seconds, and not locked (its writer is gone).
- * Anything else is left alone.
+ * The same sweep removes the second names ".NAME.agt-old-RRRRCC" that a
+ * killed transaction of several files (txn.c) left, when that loses
+ * nothing (sweep_old). Anything else is left alone.
  *
  * A file with more than one name (hard links) is replaced the same way by
  * default: its other names, which may lie outside the workspace, keep the
@@ -99,16 +101,17 @@ static void temp_check(const char *s, size_t n, char out[2])
     out[1] = temp_abc[(h / TEMP_ABC_N) % TEMP_ABC_N];
 }
 
-/* A random ".NAME.agt-RRRRCC" (long names cut to stay within NAME_MAX):
- * four random letters or digits and two check characters over all before
- * them, so a user's file of that shape is not taken for one of ours (one
- * in 3,844 by chance). */
-static void temp_name(char *out, size_t outsz, const char *name)
+/* A random ".NAME" INFIX "RRRRCC" (long names cut to stay within
+ * NAME_MAX; INFIX AGTI_FS_TEMP_INFIX for the temporaries here,
+ * AGTI_FS_OLD_INFIX for txn.c's second names): four random letters or
+ * digits and two check characters over all before them, so a user's file
+ * of that shape is not taken for one of ours (one in 3,844 by chance). */
+void agti_fs_temp_name(char *out, size_t outsz, const char *name, const char *infix)
 {
     unsigned char rnd[4];
     if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) {
         uint64_t v = (uint64_t)getpid() * 6364136223846793005u ^ (uint64_t)(uintptr_t)out ^
-                     (uint64_t)time(NULL);
+                     (uint64_t)time(NULL) ^ (uint64_t)clock();
         for (size_t i = 0; i < sizeof rnd; i++, v >>= 8)
             rnd[i] = (unsigned char)v;
     }
@@ -116,11 +119,16 @@ static void temp_name(char *out, size_t outsz, const char *name)
     for (size_t i = 0; i < 4; i++)
         suf[i] = temp_abc[rnd[i] % TEMP_ABC_N];
     suf[4] = '\0';
-    int n = snprintf(out, outsz, ".%.*s.agt-%s", 200, name, suf);
+    int n = snprintf(out, outsz, ".%.*s%s%s", 200, name, infix, suf);
     if (n > 0 && (size_t)n + 3 <= outsz) {
         temp_check(out, (size_t)n, out + n);
         out[n + 2] = '\0';
     }
+}
+
+static void temp_name(char *out, size_t outsz, const char *name)
+{
+    agti_fs_temp_name(out, outsz, name, AGTI_FS_TEMP_INFIX);
 }
 
 /* A named temporary in dirfd, created exclusively (mode 0600). */
@@ -544,18 +552,18 @@ static int settle_undo(int dirfd, const char *name, const char *display, const c
 /* Age after which an unlocked temporary of ours is stale, seconds. */
 #define AGTI_FS_STALE_TEMP_S 600
 
-/* Whether ent has the exact form of temp_name's names: ".", at least one
- * byte, ".agt-", four letters or digits, and the right two check
- * characters. */
-static bool is_temp_name(const char *ent)
+/* Whether ent has the exact form of agti_fs_temp_name's names with infix:
+ * ".", at least one byte, infix, four letters or digits, and the right two
+ * check characters. */
+static bool is_temp_name(const char *ent, const char *infix)
 {
-    size_t n = strlen(ent);
-    if (ent[0] != '.' || n < 1 + 1 + 5 + 6)
+    size_t n = strlen(ent), k = strlen(infix);
+    if (ent[0] != '.' || n < 1 + 1 + k + 6)
         return false;
-    const char *t = ent + n - 11;
-    if (memcmp(t, ".agt-", 5) != 0)
+    const char *t = ent + n - k - 6;
+    if (memcmp(t, infix, k) != 0)
         return false;
-    for (size_t i = 5; i < 11; i++) {
+    for (size_t i = k; i < k + 6; i++) {
         char c = t[i];
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
             return false;
@@ -565,21 +573,120 @@ static bool is_temp_name(const char *ent)
     return chk[0] == ent[n - 2] && chk[1] == ent[n - 1];
 }
 
-/* Removes the temporary ent of dirfd when it is stale (see the top). */
+_Thread_local time_t agti_fs_sweep_clock_shift;
+
+/* Opens the candidate ent of dirfd for a sweep and takes its lock: the
+ * descriptor, or -1 when it is not ours to remove (not a regular file,
+ * not this user's, changed within AGTI_FS_STALE_TEMP_S seconds (but see
+ * any_age), replaced meanwhile, or locked: its writer lives). A temporary's age is its
+ * content's (mtime); a second name's is the inode's (ctime: making the
+ * name set it, while mtime is the user's file's). *st gets its status. */
+static int sweep_open(int dirfd, const char *ent, time_t now, bool by_ctime, struct stat *st)
+{
+    struct stat lst;
+    if (fstatat(dirfd, ent, &lst, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(lst.st_mode) ||
+        lst.st_uid != geteuid())
+        return -1;
+    /* A second name whose inode has another name is any age: its writer
+     * locked the inode before making the name, so unlocked it is dead. */
+    bool any_age = by_ctime && lst.st_nlink >= 2;
+    if (!any_age && (by_ctime ? lst.st_ctime : lst.st_mtime) > now - AGTI_FS_STALE_TEMP_S)
+        return -1;
+    int fd = openat(dirfd, ent, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, st) != 0 || st->st_ino != lst.st_ino || st->st_dev != lst.st_dev ||
+        flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Removes the temporary ent of dirfd when it is stale (see the top): it
+ * holds new content that never got its name, one name only. */
 static void sweep_temp(int dirfd, const char *ent, time_t now)
 {
     struct stat st;
-    if (fstatat(dirfd, ent, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
-        st.st_nlink != 1 || st.st_uid != geteuid() || st.st_mtime > now - AGTI_FS_STALE_TEMP_S)
-        return;
-    int fd = openat(dirfd, ent, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    int fd = sweep_open(dirfd, ent, now, false, &st);
     if (fd < 0)
         return;
-    struct stat fst;
-    if (fstat(fd, &fst) == 0 && fst.st_ino == st.st_ino && fst.st_dev == st.st_dev &&
-        fst.st_nlink == 1 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+    if (st.st_nlink == 1)
         unlinkat(dirfd, ent, 0);
     close(fd);
+}
+
+/* Removes the second name ent (".NAME" AGTI_FS_OLD_INFIX "RRRRCC") that a
+ * killed all-or-nothing write of several files (txn.c) left, when it is
+ * stale and removing it loses nothing: the inode has another name too (the
+ * file it was kept for was never changed), or the folder's NAME holds the
+ * same bytes. Else it is the only copy of what NAME held before a
+ * transaction that was torn, and it stays for the user. */
+static void sweep_old(int dirfd, const char *ent, time_t now)
+{
+    struct stat st;
+    int fd = sweep_open(dirfd, ent, now, true, &st);
+    if (fd < 0)
+        return;
+    bool lossless = st.st_nlink >= 2;
+    if (!lossless) {
+        size_t n = strlen(ent) - strlen(AGTI_FS_OLD_INFIX) - 6;
+        char name[NAME_MAX + 1];
+        snprintf(name, sizeof name, "%.*s", (int)(n - 1), ent + 1);
+        struct stat nst;
+        int nfd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        lossless = nfd >= 0 && fstat(nfd, &nst) == 0 && S_ISREG(nst.st_mode) &&
+                   (nst.st_ino != st.st_ino || nst.st_dev != st.st_dev) && same_as_undo(nfd, fd);
+        if (nfd >= 0)
+            close(nfd);
+    }
+    struct stat again;
+    if (lossless && fstatat(dirfd, ent, &again, AT_SYMLINK_NOFOLLOW) == 0 &&
+        again.st_ino == st.st_ino && again.st_dev == st.st_dev)
+        unlinkat(dirfd, ent, 0);
+    close(fd);
+}
+
+/* Removes the stale temporaries and second names of ours in dirfd. */
+static void sweep(int dirfd, DIR *d, time_t now, const char *name, const struct stat *st,
+                  char *undo, size_t undosz, uint64_t *hash)
+{
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] != '.' || strstr(de->d_name, ".agt-") == NULL)
+            continue;
+        uint64_t h;
+        if (is_temp_name(de->d_name, AGTI_FS_TEMP_INFIX))
+            sweep_temp(dirfd, de->d_name, now);
+        else if (is_temp_name(de->d_name, AGTI_FS_OLD_INFIX))
+            sweep_old(dirfd, de->d_name, now);
+        else if (st != NULL && undo[0] == '\0' && is_undo_of(de->d_name, name, st->st_ino, &h)) {
+            snprintf(undo, undosz, "%s", de->d_name);
+            *hash = h;
+        }
+    }
+}
+
+static DIR *open_dir(int dirfd)
+{
+    int dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return NULL;
+    DIR *d = fdopendir(dfd);
+    if (d == NULL)
+        close(dfd);
+    return d;
+}
+
+void agti_fs_sweep_stale(int dirfd)
+{
+    DIR *d = open_dir(dirfd);
+    if (d == NULL)
+        return;
+    char undo[1] = "";
+    uint64_t hash = 0;
+    sweep(dirfd, d, time(NULL) + agti_fs_sweep_clock_shift, NULL, NULL, undo, sizeof undo, &hash);
+    closedir(d);
 }
 
 /* One look at the folder before a write of name (st: the file, when it
@@ -587,29 +694,12 @@ static void sweep_temp(int dirfd, const char *ent, time_t now)
  * left by an interrupted in-place rewrite is settled (settle_undo). */
 static int tidy_folder(int dirfd, const char *name, const char *display, const struct stat *st)
 {
-    int dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
+    DIR *d = open_dir(dirfd);
+    if (d == NULL)
         return AGT_OK;
-    DIR *d = fdopendir(dfd);
-    if (d == NULL) {
-        close(dfd);
-        return AGT_OK;
-    }
-    time_t now = time(NULL);
     char undo[NAME_MAX + 1] = "";
     uint64_t hash = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] != '.' || strstr(de->d_name, ".agt-") == NULL)
-            continue;
-        uint64_t h;
-        if (is_temp_name(de->d_name))
-            sweep_temp(dirfd, de->d_name, now);
-        else if (st != NULL && undo[0] == '\0' && is_undo_of(de->d_name, name, st->st_ino, &h)) {
-            snprintf(undo, sizeof undo, "%s", de->d_name);
-            hash = h;
-        }
-    }
+    sweep(dirfd, d, time(NULL) + agti_fs_sweep_clock_shift, name, st, undo, sizeof undo, &hash);
     closedir(d);
     return undo[0] ? settle_undo(dirfd, name, display, undo, hash) : AGT_OK;
 }

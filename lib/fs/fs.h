@@ -499,6 +499,24 @@ extern _Thread_local int agti_fs_atomic_kill_step;
  * file system without O_TMPFILE. */
 extern _Thread_local bool agti_fs_no_tmpfile;
 
+/* The name forms of the temporaries of atomic.c (".NAME.agt-RRRRCC") and
+ * of txn.c's second names of old files (".NAME.agt-old-RRRRCC"). */
+#define AGTI_FS_TEMP_INFIX ".agt-"
+#define AGTI_FS_OLD_INFIX ".agt-old-"
+/* A random name ".NAME" infix "RRRRCC" for name (cut to fit NAME_MAX):
+ * four random letters or digits, two check characters over the rest. */
+void agti_fs_temp_name(char *out, size_t outsz, const char *name, const char *infix);
+/* Removes from the folder dirfd the stale temporaries and second names of
+ * ours (what every agti_fs_write_at does first): of the exact name form,
+ * this user's, not locked by a living writer, and holding nothing else
+ * has: a temporary with one name unchanged for 10 minutes; a second name
+ * whose inode has another name (any age: its writer locks the inode before
+ * making it), or, unchanged for 10 minutes, whose file holds the same
+ * bytes. */
+void agti_fs_sweep_stale(int dirfd);
+/* Test hook: seconds added to the sweep's clock (it acts that much later). */
+extern _Thread_local time_t agti_fs_sweep_clock_shift;
+
 /* ---- all-or-nothing writes of several files (txn.c) ------------------ */
 
 /* A set of file changes made all together or not at all. */
@@ -516,15 +534,17 @@ int agti_fs_txn_put(agti_fs_txn *t, int dirfd, const char *name, const char *dis
 /* Stages the removal of name in dirfd. */
 int agti_fs_txn_remove(agti_fs_txn *t, int dirfd, const char *name, const char *display);
 /* Makes the staged changes in order. First every existing file that
- * changes gets a second name in its folder (".NAME.agt-old-XXXXXX", the
- * same inode; a file rewritten in place instead has its content read into
- * memory); then each change is made (agti_fs_write_at, unlinkat); then the
- * second names are removed. When a step fails, the changes made are
- * undone newest first (the old inode renamed back over the name: same
- * bytes, inode and mode; a created file removed) and the error of the
- * failing step is returned; *restored (may be NULL) is false when undoing
+ * changes gets a second name in its folder (".NAME.agt-old-RRRRCC", the
+ * same inode, locked until it is dropped; a file rewritten in place
+ * instead has its content read into memory); then each change is made (agti_fs_write_at, unlinkat);
+ * then the second names are removed. When a step fails, the changes made are undone newest first
+ * (the old inode renamed back over the name: same bytes, inode and mode; a created file removed)
+ * and the error of the failing step is returned; *restored (may be NULL) is false when undoing
  * failed too, and the message then names those files and where their old
- * content is. A kill leaves each file old or new (and maybe second names).
+ * content is (that second name is kept). First the folders are swept
+ * (agti_fs_sweep_stale). A kill leaves each file old or new, and second
+ * names: a later sweep removes those that keep nothing else has, never the
+ * only copy of the old content of a file that was changed.
  * AGT_OK, or the failing step's status (AGT_EIO, AGT_EDENIED,
  * AGT_ENOTFOUND, AGT_EINVAL, AGT_ENOMEM). */
 int agti_fs_txn_commit(agti_fs_txn *t, bool *restored);
@@ -536,6 +556,8 @@ extern _Thread_local int agti_fs_txn_fail_step;
 /* Test hook: when > 0, the process kills itself with SIGKILL when the
  * commit reaches that step (same numbers). */
 extern _Thread_local int agti_fs_txn_kill_step;
+/* Test hook: when true, undoing a change of a failed commit fails. */
+extern _Thread_local bool agti_fs_txn_fail_undo;
 
 enum agti_eol { AGTI_EOL_NONE = 0, AGTI_EOL_LF = 1, AGTI_EOL_CRLF = 2 };
 /* The line ending of text: the majority of its line endings; on a tie the

@@ -1,7 +1,14 @@
 /* All-or-nothing writes of several files (apply_patch). Every file that is
  * replaced or removed keeps its old inode under a second name in its own
- * folder (".NAME.agt-old-XXXXXX", a hard link made before anything is
- * changed) until the whole set is done; each new content is put in place
+ * folder (".NAME.agt-old-RRRRCC", agti_fs_temp_name's form, a hard link
+ * made before anything is changed) until the whole set is done; the inode
+ * is locked (flock) from before that name exists until it is dropped, so
+ * the stale sweep of another write (agti_fs_sweep_stale) leaves it alone.
+ * A kill leaves second names behind: the next write into that folder (and
+ * every commit, first) removes those whose removal loses nothing (at once
+ * when the file was never changed: the inode still has its name; ten
+ * minutes later when the file holds the same bytes). The others are the only copy of what a file held before a
+ * transaction torn by the kill, and stay for the user to compare. each new content is put in place
  * with agti_fs_write_at (a rename over the name, so every file is always
  * either old or new, also after a kill). When a step fails, the steps done
  * are undone in reverse order: the old inode is renamed back over the name
@@ -16,7 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +32,7 @@
 
 _Thread_local int agti_fs_txn_fail_step;
 _Thread_local int agti_fs_txn_kill_step;
+_Thread_local bool agti_fs_txn_fail_undo;
 
 typedef struct txn_entry {
     int dirfd;        /* owned (dup) */
@@ -40,6 +48,7 @@ typedef struct txn_entry {
     char *old;     /* in_place: the old content */
     size_t old_len;
     char bak[NAME_MAX + 1]; /* the old inode's second name, "" when none */
+    int lockfd;             /* the old inode, locked while bak is ours; -1 */
     bool done;              /* its change is on disk */
 } txn_entry;
 
@@ -60,6 +69,8 @@ void agti_fs_txn_free(agti_fs_txn *t)
     if (t == NULL)
         return;
     for (size_t i = 0; i < t->n; i++) {
+        if (t->v[i].lockfd >= 0)
+            close(t->v[i].lockfd);
         free(t->v[i].name);
         free(t->v[i].display);
         free(t->v[i].old);
@@ -85,6 +96,7 @@ static int add(agti_fs_txn *t, int dirfd, const char *name, const char *display,
     txn_entry *e = &t->v[t->n];
     memset(e, 0, sizeof *e);
     e->dirfd = dirfd;
+    e->lockfd = -1;
     e->name = agti_strdup(name);
     e->display = agti_strdup(display ? display : name);
     if (e->name == NULL || e->display == NULL) {
@@ -123,23 +135,6 @@ static bool injected(agti_fs_txn *t)
         return true;
     }
     return false;
-}
-
-static void bak_name(char *out, size_t outsz, const char *name)
-{
-    static const char abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-    unsigned char rnd[6];
-    if (getrandom(rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) {
-        uint64_t v = (uint64_t)getpid() * 6364136223846793005u ^ (uint64_t)(uintptr_t)out ^
-                     (uint64_t)time(NULL) ^ (uint64_t)clock();
-        for (size_t i = 0; i < sizeof rnd; i++, v >>= 8)
-            rnd[i] = (unsigned char)v;
-    }
-    char suf[7];
-    for (size_t i = 0; i < 6; i++)
-        suf[i] = abc[rnd[i] % (sizeof abc - 1)];
-    suf[6] = '\0';
-    snprintf(out, outsz, ".%.*s.agt-old-%s", 200, name, suf);
 }
 
 static int read_all(int fd, char **out, size_t *len)
@@ -194,8 +189,27 @@ static int prepare(agti_fs_txn *t, txn_entry *e)
         close(fd);
         return AGT_OK;
     }
+    /* The lock first: the second name is never there unlocked. */
+    int fd = openat(e->dirfd, e->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    struct stat fst;
+    if (fd < 0 || fstat(fd, &fst) != 0 || fst.st_ino != st.st_ino || fst.st_dev != st.st_dev) {
+        int er = fd < 0 ? errno : ESTALE;
+        if (fd >= 0)
+            close(fd);
+        return agti_error(AGT_EIO, "cannot open %s to keep its old content: %s", e->display,
+                          strerror(er));
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int er = errno;
+        close(fd);
+        return agti_error(AGT_EIO,
+                          "cannot lock %s to keep its old content (%s): another process holds "
+                          "a lock on it",
+                          e->display, strerror(er));
+    }
+    e->lockfd = fd;
     for (int i = 0; i < 100; i++) {
-        bak_name(e->bak, sizeof e->bak, e->name);
+        agti_fs_temp_name(e->bak, sizeof e->bak, e->name, AGTI_FS_OLD_INFIX);
         if (injected(t)) {
             e->bak[0] = '\0';
             return agti_error(AGT_EIO, "cannot keep the old %s under a second name: %s", e->display,
@@ -234,6 +248,10 @@ static int change(agti_fs_txn *t, txn_entry *e)
 /* Undoes e's change; false when that failed. */
 static bool undo(txn_entry *e)
 {
+    if (agti_fs_txn_fail_undo) {
+        errno = EIO;
+        return false;
+    }
     if (e->in_place) {
         agti_write_info info;
         return agti_fs_write_at(e->dirfd, e->name, e->display, e->old, e->old_len, e->flags,
@@ -246,6 +264,31 @@ static bool undo(txn_entry *e)
         return true;
     }
     return unlinkat(e->dirfd, e->name, 0) == 0 || errno == ENOENT;
+}
+
+/* Drops e's second name (when it has one) and the lock on its inode. */
+static void drop_bak(txn_entry *e)
+{
+    if (e->bak[0] != '\0') {
+        (void)unlinkat(e->dirfd, e->bak, 0);
+        e->bak[0] = '\0';
+    }
+    if (e->lockfd >= 0) {
+        close(e->lockfd);
+        e->lockfd = -1;
+    }
+}
+
+/* Whether entry i's folder is the folder of an entry before it. */
+static bool folder_seen(const agti_fs_txn *t, size_t i)
+{
+    struct stat a, b;
+    if (fstat(t->v[i].dirfd, &a) != 0)
+        return false;
+    for (size_t k = 0; k < i; k++)
+        if (fstat(t->v[k].dirfd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+            return true;
+    return false;
 }
 
 static void fsync_dir(int dirfd)
@@ -266,6 +309,12 @@ int agti_fs_txn_commit(agti_fs_txn *t, bool *restored)
     t->step = 0;
     int rc = AGT_OK;
     size_t i = 0;
+    /* What killed commits left in these folders goes first, so that no
+     * stale second name of a file changed now outlives its own. */
+    for (i = 0; i < t->n; i++)
+        if (!folder_seen(t, i))
+            agti_fs_sweep_stale(t->v[i].dirfd);
+    i = 0;
     for (; i < t->n && rc == AGT_OK; i++)
         rc = prepare(t, &t->v[i]);
     size_t prepared =
@@ -277,27 +326,12 @@ int agti_fs_txn_commit(agti_fs_txn *t, bool *restored)
     if (rc == AGT_OK) {
         /* The new names are made durable before success is reported: each
          * folder flushed once, however many files of it changed. */
-        for (i = 0; i < t->n; i++) {
-            struct stat a, b;
-            bool seen = false;
-            if (fstat(t->v[i].dirfd, &a) != 0) {
+        for (i = 0; i < t->n; i++)
+            if (!folder_seen(t, i))
                 fsync_dir(t->v[i].dirfd);
-                continue;
-            }
-            for (size_t k = 0; k < i && !seen; k++)
-                seen =
-                    fstat(t->v[k].dirfd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-            if (!seen)
-                fsync_dir(t->v[i].dirfd);
-        }
-        for (i = 0; i < t->n; i++) {
-            txn_entry *e = &t->v[i];
-            /* not flushed: a second name a crash leaves is only litter */
-            if (e->bak[0] != '\0') {
-                (void)unlinkat(e->dirfd, e->bak, 0);
-                e->bak[0] = '\0';
-            }
-        }
+        /* not flushed: a second name a crash leaves is only litter */
+        for (i = 0; i < t->n; i++)
+            drop_bak(&t->v[i]);
         return AGT_OK;
     }
     /* Roll back, newest first; then drop the second names still there. */
@@ -311,16 +345,12 @@ int agti_fs_txn_commit(agti_fs_txn *t, bool *restored)
             agti_buf_printf(&lost, "%s%s", lost.len ? ", " : "", e->display);
             if (e->bak[0] != '\0')
                 agti_buf_printf(&lost, " (its old content is in %s next to it)", e->bak);
+            e->bak[0] = '\0'; /* the only copy now: it stays */
         }
         fsync_dir(e->dirfd);
     }
-    for (i = 0; i < prepared; i++) {
-        txn_entry *e = &t->v[i];
-        if (e->bak[0] != '\0') {
-            (void)unlinkat(e->dirfd, e->bak, 0);
-            e->bak[0] = '\0';
-        }
-    }
+    for (i = 0; i < prepared; i++)
+        drop_bak(&t->v[i]);
     if (lost.len > 0) {
         if (restored)
             *restored = false;

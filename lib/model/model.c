@@ -139,6 +139,7 @@ void agt_model_free(agt_model *m)
 {
     if (!m)
         return;
+    agti_error_forget(m);
     free(m->base_url);
     if (m->api_key) {
         memset(m->api_key, 0, strlen(m->api_key));
@@ -513,8 +514,10 @@ int agti_model_complete_sink(agt_model_response **out, agt_model *m, const char 
 int agt_model_complete(agt_model_response **out, agt_model *m, const char *messages_json,
                        size_t len, const char *tools_json, size_t tools_len)
 {
-    return agti_model_complete_sink(out, m, messages_json, len, tools_json, tools_len,
-                                    m ? m->stream_fn : NULL, m ? m->stream_payload : NULL);
+    int rc = agti_model_complete_sink(out, m, messages_json, len, tools_json, tools_len,
+                                      m ? m->stream_fn : NULL, m ? m->stream_payload : NULL);
+    agti_error_keep(m, rc);
+    return rc;
 }
 
 int agti_model_clone(agt_model **out, const agt_model *m)

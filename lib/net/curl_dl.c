@@ -1,10 +1,12 @@
 /* libcurl loaded on first use (see curl_dl.h). */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
+#define AGTI_CURL_NO_MACROS
 #include "net/curl_dl.h"
 
 agti_curl_api agti_curl;
@@ -42,38 +44,15 @@ static bool load_locked(void)
         return false;
     }
     agti_buf_free(&tried);
-    struct {
-        const char *name;
-        void **slot;
-    } fns[] = {
-        {"curl_easy_init", (void **)&agti_curl.easy_init},
-        {"curl_easy_setopt", (void **)&agti_curl.easy_setopt},
-        {"curl_easy_perform", (void **)&agti_curl.easy_perform},
-        {"curl_easy_getinfo", (void **)&agti_curl.easy_getinfo},
-        {"curl_easy_cleanup", (void **)&agti_curl.easy_cleanup},
-        {"curl_easy_reset", (void **)&agti_curl.easy_reset},
-        {"curl_easy_strerror", (void **)&agti_curl.easy_strerror},
-        {"curl_slist_append", (void **)&agti_curl.slist_append},
-        {"curl_slist_free_all", (void **)&agti_curl.slist_free_all},
-        {"curl_getdate", (void **)&agti_curl.getdate},
-        {"curl_global_init", (void **)&agti_curl.global_init},
-        {"curl_global_cleanup", (void **)&agti_curl.global_cleanup},
-        {"curl_url", (void **)&agti_curl.url},
-        {"curl_url_set", (void **)&agti_curl.url_set},
-        {"curl_url_get", (void **)&agti_curl.url_get},
-        {"curl_url_cleanup", (void **)&agti_curl.url_cleanup},
-        {"curl_free", (void **)&agti_curl.free},
-    };
-    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
-        void *p = dlsym(h, fns[i].name);
-        if (!p) {
-            snprintf(curl_why, sizeof curl_why, "the loaded libcurl has no %s", fns[i].name);
-            memset(&agti_curl, 0, sizeof agti_curl);
-            dlclose(h);
-            return false;
-        }
-        *fns[i].slot = p;
+#define AGTI_CURL_LOAD(f)                                                                          \
+    if (!(*(void **)&agti_curl.f = dlsym(h, #f))) {                                                \
+        snprintf(curl_why, sizeof curl_why, "the loaded libcurl has no %s", #f);                   \
+        memset(&agti_curl, 0, sizeof agti_curl);                                                   \
+        dlclose(h);                                                                                \
+        return false;                                                                              \
     }
+    AGTI_CURL_FUNCTIONS(AGTI_CURL_LOAD)
+#undef AGTI_CURL_LOAD
     curl_lib = h;
     return true;
 }
@@ -86,7 +65,7 @@ int agti_curl_ensure(void)
     if (!load_locked())
         rc = agti_error(AGT_EUNSUPPORTED, "%s", curl_why);
     else if (!curl_inited) {
-        if (agti_curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        if (agti_curl.curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
             rc = agti_error(AGT_ERROR, "libcurl failed to initialise");
         else
             curl_inited = true;
@@ -99,7 +78,7 @@ void agti_curl_shutdown(void)
 {
     pthread_mutex_lock(&curl_lock);
     if (curl_inited) {
-        agti_curl.global_cleanup();
+        agti_curl.curl_global_cleanup();
         curl_inited = false;
     }
     pthread_mutex_unlock(&curl_lock);

@@ -14,24 +14,33 @@
 #include <curl/curl.h>
 #include <time.h>
 
+/* Every libcurl function the library calls. */
+#define AGTI_CURL_FUNCTIONS(X)                                                                     \
+    X(curl_easy_init)                                                                              \
+    X(curl_easy_setopt)                                                                            \
+    X(curl_easy_perform)                                                                           \
+    X(curl_easy_getinfo)                                                                           \
+    X(curl_easy_cleanup)                                                                           \
+    X(curl_easy_reset)                                                                             \
+    X(curl_easy_strerror)                                                                          \
+    X(curl_slist_append)                                                                           \
+    X(curl_slist_free_all)                                                                         \
+    X(curl_getdate)                                                                                \
+    X(curl_global_init)                                                                            \
+    X(curl_global_cleanup)                                                                         \
+    X(curl_url)                                                                                    \
+    X(curl_url_set)                                                                                \
+    X(curl_url_get)                                                                                \
+    X(curl_url_cleanup)                                                                            \
+    X(curl_free)
+
+/* The slots have the exact types of the functions in <curl/curl.h> (a
+ * function-like macro of curl's type checks is not expanded here: its name
+ * is not followed by "("), so the compiler checks every call. */
 typedef struct agti_curl_api {
-    CURL *(*easy_init)(void);
-    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
-    CURLcode (*easy_perform)(CURL *);
-    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
-    void (*easy_cleanup)(CURL *);
-    void (*easy_reset)(CURL *);
-    const char *(*easy_strerror)(CURLcode);
-    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
-    void (*slist_free_all)(struct curl_slist *);
-    time_t (*getdate)(const char *, const time_t *);
-    CURLcode (*global_init)(long);
-    void (*global_cleanup)(void);
-    CURLU *(*url)(void);
-    CURLUcode (*url_set)(CURLU *, CURLUPart, const char *, unsigned int);
-    CURLUcode (*url_get)(CURLU *, CURLUPart, char **, unsigned int);
-    void (*url_cleanup)(CURLU *);
-    void (*free)(void *);
+#define AGTI_CURL_SLOT(f) __typeof__(f) *f;
+    AGTI_CURL_FUNCTIONS(AGTI_CURL_SLOT)
+#undef AGTI_CURL_SLOT
 } agti_curl_api;
 
 /* The table; valid (every pointer set) once agti_curl_ensure returned
@@ -48,22 +57,26 @@ int agti_curl_ensure(void);
 /* curl_global_cleanup when libcurl was loaded (agt_shutdown). */
 void agti_curl_shutdown(void);
 
+#ifndef AGTI_CURL_NO_MACROS /* curl_dl.c fills the table by these names */
 #undef curl_easy_setopt
 #undef curl_easy_getinfo
-#define curl_easy_init agti_curl.easy_init
-#define curl_easy_setopt agti_curl.easy_setopt
-#define curl_easy_perform agti_curl.easy_perform
-#define curl_easy_getinfo agti_curl.easy_getinfo
-#define curl_easy_cleanup agti_curl.easy_cleanup
-#define curl_easy_reset agti_curl.easy_reset
-#define curl_easy_strerror agti_curl.easy_strerror
-#define curl_slist_append agti_curl.slist_append
-#define curl_slist_free_all agti_curl.slist_free_all
-#define curl_getdate agti_curl.getdate
-#define curl_url agti_curl.url
-#define curl_url_set agti_curl.url_set
-#define curl_url_get agti_curl.url_get
-#define curl_url_cleanup agti_curl.url_cleanup
-#define curl_free agti_curl.free
+#define curl_easy_init (agti_curl.curl_easy_init)
+#define curl_easy_setopt (agti_curl.curl_easy_setopt)
+#define curl_easy_perform (agti_curl.curl_easy_perform)
+#define curl_easy_getinfo (agti_curl.curl_easy_getinfo)
+#define curl_easy_cleanup (agti_curl.curl_easy_cleanup)
+#define curl_easy_reset (agti_curl.curl_easy_reset)
+#define curl_easy_strerror (agti_curl.curl_easy_strerror)
+#define curl_slist_append (agti_curl.curl_slist_append)
+#define curl_slist_free_all (agti_curl.curl_slist_free_all)
+#define curl_getdate (agti_curl.curl_getdate)
+#define curl_global_init (agti_curl.curl_global_init)
+#define curl_global_cleanup (agti_curl.curl_global_cleanup)
+#define curl_url (agti_curl.curl_url)
+#define curl_url_set (agti_curl.curl_url_set)
+#define curl_url_get (agti_curl.curl_url_get)
+#define curl_url_cleanup (agti_curl.curl_url_cleanup)
+#define curl_free (agti_curl.curl_free)
+#endif
 
 #endif

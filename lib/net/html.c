@@ -28,14 +28,22 @@
  * links this library (docs/embedding.md, "Start-up and the libraries
  * loaded on first use"). AGT_LIBXML2, when set, names the one file to load
  * instead of libxml2.so.2. */
+#define AGTI_XML_FUNCTIONS(X)                                                                      \
+    X(xmlInitParser)                                                                               \
+    X(htmlReadMemory)                                                                              \
+    X(xmlDocGetRootElement)                                                                        \
+    X(xmlFreeDoc)                                                                                  \
+    X(xmlGetProp)                                                                                  \
+    X(xmlNodeGetContent)                                                                           \
+    X(xmlBuildURI)
+
+/* The slots have the exact types of the functions in the headers (the
+ * compiler checks every call); xmlFree is a variable or a function
+ * returning its address, depending on the version: found by hand. */
 static struct {
-    void (*init_parser)(void);
-    htmlDocPtr (*read_memory)(const char *, int, const char *, const char *, int);
-    xmlNodePtr (*root_element)(const xmlDoc *);
-    void (*free_doc)(xmlDocPtr);
-    xmlChar *(*get_prop)(const xmlNode *, const xmlChar *);
-    xmlChar *(*node_content)(const xmlNode *);
-    xmlChar *(*build_uri)(const xmlChar *, const xmlChar *);
+#define AGTI_XML_SLOT(f) __typeof__(f) *f;
+    AGTI_XML_FUNCTIONS(AGTI_XML_SLOT)
+#undef AGTI_XML_SLOT
     xmlFreeFunc *(*free_loc)(void); /* where libxml2 keeps its xmlFree */
     xmlFreeFunc *free_var;          /* or the variable itself (no __xmlFree) */
 } xml;
@@ -54,23 +62,13 @@ static void parser_init(void)
     void *h = dlopen(env && *env ? env : "libxml2.so.2", RTLD_NOW | RTLD_LOCAL);
     if (!h)
         return;
-    struct {
-        const char *name;
-        void **slot;
-    } fns[] = {
-        {"xmlInitParser", (void **)&xml.init_parser},
-        {"htmlReadMemory", (void **)&xml.read_memory},
-        {"xmlDocGetRootElement", (void **)&xml.root_element},
-        {"xmlFreeDoc", (void **)&xml.free_doc},
-        {"xmlGetProp", (void **)&xml.get_prop},
-        {"xmlNodeGetContent", (void **)&xml.node_content},
-        {"xmlBuildURI", (void **)&xml.build_uri},
-    };
-    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
-        if (!(*fns[i].slot = dlsym(h, fns[i].name))) {
-            dlclose(h);
-            return;
-        }
+#define AGTI_XML_LOAD(f)                                                                           \
+    if (!(*(void **)&xml.f = dlsym(h, #f))) {                                                      \
+        dlclose(h);                                                                                \
+        return;                                                                                    \
+    }
+    AGTI_XML_FUNCTIONS(AGTI_XML_LOAD)
+#undef AGTI_XML_LOAD
     if (!(*(void **)&xml.free_loc = dlsym(h, "__xmlFree"))) {
         if (!(xml.free_var = dlsym(h, "xmlFree"))) {
             dlclose(h);
@@ -80,17 +78,17 @@ static void parser_init(void)
     }
     /* libxml2 2.9 wants its parser set up once before threads parse
      * (FetchURL calls may run concurrently) */
-    xml.init_parser();
+    xml.xmlInitParser();
     xml_ok = true; /* the handle stays open for the process */
 }
 
 #undef xmlFree
-#define htmlReadMemory xml.read_memory
-#define xmlDocGetRootElement xml.root_element
-#define xmlFreeDoc xml.free_doc
-#define xmlGetProp xml.get_prop
-#define xmlNodeGetContent xml.node_content
-#define xmlBuildURI xml.build_uri
+#define htmlReadMemory (xml.htmlReadMemory)
+#define xmlDocGetRootElement (xml.xmlDocGetRootElement)
+#define xmlFreeDoc (xml.xmlFreeDoc)
+#define xmlGetProp (xml.xmlGetProp)
+#define xmlNodeGetContent (xml.xmlNodeGetContent)
+#define xmlBuildURI (xml.xmlBuildURI)
 #define xmlFree (*xml.free_loc())
 
 bool agti_html_available(void)

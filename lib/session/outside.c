@@ -20,6 +20,7 @@
 #include "agenttools/sandbox.h"
 #include "outside.h"
 #include "policy.h"
+#include "sandbox_settings.h"
 #include "session_internal.h"
 
 /* The file tools with a path argument: whether they write, and whether the
@@ -164,4 +165,36 @@ int agti_outside_add_root(agt_session *s, const char *dir, bool write)
 json_t *agti_outside_json(const char *dir, bool write)
 {
     return json_pack("{s:s, s:s}", "folder", dir, "access", write ? "write" : "read");
+}
+
+const char *agti_outside_of_request(const json_t *j, bool *write)
+{
+    const json_t *o = json_object_get(j, "outside");
+    const char *dir = json_string_value(json_object_get(o, "folder"));
+    const char *access = json_string_value(json_object_get(o, "access"));
+    *write = access != NULL && strcmp(access, "write") == 0;
+    return dir;
+}
+
+/* A folder that is gone since it was admitted is not admitted again (as
+ * agti_gate_add_outside_root treats it); other errors stop the copy. */
+static int copied(int rc)
+{
+    return rc == AGT_ENOTFOUND || rc == AGT_EINVAL ? AGT_OK : rc;
+}
+
+int agti_outside_copy_roots(agt_session *dst, const agt_session *src)
+{
+    int rc = AGT_OK;
+    size_t n = 0;
+    const agti_sb_settings *sst = src->sandbox;
+    for (size_t i = 0; rc == AGT_OK && sst != NULL && i < sst->nroots; i++)
+        rc = copied(agt_session_add_writable_root(dst, sst->roots[i]));
+    const char *const *dirs = agti_session_allowed_dirs(src, &n);
+    for (size_t i = 0; rc == AGT_OK && i < n; i++)
+        rc = copied(agt_session_add_allowed_dir(dst, dirs[i]));
+    dirs = agti_session_readable_dirs(src, &n);
+    for (size_t i = 0; rc == AGT_OK && i < n; i++)
+        rc = copied(agti_session_add_readable_dir(dst, dirs[i]));
+    return rc;
 }

@@ -24,6 +24,14 @@ char *agti_outside_reason(const agt_session *s, const agt_call *call);
 /* Approve for the session: dir becomes a writable root (write) or a
  * folder the file tools read. AGT_OK, or the error of the add. */
 int agti_outside_add_root(agt_session *s, const char *dir, bool write);
+/* The folder an approval request or pending item j asks to admit (its
+ * "outside" member; borrowed from j) and whether for writing; NULL when it
+ * asks none. */
+const char *agti_outside_of_request(const json_t *j, bool *write);
+/* Gives dst (a new sub-agent's session) the folders src admits beyond the
+ * workspace: allowed folders, writable roots, read-only folders (a folder
+ * gone since is skipped). AGT_OK, AGT_ENOMEM. */
+int agti_outside_copy_roots(agt_session *dst, const agt_session *src);
 /* {"folder": dir, "access": "write"|"read"} for requests and the pending
  * list (new reference; NULL on OOM). */
 json_t *agti_outside_json(const char *dir, bool write);

@@ -200,13 +200,16 @@ static int answer(agt_session *s, const char *call_id, int decision, const char 
 int agt_session_answer(agt_session *s, const char *call_id, int decision, const char *reason,
                        agt_result **out)
 {
-    return answer(s, call_id, decision, NULL, reason, out);
+    int rc = answer(s, call_id, decision, NULL, reason, out);
+    agti_error_keep(s, rc);
+    return rc;
 }
 
 int agt_session_answer_rule(agt_session *s, const char *call_id, const char *rule,
                             const char *reason, agt_result **out)
 {
-    if (rule == NULL)
-        return agti_error(AGT_EINVAL, "agt_session_answer_rule: rule is NULL");
-    return answer(s, call_id, AGT_DECISION_APPROVE_SESSION, rule, reason, out);
+    int rc = rule == NULL ? agti_error(AGT_EINVAL, "agt_session_answer_rule: rule is NULL")
+                          : answer(s, call_id, AGT_DECISION_APPROVE_SESSION, rule, reason, out);
+    agti_error_keep(s, rc);
+    return rc;
 }

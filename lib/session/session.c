@@ -57,6 +57,7 @@ void agt_session_free(agt_session *s)
 {
     if (s == NULL)
         return;
+    agti_error_forget(s);
     free(s->root);
     json_decref(s->todos);
     agti_session_bg_free(s->bg);
@@ -127,6 +128,7 @@ int agt_session_dispatch(agt_session *s, const char *call_id, const char *tool,
         agti_error(AGT_EPENDING,
                    "the %s call %s waits for the user's approval (agt_session_pending)", tool,
                    call_id ? call_id : "(no id)");
+    agti_error_keep(s, rc);
     return rc;
 }
 

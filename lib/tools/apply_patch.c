@@ -3,7 +3,11 @@
  * included) is resolved like Write and Edit resolve theirs (root
  * confinement, allowed folders, sensitive files, plan mode); every new
  * content is computed in memory first; then all the changes are made in
- * one agti_fs_txn, which puts back what it changed when a step fails. */
+ * one agti_fs_txn, which puts back what it changed when a step fails. An
+ * existing file the patch updates or deletes goes through Edit's staleness
+ * check first (lib/session/seen.c: refused when it changed on disk since
+ * the session read it, or, with AGT_EDIT_REQUIRE_READ, was never read),
+ * and what the patch leaves is what the session has seen afterwards. */
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -15,6 +19,7 @@
 #include "patch/codex.h"
 #include "patch/patch.h"
 #include "session/fs_settings.h"
+#include "session/seen.h"
 #include "tools_internal.h"
 #include "ws.h"
 
@@ -40,6 +45,15 @@ static bool creates(const agti_patch *p, const char *path)
             (o->move_to != NULL && strcmp(o->move_to, path) == 0))
             return true;
     }
+    return false;
+}
+
+/* Whether the patch changes the existing file path (Update or Delete). */
+static bool changes_existing(const agti_patch *p, const char *path)
+{
+    for (size_t i = 0; i < p->nops; i++)
+        if (p->ops[i].kind != AGTI_PATCH_ADD && strcmp(p->ops[i].path, path) == 0)
+            return true;
     return false;
 }
 
@@ -72,6 +86,8 @@ static int load(void *vctx, const char *path, agti_pload *out, agti_buf *err)
     if (!out->exists)
         return AGT_OK;
     rc = agti_ws_load(c->call, &pp->p, AGTI_EDIT_MAX_BYTES, &out->data, &out->len);
+    if (rc == AGT_OK && changes_existing(c->patch, path))
+        rc = agti_ws_check_seen(c->call, &pp->p, "apply_patch", out->data, out->len, true);
     if (rc == AGT_OK && memchr(out->data, '\0', out->len) != NULL)
         rc = agti_tool_fail(c->call, AGT_EUNSUPPORTED,
                             "%s is a binary file (it contains NUL bytes); apply_patch changes text "
@@ -159,13 +175,15 @@ static int summary(agt_call *call, const pctx *c, const agti_patch_result *res)
         if (pp != NULL && f->existed && f->exists && pp->p.loc.st.st_nlink > 1) {
             unsigned long nl = (unsigned long)pp->p.loc.st.st_nlink;
             if (agti_tool_write_flags(call) & AGTI_WRITE_LINKS_IN_PLACE)
-                agti_buf_printf(&b, "\n  %s has %lu names (hard links): it was rewritten in "
-                                    "place, so every name shows the new content.",
+                agti_buf_printf(&b,
+                                "\n  %s has %lu names (hard links): it was rewritten in "
+                                "place, so every name shows the new content.",
                                 rel, nl);
             else
-                agti_buf_printf(&b, "\n  %s had %lu names (hard links): the link was broken, "
-                                    "%s is a new file now and the other names keep the old "
-                                    "content.",
+                agti_buf_printf(&b,
+                                "\n  %s had %lu names (hard links): the link was broken, "
+                                "%s is a new file now and the other names keep the old "
+                                "content.",
                                 rel, nl, rel);
         }
         if (f->notes.len > 0)
@@ -260,6 +278,15 @@ int agti_tool_apply_patch(agt_call *call, void *payload)
                                 msg ? msg : "error");
         free(msg);
         goto out;
+    }
+    /* The session knows what it wrote, as Edit's own writes count as read. */
+    for (size_t i = 0; i < res.n; i++) {
+        const agti_pfile *f = &res.files[i];
+        const ppath *pp = changed(f) ? find(&c, f->key) : NULL;
+        if (pp != NULL && f->exists)
+            agti_ws_record_seen(call, &pp->p, f->data, f->len);
+        else if (pp != NULL)
+            agti_seen_forget(agt_call_session(call), pp->p.abs);
     }
     rc = summary(call, &c, &res);
     agti_patch_result_clear(&res);

@@ -793,6 +793,51 @@ test('a JS model provider exception is re-thrown', async () => {
   });
 });
 
+// agt_error_message() is per thread: an async call fails on a worker thread,
+// so the message comes from the one the library keeps with the handle. The
+// expected texts are the library's own (lib/session/pending.c, agent.c,
+// model.c), the same as the synchronous calls give.
+test('async failures carry the full message of the worker thread', async () => {
+  const root1 = tmpdir(), root2 = tmpdir();
+  const reg = new agt.Registry('chat');
+  const s1 = new agt.Session(reg, root1), s2 = new agt.Session(reg, root2);
+  try {
+    const want = (id) => ({ name: 'NotFoundError', code: -5,
+      message: "no call with id '" + id + "' is waiting for approval" });
+    assert.throws(() => s1.answer('nope', 'approve'), want('nope'));
+    await assert.rejects(s1.answerAsync('nope', 'approve'), want('nope'));
+    // two sessions failing at once: each error is its own session's
+    await Promise.all([
+      assert.rejects(s1.answerAsync('one', 'approve'), want('one')),
+      assert.rejects(s2.answerAsync('two', 'reject'), want('two')),
+    ]);
+    // a success in between clears what was kept
+    const r = await s1.dispatchAsync('Glob', { pattern: '*' }, 'g1');
+    assert.equal(r.isError, false);
+    await assert.rejects(s1.answerAsync('three', 'approve'), want('three'));
+
+    const m = agt.Model.host(() => ({ content: 'hi', finish_reason: 'stop' }));
+    const a = new agt.Agent(s1, m);
+    const noUser = { name: 'StateError', code: -19, message: 'the conversation has no user message to answer' };
+    assert.throws(() => a.run(), noUser);
+    await assert.rejects(a.runAsync(), noUser);
+    a.close();
+    m.close();
+
+    const unnamed = new agt.Model(agt.Protocol.OPENAI);
+    const noName = { name: 'InvalidArgumentError', code: -3, message: 'model has no name: call agt_model_set_name()' };
+    assert.throws(() => unnamed.complete([{ role: 'user', content: 'hi' }]), noName);
+    await assert.rejects(unnamed.completeAsync([{ role: 'user', content: 'hi' }]), noName);
+    unnamed.close();
+  } finally {
+    s1.close();
+    s2.close();
+    reg.close();
+    rm(root1);
+    rm(root2);
+  }
+});
+
 test('complete, completeAsync and parseResponse', async () => {
   const m = agt.Model.host((req) => ({ content: 'pong ' + req.messages[0].content, finish_reason: 'stop' }));
   let r = m.complete([{ role: 'user', content: 'ping' }]);

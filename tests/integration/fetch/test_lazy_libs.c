@@ -5,7 +5,10 @@
  * that needs neither never maps them; a missing or wrong library is a
  * clear AGT_EUNSUPPORTED, through the internal calls and through FetchURL. Each case runs in a
  * fresh child (the load is once per process) and reports back through a pipe.
+ * A library counts as mapped when a loaded object's SONAME is exactly its
+ * name (dl_iterate_phdr), not when some path contains a word.
  */
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,23 +21,60 @@
 #include "net/curl_dl.h"
 #include "net/net.h"
 
-/* true when /proc/self/maps maps a file whose name contains `what` */
-static bool lib_mapped(const char *what)
+#ifndef AGTI_LIBGIT2_SONAME
+#error "the build names libgit2's shared object (meson.build: AGTI_LIBGIT2_SONAME)"
+#endif
+
+typedef struct soname_query {
+    const char *want;
+    bool found;
+} soname_query;
+
+/* One loaded object: whether its SONAME (DT_SONAME in its dynamic section,
+ * read from memory) is exactly q->want. */
+static int soname_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
-    FILE *f = fopen("/proc/self/maps", "r");
-    char line[4096];
-    bool found = false;
-    while (f && fgets(line, sizeof line, f))
-        if (strstr(line, what))
-            found = true;
-    if (f)
-        fclose(f);
-    return found;
+    (void)size;
+    soname_query *q = data;
+    if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0')
+        return 0; /* the program itself, the vDSO */
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        if (info->dlpi_phdr[i].p_type != PT_DYNAMIC)
+            continue;
+        const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+        ElfW(Addr) strtab = 0;
+        ElfW(Xword) soname = 0;
+        bool has = false;
+        for (; d->d_tag != DT_NULL; d++) {
+            if (d->d_tag == DT_STRTAB)
+                strtab = d->d_un.d_ptr;
+            else if (d->d_tag == DT_SONAME) {
+                soname = d->d_un.d_val;
+                has = true;
+            }
+        }
+        /* glibc relocates DT_STRTAB in place; where it does not, it is an
+         * offset from the load address */
+        if (strtab != 0 && strtab < info->dlpi_addr)
+            strtab += info->dlpi_addr;
+        if (has && strtab != 0 && strcmp((const char *)(strtab + soname), q->want) == 0)
+            q->found = true;
+    }
+    return 0;
 }
 
+/* true when a loaded object's SONAME is exactly soname */
+static bool lib_mapped(const char *soname)
+{
+    soname_query q = {soname, false};
+    dl_iterate_phdr(soname_cb, &q);
+    return q.found;
+}
+
+/* the two names lib/net/curl_dl.c loads (the OpenSSL and GnuTLS builds) */
 static bool curl_mapped(void)
 {
-    return lib_mapped("libcurl");
+    return lib_mapped("libcurl.so.4") || lib_mapped("libcurl-gnutls.so.4");
 }
 
 /* Runs fn in a child with the environment variable var = env (NULL:
@@ -77,20 +117,20 @@ static char *in_child(const char *env, void (*fn)(FILE *out))
 
 static void html_report(FILE *out)
 {
-    bool before = lib_mapped("libxml2");
+    bool before = lib_mapped("libxml2.so.2");
     bool ok = agti_html_available();
     agti_buf b = AGTI_BUF_INIT;
     const char page[] = "<html><head><title>T</title></head><body><p>Hello</p></body></html>";
     int rc = agti_html_to_text(page, sizeof page - 1, "utf-8", NULL, &b);
     fprintf(out, "before=%d available=%d rc=%d mapped=%d text=%s", before, ok, rc,
-            lib_mapped("libxml2"), rc == AGT_OK ? agti_buf_cstr(&b) : agt_error_message());
+            lib_mapped("libxml2.so.2"), rc == AGT_OK ? agti_buf_cstr(&b) : agt_error_message());
     agti_buf_free(&b);
 }
 
 /* agt_changes_open on a fresh repository (git init by the git program) */
 static void git_report(FILE *out)
 {
-    bool before = lib_mapped("libgit2");
+    bool before = lib_mapped(AGTI_LIBGIT2_SONAME);
     char dir[] = "/tmp/agt-lazygit-XXXXXX";
     if (!mkdtemp(dir)) {
         fprintf(out, "mkdtemp failed");
@@ -101,7 +141,7 @@ static void git_report(FILE *out)
     free(cmd);
     agt_changes *c = NULL;
     int rc = st == 0 ? agt_changes_open(&c, dir, AGT_CHANGES_WORKSPACE, NULL, NULL) : -999;
-    fprintf(out, "before=%d rc=%d mapped=%d msg=%s", before, rc, lib_mapped("libgit2"),
+    fprintf(out, "before=%d rc=%d mapped=%d msg=%s", before, rc, lib_mapped(AGTI_LIBGIT2_SONAME),
             rc == AGT_OK ? "" : agt_error_message());
     agt_changes_free(c);
     cmd = agti_aprintf("rm -rf '%s'", dir);
@@ -153,6 +193,9 @@ static void fetch_report(FILE *out)
 
 int main(void)
 {
+    /* the reader itself: libc's SONAME is found, exactly (not a prefix) */
+    T_CHECK(lib_mapped("libc.so.6"), "the SONAME reader finds libc.so.6");
+    T_CHECK(!lib_mapped("libc.so"), "the SONAME reader compares whole names");
     T_CHECK(!curl_mapped(), "a process that made no transfer has no libcurl mapped");
 
     char *got = in_child(NULL, load_report);
@@ -183,7 +226,7 @@ int main(void)
             "FetchURL without libcurl says so in its result (got '%s')", got);
     free(got);
 
-    T_CHECK(!lib_mapped("libxml2"), "a process that reduced no HTML has no libxml2 mapped");
+    T_CHECK(!lib_mapped("libxml2.so.2"), "a process that reduced no HTML has no libxml2 mapped");
     got = in_child_env("AGT_LIBXML2", NULL, html_report);
     T_EQ_STR(got, "before=0 available=1 rc=0 mapped=1 text=Title: T\n\nHello",
              "the first page loads libxml2 and reduces it");
@@ -195,7 +238,8 @@ int main(void)
              "without libxml2: AGT_EUNSUPPORTED naming the file");
     free(got);
 
-    T_CHECK(!lib_mapped("libgit2"), "a process that opened no repository has no libgit2 mapped");
+    T_CHECK(!lib_mapped(AGTI_LIBGIT2_SONAME),
+            "a process that opened no repository has no libgit2 mapped");
     got = in_child_env("AGT_LIBGIT2", NULL, git_report);
     T_EQ_STR(got, "before=0 rc=0 mapped=1 msg=", "the first repository loads libgit2");
     free(got);

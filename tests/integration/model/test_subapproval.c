@@ -9,6 +9,9 @@
  *   call gets its report through the post-tool-use hook;
  * - the root session's synchronous approver: asked on the host's thread
  *   with "agent_id", APPROVE_SESSION rules land in the root session;
+ * - APPROVE_SESSION of a sub-agent's Read outside the workspace admits the
+ *   folder in the root session (the user's session) and in later
+ *   sub-agents: neither asks again (synchronous approver and pause model);
  * - cancel and free while paused;
  * - save while paused, restore into a new session and agent, answer,
  *   resume (also through 2 levels); resume "agent-1" after a restore;
@@ -27,6 +30,7 @@
 #include "agenttools/session.h"
 #include "agent_fixture.h"
 #include "harness.h"
+#include "session/fs_settings.h"
 
 static char root[64];
 
@@ -270,6 +274,7 @@ typedef struct asked {
     pthread_t host;
     int off_thread;
     int decision;
+    const char *rule; /* set on APPROVE_SESSION when not NULL */
 } asked;
 
 static int session_approver(agt_approval *req, void *payload)
@@ -279,6 +284,8 @@ static int session_approver(agt_approval *req, void *payload)
     if (!pthread_equal(pthread_self(), a->host))
         a->off_thread++;
     json_array_append_new(a->reqs, json_loads(agt_approval_json(req), 0, NULL));
+    if (a->rule != NULL)
+        agt_approval_set_rule(req, a->rule);
     return a->decision;
 }
 
@@ -324,6 +331,164 @@ static void test_sync_approver(void)
     fx_rm(root, "a.txt");
     fx_rm(root, "root.txt");
     teardown(&fx);
+}
+
+/* A Read call of path (runtime text) as a replay line, into buf. */
+static const char *read_call(char *buf, size_t cap, const char *id, const char *path)
+{
+    snprintf(buf, cap,
+             "{\"tool_calls\":[{\"id\":\"%s\",\"name\":\"Read\",\"arguments\":"
+             "\"{\\\"path\\\":\\\"%s\\\"}\"}]}",
+             id, path);
+    return buf;
+}
+
+/* A folder outside the workspace with a.txt, b.txt and c.txt in it, and
+ * the replay lines reading them: s1 (a.txt) and s2 (c.txt) for the
+ * sub-agents, r1 (b.txt) for the root. */
+typedef struct outside {
+    char dir[128], a[256], b[256], c[256];
+    char s1[512], r1[512], s2[512];
+} outside;
+
+static void outside_dir(char *out, size_t cap);
+
+static void outside_make(outside *o)
+{
+    outside_dir(o->dir, sizeof o->dir);
+    snprintf(o->a, sizeof o->a, "%s/a.txt", o->dir);
+    snprintf(o->b, sizeof o->b, "%s/b.txt", o->dir);
+    snprintf(o->c, sizeof o->c, "%s/c.txt", o->dir);
+    read_call(o->s1, sizeof o->s1, "s1", o->a);
+    read_call(o->r1, sizeof o->r1, "r1", o->b);
+    read_call(o->s2, sizeof o->s2, "s2", o->c);
+}
+
+static void outside_dir(char *out, size_t cap)
+{
+    char tmpl[] = "/tmp/agt-subappr-out-XXXXXX";
+    char *d = mkdtemp(tmpl);
+    char *real = d ? realpath(d, NULL) : NULL;
+    snprintf(out, cap, "%s", real ? real : "(none)");
+    free(real);
+    const char *names[] = {"a", "b", "c"};
+    for (int i = 0; i < 3; i++) {
+        char p[256];
+        snprintf(p, sizeof p, "%s/%s.txt", out, names[i]);
+        FILE *f = fopen(p, "w");
+        if (f) {
+            fprintf(f, "%s\n", names[i]);
+            fclose(f);
+        }
+    }
+}
+
+static void outside_rm(const char *dir)
+{
+    const char *names[] = {"a", "b", "c"};
+    for (int i = 0; i < 3; i++) {
+        char p[256];
+        snprintf(p, sizeof p, "%s/%s.txt", dir, names[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
+/* The read-only folders of session s, joined by ",". */
+static char *readable_of(const agt_session *s)
+{
+    size_t n = 0;
+    const char *const *d = agti_session_readable_dirs(s, &n);
+    char *out = calloc(1, 4096);
+    for (size_t i = 0; i < n; i++)
+        snprintf(out + strlen(out), 4096 - strlen(out), "%s%s", i ? "," : "", d[i]);
+    return out;
+}
+
+/* The synchronous approver: agent-1's Read outside asks once; approved for
+ * the session, the folder is the root session's, so the root's own Read of
+ * another file there and agent-2's (started later) ask nothing. */
+static void test_outside_sync(void)
+{
+    outside o;
+    outside_make(&o);
+    const char *out = o.dir, *a = o.a;
+    const char *lines[] = {AGENT_CALL("p1", "read a", "first"),
+                           o.s1,
+                           TEXT("first done"),
+                           o.r1,
+                           AGENT_CALL("p2", "read c", "second"),
+                           o.s2,
+                           TEXT("second done"),
+                           TEXT("parent done"),
+                           NULL};
+    fixture fx;
+    setup(&fx, lines);
+    /* the user keeps the rule to a.txt: only the folder's admission lets
+     * the others read b.txt and c.txt without a question */
+    char rule[300];
+    snprintf(rule, sizeof rule, "Read(%s)", a);
+    asked ask = {0, json_array(), pthread_self(), 0, AGT_DECISION_APPROVE_SESSION, rule};
+    agt_session_set_approver(fx.s, session_approver, &ask);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_OK, "outside sync: the run goes through");
+    T_EQ_STR(agt_agent_text(fx.a), "parent done", "outside sync: the root's final answer");
+    T_EQ_INT(ask.n, 1,
+             "outside sync: asked once (agent-1's Read), not for the root's or agent-2's");
+    json_t *r0 = json_array_get(ask.reqs, 0);
+    T_EQ_STR(fx_jstr(r0, "agent_id"), "agent-1", "outside sync: agent-1 asked");
+    T_EQ_STR(fx_jstr(r0, "tool"), "Read", "outside sync: for its Read");
+    T_EQ_STR(fx_jstr(json_object_get(r0, "outside"), "folder"), out,
+             "outside sync: the request names the folder");
+    T_EQ_STR(fx_jstr(json_object_get(r0, "outside"), "access"), "read",
+             "outside sync: for reading");
+    char sugg[300];
+    snprintf(sugg, sizeof sugg, "Read(%s/**)", out);
+    T_EQ_STR(fx_jstr(r0, "suggested_rule"), sugg, "outside sync: the suggested rule (not kept)");
+    char *rd = readable_of(fx.s);
+    T_EQ_STR(rd, out, "outside sync: the folder is a read-only folder of the root session");
+    free(rd);
+    json_t *msgs = fx_messages(fx.a);
+    /* system, user, p1 call, p1 report, r1 call, r1 result, p2, report, answer */
+    T_EQ_STR(fx_jstr(json_array_get(msgs, 5), "tool_call_id"), "r1", "outside sync: r1's result");
+    T_EQ_STR(msg_content(msgs, 5), "1\tb\n\nRead 1 line (1-1) of 1; reached the end of the file.",
+             "outside sync: the root read b.txt");
+    json_decref(msgs);
+    json_decref(ask.reqs);
+    teardown(&fx);
+    outside_rm(out);
+}
+
+/* The pause model: agent-1's Read outside waits; answered APPROVE_SESSION,
+ * the root's own Read of another file there runs without a new pause. */
+static void test_outside_pause(void)
+{
+    outside o;
+    outside_make(&o);
+    const char *out = o.dir;
+    const char *lines[] = {AGENT_CALL("p1", "read a", "first"),
+                           o.s1,
+                           TEXT("first done"),
+                           o.r1,
+                           TEXT("parent done"),
+                           NULL};
+    fixture fx;
+    setup(&fx, lines);
+    T_EQ_INT(agt_agent_run(fx.a), AGT_EPENDING, "outside pause: the root run pauses");
+    json_t *p = fx_pending(fx.s);
+    T_EQ_INT((int)json_array_size(p), 1, "outside pause: one pending call");
+    T_EQ_STR(fx_jstr(json_array_get(p, 0), "call_id"), "agent-1/s1", "outside pause: agent-1's");
+    T_EQ_STR(fx_jstr(json_object_get(json_array_get(p, 0), "outside"), "folder"), out,
+             "outside pause: it names the folder");
+    json_decref(p);
+    T_EQ_INT(agt_agent_answer(fx.a, "agent-1/s1", AGT_DECISION_APPROVE_SESSION, NULL), AGT_OK,
+             "outside pause: approved for the session");
+    char *rd = readable_of(fx.s);
+    T_EQ_STR(rd, out, "outside pause: the folder is a read-only folder of the root session");
+    free(rd);
+    T_EQ_INT(agt_agent_resume(fx.a), AGT_OK, "outside pause: resumed to the end, no new pause");
+    T_EQ_STR(agt_agent_text(fx.a), "parent done", "outside pause: the root's final answer");
+    teardown(&fx);
+    outside_rm(out);
 }
 
 static const char *SWARM_CALL =
@@ -588,6 +753,8 @@ int main(void)
     test_pause_reject_two();
     test_nested();
     test_sync_approver();
+    test_outside_sync();
+    test_outside_pause();
     test_swarm();
     test_cancel_free();
     test_save_restore();

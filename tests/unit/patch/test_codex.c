@@ -220,6 +220,16 @@ static char *apply1(const char *text, const char *patch, int max_level, int *rc,
     return out;
 }
 
+/* The one file f (text) after patch at the Unicode level: want (the
+ * engine's message when it fails). */
+static void applies(const char *text, const char *patch, const char *want, const char *name)
+{
+    int rc;
+    char *r = apply1(text, patch, AGTI_MATCH_UNICODE, &rc, NULL);
+    T_EQ_STR(r, want, "%s", name);
+    free(r);
+}
+
 static int failing_load(void *ctx, const char *path, agti_pload *out, agti_buf *err)
 {
     (void)ctx;
@@ -313,42 +323,32 @@ int main(void)
     free(r);
 
     /* A hunk's lines must be whole lines: "b" inside "abc" is no place. */
-    r = apply1("abc\nb\n", "*** Begin Patch\n*** Update File: f\n@@\n-b\n+B\n*** End Patch\n",
-               AGTI_MATCH_UNICODE, &rc, NULL);
-    T_EQ_STR(r, "abc\nB\n", "whole lines only");
-    free(r);
+    applies("abc\nb\n", "*** Begin Patch\n*** Update File: f\n@@\n-b\n+B\n*** End Patch\n",
+            "abc\nB\n", "whole lines only");
 
     /* Two hunks in order: the second is looked for after the first. */
-    r = apply1("x\nk\nx\nk\n",
-               "*** Begin Patch\n*** Update File: f\n@@ x\n-k\n+K1\n@@ x\n-k\n+K2\n*** End "
-               "Patch\n",
-               AGTI_MATCH_UNICODE, &rc, NULL);
-    T_EQ_STR(r, "x\nK1\nx\nK2\n", "anchored hunks in order");
-    free(r);
+    applies("x\nk\nx\nk\n",
+            "*** Begin Patch\n*** Update File: f\n@@ x\n-k\n+K1\n@@ x\n-k\n+K2\n*** End "
+            "Patch\n",
+            "x\nK1\nx\nK2\n", "anchored hunks in order");
 
     /* A unified-diff range after @@ is no anchor. */
-    r = apply1("p\nq\n",
-               "*** Begin Patch\n*** Update File: f\n@@ -1,2 +1,2 @@\n p\n-q\n+Q\n*** "
-               "End Patch\n",
-               AGTI_MATCH_UNICODE, &rc, NULL);
-    T_EQ_STR(r, "p\nQ\n", "unified range ignored");
-    free(r);
+    applies("p\nq\n",
+            "*** Begin Patch\n*** Update File: f\n@@ -1,2 +1,2 @@\n p\n-q\n+Q\n*** "
+            "End Patch\n",
+            "p\nQ\n", "unified range ignored");
 
     /* An anchor that is part of a line (a signature written short). */
-    r = apply1("def f(a, b):\n    return a\n",
-               "*** Begin Patch\n*** Update File: f\n@@ def f\n-    return a\n+    return b\n*** "
-               "End Patch\n",
-               AGTI_MATCH_UNICODE, &rc, NULL);
-    T_EQ_STR(r, "def f(a, b):\n    return b\n", "anchor inside a line");
-    free(r);
+    applies("def f(a, b):\n    return a\n",
+            "*** Begin Patch\n*** Update File: f\n@@ def f\n-    return a\n+    return b\n*** "
+            "End Patch\n",
+            "def f(a, b):\n    return b\n", "anchor inside a line");
 
     /* Pure addition after an anchor goes right after it. */
-    r = apply1("def f():\n    pass\n",
-               "*** Begin Patch\n*** Update File: f\n@@ def f():\n+    \"\"\"Doc.\"\"\"\n*** End "
-               "Patch\n",
-               AGTI_MATCH_UNICODE, &rc, NULL);
-    T_EQ_STR(r, "def f():\n    \"\"\"Doc.\"\"\"\n    pass\n", "addition after the anchor");
-    free(r);
+    applies("def f():\n    pass\n",
+            "*** Begin Patch\n*** Update File: f\n@@ def f():\n+    \"\"\"Doc.\"\"\"\n*** End "
+            "Patch\n",
+            "def f():\n    \"\"\"Doc.\"\"\"\n    pass\n", "addition after the anchor");
 
     /* Add File with no lines makes an empty file; deleting it again. */
     r = apply1(NULL, "*** Begin Patch\n*** Add File: f\n*** End Patch\n", AGTI_MATCH_UNICODE, &rc,
@@ -375,8 +375,7 @@ int main(void)
         agti_buf_printf(&big, "*** Delete File: f%d\n", i);
     agti_buf_puts(&big, "*** End Patch\n");
     T_EQ_INT(agti_patch_parse(big.ptr, big.len, &p, &err), AGT_ELIMIT, "section limit");
-    T_EQ_STR(agti_buf_cstr(&err),
-             "line 502: the patch has more than 500 file sections; split it.",
+    T_EQ_STR(agti_buf_cstr(&err), "line 502: the patch has more than 500 file sections; split it.",
              "section limit message");
     agti_buf_free(&big);
     agti_buf_free(&err);

@@ -155,7 +155,7 @@ static void test_apply(agt_session *s)
     T_EQ_STR(get_file("w.txt", NULL), "one\r\n2\r\n3\r\n", "CRLF kept on every line");
 
     /* Strict mode: no ladder. */
-    agt_session_set_edit_options(s, AGT_EDIT_STRICT);
+    agt_session_set_edit_options(s, AGT_EDIT_STRICT | AGT_EDIT_NO_STALE_CHECK);
     put_file("w.txt", "one\r\ntwo\r\n");
     patch_expect(s, "*** Begin Patch\n*** Update File: w.txt\n@@\n one\n-two\n+2\n*** End Patch\n",
                  "The patch was not applied: line 3: hunk 1 of w.txt does not match the file. "
@@ -163,7 +163,7 @@ static void test_apply(agt_session *s)
                  "matching does not ignore. Nothing was changed: read the file again and copy the "
                  "context and '-' lines exactly.",
                  1, "strict");
-    agt_session_set_edit_options(s, 0);
+    agt_session_set_edit_options(s, AGT_EDIT_NO_STALE_CHECK);
 
     /* A file with two names: the link is broken by default. */
     put_file("h1.txt", "h\n");
@@ -298,14 +298,113 @@ static void test_paths(agt_session *s)
     T_EQ_STR(get_file("src/a.c", NULL), "x\n", "plan mode: untouched");
 }
 
+#define STALE_TAIL                                                                                 \
+    ", by another program or a command. apply_patch did not change it. Read it again, then redo "  \
+    "the change on what the file holds now."
+
+static void read_ok(agt_session *s, const char *rel)
+{
+    char args[300];
+    snprintf(args, sizeof args, "{\"path\":\"%s\"}", rel);
+    agt_result *r = call(s, "Read", args);
+    T_EQ_INT(agt_result_is_error(r), 0, "Read %s", rel);
+    agt_result_free(r);
+}
+
+/* Edit's staleness check, through apply_patch: a file read and changed
+ * behind the session's back since is refused, naming the changed lines,
+ * and nothing of the patch is applied; what the patch wrote counts as
+ * seen; the session options turn the check off or require a read. */
+static void test_stale(agt_session *s)
+{
+    clear_ws();
+    put_file("a.txt", "one\ntwo\nsix\n");
+    put_file("b.txt", "bee\n");
+    read_ok(s, "a.txt");
+    sneak("a.txt", "one\nTWO\nsix\n");
+    static const char two[] = "*** Begin Patch\n*** Update File: b.txt\n@@\n-bee\n+BEE\n"
+                              "*** Update File: a.txt\n@@\n two\n-six\n+ten\n*** End Patch\n";
+    /* the hunk's context is "two", which the change made "TWO": the check
+     * speaks first, before any hunk is matched */
+    patch_expect(
+        s, two, "a.txt has changed on disk since it was last read (changed now: line 2)" STALE_TAIL,
+        1, "stale: refused, naming the changed line");
+    T_EQ_STR(get_file("a.txt", NULL), "one\nTWO\nsix\n", "stale: a.txt untouched");
+    T_EQ_STR(get_file("b.txt", NULL), "bee\n", "stale: b.txt (unread, unchanged) untouched");
+    read_ok(s, "a.txt");
+    patch_expect(s,
+                 "*** Begin Patch\n*** Update File: a.txt\n@@\n TWO\n-six\n+ten\n*** End Patch\n",
+                 "Applied the patch to 1 file:\nM a.txt (1 hunk)", 0, "stale: after a new Read");
+    /* its own write counts as seen; then a change of the last line only */
+    sneak("a.txt", "one\nTWO\nTEN\n");
+    patch_expect(
+        s, "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+1\n*** End Patch\n",
+        "a.txt has changed on disk since it was last read (changed now: line 3)" STALE_TAIL, 1,
+        "stale: the patch's own write is what the session saw");
+    T_EQ_STR(get_file("a.txt", NULL), "one\nTWO\nTEN\n", "stale: untouched again");
+    read_ok(s, "a.txt");
+    sneak("a.txt", "one\nTWO\nTEN\nfour\n");
+    patch_expect(
+        s, "*** Begin Patch\n*** Delete File: a.txt\n*** End Patch\n",
+        "a.txt has changed on disk since it was last read (changed now: line 4)" STALE_TAIL, 1,
+        "stale: Delete File of a changed file refused");
+    T_EQ_STR(get_file("a.txt", NULL), "one\nTWO\nTEN\nfour\n", "stale: not deleted");
+    patch_expect(
+        s,
+        "*** Begin Patch\n*** Update File: a.txt\n*** Move to: m/a.txt\n@@\n-one\n+1\n"
+        "*** End Patch\n",
+        "a.txt has changed on disk since it was last read (changed now: line 4)" STALE_TAIL, 1,
+        "stale: Move of a changed file refused");
+    T_CHECK(get_file("m/a.txt", NULL) == NULL, "stale: not moved");
+
+    T_EQ_INT(agt_session_set_edit_options(s, AGT_EDIT_NO_STALE_CHECK), AGT_OK, "check off");
+    patch_expect(s,
+                 "*** Begin Patch\n*** Update File: a.txt\n*** Move to: m/a.txt\n@@\n-one\n+1\n"
+                 "*** End Patch\n",
+                 "Applied the patch to 1 file:\nR a.txt -> m/a.txt (1 hunk)", 0,
+                 "AGT_EDIT_NO_STALE_CHECK: applied");
+
+    T_EQ_INT(agt_session_set_edit_options(s, AGT_EDIT_REQUIRE_READ), AGT_OK, "require read");
+    put_file("u.txt", "u\n");
+    patch_expect(s, "*** Begin Patch\n*** Update File: u.txt\n@@\n-u\n+U\n*** End Patch\n",
+                 "u.txt has not been read in this session, and this session lets apply_patch "
+                 "change only files that were read first. Nothing was changed. Read it (a part of "
+                 "it is enough), then call apply_patch again.",
+                 1, "AGT_EDIT_REQUIRE_READ: an unread file refused");
+    T_EQ_STR(get_file("u.txt", NULL), "u\n", "AGT_EDIT_REQUIRE_READ: untouched");
+    patch_expect(s, "*** Begin Patch\n*** Add File: n.txt\n+new\n*** End Patch\n",
+                 "Applied the patch to 1 file:\nA n.txt (1 line)", 0,
+                 "AGT_EDIT_REQUIRE_READ: a new file needs no read");
+    /* what the patches wrote (the move target, the new file) counts as read */
+    patch_expect(s,
+                 "*** Begin Patch\n*** Update File: m/a.txt\n@@\n-1\n+one\n*** Update File: "
+                 "n.txt\n@@\n-new\n+old\n*** End Patch\n",
+                 "Applied the patch to 2 files:\nM m/a.txt (1 hunk)\nM n.txt (1 hunk)", 0,
+                 "AGT_EDIT_REQUIRE_READ: files the patches wrote count as read");
+    patch_expect(s, "*** Begin Patch\n*** Delete File: n.txt\n*** End Patch\n",
+                 "Applied the patch to 1 file:\nD n.txt", 0, "AGT_EDIT_REQUIRE_READ: delete");
+    put_file("n.txt", "again\n");
+    patch_expect(s, "*** Begin Patch\n*** Delete File: n.txt\n*** End Patch\n",
+                 "n.txt has not been read in this session, and this session lets apply_patch "
+                 "change only files that were read first. Nothing was changed. Read it (a part of "
+                 "it is enough), then call apply_patch again.",
+                 1, "AGT_EDIT_REQUIRE_READ: a deleted file is forgotten");
+    T_EQ_INT(agt_session_set_edit_options(s, 0), AGT_OK, "options back");
+}
+
 int main(void)
 {
     make_ws("patch");
     agt_session *s = new_session();
+    /* These cases reset the tree behind the session's back, which the
+     * staleness check refuses (it has its own cases, test_stale). */
+    T_EQ_INT(agt_session_set_edit_options(s, AGT_EDIT_NO_STALE_CHECK), AGT_OK, "check off");
     test_apply(s);
     test_fault_injection(s);
     test_kill(s);
     test_paths(s);
+    T_EQ_INT(agt_session_set_edit_options(s, 0), AGT_OK, "check on");
+    test_stale(s);
     agt_session_free(s);
     rm_ws();
     return t_done();

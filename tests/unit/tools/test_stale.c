@@ -15,23 +15,6 @@
     ", by another program or a command. Edit did not change it. Read it again, then redo the "     \
     "change on what the file holds now."
 
-/* Rewrites rel behind the tools' back, keeping its modification and
- * access times (and, when data has the same length, its size). */
-static void sneak(const char *rel, const char *data)
-{
-    char full[1024];
-    snprintf(full, sizeof full, "%s/%s", ws, rel);
-    struct stat st;
-    T_CHECK(stat(full, &st) == 0, "sneak: stat %s", rel);
-    put_file(rel, data);
-    struct timespec ts[2] = {st.st_atim, st.st_mtim};
-    T_CHECK(utimensat(AT_FDCWD, full, ts, 0) == 0, "sneak: times of %s put back", rel);
-    struct stat st2;
-    stat(full, &st2);
-    T_CHECK(st2.st_mtim.tv_sec == st.st_mtim.tv_sec && st2.st_mtim.tv_nsec == st.st_mtim.tv_nsec,
-            "sneak: %s has its old mtime", rel);
-}
-
 static void edit(agt_session *s, const char *path, const char *old, const char *nw,
                  const char *want, int want_error, const char *name)
 {
