@@ -16,6 +16,8 @@
 #include "core/core.h"
 #include "harness.h"
 #include "schema/jv.h"
+#include "schema/schema_internal.h"
+#include <jansson.h>
 
 #define MAXLEN 40
 
@@ -433,8 +435,69 @@ static void test_lengths(void)
     free(inst);
 }
 
+/* agti_schema_parse_json (dispatch reads arguments with it) gives what
+ * jansson gives: the same value, or the same error message. */
+static void test_parse_json(void)
+{
+    static const char *same[] = {
+        "{\"path\":\"a\\/b\",\"content\":\"x\\n\\t\\u00e9\\ud83d\\ude00\",\"n\":-12,"
+        "\"r\":1.5e3,\"t\":true,\"f\":false,\"z\":null,\"a\":[1,[2],{}],\"o\":{\"k\":\"v\"}}",
+        "{\"k\":1,\"k\":2}",     /* a repeated key: the last value */
+        "{\"s\":\"a\\u0000b\"}", /* NUL in a string value */
+        "\"top\"",               /* any value at the top */
+        "[-9223372036854775808,9223372036854775807,0.1,-0]",
+    };
+    for (size_t k = 0; k < sizeof same / sizeof same[0]; k++) {
+        json_t *want = agti_json_parse(same[k], strlen(same[k]), "arguments");
+        json_t *got = agti_schema_parse_json(same[k], strlen(same[k]), "arguments");
+        T_CHECK(want != NULL && got != NULL && json_equal(want, got), "same value: %s", same[k]);
+        json_decref(want);
+        json_decref(got);
+    }
+    /* the repeated key keeps one member, the last value */
+    json_t *v = agti_schema_parse_json("{\"k\":1,\"k\":2}", 13, "arguments");
+    T_CHECK(v != NULL && json_object_size(v) == 1 &&
+                json_integer_value(json_object_get(v, "k")) == 2,
+            "repeated key: one member, 2");
+    json_decref(v);
+    /* the decoded bytes of the escapes, by hand */
+    v = agti_schema_parse_json("[\"x\\n\\u00e9\\ud83d\\ude00\"]", 25, "arguments");
+    const char *sv = json_string_value(json_array_get(v, 0));
+    T_CHECK(sv != NULL && json_string_length(json_array_get(v, 0)) == 8 &&
+                memcmp(sv, "x\n\xc3\xa9\xf0\x9f\x98\x80", 8) == 0,
+            "escapes decoded to x, LF, C3 A9, F0 9F 98 80");
+    json_decref(v);
+    /* refused, or read otherwise by the validator's reader: jansson's answer */
+    static const char *differ[] = {
+        "{\"a\":123456789012345678901234567890}", /* past 64 bits */
+        "{\"a\\u0000b\":1}",                      /* NUL in a member name */
+        "{\"a\":1e400}",
+        "{\"a\":\"\\ud800\"}",
+        "{\"a\":\"\xff\"}",
+        "{\"a\":tru}",
+        "{\"a\":\"x",
+        "",
+    };
+    for (size_t k = 0; k < sizeof differ / sizeof differ[0]; k++) {
+        json_t *want = agti_json_parse(differ[k], strlen(differ[k]), "arguments");
+        char wmsg[512];
+        snprintf(wmsg, sizeof wmsg, "%s", want ? "" : agt_error_message());
+        int wcode = want ? 0 : agt_error_code();
+        json_t *got = agti_schema_parse_json(differ[k], strlen(differ[k]), "arguments");
+        bool ok = want ? got != NULL && json_equal(want, got)
+                       : got == NULL && agt_error_code() == wcode &&
+                             strcmp(agt_error_message(), wmsg) == 0;
+        T_CHECK(ok, "as jansson: %s (%s)", differ[k], want ? "read" : wmsg);
+        json_decref(want);
+        json_decref(got);
+    }
+    T_CHECK(agti_schema_parse_json(NULL, 0, "arguments") == NULL && agt_error_code() == AGT_EINVAL,
+            "NULL text: AGT_EINVAL");
+}
+
 int main(void)
 {
+    test_parse_json();
     test_good();
     test_bad();
     test_unterminated();
