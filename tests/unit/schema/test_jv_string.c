@@ -440,8 +440,8 @@ static void test_lengths(void)
 static void test_parse_json(void)
 {
     static const char *same[] = {
-        "{\"path\":\"a\\/b\",\"content\":\"x\\n\\t\\u00e9\\ud83d\\ude00\",\"n\":-12,"
-        "\"r\":1.5e3,\"t\":true,\"f\":false,\"z\":null,\"a\":[1,[2],{}],\"o\":{\"k\":\"v\"}}",
+        ("{\"path\":\"a\\/b\",\"content\":\"x\\n\\t\\u00e9\\ud83d\\ude00\",\"n\":-12,"
+         "\"r\":1.5e3,\"t\":true,\"f\":false,\"z\":null,\"a\":[1,[2],{}],\"o\":{\"k\":\"v\"}}"),
         "{\"k\":1,\"k\":2}",     /* a repeated key: the last value */
         "{\"s\":\"a\\u0000b\"}", /* NUL in a string value */
         "\"top\"",               /* any value at the top */
