@@ -69,6 +69,7 @@ typedef struct jparser {
     const char *err;
     int depth;
     bool oom;
+    bool differs; /* a big number or a NUL in a member name was read */
     /* scratch stacks for the children of open containers */
     agti_jv *vs;
     size_t vtop, vcap;
@@ -511,6 +512,9 @@ static bool parse_number(jparser *j, agti_jv *v)
             return true;
         }
     }
+    /* an integer past 64 bits: jansson refuses it, jv reads a double */
+    if (is_int)
+        j->differs = true;
     size_t n = (size_t)(p - s);
     /* more significant digits than a double keeps (15), once leading and
      * trailing zeros are set aside: kept as text */
@@ -530,6 +534,7 @@ static bool parse_number(jparser *j, agti_jv *v)
         }
     }
     if (sig > 15) {
+        j->differs = true;
         v->type = AGTI_JV_BIG;
         v->u.s = s;
         v->len = n;
@@ -551,6 +556,7 @@ static bool parse_number(jparser *j, agti_jv *v)
     double d = strtod(tmp, NULL);
     if (errno == ERANGE) {
         /* beyond the range of a double (1e400, 1e-400): kept as text */
+        j->differs = true;
         v->type = AGTI_JV_BIG;
         v->u.s = s;
         v->len = n;
@@ -619,6 +625,8 @@ static bool parse_object(jparser *j, agti_jv *v)
             j->p++;
             if (!parse_string(j, &kv.key, &kv.klen))
                 return false;
+            if (memchr(kv.key, '\0', kv.klen) != NULL)
+                j->differs = true;
             skip_ws(j);
             if (j->p >= j->end || *j->p != ':')
                 return fail(j, "':' expected");
@@ -706,6 +714,12 @@ static bool parse_value(jparser *j, agti_jv *v)
 
 const agti_jv *agti_jv_parse(agti_jarena *a, const char *text, size_t len, const char *what)
 {
+    return agti_jv_parse_ex(a, text, len, what, NULL);
+}
+
+const agti_jv *agti_jv_parse_ex(agti_jarena *a, const char *text, size_t len, const char *what,
+                                bool *jansson_differs)
+{
     if (text == NULL) {
         agti_error(AGT_EINVAL, "%s: no JSON text given (NULL)", what);
         return NULL;
@@ -717,6 +731,7 @@ const agti_jv *agti_jv_parse(agti_jarena *a, const char *text, size_t len, const
     j.err = NULL;
     j.depth = 0;
     j.oom = false;
+    j.differs = false;
     j.vs = j.vinl;
     j.vtop = 0;
     j.vcap = sizeof j.vinl / sizeof j.vinl[0];
@@ -736,6 +751,8 @@ const agti_jv *agti_jv_parse(agti_jarena *a, const char *text, size_t len, const
         free(j.vs);
     if (j.ks != j.kinl)
         free(j.ks);
+    if (jansson_differs)
+        *jansson_differs = j.differs;
     if (ok)
         return root;
     if (j.oom) {

@@ -143,25 +143,6 @@ json_t *agti_schema_parse_text(const char *text, size_t len, const char *what, a
     return doc;
 }
 
-/* Whether jansson reads the text of v to the same value: no number kept as
- * text (jansson refuses integers past 64 bits) and no NUL in a member name
- * (jansson refuses those). */
-static bool jansson_same(const agti_jv *v)
-{
-    if (v->type == AGTI_JV_BIG)
-        return false;
-    if (v->type == AGTI_JV_ARRAY)
-        for (size_t i = 0; i < v->len; i++)
-            if (!jansson_same(&v->u.a[i]))
-                return false;
-    if (v->type == AGTI_JV_OBJECT)
-        for (size_t i = 0; i < v->len; i++)
-            if (memchr(v->u.o[i].key, '\0', v->u.o[i].klen) != NULL ||
-                !jansson_same(&v->u.o[i].val))
-                return false;
-    return true;
-}
-
 json_t *agti_schema_parse_json(const char *text, size_t len, const char *what)
 {
     if (text == NULL)
@@ -169,12 +150,13 @@ json_t *agti_schema_parse_json(const char *text, size_t len, const char *what)
     _Alignas(16) char first[8192];
     agti_jarena a;
     agti_jarena_init(&a, first, sizeof first);
-    const agti_jv *v = agti_jv_parse(&a, text, len, what);
+    bool differs = false;
+    const agti_jv *v = agti_jv_parse_ex(&a, text, len, what, &differs);
     if (v == NULL && agt_error_code() == AGT_ENOMEM) {
         agti_jarena_free(&a);
         return NULL;
     }
-    if (v == NULL || !jansson_same(v)) {
+    if (v == NULL || differs) {
         /* jansson's value and error message, as agti_json_parse gives them */
         agti_jarena_free(&a);
         return agti_json_parse(text, len, what);
