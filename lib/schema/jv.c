@@ -10,6 +10,10 @@
 #include "core/core.h"
 #include "jv.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define JV_MAX_DEPTH 2048
 
 struct agti_jchunk {
@@ -65,6 +69,7 @@ typedef struct jparser {
     const char *err;
     int depth;
     bool oom;
+    bool differs; /* a big number or a NUL in a member name was read */
     /* scratch stacks for the children of open containers */
     agti_jv *vs;
     size_t vtop, vcap;
@@ -163,123 +168,292 @@ static size_t put_utf8(char *o, uint32_t cp)
     return 4;
 }
 
-/* j->p is just past the opening quote. */
-static bool parse_string(jparser *j, const char **out, size_t *outlen)
+/* 1: a byte that ends the fast scan of a string ('"', '\\', a control
+ * character, a non-ASCII byte) */
+static const unsigned char str_stop_byte[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
+
+/* The first stop byte in [q, end), or end: blocks of 16 bytes with SSE2
+ * (every x86-64 has it), then blocks of 8 bytes in a 64-bit word (the only
+ * blocks elsewhere), then single bytes; a block that holds a stop byte is
+ * looked at byte by byte. */
+static const char *str_scan(const char *q, const char *end)
 {
-    /* 1: byte that ends the fast scan ('"', '\\', control, non-ASCII) */
-    static const unsigned char stop[256] = {
-        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-        1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-        0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    };
-    const char *s = j->p;
-    bool high = false, esc = false;
-    const char *q = s;
-    for (;;) {
-        while (q < j->end && !stop[(unsigned char)*q])
-            q++;
-        if (q >= j->end || *q == '"')
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+                  space = _mm_set1_epi8(0x20);
+    while (end - q >= 16) {
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)q);
+        /* signed: bytes 0x80-0xFF are negative, so "< 0x20" takes them too */
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, quote), _mm_cmpeq_epi8(b, bslash)),
+                                 _mm_cmplt_epi8(b, space));
+        unsigned mask = (unsigned)_mm_movemask_epi8(m);
+        if (mask != 0)
+            return q + __builtin_ctz(mask);
+        q += 16;
+    }
+#endif
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    while (end - q >= 8) {
+        uint64_t w, x, y;
+        memcpy(&w, q, sizeof w);
+        x = w ^ (ones * '"');
+        y = w ^ (ones * '\\');
+        /* the high bit of a byte is set where x or y has a zero byte, w a
+         * byte below 0x20 or a non-ASCII one; a borrow only sets more bits,
+         * above a stop byte, so none is missed */
+        uint64_t m = ((x - ones) & ~x) | ((y - ones) & ~y) | (w - ones * 0x20) | w;
+        if ((m & highs) != 0)
             break;
+        q += 8;
+    }
+    while (q < end && !str_stop_byte[(unsigned char)*q])
+        q++;
+    return q;
+}
+
+/* Checks a string from q (inside it) on to its closing quote, or to the
+ * first backslash when at_escape: returns where it stopped, or NULL with the
+ * error recorded (a control character, invalid UTF-8, no closing quote).
+ * Escapes are skipped here and checked by copy_string. */
+static const char *scan_string(jparser *j, const char *q, bool at_escape)
+{
+    const char *end = j->end;
+    for (;;) {
+        q = str_scan(q, end);
+        if (q >= end) {
+            j->p = end;
+            return fail(j, "unterminated string"), NULL;
+        }
         unsigned char c = (unsigned char)*q;
+        if (c == '"' || (c == '\\' && at_escape))
+            return q;
         if (c == '\\') {
-            esc = true;
             q += 2;
             continue;
         }
         if (c < 0x20) {
             j->p = q;
-            return fail(j, "control character in string");
+            return fail(j, "control character in string"), NULL;
         }
-        high = true;
-        q++;
+        uint32_t cp;
+        size_t n = agti_utf8_decode((const unsigned char *)q, (size_t)(end - q), &cp);
+        if (n == 0) {
+            j->p = q;
+            return fail(j, "invalid UTF-8 in string"), NULL;
+        }
+        q += n;
     }
-    if (q >= j->end) {
-        j->p = j->end;
-        return fail(j, "unterminated string");
+}
+
+/* Decodes the escape at p (a backslash) to o: the bytes of input it took,
+ * *w the bytes written (at most 4, never more than it took); 0 on error. */
+static size_t unescape(jparser *j, const char *p, char *o, size_t *w)
+{
+    const char *end = j->end, *start = p;
+    size_t n = 1;
+    if (end - p < 2) {
+        j->p = end;
+        return fail(j, "unterminated string"), 0;
     }
-    if (high && !agti_utf8_valid(s, (size_t)(q - s))) {
-        j->p = s;
-        return fail(j, "invalid UTF-8 in string");
+    char e = p[1];
+    p += 2;
+    switch (e) {
+    case '"':
+        o[0] = '"';
+        break;
+    case '\\':
+        o[0] = '\\';
+        break;
+    case '/':
+        o[0] = '/';
+        break;
+    case 'b':
+        o[0] = '\b';
+        break;
+    case 'f':
+        o[0] = '\f';
+        break;
+    case 'n':
+        o[0] = '\n';
+        break;
+    case 'r':
+        o[0] = '\r';
+        break;
+    case 't':
+        o[0] = '\t';
+        break;
+    case 'u': {
+        int v = (end - p >= 4) ? hex4(p) : -1;
+        if (v < 0) {
+            j->p = start;
+            return fail(j, "invalid \\u escape"), 0;
+        }
+        p += 4;
+        uint32_t cp = (uint32_t)v;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+            int lo = (end - p >= 6 && p[0] == '\\' && p[1] == 'u') ? hex4(p + 2) : -1;
+            if (lo < 0xDC00 || lo > 0xDFFF) {
+                j->p = start;
+                return fail(j, "invalid Unicode surrogate pair"), 0;
+            }
+            cp = 0x10000 + ((cp - 0xD800) << 10) + ((uint32_t)lo - 0xDC00);
+            p += 6;
+        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+            j->p = start;
+            return fail(j, "invalid Unicode surrogate pair"), 0;
+        }
+        n = put_utf8(o, cp);
+        break;
     }
-    if (!esc) {
+    default:
+        j->p = start;
+        return fail(j, "invalid escape in string"), 0;
+    }
+    *w = n;
+    return (size_t)(p - start);
+}
+
+/* Copies and decodes a string from p (inside it) to dst + *o up to its
+ * closing quote, checking it as scan_string does; returns the quote or NULL.
+ * Whole blocks are stored (16 or 8 bytes) before they are looked at: dst
+ * must have 16 bytes of room past the string's length. Blocks are read
+ * only where the text has 16 (8) more bytes. */
+static const char *copy_string(jparser *j, const char *p, char *dst, size_t *olen)
+{
+    const char *end = j->end;
+    size_t o = *olen;
+    for (;;) {
+#if defined(__SSE2__)
+        const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+                      space = _mm_set1_epi8(0x20);
+        while (end - p >= 16) {
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+            _mm_storeu_si128((__m128i *)(void *)(dst + o), b);
+            __m128i m =
+                _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, quote), _mm_cmpeq_epi8(b, bslash)),
+                             _mm_cmplt_epi8(b, space));
+            unsigned mask = (unsigned)_mm_movemask_epi8(m);
+            if (mask != 0) {
+                size_t k = (size_t)__builtin_ctz(mask);
+                p += k;
+                o += k;
+                goto stop;
+            }
+            p += 16;
+            o += 16;
+        }
+#endif
+        const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+        while (end - p >= 8) {
+            uint64_t w, x, y;
+            memcpy(&w, p, sizeof w);
+            memcpy(dst + o, &w, sizeof w);
+            x = w ^ (ones * '"');
+            y = w ^ (ones * '\\');
+            if ((((x - ones) & ~x) | ((y - ones) & ~y) | (w - ones * 0x20) | w) & highs)
+                break;
+            p += 8;
+            o += 8;
+        }
+        while (p < end && !str_stop_byte[(unsigned char)*p])
+            dst[o++] = *p++;
+#if defined(__SSE2__)
+    stop:
+#endif
+        if (p >= end) {
+            j->p = end;
+            return fail(j, "unterminated string"), NULL;
+        }
+        unsigned char c = (unsigned char)*p;
+        if (c == '"') {
+            *olen = o;
+            return p;
+        }
+        if (c == '\\') {
+            size_t w = 0, n = unescape(j, p, dst + o, &w);
+            if (n == 0)
+                return NULL;
+            p += n;
+            o += w;
+            continue;
+        }
+        if (c < 0x20) {
+            j->p = p;
+            return fail(j, "control character in string"), NULL;
+        }
+        uint32_t cp;
+        size_t n = agti_utf8_decode((const unsigned char *)p, (size_t)(end - p), &cp);
+        if (n == 0) {
+            j->p = p;
+            return fail(j, "invalid UTF-8 in string"), NULL;
+        }
+        memcpy(dst + o, p, n);
+        p += n;
+        o += n;
+    }
+}
+
+/* j->p is just past the opening quote. A string without escapes is checked
+ * in place and points into the text. At the first backslash the string is
+ * copied, decoding as it goes: in one pass straight into the arena when its
+ * current block has room for the rest of the text, else once the closing
+ * quote is found and the length known. */
+static bool parse_string(jparser *j, const char **out, size_t *outlen)
+{
+    const char *s = j->p;
+    const char *q = scan_string(j, s, true);
+    if (q == NULL)
+        return false;
+    if (*q == '"') {
         *out = s;
         *outlen = (size_t)(q - s);
         j->p = q + 1;
         return true;
     }
-    char *buf = agti_jarena_alloc(j->a, (size_t)(q - s) + 1);
-    if (buf == NULL)
-        return j->oom = true, false;
-    size_t o = 0;
-    const char *p = s;
-    while (p < q) {
-        if (*p != '\\') {
-            buf[o++] = *p++;
-            continue;
-        }
-        char e = p[1];
-        p += 2;
-        switch (e) {
-        case '"':
-            buf[o++] = '"';
-            break;
-        case '\\':
-            buf[o++] = '\\';
-            break;
-        case '/':
-            buf[o++] = '/';
-            break;
-        case 'b':
-            buf[o++] = '\b';
-            break;
-        case 'f':
-            buf[o++] = '\f';
-            break;
-        case 'n':
-            buf[o++] = '\n';
-            break;
-        case 'r':
-            buf[o++] = '\r';
-            break;
-        case 't':
-            buf[o++] = '\t';
-            break;
-        case 'u': {
-            int v = (q - p >= 4) ? hex4(p) : -1;
-            if (v < 0) {
-                j->p = p - 2;
-                return fail(j, "invalid \\u escape");
-            }
-            p += 4;
-            uint32_t cp = (uint32_t)v;
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                int lo = (q - p >= 6 && p[0] == '\\' && p[1] == 'u') ? hex4(p + 2) : -1;
-                if (lo < 0xDC00 || lo > 0xDFFF) {
-                    j->p = p - 6;
-                    return fail(j, "invalid Unicode surrogate pair");
-                }
-                cp = 0x10000 + ((cp - 0xD800) << 10) + ((uint32_t)lo - 0xDC00);
-                p += 6;
-            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                j->p = p - 6;
-                return fail(j, "invalid Unicode surrogate pair");
-            }
-            o += put_utf8(buf + o, cp);
-            break;
-        }
-        default:
-            j->p = p - 2;
-            return fail(j, "invalid escape in string");
-        }
+    agti_jarena *a = j->a;
+    size_t need = (size_t)(j->end - s) + 16;
+    bool in_place = a->cap - a->used >= need;
+    char *dst;
+    if (in_place) {
+        dst = a->buf + a->used;
+    } else {
+        const char *e = scan_string(j, q, false);
+        if (e == NULL)
+            return false;
+        dst = agti_jarena_alloc(a, (size_t)(e - s) + 16);
+        if (dst == NULL)
+            return j->oom = true, false;
     }
-    buf[o] = '\0';
-    *out = buf;
+    size_t o = (size_t)(q - s);
+    memcpy(dst, s, o);
+    const char *close = copy_string(j, q, dst, &o);
+    if (close == NULL) {
+        /* the errors of the scan come first, as when the scan ran before
+         * the copy: the same text gets the same message whatever the arena */
+        const char *err = j->err, *at = j->p;
+        j->err = NULL;
+        if (in_place && scan_string(j, q, false) != NULL) {
+            j->err = err;
+            j->p = at;
+        } else if (!in_place) {
+            j->err = err;
+        }
+        return false;
+    }
+    q = close;
+    dst[o] = '\0';
+    if (in_place)
+        a->used += (o + 1 + 15) & ~(size_t)15;
+    *out = dst;
     *outlen = o;
     j->p = q + 1;
     return true;
@@ -338,6 +512,9 @@ static bool parse_number(jparser *j, agti_jv *v)
             return true;
         }
     }
+    /* an integer past 64 bits: jansson refuses it, jv reads a double */
+    if (is_int)
+        j->differs = true;
     size_t n = (size_t)(p - s);
     /* more significant digits than a double keeps (15), once leading and
      * trailing zeros are set aside: kept as text */
@@ -357,6 +534,7 @@ static bool parse_number(jparser *j, agti_jv *v)
         }
     }
     if (sig > 15) {
+        j->differs = true;
         v->type = AGTI_JV_BIG;
         v->u.s = s;
         v->len = n;
@@ -378,6 +556,7 @@ static bool parse_number(jparser *j, agti_jv *v)
     double d = strtod(tmp, NULL);
     if (errno == ERANGE) {
         /* beyond the range of a double (1e400, 1e-400): kept as text */
+        j->differs = true;
         v->type = AGTI_JV_BIG;
         v->u.s = s;
         v->len = n;
@@ -446,6 +625,8 @@ static bool parse_object(jparser *j, agti_jv *v)
             j->p++;
             if (!parse_string(j, &kv.key, &kv.klen))
                 return false;
+            if (memchr(kv.key, '\0', kv.klen) != NULL)
+                j->differs = true;
             skip_ws(j);
             if (j->p >= j->end || *j->p != ':')
                 return fail(j, "':' expected");
@@ -533,6 +714,12 @@ static bool parse_value(jparser *j, agti_jv *v)
 
 const agti_jv *agti_jv_parse(agti_jarena *a, const char *text, size_t len, const char *what)
 {
+    return agti_jv_parse_ex(a, text, len, what, NULL);
+}
+
+const agti_jv *agti_jv_parse_ex(agti_jarena *a, const char *text, size_t len, const char *what,
+                                bool *jansson_differs)
+{
     if (text == NULL) {
         agti_error(AGT_EINVAL, "%s: no JSON text given (NULL)", what);
         return NULL;
@@ -544,6 +731,7 @@ const agti_jv *agti_jv_parse(agti_jarena *a, const char *text, size_t len, const
     j.err = NULL;
     j.depth = 0;
     j.oom = false;
+    j.differs = false;
     j.vs = j.vinl;
     j.vtop = 0;
     j.vcap = sizeof j.vinl / sizeof j.vinl[0];
@@ -563,6 +751,8 @@ const agti_jv *agti_jv_parse(agti_jarena *a, const char *text, size_t len, const
         free(j.vs);
     if (j.ks != j.kinl)
         free(j.ks);
+    if (jansson_differs)
+        *jansson_differs = j.differs;
     if (ok)
         return root;
     if (j.oom) {

@@ -69,6 +69,13 @@ void agti_jarena_free(agti_jarena *a);
  * at line L, column C: reason") or AGT_ENOMEM and returns NULL. */
 const agti_jv *agti_jv_parse(agti_jarena *a, const char *text, size_t len, const char *what);
 
+/* agti_jv_parse, and *jansson_differs (when not NULL) says whether the text
+ * held what jansson refuses and jv reads (an integer past 64 bits, a number
+ * kept as AGTI_JV_BIG, a NUL in a member name), even where a repeated key
+ * dropped it from the value. */
+const agti_jv *agti_jv_parse_ex(agti_jarena *a, const char *text, size_t len, const char *what,
+                                bool *jansson_differs);
+
 /* Converts a jansson value (borrowed: strings point into it). NULL on OOM or
  * when nested deeper than 10000 levels (*too_deep set). */
 const agti_jv *agti_jv_from_json(agti_jarena *a, const struct json_t *v, bool *too_deep);

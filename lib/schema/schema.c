@@ -143,6 +143,32 @@ json_t *agti_schema_parse_text(const char *text, size_t len, const char *what, a
     return doc;
 }
 
+json_t *agti_schema_parse_json(const char *text, size_t len, const char *what)
+{
+    if (text == NULL)
+        return agti_json_parse(text, len, what);
+    _Alignas(16) char first[8192];
+    agti_jarena a;
+    agti_jarena_init(&a, first, sizeof first);
+    bool differs = false;
+    const agti_jv *v = agti_jv_parse_ex(&a, text, len, what, &differs);
+    if (v == NULL && agt_error_code() == AGT_ENOMEM) {
+        agti_jarena_free(&a);
+        return NULL;
+    }
+    if (v == NULL || differs) {
+        /* jansson's value and error message, as agti_json_parse gives them */
+        agti_jarena_free(&a);
+        return agti_json_parse(text, len, what);
+    }
+    agti_bigmap none = {0}; /* no big numbers: stays empty */
+    json_t *doc = to_json(v, &none);
+    agti_jarena_free(&a);
+    if (doc == NULL)
+        agti_oom();
+    return doc;
+}
+
 int agt_schema_options_new(agt_schema_options **out)
 {
     if (out == NULL)

@@ -9,7 +9,8 @@
  * (integers beyond 64 bits become doubles, where jansson refuses them;
  * "\u0000" in an object key);
  * the compact dump of the value reads back to the same value; a rejection
- * sets an error message with line and column.
+ * sets an error message with line and column; agti_schema_parse_json (how
+ * dispatch reads arguments) gives jansson's value or jansson's message.
  */
 #include <jansson.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 
 #include "core/core.h"
 #include "schema/jv.h"
+#include "schema/schema_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -110,6 +112,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     json_t *j = agti_json_parse(text, size, "fuzz");
     if (j == NULL)
         check_error();
+    char jmsg[512];
+    int jcode = j ? AGT_OK : agt_error_code();
+    if (j == NULL)
+        snprintf(jmsg, sizeof jmsg, "%s", agt_error_message());
+    json_t *pj = agti_schema_parse_json(text, size, "fuzz");
+    if (jcode != AGT_ENOMEM && (pj == NULL ? agt_error_code() : AGT_OK) != AGT_ENOMEM) {
+        if ((j == NULL) != (pj == NULL) || (j != NULL && !json_equal(j, pj)))
+            abort();
+        if (j == NULL && (agt_error_code() != jcode || strcmp(agt_error_message(), jmsg) != 0))
+            abort();
+    }
+    json_decref(pj);
 
     if (j != NULL && v == NULL) {
         /* jansson read it, jv did not: only jv's depth limit may differ,
