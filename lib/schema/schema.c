@@ -44,7 +44,12 @@ static bool has_big(const agti_jv *v)
     return false;
 }
 
-static json_t *to_json(const agti_jv *v, agti_bigmap *m)
+/* v as jansson values. m != NULL: a schema document, a big number becomes a
+ * real with its text in m. m == NULL: as jansson would read the text, else
+ * NULL with *redo set (a big number, an integer past 64 bits, a NUL in a
+ * key: jansson refuses them or reads them its own way). NULL alone: out of
+ * memory. */
+static json_t *to_json(const agti_jv *v, agti_bigmap *m, bool *redo)
 {
     switch (v->type) {
     case AGTI_JV_NULL:
@@ -56,10 +61,18 @@ static json_t *to_json(const agti_jv *v, agti_bigmap *m)
     case AGTI_JV_INT:
         return json_integer((json_int_t)v->u.i);
     case AGTI_JV_REAL:
+        if (m == NULL && v->len == 1) { /* written as an integer, past 64 bits */
+            *redo = true;
+            return NULL;
+        }
         return json_real(v->u.d);
     case AGTI_JV_STRING:
         return json_stringn_nocheck(v->u.s, v->len);
     case AGTI_JV_BIG: {
+        if (m == NULL) {
+            *redo = true;
+            return NULL;
+        }
         char t[128];
         size_t n = v->len < sizeof t - 1 ? v->len : sizeof t - 1;
         memcpy(t, v->u.s, n);
@@ -99,7 +112,7 @@ static json_t *to_json(const agti_jv *v, agti_bigmap *m)
     case AGTI_JV_ARRAY: {
         json_t *a = json_array();
         for (size_t i = 0; a && i < v->len; i++)
-            if (json_array_append_new(a, to_json(&v->u.a[i], m)) != 0) {
+            if (json_array_append_new(a, to_json(&v->u.a[i], m, redo)) != 0) {
                 json_decref(a);
                 return NULL;
             }
@@ -108,7 +121,12 @@ static json_t *to_json(const agti_jv *v, agti_bigmap *m)
     case AGTI_JV_OBJECT: {
         json_t *o = json_object();
         for (size_t i = 0; o && i < v->len; i++) {
-            json_t *val = to_json(&v->u.o[i].val, m);
+            json_t *val = NULL;
+            if (m == NULL && memchr(v->u.o[i].key, '\0', v->u.o[i].klen) != NULL)
+                *redo = true;
+            else
+                val = to_json(&v->u.o[i].val, m, redo);
+            /* a repeated key: the last value in the first one's place, as jansson */
             if (val == NULL ||
                 json_object_setn_new_nocheck(o, v->u.o[i].key, v->u.o[i].klen, val) != 0) {
                 json_decref(o);
@@ -134,13 +152,32 @@ json_t *agti_schema_parse_text(const char *text, size_t len, const char *what, a
         agti_jarena_free(&a);
         return agti_json_parse(text, len, what);
     }
-    doc = to_json(v, big);
+    bool redo = false;
+    doc = to_json(v, big, &redo);
     agti_jarena_free(&a);
     if (doc == NULL) {
         agti_bigmap_free(big);
         agti_oom();
     }
     return doc;
+}
+
+json_t *agti_schema_read_json(const char *text, size_t len, const char *what)
+{
+    agti_jarena a;
+    _Alignas(16) char first[1024];
+    agti_jarena_init(&a, first, sizeof first);
+    const agti_jv *v = agti_jv_parse(&a, text, len, what);
+    bool redo = v == NULL; /* jansson's error message for text jv refuses */
+    json_t *r = v != NULL ? to_json(v, NULL, &redo) : NULL;
+    agti_jarena_free(&a);
+    if (r != NULL)
+        return r;
+    if (!redo) {
+        agti_oom();
+        return NULL;
+    }
+    return agti_json_parse(text, len, what);
 }
 
 int agt_schema_options_new(agt_schema_options **out)
