@@ -1,6 +1,7 @@
 /* Public API of the JSON Schema component: options, compile, validate. */
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,14 +163,57 @@ json_t *agti_schema_parse_text(const char *text, size_t len, const char *what, a
     return doc;
 }
 
+/* Whether valid JSON text may hold what jansson refuses and jv reads: a
+ * "\u0000" (in a key), or, outside the strings, a number with an exponent
+ * or of 19 digits or more (past a double's range, an integer past 64
+ * bits). jv keeps only the last value of a repeated key, so its tree
+ * cannot tell (`{"a":1e999,"a":2}`, `{"a":{"\u0000":1},"a":2}`); the text
+ * is scanned instead (memchr from quote to quote). */
+static bool risky_text(const char *t, size_t n)
+{
+    if (memmem(t, n, "\\u0000", 6) != NULL)
+        return true;
+    const char *end = t + n;
+    for (const char *p = t; p < end;) {
+        if (*p == '"') {
+            const char *q = p + 1;
+            for (;;) { /* the closing quote: after an even run of backslashes */
+                q = memchr(q, '"', (size_t)(end - q));
+                if (q == NULL)
+                    return false;
+                size_t bs = 0;
+                while (q - bs > p + 1 && q[-1 - (ptrdiff_t)bs] == '\\')
+                    bs++;
+                q++;
+                if (bs % 2 == 0)
+                    break;
+            }
+            p = q;
+        } else if ((*p >= '0' && *p <= '9') || *p == '-') {
+            size_t digits = 0;
+            for (; p < end && strchr("0123456789+-.eE", *p) != NULL && *p != '\0'; p++) {
+                if (*p == 'e' || *p == 'E')
+                    return true;
+                digits += *p >= '0' && *p <= '9';
+            }
+            if (digits >= 19)
+                return true;
+        } else {
+            p++;
+        }
+    }
+    return false;
+}
+
 json_t *agti_schema_read_json(const char *text, size_t len, const char *what)
 {
     agti_jarena a;
     _Alignas(16) char first[1024];
     agti_jarena_init(&a, first, sizeof first);
     const agti_jv *v = agti_jv_parse(&a, text, len, what);
-    bool redo = v == NULL; /* jansson's error message for text jv refuses */
-    json_t *r = v != NULL ? to_json(v, NULL, &redo) : NULL;
+    /* jansson's error message for text jv refuses */
+    bool redo = v == NULL || risky_text(text, len);
+    json_t *r = !redo ? to_json(v, NULL, &redo) : NULL;
     agti_jarena_free(&a);
     if (r != NULL)
         return r;

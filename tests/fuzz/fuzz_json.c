@@ -8,6 +8,8 @@
  * value in both); jv accepts more only where its documentation says so
  * (integers beyond 64 bits become doubles, where jansson refuses them;
  * "\u0000" in an object key);
+ * agti_schema_read_json (dispatch's reader of arguments) gives jansson's
+ * value (the same compact dump) or jansson's error message;
  * the compact dump of the value reads back to the same value; a rejection
  * sets an error message with line and column.
  */
@@ -19,6 +21,7 @@
 
 #include "core/core.h"
 #include "schema/jv.h"
+#include "schema/schema_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -108,8 +111,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (v == NULL)
         check_error();
     json_t *j = agti_json_parse(text, size, "fuzz");
+    char *msg = j == NULL ? strdup(agt_error_message()) : NULL;
     if (j == NULL)
         check_error();
+    /* the arguments reader of dispatch: jansson's value, or its message */
+    json_t *r = agti_schema_read_json(text, size, "fuzz");
+    if (j != NULL && r == NULL && agt_error_code() != AGT_ENOMEM)
+        abort();
+    if (j != NULL && r != NULL) {
+        char *da = agti_json_dump(j), *db = agti_json_dump(r);
+        if ((da && db && strcmp(da, db) != 0) || !json_equal(j, r))
+            abort();
+        free(da);
+        free(db);
+    }
+    if (j == NULL && r != NULL)
+        abort();
+    if (j == NULL && msg != NULL && agt_error_code() != AGT_ENOMEM &&
+        strcmp(msg, agt_error_message()) != 0)
+        abort();
+    json_decref(r);
+    free(msg);
 
     if (j != NULL && v == NULL) {
         /* jansson read it, jv did not: only jv's depth limit may differ,
