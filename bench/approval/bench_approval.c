@@ -2,11 +2,25 @@
  * command patterns, file path globs, text patterns and name-only rules),
  * against the 1 µs per call target. Also times a naive linear scan over
  * every rule (what an unindexed list costs) and a full dispatch through the
- * gate with a no-op provider. Then Bash calls through the public gate (a
- * 200-character compound command, a 100 KB script: targets 20 µs and 5 ms)
- * against `bash -n` parsing the same text, after checking that both accept
- * and reject the same scripts. Times are CPU time (the process's; bash's
- * child's), so a busy machine inflates them less. */
+ * gate with a no-op provider.
+ *
+ * Then the Bash rows (issue 13): a 200-character compound command and a
+ * 100 KB script (targets 20 µs and 5 ms), each one agt_session_dispatch
+ * call as a host makes it: the JSON arguments read, the schema checked,
+ * every simple command parsed out, seen through its wrappers and decided
+ * against 1,001 rules. Two sessions: yolo mode (the call is allowed and the
+ * no-op provider runs: what the decision costs, nothing run), and manual
+ * mode with a synchronous approver that rejects (the call is decided to
+ * ask: the approval request is built, with its list of the commands no
+ * rule covers, and the call refused). The competitor is `bash -n` on the
+ * same text (bash parses it and runs nothing), after checking that the
+ * gate and bash accept and reject the same scripts. Medians of 11
+ * alternating rounds (gate, bash, gate, ...), CPU time: the process's for
+ * the gate, the child's (user + system, less an empty script's) for bash,
+ * so a busy machine inflates them less; the ratio is gate / bash -n.
+ *
+ * usage: bench_approval [shell]   (shell: the Bash rows only)
+ *        bench_approval loop yolo|ask N   (N calls of the 100 KB row, untimed: for perf) */
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -195,7 +209,7 @@ static int compare_outputs(agt_session *s, const char *dir, const char *const *s
 static void time_gate(agt_session *s, const char *dir, const char *label, const char *cmd,
                       long iters, size_t copies, double target_us)
 {
-    enum { ROUNDS = 9 };
+    enum { ROUNDS = 11 };
     char file[PATH_MAX], empty[PATH_MAX];
     snprintf(file, sizeof file, "%s/script.sh", dir);
     snprintf(empty, sizeof empty, "%s/empty.sh", dir);
@@ -219,8 +233,8 @@ static void time_gate(agt_session *s, const char *dir, const char *label, const 
         t_bash[r] = (b_script - b_empty) / (double)copies;
     }
     double g_us = median(t_gate, ROUNDS) * 1e6, b_us = median(t_bash, ROUNDS) * 1e6;
-    printf("  %-31s %7zu bytes  gate %9.1f us (target < %.0f us: %s)  bash -n parse %9.1f us  "
-           "(%.2fx bash's parse; call %s)\n",
+    printf("  %-38s %7zu bytes  gate %8.1f us (target < %.0f us: %s)  bash -n %8.1f us  "
+           "ratio %.2fx  (call %s)\n",
            label, strlen(cmd), g_us, target_us, g_us < target_us ? "met" : "MISSED", b_us,
            b_us > 0 ? g_us / b_us : 0.0,
            ran == 1   ? "ran"
@@ -261,34 +275,54 @@ static char *make_script(size_t bytes)
     return out;
 }
 
+/* The synchronous approver of the manual-mode session: counts the
+ * requests and rejects each. */
+static long asked;
+
+static int reject(agt_approval *req, void *payload)
+{
+    (void)payload;
+    asked += agt_approval_json(req) != NULL;
+    return AGT_DECISION_REJECT;
+}
+
 /* A session as a host sets it up: the built-in tools, a no-op Bash
  * provider, the same 1,000 rules and a deny rule every command is checked
- * against, in yolo mode (nothing parks on a question: a call runs or is
- * refused). Public API only. */
-static void bench_shell(const char *root)
+ * against; in yolo mode (nothing asks: a call runs or is refused) or in
+ * manual mode with the rejecting approver. Public API only. */
+static agt_session *shell_session(const char *root, agt_registry **reg, bool ask)
 {
-    agt_registry *reg = NULL;
     agt_session *s = NULL;
-    if (agt_registry_new(&reg) != AGT_OK || agt_registry_load_builtin(reg, "chat") != AGT_OK ||
-        agt_registry_set_provider(reg, "Bash", noop, NULL) != AGT_OK ||
-        agt_session_new(&s, reg, root) != AGT_OK) {
+    if (agt_registry_new(reg) != AGT_OK || agt_registry_load_builtin(*reg, "chat") != AGT_OK ||
+        agt_registry_set_provider(*reg, "Bash", noop, NULL) != AGT_OK ||
+        agt_session_new(&s, *reg, root) != AGT_OK) {
         fprintf(stderr, "bench-approval: session: %s\n", agt_error_message());
         exit(1);
     }
     add_rules(s);
     if (agt_session_add_rule(s, AGT_RULE_DENY, "Bash(rm -rf*)") != AGT_OK ||
-        agt_session_set_mode(s, AGT_MODE_YOLO) != AGT_OK) {
+        agt_session_set_mode(s, ask ? AGT_MODE_MANUAL : AGT_MODE_YOLO) != AGT_OK ||
+        (ask && agt_session_set_approver(s, reject, NULL) != AGT_OK)) {
         fprintf(stderr, "bench-approval: rules: %s\n", agt_error_message());
         exit(1);
     }
+    return s;
+}
+
+static const char cmd200[] = "cd src && git status --short | grep -v '^?\?' | head -20 && make -j4 "
+                             "2>&1 | tail -5; FOO=1 timeout 60 npm run test -- --watch=false > "
+                             "/dev/null || echo \"failed: $(date +%s)\" >&2; ls -la build";
+
+static void bench_shell(const char *root)
+{
+    agt_registry *reg = NULL, *reg_ask = NULL;
+    agt_session *s = shell_session(root, &reg, false);
+    agt_session *s_ask = shell_session(root, &reg_ask, true);
     char dir[] = "/tmp/bench-approval-XXXXXX";
     if (mkdtemp(dir) == NULL) {
         perror("bench-approval: mkdtemp");
         exit(1);
     }
-    const char *cmd200 = "cd src && git status --short | grep -v '^?\?' | head -20 && make -j4 "
-                         "2>&1 | tail -5; FOO=1 timeout 60 npm run test -- --watch=false > "
-                         "/dev/null || echo \"failed: $(date +%s)\" >&2; ls -la build";
     char *script = make_script(100 * 1024);
     const char *const probes[] = {
         cmd200,
@@ -305,20 +339,55 @@ static void bench_shell(const char *root)
         "{ echo a; ",
         "while true; do echo; ",
     };
-    printf("bench-approval: Bash calls dispatched through the session's gate (public API: JSON "
-           "arguments, schema, every simple command parsed out and decided against %d rules, "
-           "no-op provider) against `bash -n` parsing the same text; medians of 9 alternating "
-           "rounds, CPU time (bash: the child's, less an empty script's)\n",
+    printf("bench-approval: Bash calls, each one agt_session_dispatch (JSON arguments read, schema "
+           "checked, every simple command parsed out and decided against %d rules) against "
+           "`bash -n` on the same text; medians of 11 alternating rounds, CPU time (bash: the "
+           "child's, less an empty script's); ratio = gate / bash -n\n",
            NRULES + 1);
     int same = compare_outputs(s, dir, probes, sizeof probes / sizeof probes[0]);
-    time_gate(s, dir, "200-character compound command", cmd200, 2000, 1000, 20);
-    time_gate(s, dir, "100 KB script", script, 5, 1, 5000);
+    /* the manual-mode session must ask about both (nothing covers them) */
+    long before = asked;
+    char *a200 = args_for(cmd200), *abig = args_for(script);
+    int r200 = gate(s_ask, a200, NULL, 0), rbig = gate(s_ask, abig, NULL, 0);
+    free(a200);
+    free(abig);
+    if (r200 != 0 || rbig != 0 || asked - before != 2) {
+        printf("  MISMATCH: the manual-mode session did not ask about both commands\n");
+        same = -1;
+    }
+    time_gate(s, dir, "200-character compound, yolo (allowed)", cmd200, 2000, 1000, 20);
+    time_gate(s_ask, dir, "200-character compound, manual (asks)", cmd200, 2000, 1000, 20);
+    time_gate(s, dir, "100 KB script, yolo (allowed)", script, 5, 1, 5000);
+    time_gate(s_ask, dir, "100 KB script, manual (asks)", script, 5, 1, 5000);
     free(script);
     rmdir(dir);
     agt_session_free(s);
+    agt_session_free(s_ask);
     agt_registry_free(reg);
+    agt_registry_free(reg_ask);
     if (same != 0)
         exit(1);
+}
+
+/* perf record: n untimed calls of the 100 KB row. */
+static int loop_shell(const char *root, const char *mode, long n)
+{
+    bool ask = strcmp(mode, "ask") == 0;
+    if (!ask && strcmp(mode, "yolo") != 0)
+        return 2;
+    agt_registry *reg = NULL;
+    agt_session *s = shell_session(root, &reg, ask);
+    char *script = make_script(100 * 1024);
+    char *args = args_for(script);
+    int last = -1;
+    for (long i = 0; i < n; i++)
+        last = gate(s, args, NULL, 0);
+    printf("bench-approval: %ld calls, the last %s\n", n, last == 1 ? "ran" : "refused");
+    free(args);
+    free(script);
+    agt_session_free(s);
+    agt_registry_free(reg);
+    return 0;
 }
 
 typedef struct bench_call {
@@ -326,11 +395,21 @@ typedef struct bench_call {
     json_t *args;
 } bench_call;
 
-int main(void)
+int main(int argc, char **argv)
 {
     char root[PATH_MAX];
     if (getcwd(root, sizeof root) == NULL)
         return 1;
+    if (argc == 4 && strcmp(argv[1], "loop") == 0)
+        return loop_shell(root, argv[2], atol(argv[3]));
+    if (argc == 2 && strcmp(argv[1], "shell") == 0) {
+        bench_shell(root);
+        return 0;
+    }
+    if (argc != 1) {
+        fprintf(stderr, "usage: bench_approval [shell] | loop yolo|ask N\n");
+        return 2;
+    }
     agt_registry *reg = NULL;
     agt_registry_new(&reg);
     agt_registry_load_builtin(reg, "chat");

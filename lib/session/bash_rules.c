@@ -528,6 +528,7 @@ typedef struct hits {
 } hits;
 
 typedef struct lctx {
+    size_t calls; /* rules handed to check_rule */
     const layer *L;
     const char *path;  /* the command word as written when it is a path, or NULL */
     agti_buf *scratch; /* [0]: text, [1]: ptext */
@@ -569,6 +570,7 @@ static void check_rule(const agti_rule *r, void *ctx)
 {
     lctx *c = ctx;
     hits *h = c->h;
+    c->calls++;
     bool hit;
     if (r->pattern == NULL) {
         hit = true;
@@ -612,6 +614,48 @@ static bool system_path(const char *path)
     return false;
 }
 
+/* A set of strings (borrowed), open addressing in a power-of-two table. */
+typedef struct sset {
+    const char **v;
+    size_t cap, n;
+} sset;
+
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The slot of s, or the empty one where it would go (set->cap > 0). */
+static size_t sset_slot(const sset *set, const char *s)
+{
+    size_t j = (size_t)(fnv(s) & (set->cap - 1));
+    while (set->v[j] != NULL && strcmp(set->v[j], s) != 0)
+        j = (j + 1) & (set->cap - 1);
+    return j;
+}
+
+/* Room for one more (the table at most half full); false when out of
+ * memory. */
+static bool sset_room(sset *set)
+{
+    if (set->n * 2 < set->cap)
+        return true;
+    size_t cap = set->cap ? set->cap * 2 : 64;
+    const char **v = calloc(cap, sizeof *v);
+    if (v == NULL)
+        return false;
+    sset bigger = {v, cap, set->n};
+    for (size_t i = 0; i < set->cap; i++)
+        if (set->v[i] != NULL)
+            v[sset_slot(&bigger, set->v[i])] = set->v[i];
+    free(set->v);
+    *set = bigger;
+    return true;
+}
+
 /* What one check keeps across its layers: two buffers for the canonical
  * texts, and the Bash rules under the empty key (patterns with no command
  * word to index them), looked up once instead of once per layer. */
@@ -620,8 +664,27 @@ typedef struct jctx {
     agti_rule_range bash; /* where the Bash rules are in the index */
     const agti_rule **generic;
     size_t ngeneric, capgeneric;
+    /* Command words no Bash rule is keyed by: most words of a long script
+     * have no rule, and each look-up in the index is a binary search over
+     * every Bash rule (with 400 rules, a tenth of a 100 KB script's
+     * check). The rules do not change during a check; the words outlive
+     * it. */
+    sset norule;
     bool oom;
 } jctx;
+
+/* The rules of the index keyed by key, each given to check_rule. */
+static void each_keyed(agti_ruleset *rs, jctx *j, const char *key, lctx *c)
+{
+    if (j->norule.cap > 0 && j->norule.v[sset_slot(&j->norule, key)] != NULL)
+        return;
+    size_t before = c->calls;
+    agti_ruleset_each_key(rs, &j->bash, key, check_rule, c);
+    if (c->calls == before && sset_room(&j->norule)) { /* out of memory: no shortcut */
+        j->norule.v[sset_slot(&j->norule, key)] = key;
+        j->norule.n++;
+    }
+}
 
 static void collect_rule(const agti_rule *r, void *ctx)
 {
@@ -652,9 +715,9 @@ static int match_layer(agti_ruleset *rs, const layer *L, const char *path, hits 
     for (size_t i = 0; i < j->ngeneric; i++) /* agti_ruleset_each(rs, "Bash", "", ...) */
         check_rule(j->generic[i], &c);
     if (L->n > 0)
-        agti_ruleset_each_key(rs, &j->bash, L->w[0], check_rule, &c);
+        each_keyed(rs, j, L->w[0], &c);
     if (path != NULL)
-        agti_ruleset_each_key(rs, &j->bash, path, check_rule, &c);
+        each_keyed(rs, j, path, &c);
     return c.oom ? agti_oom() : AGT_OK;
 }
 
@@ -988,50 +1051,19 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
     return state_add(st, idx, priv, !inner_allowed);
 }
 
-/* A set of strings, for the unique lists of the details. */
-typedef struct sset {
-    const char **v;
-    size_t cap, n;
-} sset;
-
-static uint64_t fnv(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-/* Adds s (owned by the caller's JSON array) unless present: true when added. */
+/* Adds s (owned by the caller's JSON array) unless present. */
 static int sset_add(sset *set, json_t *arr, char *s)
 {
     if (s == NULL)
         return agti_oom();
-    if (set->n * 2 >= set->cap) {
-        size_t cap = set->cap ? set->cap * 2 : 64;
-        const char **v = calloc(cap, sizeof *v);
-        if (v == NULL) {
-            free(s);
-            return agti_oom();
-        }
-        for (size_t i = 0; i < set->cap; i++)
-            if (set->v[i] != NULL) {
-                size_t j = (size_t)(fnv(set->v[i]) & (cap - 1));
-                while (v[j] != NULL)
-                    j = (j + 1) & (cap - 1);
-                v[j] = set->v[i];
-            }
-        free(set->v);
-        set->v = v;
-        set->cap = cap;
+    if (!sset_room(set)) {
+        free(s);
+        return agti_oom();
     }
-    size_t j = (size_t)(fnv(s) & (set->cap - 1));
-    while (set->v[j] != NULL) {
-        if (strcmp(set->v[j], s) == 0) {
-            free(s);
-            return AGT_OK;
-        }
-        j = (j + 1) & (set->cap - 1);
+    size_t j = sset_slot(set, s);
+    if (set->v[j] != NULL) {
+        free(s);
+        return AGT_OK;
     }
     json_t *js = json_string(s);
     free(s);
@@ -1148,6 +1180,7 @@ int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v)
     agti_buf_free(&j.scratch[0]);
     agti_buf_free(&j.scratch[1]);
     free(j.generic);
+    free(j.norule.v);
     v->ncommands = needing;
     if (rc != AGT_OK || v->kind == AGT_RULE_DENY)
         return rc;

@@ -7,6 +7,7 @@
 
 #include "agenttools/agenttools.h"
 #include "dispatch/dispatch_internal.h"
+#include "schema/schema_internal.h"
 #include "harness.h"
 
 /* A host tool with two parameters, used by most cases below. */
@@ -298,6 +299,16 @@ static void test_todolist(void)
     agt_registry_free(reg);
 }
 
+/* n bytes drawn from the first k bytes of `from` (a fixed sequence per
+ * seed). */
+static void garbage(char *buf, size_t n, unsigned *seed, const char *from, size_t k)
+{
+    for (size_t i = 0; i < n; i++) {
+        *seed = *seed * 1103515245u + 12345u;
+        buf[i] = from[(*seed >> 16) % k];
+    }
+}
+
 /* Arbitrary bytes as arguments never crash and always give a result. */
 static void test_garbage(void)
 {
@@ -309,10 +320,7 @@ static void test_garbage(void)
     for (int i = 0; i < 2000; i++) {
         char buf[64];
         size_t n = (size_t)(i % 63);
-        for (size_t k = 0; k < n; k++) {
-            seed = seed * 1103515245u + 12345u;
-            buf[k] = "{}[]\":,01 tex\\u\xff\xc3"[(seed >> 16) % 18];
-        }
+        garbage(buf, n, &seed, "{}[]\":,01 tex\\u\xff\xc3", 18); /* and its NUL */
         buf[n] = '\0';
         agt_result *r = NULL;
         if (agt_session_dispatch(s, "g", "echo", buf, &r) == AGT_OK && r != NULL)
@@ -456,6 +464,110 @@ static void test_pending_error_state(void)
     agt_registry_free(reg);
 }
 
+/* agti_schema_parse_json (what dispatch reads the arguments with) against jansson (agti_json_parse,
+ * what dispatch used before): the same value, types, member order and repeated keys, or the same
+ * error message, for hand-picked texts around every place the two readers could part (escapes,
+ * UTF-8, numbers at and past 64 bits and a double's range, NUL in a key and in a string, depth,
+ * trailing bytes) and for garbage made of JSON's characters. */
+static int read_same(const char *text, size_t len)
+{
+    json_t *want = agti_json_parse(text, len, "arguments");
+    char *want_msg = want == NULL ? strdup(agt_error_message()) : NULL;
+    json_t *got = agti_schema_parse_json(text, len, "arguments");
+    int same;
+    if (want == NULL || got == NULL) {
+        same = want == NULL && got == NULL && strcmp(agt_error_message(), want_msg) == 0;
+    } else {
+        char *a = agti_json_dump(want), *b = agti_json_dump(got);
+        /* the dump keeps member order and writes a real with a fraction */
+        same = a != NULL && b != NULL && strcmp(a, b) == 0 && json_equal(want, got);
+        free(a);
+        free(b);
+    }
+    free(want_msg);
+    json_decref(want);
+    json_decref(got);
+    return same;
+}
+
+static void test_args_read(void)
+{
+    static const char *const texts[] = {
+        "{}",
+        " {\"command\":\"ls -la\"} ",
+        "{\"a\":1,\"b\":2,\"a\":3}",
+        "{\"b\":[1,2.5,-0.0,1e3,true,false,null,\"x\"],\"a\":{}}",
+        "{\"command\":\"echo \\\"a\\\\nb\\\" \\u00e9 \\ud83d\\ude00 \\/ \\t\"}",
+        "{\"s\":\"\\u0000x\"}",
+        "{\"k\\u0000\":1}",
+        "{\"n\":9223372036854775807}",
+        "{\"n\":-9223372036854775808}",
+        "{\"n\":9223372036854775808}",
+        "{\"n\":123456789012345678901234567890}",
+        "{\"n\":10000000000000000000}",
+        "{\"n\":-90000000000000000000}",
+        "{\"n\":1e400}",
+        "{\"n\":-1e400}",
+        "{\"n\":1e-400}",
+        "{\"a\":1e3109,\"a\":2}",
+        "{\"a\":{\"k\\u0000\":1},\"a\":2}",
+        "{\"a\":10000000000000000000,\"a\":2}",
+        "{\"a\":[-1E400],\"a\":2}",
+        "{\"a\":\"1e999 \\\\\",\"b\":12345678901234567890}",
+        "{\"a\":\"\\\"1e999\",\"b\":0}",
+        "{\"n\":0.1234567890123456789}",
+        "{\"n\":01}",
+        "{\"n\":1.}",
+        "{\"n\":-}",
+        "{\"s\":\"\xff\"}",
+        "{\"s\":\"\xc3\xa9\"}",
+        "{\"s\":\"\xed\xa0\x80\"}",
+        "{\"s\":\"\\ud800\"}",
+        "{\"s\":\"a\tb\"}",
+        "{\"a\":1,}",
+        "{\"a\":1} x",
+        "[1,2]",
+        "\"x\"",
+        "12",
+        "",
+        "{",
+        "{\"a\":\"unterminated}",
+        "{\"a\" 1}",
+        "{'a':1}",
+        "{\"a\":nul}",
+        "\xef\xbb\xbf{}"};
+    int same = 0;
+    size_t n = sizeof texts / sizeof texts[0];
+    for (size_t i = 0; i < n; i++) {
+        int ok = read_same(texts[i], strlen(texts[i]));
+        if (!ok)
+            T_CHECK(0, "agti_schema_parse_json and jansson differ on %s", texts[i]);
+        same += ok;
+    }
+    /* a NUL byte inside the text, and nesting at and past jansson's 2048 */
+    same += read_same("{\"a\":1}\0", 8);
+    same += read_same("[0\0]", 4);
+    for (size_t depth = 2047; depth <= 2049; depth++) {
+        char *t = malloc(2 * depth + 1);
+        memset(t, '[', depth);
+        memset(t + depth, ']', depth);
+        t[2 * depth] = '\0';
+        same += read_same(t, 2 * depth);
+        free(t);
+    }
+    T_EQ_INT(same, (int)n + 5, "agti_schema_parse_json gives jansson's value or error on %zu texts",
+             n + 5);
+    static const char from[] = "{}[]\":,019e.- ta\\u\xff\xc3\xa9n";
+    unsigned seed = 777;
+    int agree = 0;
+    char buf[48];
+    for (int i = 0; i < 3000; i++) {
+        garbage(buf, (size_t)(i % 47), &seed, from, sizeof from - 1);
+        agree += read_same(buf, (size_t)(i % 47));
+    }
+    T_EQ_INT(agree, 3000, "and on 3000 texts of JSON's characters");
+}
+
 int main(void)
 {
     test_success();
@@ -465,6 +577,7 @@ int main(void)
     test_session_root();
     test_todolist();
     test_garbage();
+    test_args_read();
     test_threads();
     test_threads_export();
     test_pending_error_state();
