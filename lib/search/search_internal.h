@@ -9,11 +9,13 @@
 #include "search/search.h"
 
 /* Fixed-string matcher (literal.c): case-sensitive or ASCII-caseless. */
+enum { AGTI_LIT_SCALAR = 0, AGTI_LIT_SSE2, AGTI_LIT_AVX2 };
 typedef struct agti_lit {
     unsigned char *needle; /* letters lower-cased when folding */
     unsigned char *mask;   /* 0x20 where the byte is a folded letter, else 0 */
     size_t n;
     size_t k1, k2; /* the two rarest positions, compared first */
+    int simd;      /* AGTI_LIT_*: the widest loop the CPU runs (tests lower it) */
 } agti_lit;
 
 int agti_lit_init(agti_lit *l, const char *needle, size_t n, bool icase);

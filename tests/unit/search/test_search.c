@@ -703,17 +703,23 @@ static const char *naive(const char *h, size_t len, const char *n, size_t nl, bo
     return NULL;
 }
 
-/* The SSE2 literal finder against a naive scan on random text over a small
+/* The literal finder against a naive scan on random text over a small
  * alphabet (so candidates are frequent), every needle length 1..40 and every
- * alignment near the end of the buffer. */
+ * alignment near the end of buffers up to 760 bytes (past the AVX2 loop's 64
+ * and 32 byte rounds), with each of its loops: scalar, SSE2, AVX2 (those the
+ * CPU has). */
 static void test_literal(void)
 {
     static const char alpha[] = "abAB@`[{ \n_xyzXYZ";
     unsigned seed = 12345;
-    char hay[300], needle[41];
+    char hay[760], needle[41];
     size_t bad = 0, runs = 0;
+    agti_lit probe;
+    agti_lit_init(&probe, "ab", 2, false);
+    int widest = probe.simd;
+    agti_lit_fini(&probe);
     for (int round = 0; round < 400; round++) {
-        size_t len = (size_t)(round % 300);
+        size_t len = (size_t)(round * 37 % 760);
         for (size_t i = 0; i < len; i++) {
             seed = seed * 1103515245u + 12345u;
             hay[i] = alpha[(seed >> 16) % (sizeof alpha - 1)];
@@ -737,11 +743,13 @@ static void test_literal(void)
             for (int icase = 0; icase < 2; icase++) {
                 agti_lit l;
                 agti_lit_init(&l, needle, nl, icase != 0);
-                const char *got = agti_lit_find(&l, hay, len);
                 const char *want = naive(hay, len, needle, nl, icase != 0);
-                runs++;
-                if (got != want)
-                    bad++;
+                for (int simd = AGTI_LIT_SCALAR; simd <= widest; simd++) {
+                    l.simd = simd;
+                    runs++;
+                    if (agti_lit_find(&l, hay, len) != want)
+                        bad++;
+                }
                 agti_lit_fini(&l);
             }
         }
