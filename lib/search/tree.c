@@ -3,9 +3,11 @@
  * which applies ignore rules and sorts names) and appends the selected
  * files to a queue; worker threads take them in order and search them.
  * Results land in the queue slot of their file, so the output follows the
- * walker's order whatever the thread timing. Caps are applied in that
- * order at the end; a worker skips a file only once the completed prefix of
- * the queue has provably used a cap up.
+ * walker's order whatever the thread timing. As the completed prefix of
+ * the queue grows, its files go to the caller's sink in that order with the
+ * call caps applied (one thread at a time, outside the queue's lock), so
+ * results do not pile up until the end; a worker skips a file only once the
+ * completed prefix has provably used a cap up.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +66,19 @@ typedef struct tree {
     bool pfx_full;
     bool timed_out;
     int64_t deadline_ns;
+    /* Emission (emit_ready): slots [0, emitted) went to the sink; one
+     * thread at a time emits (emitting), and only it touches what follows. */
+    agti_search_sink sink;
+    void *payload;
+    agti_search_result *res;
+    size_t emitted;
+    bool emitting;
+    size_t out_bytes; /* output bytes the call caps count, of the files emitted */
+    size_t nsunk;     /* files given to the sink */
+    bool full;        /* a call cap is used up: later files are not emitted */
+    size_t exact_at;  /* the slot whose file used max_files or max_matches up exactly */
+    int exact_kind;   /* 0: none, 1: max_files, 2: max_matches */
+    int emit_rc;      /* the first error of the sink or of an error entry */
 } tree;
 
 static size_t file_bytes(const agti_search_file *f, const char *path)
@@ -273,6 +288,164 @@ static void search_slot(tree *t, agti_sworker *w, slot *sl, dircache *dc)
     *sl->file = f;
 }
 
+static int push_error(agti_search_result *res, const slot *sl)
+{
+    agti_search_error *ne = realloc(res->errors, (res->nerrors + 1) * sizeof *ne);
+    if (ne == NULL)
+        return agti_oom();
+    res->errors = ne;
+    agti_search_error *e = &res->errors[res->nerrors++];
+    e->path = agti_strdup(sl->path);
+    e->code = sl->err;
+    e->message = agti_aprintf("%s: %s", sl->path, sl->errmsg ? sl->errmsg : "search failed");
+    if (e->path == NULL || e->message == NULL)
+        return agti_oom();
+    return AGT_OK;
+}
+
+/* Gives the file of one completed slot to the sink, applying the call caps
+ * in path order; takes what the slot owns. */
+static int emit_slot(tree *t, slot *sl, size_t i)
+{
+    const agti_search_opts *o = &t->s->o;
+    agti_search_result *res = t->res;
+    if (sl->state != SLOT_DONE)
+        return AGT_OK;
+    if (sl->searched)
+        res->files_searched++;
+    if (sl->binary && !sl->matched)
+        res->binary_skipped++;
+    if (sl->err != AGT_OK)
+        return t->full ? AGT_OK : push_error(res, sl);
+    if (!sl->matched || t->full)
+        return AGT_OK;
+    agti_search_file *f = sl->file;
+    if (f->truncated && o->max_matches_per_file && f->nmatch_lines >= o->max_matches_per_file)
+        res->truncated_matches = true;
+    /* Cut this file's lines to what the call caps leave. */
+    if (o->max_matches && res->total_match_lines + f->nmatch_lines > o->max_matches) {
+        size_t room = o->max_matches - res->total_match_lines, seen = 0, keep = f->nlines;
+        for (size_t k = 0; k < f->nlines; k++) {
+            if (f->lines[k].is_match && ++seen > room) {
+                keep = k;
+                break;
+            }
+        }
+        f->nlines = keep;
+        f->nmatch_lines = room;
+        f->truncated = true;
+        res->truncated_matches = true;
+        t->full = true;
+    }
+    size_t fb = file_bytes(f, sl->path);
+    if (o->max_output_bytes && t->out_bytes + fb > o->max_output_bytes) {
+        size_t k = 0, b = t->out_bytes + strlen(sl->path) + 16, kept_matches = 0;
+        for (; k < f->nlines; k++) {
+            size_t lb = f->lines[k].len + strlen(sl->path) + 16;
+            if (b + lb > o->max_output_bytes)
+                break;
+            b += lb;
+            kept_matches += f->lines[k].is_match;
+        }
+        res->truncated_output = true;
+        t->full = true;
+        if (o->mode == AGTI_SEARCH_CONTENT && kept_matches == 0)
+            return AGT_OK;
+        if (o->mode == AGTI_SEARCH_CONTENT) {
+            f->nlines = k;
+            f->nmatch_lines = kept_matches;
+            f->truncated = true;
+        } else if (b > o->max_output_bytes) {
+            return AGT_OK;
+        }
+        fb = b - t->out_bytes;
+    }
+    t->out_bytes += fb;
+    f->path = sl->path;
+    sl->path = NULL;
+    f->mtime_ns = sl->mtime_ns;
+    res->total_match_lines += f->nmatch_lines;
+    t->nsunk++;
+    int rc = t->sink(t->payload, f);
+    memset(f, 0, sizeof *f);
+    /* A cap used up exactly is reported as cutting when any candidate file
+     * follows (searched or not): whether later files were searched depends
+     * on thread timing, whether they exist does not; so that is decided
+     * once the walk is over. */
+    if (o->max_files && t->nsunk >= o->max_files && !t->full) {
+        t->full = true;
+        t->exact_at = i;
+        t->exact_kind = 1;
+    }
+    if (o->max_matches && res->total_match_lines >= o->max_matches && !t->full) {
+        t->full = true;
+        t->exact_at = i;
+        t->exact_kind = 2;
+    }
+    return rc;
+}
+
+static void slot_free(slot *sl)
+{
+    free(sl->path);
+    free(sl->errmsg);
+    agti_search_file_clear(sl->file);
+    free(sl->file);
+    sl->path = sl->errmsg = NULL;
+    sl->file = NULL;
+}
+
+#define EMIT_BATCH 64
+
+/* Caller holds mu. Emits the completed slots not emitted yet, unless
+ * another thread is at it (it picks these up before it stops). The slots
+ * are taken out under mu (the walk may move the array) and emitted
+ * without it. */
+static void emit_ready(tree *t)
+{
+    slot local[EMIT_BATCH];
+    while (!t->emitting && t->emitted < t->done) {
+        t->emitting = true;
+        size_t first = t->emitted, k = t->done - first;
+        k = k > EMIT_BATCH ? EMIT_BATCH : k;
+        for (size_t j = 0; j < k; j++) {
+            local[j] = t->slots[first + j];
+            t->slots[first + j].path = NULL;
+            t->slots[first + j].errmsg = NULL;
+            t->slots[first + j].file = NULL;
+        }
+        t->emitted = first + k;
+        pthread_mutex_unlock(&t->mu);
+        int rc = AGT_OK;
+        for (size_t j = 0; j < k; j++) {
+            if (rc == AGT_OK && t->emit_rc == AGT_OK)
+                rc = emit_slot(t, &local[j], first + j);
+            slot_free(&local[j]);
+        }
+        pthread_mutex_lock(&t->mu);
+        t->emitting = false;
+        if (rc != AGT_OK && t->emit_rc == AGT_OK) {
+            t->emit_rc = rc;
+            t->stop = true;
+            pthread_cond_broadcast(&t->cv);
+        }
+    }
+}
+
+/* The sink of agti_search_tree_at: appends to res->files. */
+static int append_file(void *payload, agti_search_file *f)
+{
+    agti_search_result *res = payload;
+    agti_search_file *nf = realloc(res->files, (res->nfiles + 1) * sizeof *nf);
+    if (nf == NULL) {
+        agti_search_file_clear(f);
+        return agti_oom();
+    }
+    res->files = nf;
+    res->files[res->nfiles++] = *f;
+    return AGT_OK;
+}
+
 typedef struct worker_arg {
     tree *t;
     int rc;
@@ -321,8 +494,10 @@ static void *worker_main(void *arg)
             idx[m] = i;
             local[m++] = t->slots[i];
         }
-        if (m < k)
+        if (m < k) {
             advance_prefix(t);
+            emit_ready(t);
+        }
         if (m == 0)
             continue;
         pthread_mutex_unlock(&t->mu);
@@ -339,6 +514,7 @@ static void *worker_main(void *arg)
         for (size_t j = 0; j < m; j++)
             t->slots[idx[j]] = local[j];
         advance_prefix(t);
+        emit_ready(t);
         if (w.timed_out) {
             t->timed_out = true;
             t->stop = true;
@@ -410,116 +586,6 @@ static int walk_cb(const agti_walk_entry *e, void *payload)
     return 0;
 }
 
-static int push_error(agti_search_result *res, const slot *sl)
-{
-    agti_search_error *ne = realloc(res->errors, (res->nerrors + 1) * sizeof *ne);
-    if (ne == NULL)
-        return agti_oom();
-    res->errors = ne;
-    agti_search_error *e = &res->errors[res->nerrors++];
-    e->path = agti_strdup(sl->path);
-    e->code = sl->err;
-    e->message = agti_aprintf("%s: %s", sl->path, sl->errmsg ? sl->errmsg : "search failed");
-    if (e->path == NULL || e->message == NULL)
-        return agti_oom();
-    return AGT_OK;
-}
-
-/* Moves the results out of the slots in order, applying the call caps. */
-static int collect(tree *t, agti_search_result *res)
-{
-    const agti_search_opts *o = &t->s->o;
-    size_t nmatched = 0;
-    for (size_t i = 0; i < t->n; i++)
-        nmatched += t->slots[i].state == SLOT_DONE && t->slots[i].matched;
-    res->files = calloc(nmatched ? nmatched : 1, sizeof *res->files);
-    if (res->files == NULL)
-        return agti_oom();
-    size_t bytes = 0;
-    bool full = false;
-    int rc = AGT_OK;
-    for (size_t i = 0; i < t->n && rc == AGT_OK; i++) {
-        slot *sl = &t->slots[i];
-        if (sl->state != SLOT_DONE)
-            continue;
-        if (sl->searched)
-            res->files_searched++;
-        if (sl->binary && !sl->matched)
-            res->binary_skipped++;
-        if (sl->err != AGT_OK) {
-            if (!full)
-                rc = push_error(res, sl);
-            continue;
-        }
-        if (!sl->matched)
-            continue;
-        if (full) {
-            continue;
-        }
-        agti_search_file *f = sl->file;
-        if (f->truncated && o->max_matches_per_file && f->nmatch_lines >= o->max_matches_per_file)
-            res->truncated_matches = true;
-        /* Cut this file's lines to what the call caps leave. */
-        if (o->max_matches && res->total_match_lines + f->nmatch_lines > o->max_matches) {
-            size_t room = o->max_matches - res->total_match_lines, seen = 0, keep = f->nlines;
-            for (size_t k = 0; k < f->nlines; k++) {
-                if (f->lines[k].is_match && ++seen > room) {
-                    keep = k;
-                    break;
-                }
-            }
-            f->nlines = keep;
-            f->nmatch_lines = room;
-            f->truncated = true;
-            res->truncated_matches = true;
-            full = true;
-        }
-        size_t fb = file_bytes(f, sl->path);
-        if (o->max_output_bytes && bytes + fb > o->max_output_bytes) {
-            size_t k = 0, b = bytes + strlen(sl->path) + 16, kept_matches = 0;
-            for (; k < f->nlines; k++) {
-                size_t lb = f->lines[k].len + strlen(sl->path) + 16;
-                if (b + lb > o->max_output_bytes)
-                    break;
-                b += lb;
-                kept_matches += f->lines[k].is_match;
-            }
-            res->truncated_output = true;
-            full = true;
-            if (o->mode == AGTI_SEARCH_CONTENT && kept_matches == 0)
-                continue;
-            if (o->mode == AGTI_SEARCH_CONTENT) {
-                f->nlines = k;
-                f->nmatch_lines = kept_matches;
-                f->truncated = true;
-            } else if (b > o->max_output_bytes) {
-                continue;
-            }
-            fb = b - bytes;
-        }
-        bytes += fb;
-        f->path = sl->path;
-        sl->path = NULL;
-        f->mtime_ns = sl->mtime_ns;
-        res->total_match_lines += f->nmatch_lines;
-        res->files[res->nfiles++] = *f;
-        memset(f, 0, sizeof *f);
-        /* A cap used up exactly is reported as cutting when any candidate
-         * file follows (searched or not): whether later files were searched
-         * depends on thread timing, whether they exist does not. */
-        bool more = i + 1 < t->n || t->walk_capped;
-        if (o->max_files && res->nfiles >= o->max_files && !full) {
-            full = true;
-            res->truncated_files = more;
-        }
-        if (o->max_matches && res->total_match_lines >= o->max_matches && !full) {
-            full = true;
-            res->truncated_matches = more;
-        }
-    }
-    return rc;
-}
-
 static unsigned thread_count(const agti_searcher *s)
 {
     unsigned n = s->o.threads;
@@ -531,7 +597,7 @@ static unsigned thread_count(const agti_searcher *s)
 }
 
 static int search_single(agti_searcher *s, int fd, const char *root, const struct stat *st,
-                         agti_search_result *res)
+                         agti_search_sink sink, void *payload, agti_search_result *res)
 {
     const char *base = strrchr(root, '/');
     base = base && base[1] ? base + 1 : root;
@@ -589,10 +655,9 @@ static int search_single(agti_searcher *s, int fd, const char *root, const struc
     if (binary && !matched)
         res->binary_skipped = 1;
     if (matched) {
-        res->files = calloc(1, sizeof *res->files);
         f.path = agti_strdup(base);
         f.mtime_ns = mtime_ns;
-        if (res->files == NULL || f.path == NULL) {
+        if (f.path == NULL) {
             agti_search_file_clear(&f);
             return agti_oom();
         }
@@ -612,9 +677,8 @@ static int search_single(agti_searcher *s, int fd, const char *root, const struc
             f.truncated = true;
             res->truncated_output = true;
         }
-        res->files[0] = f;
-        res->nfiles = 1;
         res->total_match_lines = f.nmatch_lines;
+        return sink(payload, &f);
     }
     return AGT_OK;
 }
@@ -634,14 +698,24 @@ int agti_search_tree(agti_searcher *s, const char *root, agti_search_result *res
 
 int agti_search_tree_at(agti_searcher *s, int fd, const char *root, agti_search_result *res)
 {
-    if (s == NULL || root == NULL || res == NULL || fd < 0)
+    return agti_search_tree_sink(s, fd, root, append_file, res, res);
+}
+
+int agti_search_tree_sink(agti_searcher *s, int fd, const char *root, agti_search_sink sink,
+                          void *payload, agti_search_result *res)
+{
+    if (s == NULL || root == NULL || res == NULL || fd < 0 || sink == NULL)
         return agti_error(AGT_EINVAL, "search: NULL argument");
     memset(res, 0, sizeof *res);
     struct stat st;
     if (fstat(fd, &st) != 0)
         return agti_error(AGT_ENOTFOUND, "search root '%s': %s", root, strerror(errno));
-    if (S_ISREG(st.st_mode))
-        return search_single(s, fd, root, &st, res);
+    if (S_ISREG(st.st_mode)) {
+        int rc = search_single(s, fd, root, &st, sink, payload, res);
+        if (rc != AGT_OK)
+            agti_search_result_clear(res);
+        return rc;
+    }
     if (!S_ISDIR(st.st_mode))
         return agti_error(AGT_EINVAL, "search root '%s' is neither a file nor a directory", root);
 
@@ -650,6 +724,9 @@ int agti_search_tree_at(agti_searcher *s, int fd, const char *root, agti_search_
     t.s = s;
     t.root = root;
     t.rootfd = fd;
+    t.sink = sink;
+    t.payload = payload;
+    t.res = res;
     t.rootlen = strlen(root);
     while (t.rootlen > 1 && root[t.rootlen - 1] == '/')
         t.rootlen--;
@@ -700,9 +777,23 @@ int agti_search_tree_at(agti_searcher *s, int fd, const char *root, agti_search_
     pthread_mutex_unlock(&t.mu);
     for (unsigned i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    /* what the workers left: every slot is done or skipped now */
+    pthread_mutex_lock(&t.mu);
+    advance_prefix(&t);
+    emit_ready(&t);
+    pthread_mutex_unlock(&t.mu);
 
     if (rc == AGT_OK && t.oom)
         rc = agti_oom();
+    if (rc == AGT_OK)
+        rc = t.emit_rc;
+    if (rc == AGT_OK && t.exact_kind != 0) {
+        bool more = t.exact_at + 1 < t.n || t.walk_capped;
+        if (t.exact_kind == 1)
+            res->truncated_files = more;
+        else
+            res->truncated_matches = more;
+    }
     if (rc == AGT_OK) {
         res->sensitive_skipped = wr.sensitive_skipped;
         res->too_large_skipped = t.too_large;
@@ -711,15 +802,10 @@ int agti_search_tree_at(agti_searcher *s, int fd, const char *root, agti_search_
         res->nwarnings = wr.nwarnings;
         wr.warnings = NULL;
         wr.nwarnings = 0;
-        rc = collect(&t, res);
     }
     agti_walk_result_clear(&wr);
-    for (size_t i = 0; i < t.n; i++) {
-        free(t.slots[i].path);
-        free(t.slots[i].errmsg);
-        agti_search_file_clear(t.slots[i].file);
-        free(t.slots[i].file);
-    }
+    for (size_t i = 0; i < t.n; i++)
+        slot_free(&t.slots[i]);
     free(t.slots);
     pthread_mutex_destroy(&t.mu);
     pthread_cond_destroy(&t.cv);

@@ -1099,9 +1099,156 @@ static void test_glob_base_long_path(void)
     free(rel);
 }
 
+/* ---- the sink (agti_search_tree_sink) -------------------------------- */
+
+typedef struct sink_log {
+    agti_buf paths; /* "path:nmatch_lines:nlines\n" per file received */
+    int inside;     /* calls running now (must never be 2) */
+    bool overlap;
+    size_t calls, fail_after;
+} sink_log;
+
+static int log_sink(void *payload, agti_search_file *f)
+{
+    sink_log *l = payload;
+    if (__atomic_add_fetch(&l->inside, 1, __ATOMIC_SEQ_CST) != 1)
+        l->overlap = true;
+    l->calls++;
+    agti_buf_printf(&l->paths, "%s:%zu:%zu\n", f->path, f->nmatch_lines, f->nlines);
+    agti_search_file_clear(f);
+    usleep(200); /* let other workers finish files meanwhile */
+    __atomic_sub_fetch(&l->inside, 1, __ATOMIC_SEQ_CST);
+    return l->fail_after && l->calls >= l->fail_after ? AGT_ENOMEM : AGT_OK;
+}
+
+/* What agti_search_tree puts in res->files, in the sink's format. */
+static char *listed(const agti_search_result *res)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    for (size_t i = 0; i < res->nfiles; i++)
+        agti_buf_printf(&b, "%s:%zu:%zu\n", res->files[i].path, res->files[i].nmatch_lines,
+                        res->files[i].nlines);
+    agti_buf_putc(&b, '\0');
+    agti_buf_truncate(&b, b.len - 1);
+    return agti_buf_detach(&b);
+}
+
+static void test_sink(void)
+{
+    char *r = mktree();
+    /* dN/fNN.txt: NN % 4 + 1 lines, "hit" but "miss" in every 5th file */
+    char name[64], text[64];
+    for (int i = 0; i < 60; i++) {
+        snprintf(name, sizeof name, "d%d/f%02d.txt", i / 20, i);
+        text[0] = '\0';
+        for (int k = 0; k <= i % 4; k++)
+            strcat(text, i % 5 == 4 ? "miss\n" : "hit\n");
+        puts_file(r, name, text);
+    }
+    int fd = open(r, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct {
+        int mode;
+        size_t max_files, max_matches, max_output;
+    } cases[] = {
+        {AGTI_SEARCH_CONTENT, 0, 0, 0},   {AGTI_SEARCH_COUNT, 0, 0, 0},
+        {AGTI_SEARCH_FILES, 0, 0, 0},     {AGTI_SEARCH_FILES, 12, 0, 0},
+        {AGTI_SEARCH_FILES, 48, 0, 0},    {AGTI_SEARCH_CONTENT, 0, 30, 0},
+        {AGTI_SEARCH_CONTENT, 0, 120, 0}, {AGTI_SEARCH_CONTENT, 0, 0, 700},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        agti_search_opts o = opts("hit");
+        o.mode = cases[c].mode;
+        o.max_files = cases[c].max_files;
+        o.max_matches = cases[c].max_matches;
+        o.max_output_bytes = cases[c].max_output;
+        o.threads = 3;
+        agti_searcher *s = NULL;
+        T_EQ_INT(agti_searcher_new(&s, &o), AGT_OK, "case %zu: searcher", c);
+        agti_search_result want, got;
+        T_EQ_INT(agti_search_tree_at(s, fd, r, &want), AGT_OK, "case %zu: tree", c);
+        sink_log log = {AGTI_BUF_INIT, 0, false, 0, 0};
+        T_EQ_INT(agti_search_tree_sink(s, fd, r, log_sink, &log, &got), AGT_OK, "case %zu: sink",
+                 c);
+        char *w = listed(&want);
+        T_EQ_STR(agti_buf_cstr(&log.paths), w, "case %zu: the sink gets res->files, in order", c);
+        T_CHECK(!log.overlap, "case %zu: one sink call at a time", c);
+        T_EQ_INT(got.nfiles, 0, "case %zu: res->files stays empty", c);
+        T_CHECK(got.truncated_files == want.truncated_files &&
+                    got.truncated_matches == want.truncated_matches &&
+                    got.truncated_output == want.truncated_output &&
+                    got.total_match_lines == want.total_match_lines &&
+                    /* with a cap, how many files were searched before it was
+                     * seen used up depends on thread timing */
+                    (got.files_searched == want.files_searched ||
+                     (o.max_files | o.max_matches | o.max_output_bytes) != 0),
+                "case %zu: same flags and counts (%d%d%d %zu %zu / %d%d%d %zu %zu)", c,
+                got.truncated_files, got.truncated_matches, got.truncated_output,
+                got.total_match_lines, got.files_searched, want.truncated_files,
+                want.truncated_matches, want.truncated_output, want.total_match_lines,
+                want.files_searched);
+        free(w);
+        agti_buf_free(&log.paths);
+        agti_search_result_clear(&want);
+        agti_search_result_clear(&got);
+        agti_searcher_free(s);
+    }
+    /* 48 files match, the last is f58: a cap of 49 cuts nothing; one of 48
+     * is used up exactly, and a candidate file follows (f59), so that is a
+     * cut as well */
+    agti_search_opts o = opts("hit");
+    o.mode = AGTI_SEARCH_FILES;
+    agti_searcher *s = NULL;
+    agti_search_result res;
+    sink_log log;
+    size_t caps[] = {49, 48, 12};
+    for (int k = 0; k < 3; k++) {
+        o.max_files = caps[k];
+        agti_searcher_new(&s, &o);
+        log = (sink_log){AGTI_BUF_INIT, 0, false, 0, 0};
+        agti_search_tree_sink(s, fd, r, log_sink, &log, &res);
+        size_t want_calls = caps[k] > 48 ? 48 : caps[k];
+        T_EQ_INT(log.calls, want_calls, "max_files %zu: %zu files", caps[k], want_calls);
+        T_EQ_INT(res.truncated_files, k > 0, "max_files %zu: cut is %d", caps[k], k > 0);
+        agti_buf_free(&log.paths);
+        agti_search_result_clear(&res);
+        agti_searcher_free(s);
+    }
+
+    /* a sink error stops the search and is its result */
+    o = opts("hit");
+    o.threads = 2;
+    agti_searcher_new(&s, &o);
+    log = (sink_log){AGTI_BUF_INIT, 0, false, 0, 3};
+    T_EQ_INT(agti_search_tree_sink(s, fd, r, log_sink, &log, &res), AGT_ENOMEM,
+             "the sink's error comes back");
+    T_EQ_INT(log.calls, 3, "no call after the failing one");
+    T_EQ_STR(agti_buf_cstr(&log.paths), "d0/f00.txt:1:1\nd0/f01.txt:2:2\nd0/f02.txt:3:3\n",
+             "the first three files, in order");
+    agti_buf_free(&log.paths);
+    agti_searcher_free(s);
+
+    /* a single file goes to the sink too, under its base name */
+    o = opts("hit");
+    agti_searcher_new(&s, &o);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/d1/f23.txt", r);
+    int ffd = open(p, O_RDONLY | O_CLOEXEC);
+    log = (sink_log){AGTI_BUF_INIT, 0, false, 0, 0};
+    T_EQ_INT(agti_search_tree_sink(s, ffd, p, log_sink, &log, &res), AGT_OK, "single file");
+    T_EQ_STR(agti_buf_cstr(&log.paths), "f23.txt:4:4\n", "single file: one call");
+    close(ffd);
+    agti_buf_free(&log.paths);
+    agti_search_result_clear(&res);
+    agti_searcher_free(s);
+    close(fd);
+    rmtree(r);
+    free(r);
+}
+
 int main(void)
 {
     test_literal();
+    test_sink();
     test_required_sets();
     test_prefilter_same();
     test_prefilter_rg();
