@@ -77,8 +77,12 @@ typedef struct agti_sworker {
     pcre2_match_data *md;
     pcre2_match_context *mctx;
     pcre2_jit_stack *jit;
-    const pcre2_code *code; /* for the current file: the searcher's code or code_ascii */
-    char *buf;              /* reused read buffer */
+    const pcre2_code *code; /* for the current file: the searcher's code or code_ascii
+                               (NULL: not chosen yet, from data[0..len) when the regex
+                               first runs) */
+    const char *data;
+    size_t len;
+    char *buf; /* reused read buffer */
     size_t cap;
     bool mapped;         /* the data searched is a private read-only file mapping: pages done
                             with may be dropped (MADV_DONTNEED) and read again from the file */
