@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,7 +46,24 @@ typedef struct slot {
     /* the results of a file with matches (NULL otherwise): a slot stays
      * small, as there is one for every file the walk selects */
     agti_search_file *file;
+    struct sdir *dir; /* the file's folder, open (NULL: the worker opens it) */
 } slot;
+
+/* A folder of the walk, its descriptor duplicated from the walker's while
+ * it lists it (one fcntl instead of each worker resolving the folder's
+ * path below the root again); closed when its last queued file is done. */
+typedef struct sdir {
+    int fd;
+    size_t refs; /* guarded by the tree's mu */
+    size_t plen;
+    char path[]; /* root-relative (the walker's descriptor numbers are reused) */
+} sdir;
+
+/* Duplicated folders open at once, at most: a quarter of the process's
+ * descriptor limit, up to this (each holds a descriptor while its files
+ * wait in the queue, and the walk runs well ahead of the search); past
+ * that, workers open folders themselves. */
+#define MAX_SDIRS 1024
 
 typedef struct tree {
     agti_searcher *s;
@@ -82,7 +100,25 @@ typedef struct tree {
     size_t exact_at;  /* the slot whose file used max_files or max_matches up exactly */
     int exact_kind;   /* 0: none, 1: max_files, 2: max_matches */
     int emit_rc;      /* the first error of the sink or of an error entry */
+    /* the folder of the walk's latest file (guarded by mu, as are all sdirs) */
+    sdir *cur_dir;
+    size_t nsdirs;   /* sdirs open */
+    size_t max_dirs; /* at most */
 } tree;
+
+/* Caller holds mu. Drops a slot's hold on its folder. */
+static void dir_release(tree *t, slot *sl)
+{
+    sdir *d = sl->dir;
+    sl->dir = NULL;
+    if (d == NULL || --d->refs > 0)
+        return;
+    if (t->cur_dir == d)
+        t->cur_dir = NULL;
+    close(d->fd);
+    free(d);
+    t->nsdirs--;
+}
 
 static size_t file_bytes(const agti_search_file *f, const char *path)
 {
@@ -236,7 +272,7 @@ static void search_slot(tree *t, agti_sworker *w, slot *sl, dircache *dc)
 {
     const char *slash = strrchr(sl->path, '/');
     size_t dirlen = slash ? (size_t)(slash - sl->path) : 0;
-    int dfd = dir_fd(t, dc, sl->path, dirlen);
+    int dfd = sl->dir != NULL ? sl->dir->fd : dir_fd(t, dc, sl->path, dirlen);
     if (dfd < 0) {
         sl->err = AGT_EIO;
         sl->errmsg = agti_aprintf("cannot open its directory: %s", strerror(errno));
@@ -492,6 +528,7 @@ static void *worker_main(void *arg)
             size_t i = t->next++;
             if (t->pfx_full && t->done <= i) {
                 t->slots[i].state = SLOT_SKIPPED;
+                dir_release(t, &t->slots[i]);
                 continue;
             }
             idx[m] = i;
@@ -514,8 +551,10 @@ static void *worker_main(void *arg)
             local[j].state = SLOT_DONE;
         }
         pthread_mutex_lock(&t->mu);
-        for (size_t j = 0; j < m; j++)
+        for (size_t j = 0; j < m; j++) {
+            dir_release(t, &local[j]);
             t->slots[idx[j]] = local[j];
+        }
         advance_prefix(t);
         emit_ready(t);
         if (w.timed_out) {
@@ -578,6 +617,30 @@ static int walk_cb(const agti_walk_entry *e, void *payload)
         pthread_cond_broadcast(&t->cv);
         pthread_mutex_unlock(&t->mu);
         return 1;
+    }
+    /* The folder's descriptor, shared by its files in the queue. */
+    const char *slash = memrchr(e->relpath, '/', e->relpath_len);
+    size_t dl = slash ? (size_t)(slash - e->relpath) : 0;
+    sdir *d = t->cur_dir;
+    if (d != NULL && !(d->plen == dl && memcmp(d->path, e->relpath, dl) == 0))
+        d = t->cur_dir = NULL;
+    if (d == NULL && e->dirfd >= 0 && t->nsdirs < t->max_dirs &&
+        (d = malloc(sizeof *d + dl)) != NULL) {
+        d->fd = fcntl(e->dirfd, F_DUPFD_CLOEXEC, 0);
+        if (d->fd < 0) {
+            free(d);
+            d = NULL;
+        } else {
+            d->refs = 0;
+            d->plen = dl;
+            memcpy(d->path, e->relpath, dl);
+            t->cur_dir = d;
+            t->nsdirs++;
+        }
+    }
+    if (d != NULL) {
+        d->refs++;
+        sl->dir = d;
     }
     t->n++;
     /* When the walk is the bottleneck the workers wait for it; waking one
@@ -729,6 +792,11 @@ int agti_search_tree_sink(agti_searcher *s, int fd, const char *root, agti_searc
     t.rootfd = fd;
     t.sink = sink;
     t.payload = payload;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        t.max_dirs = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / 4 > MAX_SDIRS
+                         ? MAX_SDIRS
+                         : (size_t)(rl.rlim_cur / 4);
     t.res = res;
     t.rootlen = strlen(root);
     while (t.rootlen > 1 && root[t.rootlen - 1] == '/')
@@ -807,8 +875,10 @@ int agti_search_tree_sink(agti_searcher *s, int fd, const char *root, agti_searc
         wr.nwarnings = 0;
     }
     agti_walk_result_clear(&wr);
-    for (size_t i = 0; i < t.n; i++)
+    for (size_t i = 0; i < t.n; i++) {
+        dir_release(&t, &t.slots[i]); /* files queued when the search stopped */
         slot_free(&t.slots[i]);
+    }
     free(t.slots);
     pthread_mutex_destroy(&t.mu);
     pthread_cond_destroy(&t.cv);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -1245,10 +1246,66 @@ static void test_sink(void)
     free(r);
 }
 
+/* ---- folders shared by the queue (tree.c sdir) ----------------------- */
+
+static size_t open_fds(void)
+{
+    size_t n = 0;
+    char p[64];
+    for (int fd = 0; fd < 4096; fd++) {
+        snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+        n += access(p, F_OK) == 0;
+    }
+    return n;
+}
+
+/* 120 folders of 3 files, each "hit" in the file named after its folder
+ * and in z.txt: the same 240 lines with the folders' descriptors shared
+ * (descriptor limit 20000: up to 1024 of them) and with workers opening
+ * most folders themselves (limit 64: 16), and no descriptor left open. */
+static void test_shared_dirs(void)
+{
+    char *r = mktree();
+    char name[64];
+    agti_buf want = AGTI_BUF_INIT;
+    for (int i = 0; i < 120; i++) {
+        snprintf(name, sizeof name, "d%03d/a.txt", i);
+        puts_file(r, name, "miss\n");
+        snprintf(name, sizeof name, "d%03d/d%03d.txt", i, i);
+        puts_file(r, name, "x\nhit\n");
+        agti_buf_printf(&want, "d%03d/d%03d.txt:2:hit\n", i, i);
+        snprintf(name, sizeof name, "d%03d/z.txt", i);
+        puts_file(r, name, "hit\n");
+        agti_buf_printf(&want, "d%03d/z.txt:1:hit\n", i);
+    }
+    agti_buf_putc(&want, '\0');
+    struct rlimit old;
+    getrlimit(RLIMIT_NOFILE, &old);
+    rlim_t limits[] = {old.rlim_cur < 20000 ? old.rlim_cur : 20000, 64};
+    for (int k = 0; k < 2; k++) {
+        struct rlimit rl = {limits[k], old.rlim_max};
+        setrlimit(RLIMIT_NOFILE, &rl);
+        size_t before = open_fds();
+        agti_search_opts o = opts("hit");
+        o.threads = 2;
+        char *got = run(r, &o, NULL);
+        T_EQ_STR(got, want.ptr, "descriptor limit %llu: every folder's files",
+                 (unsigned long long)limits[k]);
+        T_EQ_INT(open_fds(), before, "descriptor limit %llu: none left open",
+                 (unsigned long long)limits[k]);
+        free(got);
+    }
+    setrlimit(RLIMIT_NOFILE, &old);
+    agti_buf_free(&want);
+    rmtree(r);
+    free(r);
+}
+
 int main(void)
 {
     test_literal();
     test_sink();
+    test_shared_dirs();
     test_required_sets();
     test_prefilter_same();
     test_prefilter_rg();
