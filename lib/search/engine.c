@@ -922,7 +922,10 @@ int agti_search_data(const agti_searcher *s, agti_sworker *w, const char *data, 
         data = "";
     size_t probe = len < AGTI_SEARCH_BINARY_PROBE ? len : AGTI_SEARCH_BINARY_PROBE;
     int mode = s->o.mode;
-    if (memchr(data, '\0', probe) != NULL) {
+    /* the tree's reader looked at the probe's bytes as it read them */
+    bool probed = w->nul_free >= probe;
+    w->nul_free = 0;
+    if (!probed && memchr(data, '\0', probe) != NULL) {
         *binary = true;
         if (!s->o.binary_report)
             return AGT_OK;

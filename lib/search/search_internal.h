@@ -86,6 +86,8 @@ typedef struct agti_sworker {
     size_t cap;
     bool mapped;         /* the data searched is a private read-only file mapping: pages done
                             with may be dropped (MADV_DONTNEED) and read again from the file */
+    size_t nul_free;     /* the first bytes of buf known to hold no NUL (read_file's probe);
+                            agti_search_data takes it and resets it */
     int64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none */
     bool timed_out;
 } agti_sworker;

@@ -156,6 +156,7 @@ static int read_file(agti_sworker *w, int dirfd, const char *path, uint64_t max,
     *mapped = false;
     *too_large = false;
     *binary = false;
+    w->nul_free = 0;
     /* In a tree, symlinks are skipped: O_NOFOLLOW keeps one swapped in
      * after the walk from being followed out of the tree. */
     int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | (dirfd != AT_FDCWD ? O_NOFOLLOW : 0);
@@ -216,10 +217,13 @@ static int read_file(agti_sworker *w, int dirfd, const char *path, uint64_t max,
         }
         if (r == 0)
             break;
-        if (got == 0 && skip_binary && memchr(w->buf, '\0', (size_t)r) != NULL) {
-            got = (size_t)r;
-            *binary = true;
-            break;
+        if (got == 0 && skip_binary) {
+            if (memchr(w->buf, '\0', (size_t)r) != NULL) {
+                got = (size_t)r;
+                *binary = true;
+                break;
+            }
+            w->nul_free = (size_t)r; /* agti_search_data need not look again */
         }
         got += (size_t)r;
         /* A short read once fstat's size is in: the end of a regular file
