@@ -104,6 +104,12 @@ typedef struct tree {
     sdir *cur_dir;
     size_t nsdirs;   /* sdirs open */
     size_t max_dirs; /* at most */
+    size_t cut_at;   /* with full: the slot where a cap was used up */
+    /* Sensitive files the walk met (skip_sensitive), each as the number of
+     * files queued before it: once a cap cuts the results, only those before
+     * the cut count, as how far the walk got past it depends on timing. */
+    size_t *sens;
+    size_t nsens, capsens;
 } tree;
 
 /* Caller holds mu. Drops a slot's hold on its folder. */
@@ -346,6 +352,14 @@ static int push_error(agti_search_result *res, const slot *sl)
     return AGT_OK;
 }
 
+/* A call cap is used up at slot i: later files are not emitted. */
+static void set_full(tree *t, size_t i)
+{
+    if (!t->full)
+        t->cut_at = i;
+    t->full = true;
+}
+
 /* Gives the file of one completed slot to the sink, applying the call caps
  * in path order; takes what the slot owns. */
 static int emit_slot(tree *t, slot *sl, size_t i)
@@ -378,7 +392,7 @@ static int emit_slot(tree *t, slot *sl, size_t i)
         f->nmatch_lines = room;
         f->truncated = true;
         res->truncated_matches = true;
-        t->full = true;
+        set_full(t, i);
     }
     size_t fb = file_bytes(f, sl->path);
     if (o->max_output_bytes && t->out_bytes + fb > o->max_output_bytes) {
@@ -391,7 +405,7 @@ static int emit_slot(tree *t, slot *sl, size_t i)
             kept_matches += f->lines[k].is_match;
         }
         res->truncated_output = true;
-        t->full = true;
+        set_full(t, i);
         if (o->mode == AGTI_SEARCH_CONTENT && kept_matches == 0)
             return AGT_OK;
         if (o->mode == AGTI_SEARCH_CONTENT) {
@@ -416,12 +430,12 @@ static int emit_slot(tree *t, slot *sl, size_t i)
      * on thread timing, whether they exist does not; so that is decided
      * once the walk is over. */
     if (o->max_files && t->nsunk >= o->max_files && !t->full) {
-        t->full = true;
+        set_full(t, i);
         t->exact_at = i;
         t->exact_kind = 1;
     }
     if (o->max_matches && res->total_match_lines >= o->max_matches && !t->full) {
-        t->full = true;
+        set_full(t, i);
         t->exact_at = i;
         t->exact_kind = 2;
     }
@@ -580,6 +594,28 @@ static void *worker_main(void *arg)
 static int walk_cb(const agti_walk_entry *e, void *payload)
 {
     tree *t = payload;
+    /* The walker's own test (skip_sensitive there), done here to know where
+     * in the walk each one was. */
+    if (e->type == AGTI_FS_FILE && t->s->o.skip_sensitive &&
+        agti_sensitive_match(t->s->o.sensitive, e->relpath, NULL)) {
+        pthread_mutex_lock(&t->mu);
+        if (t->nsens == t->capsens) {
+            size_t ncap = t->capsens ? 2 * t->capsens : 16;
+            size_t *ns = realloc(t->sens, ncap * sizeof *ns);
+            if (ns == NULL) {
+                t->oom = true;
+                t->stop = true;
+                pthread_cond_broadcast(&t->cv);
+                pthread_mutex_unlock(&t->mu);
+                return 1;
+            }
+            t->sens = ns;
+            t->capsens = ncap;
+        }
+        t->sens[t->nsens++] = t->n;
+        pthread_mutex_unlock(&t->mu);
+        return 0;
+    }
     /* Like ripgrep without -L: symlinks are not followed, not even to
      * files (no duplicate results, nothing read from outside the tree). */
     if (e->type != AGTI_FS_FILE || e->is_symlink)
@@ -829,7 +865,7 @@ int agti_search_tree_sink(agti_searcher *s, int fd, const char *root, agti_searc
     agti_walk_opts wo;
     memset(&wo, 0, sizeof wo);
     wo.include_ignored = s->o.include_ignored;
-    wo.skip_sensitive = s->o.skip_sensitive;
+    wo.skip_sensitive = false; /* walk_cb counts them */
     wo.sensitive = s->o.sensitive;
     wo.ignore_flags = s->o.ignore_flags;
     wo.ignore_root = s->o.ignore_root;
@@ -870,7 +906,8 @@ int agti_search_tree_sink(agti_searcher *s, int fd, const char *root, agti_searc
             res->truncated_matches = more;
     }
     if (rc == AGT_OK) {
-        res->sensitive_skipped = wr.sensitive_skipped;
+        for (size_t i = 0; i < t.nsens; i++)
+            res->sensitive_skipped += !t.full || t.sens[i] <= t.cut_at;
         res->too_large_skipped = t.too_large;
         res->timed_out = t.timed_out || wr.timed_out;
         res->warnings = wr.warnings;
@@ -884,6 +921,7 @@ int agti_search_tree_sink(agti_searcher *s, int fd, const char *root, agti_searc
         slot_free(&t.slots[i]);
     }
     free(t.slots);
+    free(t.sens);
     pthread_mutex_destroy(&t.mu);
     pthread_cond_destroy(&t.cv);
     if (rc != AGT_OK)

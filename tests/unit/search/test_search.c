@@ -1301,11 +1301,51 @@ static void test_shared_dirs(void)
     free(r);
 }
 
+/* Sensitive files are counted up to where a cap cut the results: how far
+ * the walk got past the cut depends on thread timing. 50 folders of .env
+ * (sensitive) and a.txt ("hit"), in walk order d00/.env, d00/a.txt, ...:
+ * with max_files 10 the cut is at d09/a.txt, after 10 of the .env files,
+ * every time; without a cap all 50. */
+static void test_sensitive_count_at_cut(void)
+{
+    char *r = mktree();
+    char name[64];
+    for (int i = 0; i < 50; i++) {
+        snprintf(name, sizeof name, "d%02d/.env", i);
+        puts_file(r, name, "hit=1\n");
+        snprintf(name, sizeof name, "d%02d/a.txt", i);
+        puts_file(r, name, "hit\n");
+    }
+    size_t bad = 0;
+    for (int k = 0; k < 20; k++) {
+        agti_search_opts o = opts("hit");
+        o.mode = AGTI_SEARCH_FILES;
+        o.skip_sensitive = true;
+        o.max_files = 10;
+        o.threads = 2;
+        agti_search_result res;
+        free(run(r, &o, &res));
+        bad += res.nfiles != 10 || res.sensitive_skipped != 10;
+        agti_search_result_clear(&res);
+    }
+    T_EQ_INT(bad, 0, "max_files 10: 10 files and 10 sensitive ones, in each of 20 runs");
+    agti_search_opts o = opts("hit");
+    o.skip_sensitive = true;
+    agti_search_result res;
+    free(run(r, &o, &res));
+    T_EQ_INT(res.sensitive_skipped, 50, "no cap: all 50 sensitive files");
+    T_EQ_INT(res.nfiles, 50, "no cap: the 50 others");
+    agti_search_result_clear(&res);
+    rmtree(r);
+    free(r);
+}
+
 int main(void)
 {
     test_literal();
     test_sink();
     test_shared_dirs();
+    test_sensitive_count_at_cut();
     test_required_sets();
     test_prefilter_same();
     test_prefilter_rg();
