@@ -591,6 +591,27 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* Caller holds mu, and gives it up: the walk stops for want of memory. */
+static int walk_oom(tree *t)
+{
+    t->oom = true;
+    t->stop = true;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    return 1;
+}
+
+/* arr (of *cap elements of elem bytes) with room for twice as many (first
+ * when empty), or NULL (arr untouched). */
+static void *grow(void *arr, size_t *cap, size_t elem, size_t first)
+{
+    size_t ncap = *cap ? 2 * *cap : first;
+    void *p = realloc(arr, ncap * elem);
+    if (p != NULL)
+        *cap = ncap;
+    return p;
+}
+
 static int walk_cb(const agti_walk_entry *e, void *payload)
 {
     tree *t = payload;
@@ -600,17 +621,10 @@ static int walk_cb(const agti_walk_entry *e, void *payload)
         agti_sensitive_match(t->s->o.sensitive, e->relpath, NULL)) {
         pthread_mutex_lock(&t->mu);
         if (t->nsens == t->capsens) {
-            size_t ncap = t->capsens ? 2 * t->capsens : 16;
-            size_t *ns = realloc(t->sens, ncap * sizeof *ns);
-            if (ns == NULL) {
-                t->oom = true;
-                t->stop = true;
-                pthread_cond_broadcast(&t->cv);
-                pthread_mutex_unlock(&t->mu);
-                return 1;
-            }
+            size_t *ns = grow(t->sens, &t->capsens, sizeof *ns, 16);
+            if (ns == NULL)
+                return walk_oom(t);
             t->sens = ns;
-            t->capsens = ncap;
         }
         t->sens[t->nsens++] = t->n;
         pthread_mutex_unlock(&t->mu);
@@ -635,29 +649,17 @@ static int walk_cb(const agti_walk_entry *e, void *payload)
         return 0;
     }
     if (t->n == t->cap) {
-        size_t ncap = t->cap ? 2 * t->cap : 256;
-        slot *ns = realloc(t->slots, ncap * sizeof *ns);
-        if (ns == NULL) {
-            t->oom = true;
-            t->stop = true;
-            pthread_cond_broadcast(&t->cv);
-            pthread_mutex_unlock(&t->mu);
-            return 1;
-        }
+        slot *ns = grow(t->slots, &t->cap, sizeof *ns, 256);
+        if (ns == NULL)
+            return walk_oom(t);
         t->slots = ns;
-        t->cap = ncap;
     }
     slot *sl = &t->slots[t->n];
     memset(sl, 0, sizeof *sl);
     sl->path = agti_strndup(e->relpath, e->relpath_len);
     sl->mtime_ns = e->mtime_ns;
-    if (sl->path == NULL) {
-        t->oom = true;
-        t->stop = true;
-        pthread_cond_broadcast(&t->cv);
-        pthread_mutex_unlock(&t->mu);
-        return 1;
-    }
+    if (sl->path == NULL)
+        return walk_oom(t);
     /* The folder's descriptor, shared by its files in the queue. */
     const char *slash = memrchr(e->relpath, '/', e->relpath_len);
     size_t dl = slash ? (size_t)(slash - e->relpath) : 0;
