@@ -89,14 +89,20 @@ static inline int cli_sandbox_arg(cli_sandbox *o, int argc, char **argv, int *i,
 static inline int cli_sandbox_apply(const cli_sandbox *o, agt_session *s, char *err, size_t errlen)
 {
     int mode, network, enforce;
-    agt_session_sandbox(s, &mode, &network, &enforce);
+    /* Without a sandbox flag the session keeps its default policy, found
+     * when a command first needs it: asking for it here probed the kernel
+     * (four short-lived namespaced children) at every start, a Grep or
+     * Read call included. */
+    int flags = o->mode >= 0 || o->network >= 0 || o->enforce >= 0;
+    if (flags)
+        agt_session_sandbox(s, &mode, &network, &enforce);
     if (o->mode >= 0)
         mode = o->mode;
     if (o->network >= 0)
         network = o->network;
     if (o->enforce >= 0)
         enforce = o->enforce;
-    int rc = agt_session_set_sandbox(s, mode, network, enforce);
+    int rc = flags ? agt_session_set_sandbox(s, mode, network, enforce) : AGT_OK;
     if (rc != AGT_OK) {
         snprintf(err, errlen, "sandbox: %s", agt_error_message());
         return rc;

@@ -423,6 +423,8 @@ void agti_sworker_fini(agti_sworker *w)
 
 /* ---- matching --------------------------------------------------------- */
 
+static bool all_ascii_dropping(const agti_sworker *w, const char *d, size_t len);
+
 /* First match in d[start..end) (end is the subject's end for PCRE2):
  * 1 found, 0 none, < 0 a PCRE2 error code. */
 static int find(const agti_searcher *s, agti_sworker *w, const char *d, size_t end, size_t start,
@@ -436,8 +438,10 @@ static int find(const agti_searcher *s, agti_sworker *w, const char *d, size_t e
         *me = *ms + s->plen;
         return 1;
     }
-    int rc = pcre2_match(w->code != NULL ? w->code : s->code, (PCRE2_SPTR)d, end, start, 0, w->md,
-                         w->mctx);
+    if (w->code == NULL)
+        w->code = s->code_ascii != NULL && all_ascii_dropping(w, w->data, w->len) ? s->code_ascii
+                                                                                  : s->code;
+    int rc = pcre2_match(w->code, (PCRE2_SPTR)d, end, start, 0, w->md, w->mctx);
     if (rc == PCRE2_ERROR_NOMATCH)
         return 0;
     if (rc < 0)
@@ -918,7 +922,10 @@ int agti_search_data(const agti_searcher *s, agti_sworker *w, const char *data, 
         data = "";
     size_t probe = len < AGTI_SEARCH_BINARY_PROBE ? len : AGTI_SEARCH_BINARY_PROBE;
     int mode = s->o.mode;
-    if (memchr(data, '\0', probe) != NULL) {
+    /* the tree's reader looked at the probe's bytes as it read them */
+    bool probed = w->nul_free >= probe;
+    w->nul_free = 0;
+    if (!probed && memchr(data, '\0', probe) != NULL) {
         *binary = true;
         if (!s->o.binary_report)
             return AGT_OK;
@@ -947,7 +954,12 @@ int agti_search_data(const agti_searcher *s, agti_sworker *w, const char *data, 
         *binary = nul_line > 0;
         return AGT_OK;
     }
-    w->code = s->code_ascii != NULL && all_ascii_dropping(w, data, len) ? s->code_ascii : s->code;
+    /* Which code runs is decided when the regex first runs on this file:
+     * most files never get that far (no required literal, no byte of the
+     * prefilter), and the check is a pass over the whole file. */
+    w->code = NULL;
+    w->data = data;
+    w->len = len;
     collector c;
     memset(&c, 0, sizeof c);
     c.s = s;

@@ -18,6 +18,20 @@ void agti_search_sort_by_mtime(agti_search_result *res)
         qsort(res->files, res->nfiles, sizeof *res->files, cmp_mtime);
 }
 
+void agti_search_format_line(agti_buf *b, const agti_search_line *l, bool with_line_numbers)
+{
+    char sep = l->is_match ? ':' : '-';
+    agti_buf_putc(b, sep);
+    if (with_line_numbers)
+        agti_buf_printf(b, "%llu%c", (unsigned long long)l->line_no, sep);
+    if (l->cut_from > 0)
+        agti_buf_printf(b, "[... %zu characters] ", l->cut_from);
+    agti_buf_put(b, l->text, l->len);
+    if (l->cut)
+        agti_buf_puts(b, " [... line cut]");
+    agti_buf_putc(b, '\n');
+}
+
 void agti_search_format(agti_buf *b, const agti_searcher *s, const agti_search_result *res,
                         bool with_line_numbers)
 {
@@ -44,17 +58,8 @@ void agti_search_format(agti_buf *b, const agti_searcher *s, const agti_search_r
                 agti_buf_puts(b, "--\n");
             if (starts)
                 first_group = false;
-            char sep = l->is_match ? ':' : '-';
             agti_buf_puts(b, f->path);
-            agti_buf_putc(b, sep);
-            if (with_line_numbers)
-                agti_buf_printf(b, "%llu%c", (unsigned long long)l->line_no, sep);
-            if (l->cut_from > 0)
-                agti_buf_printf(b, "[... %zu characters] ", l->cut_from);
-            agti_buf_put(b, l->text, l->len);
-            if (l->cut)
-                agti_buf_puts(b, " [... line cut]");
-            agti_buf_putc(b, '\n');
+            agti_search_format_line(b, l, with_line_numbers);
         }
     }
 }

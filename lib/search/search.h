@@ -175,6 +175,17 @@ int agti_search_tree(agti_searcher *s, const char *root, agti_search_result *res
  * and every file opened stay below fd without following a symlink. */
 int agti_search_tree_at(agti_searcher *s, int fd, const char *root, agti_search_result *res);
 
+/* Receives the files with matches of a tree search, in path order with the
+ * call caps applied, one call at a time (from any of the search's threads).
+ * It owns *f's contents: it moves or clears them. A code other than AGT_OK
+ * stops the search, which returns it. */
+typedef int (*agti_search_sink)(void *payload, agti_search_file *f);
+/* agti_search_tree_at, the files going to sink as the search goes instead
+ * of into res->files (which stays empty; res has the rest): a caller that
+ * renders them at once needs no memory for all of them. */
+int agti_search_tree_sink(agti_searcher *s, int fd, const char *root, agti_search_sink sink,
+                          void *payload, agti_search_result *res);
+
 /* ---- helpers --------------------------------------------------------- */
 
 /* The brace glob of ripgrep type name ("c" -> "{*.[chH],*.[chH].in,*.cats}"),
@@ -194,6 +205,9 @@ void agti_search_sort_by_mtime(agti_search_result *res);
  * " [... line cut]". FILES mode: one path per line; COUNT: "path:count". */
 void agti_search_format(agti_buf *b, const agti_searcher *s, const agti_search_result *res,
                         bool with_line_numbers);
+/* One line of that output after its path: separator (':' for a match,
+ * '-' for context), line number, the cut markers, text, '\n'. */
+void agti_search_format_line(agti_buf *b, const agti_search_line *l, bool with_line_numbers);
 
 /* ---- git pathspecs --------------------------------------------------- */
 

@@ -9,11 +9,13 @@
 #include "search/search.h"
 
 /* Fixed-string matcher (literal.c): case-sensitive or ASCII-caseless. */
+enum { AGTI_LIT_SCALAR = 0, AGTI_LIT_SSE2, AGTI_LIT_AVX2 };
 typedef struct agti_lit {
     unsigned char *needle; /* letters lower-cased when folding */
     unsigned char *mask;   /* 0x20 where the byte is a folded letter, else 0 */
     size_t n;
     size_t k1, k2; /* the two rarest positions, compared first */
+    int simd;      /* AGTI_LIT_*: the widest loop the CPU runs (tests lower it) */
 } agti_lit;
 
 int agti_lit_init(agti_lit *l, const char *needle, size_t n, bool icase);
@@ -75,11 +77,17 @@ typedef struct agti_sworker {
     pcre2_match_data *md;
     pcre2_match_context *mctx;
     pcre2_jit_stack *jit;
-    const pcre2_code *code; /* for the current file: the searcher's code or code_ascii */
-    char *buf;              /* reused read buffer */
+    const pcre2_code *code; /* for the current file: the searcher's code or code_ascii
+                               (NULL: not chosen yet, from data[0..len) when the regex
+                               first runs) */
+    const char *data;
+    size_t len;
+    char *buf; /* reused read buffer */
     size_t cap;
     bool mapped;         /* the data searched is a private read-only file mapping: pages done
                             with may be dropped (MADV_DONTNEED) and read again from the file */
+    size_t nul_free;     /* the first bytes of buf known to hold no NUL (read_file's probe);
+                            agti_search_data takes it and resets it */
     int64_t deadline_ns; /* CLOCK_MONOTONIC; 0: none */
     bool timed_out;
 } agti_sworker;

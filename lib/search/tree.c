@@ -3,9 +3,11 @@
  * which applies ignore rules and sorts names) and appends the selected
  * files to a queue; worker threads take them in order and search them.
  * Results land in the queue slot of their file, so the output follows the
- * walker's order whatever the thread timing. Caps are applied in that
- * order at the end; a worker skips a file only once the completed prefix of
- * the queue has provably used a cap up.
+ * walker's order whatever the thread timing. As the completed prefix of
+ * the queue grows, its files go to the caller's sink in that order with the
+ * call caps applied (one thread at a time, outside the queue's lock), so
+ * results do not pile up until the end; a worker skips a file only once the
+ * completed prefix has provably used a cap up.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,8 +23,11 @@
 
 /* Files at least this big are mapped instead of read into the worker's
  * buffer (which thus stays below it); a mapped file's pages are dropped
- * window by window as the search goes (engine.c). */
-#define MMAP_MIN (128u << 10)
+ * window by window as the search goes (engine.c). Mapping costs page
+ * faults, and each munmap or window dropped stops the other threads' CPUs
+ * to flush their TLBs (smp_call_function_many_cond was 3.7% of a Grep
+ * call over the bench corpus): files up to 1 MiB are cheaper read. */
+#define MMAP_MIN (1024u << 10)
 #define MAX_THREADS 8
 /* Files a worker takes from the queue at once, at most. */
 #define BATCH_MAX 16
@@ -40,7 +46,24 @@ typedef struct slot {
     /* the results of a file with matches (NULL otherwise): a slot stays
      * small, as there is one for every file the walk selects */
     agti_search_file *file;
+    struct sdir *dir; /* the file's folder, open (NULL: the worker opens it) */
 } slot;
+
+/* A folder of the walk, its descriptor duplicated from the walker's while
+ * it lists it (one fcntl instead of each worker resolving the folder's
+ * path below the root again); closed when its last queued file is done. */
+typedef struct sdir {
+    int fd;
+    size_t refs; /* guarded by the tree's mu */
+    size_t plen;
+    char path[]; /* root-relative (the walker's descriptor numbers are reused) */
+} sdir;
+
+/* Duplicated folders open at once, at most: a quarter of the process's
+ * descriptor limit, up to this (each holds a descriptor while its files
+ * wait in the queue, and the walk runs well ahead of the search); past
+ * that, workers open folders themselves. */
+#define MAX_SDIRS 1024
 
 typedef struct tree {
     agti_searcher *s;
@@ -64,7 +87,44 @@ typedef struct tree {
     bool pfx_full;
     bool timed_out;
     int64_t deadline_ns;
+    /* Emission (emit_ready): slots [0, emitted) went to the sink; one
+     * thread at a time emits (emitting), and only it touches what follows. */
+    agti_search_sink sink;
+    void *payload;
+    agti_search_result *res;
+    size_t emitted;
+    bool emitting;
+    size_t out_bytes; /* output bytes the call caps count, of the files emitted */
+    size_t nsunk;     /* files given to the sink */
+    bool full;        /* a call cap is used up: later files are not emitted */
+    size_t exact_at;  /* the slot whose file used max_files or max_matches up exactly */
+    int exact_kind;   /* 0: none, 1: max_files, 2: max_matches */
+    int emit_rc;      /* the first error of the sink or of an error entry */
+    /* the folder of the walk's latest file (guarded by mu, as are all sdirs) */
+    sdir *cur_dir;
+    size_t nsdirs;   /* sdirs open */
+    size_t max_dirs; /* at most */
+    size_t cut_at;   /* with full: the slot where a cap was used up */
+    /* Sensitive files the walk met (skip_sensitive), each as the number of
+     * files queued before it: once a cap cuts the results, only those before
+     * the cut count, as how far the walk got past it depends on timing. */
+    size_t *sens;
+    size_t nsens, capsens;
 } tree;
+
+/* Caller holds mu. Drops a slot's hold on its folder. */
+static void dir_release(tree *t, slot *sl)
+{
+    sdir *d = sl->dir;
+    sl->dir = NULL;
+    if (d == NULL || --d->refs > 0)
+        return;
+    if (t->cur_dir == d)
+        t->cur_dir = NULL;
+    close(d->fd);
+    free(d);
+    t->nsdirs--;
+}
 
 static size_t file_bytes(const agti_search_file *f, const char *path)
 {
@@ -102,6 +162,7 @@ static int read_file(agti_sworker *w, int dirfd, const char *path, uint64_t max,
     *mapped = false;
     *too_large = false;
     *binary = false;
+    w->nul_free = 0;
     /* In a tree, symlinks are skipped: O_NOFOLLOW keeps one swapped in
      * after the walk from being followed out of the tree. */
     int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | (dirfd != AT_FDCWD ? O_NOFOLLOW : 0);
@@ -162,10 +223,13 @@ static int read_file(agti_sworker *w, int dirfd, const char *path, uint64_t max,
         }
         if (r == 0)
             break;
-        if (got == 0 && skip_binary && memchr(w->buf, '\0', (size_t)r) != NULL) {
-            got = (size_t)r;
-            *binary = true;
-            break;
+        if (got == 0 && skip_binary) {
+            if (memchr(w->buf, '\0', (size_t)r) != NULL) {
+                got = (size_t)r;
+                *binary = true;
+                break;
+            }
+            w->nul_free = (size_t)r; /* agti_search_data need not look again */
         }
         got += (size_t)r;
         /* A short read once fstat's size is in: the end of a regular file
@@ -218,7 +282,7 @@ static void search_slot(tree *t, agti_sworker *w, slot *sl, dircache *dc)
 {
     const char *slash = strrchr(sl->path, '/');
     size_t dirlen = slash ? (size_t)(slash - sl->path) : 0;
-    int dfd = dir_fd(t, dc, sl->path, dirlen);
+    int dfd = sl->dir != NULL ? sl->dir->fd : dir_fd(t, dc, sl->path, dirlen);
     if (dfd < 0) {
         sl->err = AGT_EIO;
         sl->errmsg = agti_aprintf("cannot open its directory: %s", strerror(errno));
@@ -273,6 +337,172 @@ static void search_slot(tree *t, agti_sworker *w, slot *sl, dircache *dc)
     *sl->file = f;
 }
 
+static int push_error(agti_search_result *res, const slot *sl)
+{
+    agti_search_error *ne = realloc(res->errors, (res->nerrors + 1) * sizeof *ne);
+    if (ne == NULL)
+        return agti_oom();
+    res->errors = ne;
+    agti_search_error *e = &res->errors[res->nerrors++];
+    e->path = agti_strdup(sl->path);
+    e->code = sl->err;
+    e->message = agti_aprintf("%s: %s", sl->path, sl->errmsg ? sl->errmsg : "search failed");
+    if (e->path == NULL || e->message == NULL)
+        return agti_oom();
+    return AGT_OK;
+}
+
+/* A call cap is used up at slot i: later files are not emitted. */
+static void set_full(tree *t, size_t i)
+{
+    if (!t->full)
+        t->cut_at = i;
+    t->full = true;
+}
+
+/* Gives the file of one completed slot to the sink, applying the call caps
+ * in path order; takes what the slot owns. */
+static int emit_slot(tree *t, slot *sl, size_t i)
+{
+    const agti_search_opts *o = &t->s->o;
+    agti_search_result *res = t->res;
+    if (sl->state != SLOT_DONE)
+        return AGT_OK;
+    if (sl->searched)
+        res->files_searched++;
+    if (sl->binary && !sl->matched)
+        res->binary_skipped++;
+    if (sl->err != AGT_OK)
+        return t->full ? AGT_OK : push_error(res, sl);
+    if (!sl->matched || t->full)
+        return AGT_OK;
+    agti_search_file *f = sl->file;
+    if (f->truncated && o->max_matches_per_file && f->nmatch_lines >= o->max_matches_per_file)
+        res->truncated_matches = true;
+    /* Cut this file's lines to what the call caps leave. */
+    if (o->max_matches && res->total_match_lines + f->nmatch_lines > o->max_matches) {
+        size_t room = o->max_matches - res->total_match_lines, seen = 0, keep = f->nlines;
+        for (size_t k = 0; k < f->nlines; k++) {
+            if (f->lines[k].is_match && ++seen > room) {
+                keep = k;
+                break;
+            }
+        }
+        f->nlines = keep;
+        f->nmatch_lines = room;
+        f->truncated = true;
+        res->truncated_matches = true;
+        set_full(t, i);
+    }
+    size_t fb = file_bytes(f, sl->path);
+    if (o->max_output_bytes && t->out_bytes + fb > o->max_output_bytes) {
+        size_t k = 0, b = t->out_bytes + strlen(sl->path) + 16, kept_matches = 0;
+        for (; k < f->nlines; k++) {
+            size_t lb = f->lines[k].len + strlen(sl->path) + 16;
+            if (b + lb > o->max_output_bytes)
+                break;
+            b += lb;
+            kept_matches += f->lines[k].is_match;
+        }
+        res->truncated_output = true;
+        set_full(t, i);
+        if (o->mode == AGTI_SEARCH_CONTENT && kept_matches == 0)
+            return AGT_OK;
+        if (o->mode == AGTI_SEARCH_CONTENT) {
+            f->nlines = k;
+            f->nmatch_lines = kept_matches;
+            f->truncated = true;
+        } else if (b > o->max_output_bytes) {
+            return AGT_OK;
+        }
+        fb = b - t->out_bytes;
+    }
+    t->out_bytes += fb;
+    f->path = sl->path;
+    sl->path = NULL;
+    f->mtime_ns = sl->mtime_ns;
+    res->total_match_lines += f->nmatch_lines;
+    t->nsunk++;
+    int rc = t->sink(t->payload, f);
+    memset(f, 0, sizeof *f);
+    /* A cap used up exactly is reported as cutting when any candidate file
+     * follows (searched or not): whether later files were searched depends
+     * on thread timing, whether they exist does not; so that is decided
+     * once the walk is over. */
+    if (o->max_files && t->nsunk >= o->max_files && !t->full) {
+        set_full(t, i);
+        t->exact_at = i;
+        t->exact_kind = 1;
+    }
+    if (o->max_matches && res->total_match_lines >= o->max_matches && !t->full) {
+        set_full(t, i);
+        t->exact_at = i;
+        t->exact_kind = 2;
+    }
+    return rc;
+}
+
+static void slot_free(slot *sl)
+{
+    free(sl->path);
+    free(sl->errmsg);
+    agti_search_file_clear(sl->file);
+    free(sl->file);
+    sl->path = sl->errmsg = NULL;
+    sl->file = NULL;
+}
+
+#define EMIT_BATCH 64
+
+/* Caller holds mu. Emits the completed slots not emitted yet, unless
+ * another thread is at it (it picks these up before it stops). The slots
+ * are taken out under mu (the walk may move the array) and emitted
+ * without it. */
+static void emit_ready(tree *t)
+{
+    slot local[EMIT_BATCH];
+    while (!t->emitting && t->emitted < t->done) {
+        t->emitting = true;
+        size_t first = t->emitted, k = t->done - first;
+        k = k > EMIT_BATCH ? EMIT_BATCH : k;
+        for (size_t j = 0; j < k; j++) {
+            local[j] = t->slots[first + j];
+            t->slots[first + j].path = NULL;
+            t->slots[first + j].errmsg = NULL;
+            t->slots[first + j].file = NULL;
+        }
+        t->emitted = first + k;
+        pthread_mutex_unlock(&t->mu);
+        int rc = AGT_OK;
+        for (size_t j = 0; j < k; j++) {
+            if (rc == AGT_OK && t->emit_rc == AGT_OK)
+                rc = emit_slot(t, &local[j], first + j);
+            slot_free(&local[j]);
+        }
+        pthread_mutex_lock(&t->mu);
+        t->emitting = false;
+        if (rc != AGT_OK && t->emit_rc == AGT_OK) {
+            t->emit_rc = rc;
+            t->stop = true;
+            pthread_cond_broadcast(&t->cv);
+        }
+    }
+}
+
+/* The sink of agti_search_tree_at: appends to res->files. */
+static int append_file(void *payload, agti_search_file *f)
+{
+    agti_search_result *res = payload;
+    agti_search_file *nf = realloc(res->files, (res->nfiles + 1) * sizeof *nf);
+    if (nf == NULL) {
+        agti_search_file_clear(f);
+        return agti_oom();
+    }
+    res->files = nf;
+    res->files[res->nfiles++] = *f;
+    return AGT_OK;
+}
+
 typedef struct worker_arg {
     tree *t;
     int rc;
@@ -316,13 +546,16 @@ static void *worker_main(void *arg)
             size_t i = t->next++;
             if (t->pfx_full && t->done <= i) {
                 t->slots[i].state = SLOT_SKIPPED;
+                dir_release(t, &t->slots[i]);
                 continue;
             }
             idx[m] = i;
             local[m++] = t->slots[i];
         }
-        if (m < k)
+        if (m < k) {
             advance_prefix(t);
+            emit_ready(t);
+        }
         if (m == 0)
             continue;
         pthread_mutex_unlock(&t->mu);
@@ -336,9 +569,12 @@ static void *worker_main(void *arg)
             local[j].state = SLOT_DONE;
         }
         pthread_mutex_lock(&t->mu);
-        for (size_t j = 0; j < m; j++)
+        for (size_t j = 0; j < m; j++) {
+            dir_release(t, &local[j]);
             t->slots[idx[j]] = local[j];
+        }
         advance_prefix(t);
+        emit_ready(t);
         if (w.timed_out) {
             t->timed_out = true;
             t->stop = true;
@@ -355,9 +591,45 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
+/* Caller holds mu, and gives it up: the walk stops for want of memory. */
+static int walk_oom(tree *t)
+{
+    t->oom = true;
+    t->stop = true;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    return 1;
+}
+
+/* arr (of *cap elements of elem bytes) with room for twice as many (first
+ * when empty), or NULL (arr untouched). */
+static void *grow(void *arr, size_t *cap, size_t elem, size_t first)
+{
+    size_t ncap = *cap ? 2 * *cap : first;
+    void *p = realloc(arr, ncap * elem);
+    if (p != NULL)
+        *cap = ncap;
+    return p;
+}
+
 static int walk_cb(const agti_walk_entry *e, void *payload)
 {
     tree *t = payload;
+    /* The walker's own test (skip_sensitive there), done here to know where
+     * in the walk each one was. */
+    if (e->type == AGTI_FS_FILE && t->s->o.skip_sensitive &&
+        agti_sensitive_match(t->s->o.sensitive, e->relpath, NULL)) {
+        pthread_mutex_lock(&t->mu);
+        if (t->nsens == t->capsens) {
+            size_t *ns = grow(t->sens, &t->capsens, sizeof *ns, 16);
+            if (ns == NULL)
+                return walk_oom(t);
+            t->sens = ns;
+        }
+        t->sens[t->nsens++] = t->n;
+        pthread_mutex_unlock(&t->mu);
+        return 0;
+    }
     /* Like ripgrep without -L: symlinks are not followed, not even to
      * files (no duplicate results, nothing read from outside the tree). */
     if (e->type != AGTI_FS_FILE || e->is_symlink)
@@ -377,28 +649,40 @@ static int walk_cb(const agti_walk_entry *e, void *payload)
         return 0;
     }
     if (t->n == t->cap) {
-        size_t ncap = t->cap ? 2 * t->cap : 256;
-        slot *ns = realloc(t->slots, ncap * sizeof *ns);
-        if (ns == NULL) {
-            t->oom = true;
-            t->stop = true;
-            pthread_cond_broadcast(&t->cv);
-            pthread_mutex_unlock(&t->mu);
-            return 1;
-        }
+        slot *ns = grow(t->slots, &t->cap, sizeof *ns, 256);
+        if (ns == NULL)
+            return walk_oom(t);
         t->slots = ns;
-        t->cap = ncap;
     }
     slot *sl = &t->slots[t->n];
     memset(sl, 0, sizeof *sl);
     sl->path = agti_strndup(e->relpath, e->relpath_len);
     sl->mtime_ns = e->mtime_ns;
-    if (sl->path == NULL) {
-        t->oom = true;
-        t->stop = true;
-        pthread_cond_broadcast(&t->cv);
-        pthread_mutex_unlock(&t->mu);
-        return 1;
+    if (sl->path == NULL)
+        return walk_oom(t);
+    /* The folder's descriptor, shared by its files in the queue. */
+    const char *slash = memrchr(e->relpath, '/', e->relpath_len);
+    size_t dl = slash ? (size_t)(slash - e->relpath) : 0;
+    sdir *d = t->cur_dir;
+    if (d != NULL && !(d->plen == dl && memcmp(d->path, e->relpath, dl) == 0))
+        d = t->cur_dir = NULL;
+    if (d == NULL && e->dirfd >= 0 && t->nsdirs < t->max_dirs &&
+        (d = malloc(sizeof *d + dl)) != NULL) {
+        d->fd = fcntl(e->dirfd, F_DUPFD_CLOEXEC, 0);
+        if (d->fd < 0) {
+            free(d);
+            d = NULL;
+        } else {
+            d->refs = 0;
+            d->plen = dl;
+            memcpy(d->path, e->relpath, dl);
+            t->cur_dir = d;
+            t->nsdirs++;
+        }
+    }
+    if (d != NULL) {
+        d->refs++;
+        sl->dir = d;
     }
     t->n++;
     /* When the walk is the bottleneck the workers wait for it; waking one
@@ -408,116 +692,6 @@ static int walk_cb(const agti_walk_entry *e, void *payload)
         pthread_cond_signal(&t->cv);
     pthread_mutex_unlock(&t->mu);
     return 0;
-}
-
-static int push_error(agti_search_result *res, const slot *sl)
-{
-    agti_search_error *ne = realloc(res->errors, (res->nerrors + 1) * sizeof *ne);
-    if (ne == NULL)
-        return agti_oom();
-    res->errors = ne;
-    agti_search_error *e = &res->errors[res->nerrors++];
-    e->path = agti_strdup(sl->path);
-    e->code = sl->err;
-    e->message = agti_aprintf("%s: %s", sl->path, sl->errmsg ? sl->errmsg : "search failed");
-    if (e->path == NULL || e->message == NULL)
-        return agti_oom();
-    return AGT_OK;
-}
-
-/* Moves the results out of the slots in order, applying the call caps. */
-static int collect(tree *t, agti_search_result *res)
-{
-    const agti_search_opts *o = &t->s->o;
-    size_t nmatched = 0;
-    for (size_t i = 0; i < t->n; i++)
-        nmatched += t->slots[i].state == SLOT_DONE && t->slots[i].matched;
-    res->files = calloc(nmatched ? nmatched : 1, sizeof *res->files);
-    if (res->files == NULL)
-        return agti_oom();
-    size_t bytes = 0;
-    bool full = false;
-    int rc = AGT_OK;
-    for (size_t i = 0; i < t->n && rc == AGT_OK; i++) {
-        slot *sl = &t->slots[i];
-        if (sl->state != SLOT_DONE)
-            continue;
-        if (sl->searched)
-            res->files_searched++;
-        if (sl->binary && !sl->matched)
-            res->binary_skipped++;
-        if (sl->err != AGT_OK) {
-            if (!full)
-                rc = push_error(res, sl);
-            continue;
-        }
-        if (!sl->matched)
-            continue;
-        if (full) {
-            continue;
-        }
-        agti_search_file *f = sl->file;
-        if (f->truncated && o->max_matches_per_file && f->nmatch_lines >= o->max_matches_per_file)
-            res->truncated_matches = true;
-        /* Cut this file's lines to what the call caps leave. */
-        if (o->max_matches && res->total_match_lines + f->nmatch_lines > o->max_matches) {
-            size_t room = o->max_matches - res->total_match_lines, seen = 0, keep = f->nlines;
-            for (size_t k = 0; k < f->nlines; k++) {
-                if (f->lines[k].is_match && ++seen > room) {
-                    keep = k;
-                    break;
-                }
-            }
-            f->nlines = keep;
-            f->nmatch_lines = room;
-            f->truncated = true;
-            res->truncated_matches = true;
-            full = true;
-        }
-        size_t fb = file_bytes(f, sl->path);
-        if (o->max_output_bytes && bytes + fb > o->max_output_bytes) {
-            size_t k = 0, b = bytes + strlen(sl->path) + 16, kept_matches = 0;
-            for (; k < f->nlines; k++) {
-                size_t lb = f->lines[k].len + strlen(sl->path) + 16;
-                if (b + lb > o->max_output_bytes)
-                    break;
-                b += lb;
-                kept_matches += f->lines[k].is_match;
-            }
-            res->truncated_output = true;
-            full = true;
-            if (o->mode == AGTI_SEARCH_CONTENT && kept_matches == 0)
-                continue;
-            if (o->mode == AGTI_SEARCH_CONTENT) {
-                f->nlines = k;
-                f->nmatch_lines = kept_matches;
-                f->truncated = true;
-            } else if (b > o->max_output_bytes) {
-                continue;
-            }
-            fb = b - bytes;
-        }
-        bytes += fb;
-        f->path = sl->path;
-        sl->path = NULL;
-        f->mtime_ns = sl->mtime_ns;
-        res->total_match_lines += f->nmatch_lines;
-        res->files[res->nfiles++] = *f;
-        memset(f, 0, sizeof *f);
-        /* A cap used up exactly is reported as cutting when any candidate
-         * file follows (searched or not): whether later files were searched
-         * depends on thread timing, whether they exist does not. */
-        bool more = i + 1 < t->n || t->walk_capped;
-        if (o->max_files && res->nfiles >= o->max_files && !full) {
-            full = true;
-            res->truncated_files = more;
-        }
-        if (o->max_matches && res->total_match_lines >= o->max_matches && !full) {
-            full = true;
-            res->truncated_matches = more;
-        }
-    }
-    return rc;
 }
 
 static unsigned thread_count(const agti_searcher *s)
@@ -531,7 +705,7 @@ static unsigned thread_count(const agti_searcher *s)
 }
 
 static int search_single(agti_searcher *s, int fd, const char *root, const struct stat *st,
-                         agti_search_result *res)
+                         agti_search_sink sink, void *payload, agti_search_result *res)
 {
     const char *base = strrchr(root, '/');
     base = base && base[1] ? base + 1 : root;
@@ -589,10 +763,9 @@ static int search_single(agti_searcher *s, int fd, const char *root, const struc
     if (binary && !matched)
         res->binary_skipped = 1;
     if (matched) {
-        res->files = calloc(1, sizeof *res->files);
         f.path = agti_strdup(base);
         f.mtime_ns = mtime_ns;
-        if (res->files == NULL || f.path == NULL) {
+        if (f.path == NULL) {
             agti_search_file_clear(&f);
             return agti_oom();
         }
@@ -612,9 +785,8 @@ static int search_single(agti_searcher *s, int fd, const char *root, const struc
             f.truncated = true;
             res->truncated_output = true;
         }
-        res->files[0] = f;
-        res->nfiles = 1;
         res->total_match_lines = f.nmatch_lines;
+        return sink(payload, &f);
     }
     return AGT_OK;
 }
@@ -634,14 +806,24 @@ int agti_search_tree(agti_searcher *s, const char *root, agti_search_result *res
 
 int agti_search_tree_at(agti_searcher *s, int fd, const char *root, agti_search_result *res)
 {
-    if (s == NULL || root == NULL || res == NULL || fd < 0)
+    return agti_search_tree_sink(s, fd, root, append_file, res, res);
+}
+
+int agti_search_tree_sink(agti_searcher *s, int fd, const char *root, agti_search_sink sink,
+                          void *payload, agti_search_result *res)
+{
+    if (s == NULL || root == NULL || res == NULL || fd < 0 || sink == NULL)
         return agti_error(AGT_EINVAL, "search: NULL argument");
     memset(res, 0, sizeof *res);
     struct stat st;
     if (fstat(fd, &st) != 0)
         return agti_error(AGT_ENOTFOUND, "search root '%s': %s", root, strerror(errno));
-    if (S_ISREG(st.st_mode))
-        return search_single(s, fd, root, &st, res);
+    if (S_ISREG(st.st_mode)) {
+        int rc = search_single(s, fd, root, &st, sink, payload, res);
+        if (rc != AGT_OK)
+            agti_search_result_clear(res);
+        return rc;
+    }
     if (!S_ISDIR(st.st_mode))
         return agti_error(AGT_EINVAL, "search root '%s' is neither a file nor a directory", root);
 
@@ -650,6 +832,14 @@ int agti_search_tree_at(agti_searcher *s, int fd, const char *root, agti_search_
     t.s = s;
     t.root = root;
     t.rootfd = fd;
+    t.sink = sink;
+    t.payload = payload;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        t.max_dirs = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / 4 > MAX_SDIRS
+                         ? MAX_SDIRS
+                         : (size_t)(rl.rlim_cur / 4);
+    t.res = res;
     t.rootlen = strlen(root);
     while (t.rootlen > 1 && root[t.rootlen - 1] == '/')
         t.rootlen--;
@@ -677,7 +867,7 @@ int agti_search_tree_at(agti_searcher *s, int fd, const char *root, agti_search_
     agti_walk_opts wo;
     memset(&wo, 0, sizeof wo);
     wo.include_ignored = s->o.include_ignored;
-    wo.skip_sensitive = s->o.skip_sensitive;
+    wo.skip_sensitive = false; /* walk_cb counts them */
     wo.sensitive = s->o.sensitive;
     wo.ignore_flags = s->o.ignore_flags;
     wo.ignore_root = s->o.ignore_root;
@@ -700,27 +890,40 @@ int agti_search_tree_at(agti_searcher *s, int fd, const char *root, agti_search_
     pthread_mutex_unlock(&t.mu);
     for (unsigned i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    /* what the workers left: every slot is done or skipped now */
+    pthread_mutex_lock(&t.mu);
+    advance_prefix(&t);
+    emit_ready(&t);
+    pthread_mutex_unlock(&t.mu);
 
     if (rc == AGT_OK && t.oom)
         rc = agti_oom();
+    if (rc == AGT_OK)
+        rc = t.emit_rc;
+    if (rc == AGT_OK && t.exact_kind != 0) {
+        bool more = t.exact_at + 1 < t.n || t.walk_capped;
+        if (t.exact_kind == 1)
+            res->truncated_files = more;
+        else
+            res->truncated_matches = more;
+    }
     if (rc == AGT_OK) {
-        res->sensitive_skipped = wr.sensitive_skipped;
+        for (size_t i = 0; i < t.nsens; i++)
+            res->sensitive_skipped += !t.full || t.sens[i] <= t.cut_at;
         res->too_large_skipped = t.too_large;
         res->timed_out = t.timed_out || wr.timed_out;
         res->warnings = wr.warnings;
         res->nwarnings = wr.nwarnings;
         wr.warnings = NULL;
         wr.nwarnings = 0;
-        rc = collect(&t, res);
     }
     agti_walk_result_clear(&wr);
     for (size_t i = 0; i < t.n; i++) {
-        free(t.slots[i].path);
-        free(t.slots[i].errmsg);
-        agti_search_file_clear(t.slots[i].file);
-        free(t.slots[i].file);
+        dir_release(&t, &t.slots[i]); /* files queued when the search stopped */
+        slot_free(&t.slots[i]);
     }
     free(t.slots);
+    free(t.sens);
     pthread_mutex_destroy(&t.mu);
     pthread_cond_destroy(&t.cv);
     if (rc != AGT_OK)

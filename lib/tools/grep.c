@@ -99,137 +99,6 @@ static void put_path(agti_buf *b, const char *prefix, const char *path)
     agti_ws_put_name(b, path, strlen(path));
 }
 
-static void render_content(agti_buf *b, const agti_search_result *res, const grep_args *a,
-                           const char *prefix, const char *single, pager *pg)
-{
-    bool context = a->before > 0 || a->after > 0;
-    bool pending_sep = false, any = false;
-    for (size_t i = 0; i < res->nfiles; i++) {
-        const agti_search_file *f = &res->files[i];
-        const char *name = single ? single : f->path;
-        const char *pre = single ? NULL : prefix;
-        bool raw = single == NULL;
-        for (size_t k = 0; k < f->nlines; k++) {
-            const agti_search_line *l = &f->lines[k];
-            if (context && (k == 0 || l->group_start))
-                pending_sep = true;
-            if (!page_take(pg))
-                continue;
-            if (pending_sep && any)
-                agti_buf_puts(b, "--\n");
-            pending_sep = false;
-            any = true;
-            char sep = l->is_match ? ':' : '-';
-            if (raw)
-                put_path(b, pre, name);
-            else
-                agti_buf_puts(b, name);
-            agti_buf_putc(b, sep);
-            if (a->numbers)
-                agti_buf_printf(b, "%llu%c", (unsigned long long)l->line_no, sep);
-            if (l->cut_from > 0)
-                agti_buf_printf(b, "[... %zu characters] ", l->cut_from);
-            agti_buf_put(b, l->text, l->len);
-            if (l->cut)
-                agti_buf_puts(b, " [... line cut]");
-            agti_buf_putc(b, '\n');
-        }
-    }
-}
-
-static void render(agti_buf *b, agti_search_result *res, const grep_args *a, const char *prefix,
-                   const char *single, bool *more, size_t *entries)
-{
-    pager pg = {a->offset, a->limit, 0, 0};
-    if (a->mode == AGTI_SEARCH_CONTENT) {
-        render_content(b, res, a, prefix, single, &pg);
-    } else {
-        if (a->mode == AGTI_SEARCH_FILES)
-            agti_search_sort_by_mtime(res);
-        for (size_t i = 0; i < res->nfiles; i++) {
-            if (!page_take(&pg))
-                continue;
-            if (single)
-                agti_buf_puts(b, single);
-            else
-                put_path(b, prefix, res->files[i].path);
-            if (a->mode == AGTI_SEARCH_COUNT)
-                agti_buf_printf(b, ":%zu", res->files[i].nmatch_lines);
-            agti_buf_putc(b, '\n');
-        }
-    }
-    *entries = pg.seen;
-    *more = pg.limit != 0 && pg.seen > pg.offset + pg.limit;
-    if (pg.shown == 0 && pg.seen > 0)
-        agti_buf_printf(b, "offset %zu is past the last of the %zu entries.\n", a->offset, pg.seen);
-}
-
-static void notes(agti_buf *b, const agti_search_result *res, const grep_args *a, bool more,
-                  size_t entries, const char *pattern, const char *prefix, const char *single)
-{
-    const char *what = a->mode == AGTI_SEARCH_CONTENT ? "lines"
-                       : a->mode == AGTI_SEARCH_COUNT ? "counts"
-                                                      : "files";
-    bool capped = res->truncated_matches || res->truncated_output;
-    if (res->nfiles == 0)
-        agti_buf_printf(b, "No matches for '%s'.\n", pattern);
-    if (a->mode == AGTI_SEARCH_COUNT && res->nfiles > 0) {
-        size_t total = 0;
-        for (size_t i = 0; i < res->nfiles; i++)
-            total += res->files[i].nmatch_lines;
-        agti_buf_printf(b, "Total: %zu matching line%s in %zu file%s.\n", total,
-                        total == 1 ? "" : "s", res->nfiles, res->nfiles == 1 ? "" : "s");
-    }
-    if (more || capped) {
-        /* head_limit 0 shows every entry the engine kept (it stops at 4 MiB) */
-        size_t last =
-            a->limit != 0 && a->offset + a->limit < entries ? a->offset + a->limit : entries;
-        /* that cap counts from the first entry, so a next page needs a head_limit */
-        bool cap4 = a->limit == 0 && res->truncated_output;
-        agti_buf_printf(b,
-                        "[Showing %s %zu-%zu of %s%zu; %scontinue with offset %zu%s or narrow "
-                        "the search.]\n",
-                        what, a->offset + 1, last, capped ? "more than " : "",
-                        capped ? last : entries,
-                        cap4 ? "output stops at 4 MiB with head_limit 0: " : "", last,
-                        cap4 ? " and a head_limit (such as 1000)," : "");
-    }
-    if (res->sensitive_skipped > 0)
-        agti_buf_printf(b,
-                        "%zu sensitive file%s (.env files, private keys, credentials) %s left "
-                        "out.\n",
-                        res->sensitive_skipped, res->sensitive_skipped == 1 ? "" : "s",
-                        res->sensitive_skipped == 1 ? "was" : "were");
-    if (res->timed_out)
-        agti_buf_printf(b,
-                        "The search stopped after %d s; results may be incomplete: narrow "
-                        "the path or the pattern.\n",
-                        GREP_TIME_BUDGET_MS / 1000);
-    size_t tails = 0;
-    for (size_t i = 0; i < res->nfiles; i++) {
-        const agti_search_file *f = &res->files[i];
-        if (f->binary_from_line == 0)
-            continue;
-        if (tails++ < 5) {
-            if (single)
-                agti_buf_puts(b, single);
-            else
-                put_path(b, prefix, f->path);
-            agti_buf_printf(b,
-                            " holds binary data (a NUL byte) from line %" PRIu64
-                            " on; only the lines before it were searched.\n",
-                            f->binary_from_line);
-        }
-    }
-    if (tails > 5)
-        agti_buf_printf(b, "%zu more files hold binary data part-way and were searched up to it.\n",
-                        tails - 5);
-    for (size_t i = 0; i < res->nerrors && i < 5; i++)
-        agti_buf_printf(b, "Error: %s\n", res->errors[i].message);
-    for (size_t i = 0; i < res->nwarnings && i < 5; i++)
-        agti_buf_printf(b, "Warning: %s\n", res->warnings[i]);
-}
-
 /* Whether the file at path, or the lines shown of it, hold a private key:
  * the lines kept, then the file's first 16 KiB (a key file not named like
  * one; a key block further down shows in the lines when it matches). */
@@ -247,35 +116,217 @@ static bool key_inside(const char *path, const agti_search_file *f)
     return n > 0 && agti_sensitive_content(head, (size_t)n, NULL);
 }
 
+/* What a Grep call has rendered so far: the engine hands over the files
+ * with matches in path order (agti_search_tree_sink) and each is judged
+ * and rendered at once, so the results are never held twice (as files and
+ * as text). files_with_matches lists newest first: its files (paths only)
+ * are kept and rendered at the end. */
+typedef struct grep_out {
+    const grep_args *a;
+    const char *prefix; /* display path of the searched folder (NULL: the root) */
+    const char *single; /* display path of the searched file (NULL: a folder) */
+    const char *dir;    /* absolute path of the searched folder, or of the file */
+    const struct agti_sensitive *pol;
+    agti_buf b; /* the entries */
+    agti_buf full;
+    pager pg;
+    bool pending_sep, any;
+    size_t nfiles;    /* files shown (after the sensitive ones were dropped) */
+    size_t total;     /* count_matches: matched lines of those */
+    size_t sensitive; /* files dropped here as sensitive */
+    agti_buf tails;   /* notes on files with binary data part-way (the first 5) */
+    size_t ntails;
+    agti_search_file *files; /* files_with_matches: paths and times */
+    size_t nf, capf;
+} grep_out;
+
+static void put_name(grep_out *g, agti_buf *b, const char *path)
+{
+    if (g->single)
+        agti_buf_puts(b, g->single);
+    else
+        put_path(b, g->prefix, path);
+}
+
+static void note_tail(grep_out *g, const agti_search_file *f)
+{
+    if (f->binary_from_line == 0)
+        return;
+    if (g->ntails++ < 5) {
+        put_name(g, &g->tails, f->path);
+        agti_buf_printf(&g->tails,
+                        " holds binary data (a NUL byte) from line %" PRIu64
+                        " on; only the lines before it were searched.\n",
+                        f->binary_from_line);
+    }
+}
+
+static void render_lines(grep_out *g, const agti_search_file *f)
+{
+    const grep_args *a = g->a;
+    agti_buf *b = &g->b;
+    bool context = a->before > 0 || a->after > 0;
+    for (size_t k = 0; k < f->nlines; k++) {
+        const agti_search_line *l = &f->lines[k];
+        if (context && (k == 0 || l->group_start))
+            g->pending_sep = true;
+        if (!page_take(&g->pg))
+            continue;
+        if (g->pending_sep && g->any)
+            agti_buf_puts(b, "--\n");
+        g->pending_sep = false;
+        g->any = true;
+        put_name(g, b, f->path);
+        agti_search_format_line(b, l, a->numbers);
+    }
+}
+
+static void render_entry(grep_out *g, const agti_search_file *f)
+{
+    if (!page_take(&g->pg))
+        return;
+    put_name(g, &g->b, f->path);
+    if (g->a->mode == AGTI_SEARCH_COUNT)
+        agti_buf_printf(&g->b, ":%zu", f->nmatch_lines);
+    agti_buf_putc(&g->b, '\n');
+}
+
 /* The engine judges sensitivity on paths relative to the searched folder;
  * a folder such as ~/.aws needs the whole path ("credentials" alone is not
  * sensitive). A file with a private key inside is dropped too, unless a
- * host exception names it. With file set, res holds that one file. */
-static void drop_sensitive(agti_search_result *res, const char *dir, const char *file,
-                           const struct agti_sensitive *pol)
+ * host exception names it. */
+static bool is_sensitive(grep_out *g, const agti_search_file *f)
 {
-    agti_buf full = AGTI_BUF_INIT;
-    size_t k = 0;
-    for (size_t i = 0; i < res->nfiles; i++) {
-        agti_buf_truncate(&full, 0);
-        if (file != NULL)
-            agti_buf_puts(&full, file);
-        else
-            agti_buf_printf(&full, "%s/%s", dir, res->files[i].path);
-        const char *fp = agti_buf_cstr(&full);
-        if (!full.oom &&
-            (agti_sensitive_match(pol, fp, NULL) ||
-             (!agti_sensitive_host_excepted(pol, fp) && key_inside(fp, &res->files[i])))) {
-            agti_search_file_clear(&res->files[i]);
-            res->sensitive_skipped++;
-            continue;
-        }
-        if (k != i)
-            res->files[k] = res->files[i];
-        k++;
+    agti_buf_truncate(&g->full, 0);
+    if (g->single != NULL)
+        agti_buf_puts(&g->full, g->dir);
+    else
+        agti_buf_printf(&g->full, "%s/%s", g->dir, f->path);
+    const char *fp = agti_buf_cstr(&g->full);
+    return !g->full.oom && (agti_sensitive_match(g->pol, fp, NULL) ||
+                            (!agti_sensitive_host_excepted(g->pol, fp) && key_inside(fp, f)));
+}
+
+/* agti_search_sink: one file with matches, in path order. */
+static int take_file(void *payload, agti_search_file *f)
+{
+    grep_out *g = payload;
+    if (is_sensitive(g, f)) {
+        g->sensitive++;
+        agti_search_file_clear(f);
+        return AGT_OK;
     }
-    res->nfiles = k;
-    agti_buf_free(&full);
+    g->nfiles++;
+    if (g->a->mode == AGTI_SEARCH_FILES) {
+        if (g->nf == g->capf) {
+            size_t ncap = g->capf ? 2 * g->capf : 64;
+            agti_search_file *nf = realloc(g->files, ncap * sizeof *nf);
+            if (nf == NULL) {
+                agti_search_file_clear(f);
+                return agti_oom();
+            }
+            g->files = nf;
+            g->capf = ncap;
+        }
+        free(f->lines);
+        free(f->arena);
+        f->lines = NULL;
+        f->arena = NULL;
+        f->nlines = 0;
+        g->files[g->nf++] = *f;
+        memset(f, 0, sizeof *f);
+        return AGT_OK;
+    }
+    note_tail(g, f);
+    if (g->a->mode == AGTI_SEARCH_CONTENT) {
+        render_lines(g, f);
+    } else {
+        g->total += f->nmatch_lines;
+        render_entry(g, f);
+    }
+    agti_search_file_clear(f);
+    return g->b.oom || g->tails.oom ? agti_oom() : AGT_OK;
+}
+
+/* files_with_matches, newest first; then what ends every listing. */
+static void finish_entries(grep_out *g, bool *more, size_t *entries)
+{
+    const grep_args *a = g->a;
+    if (a->mode == AGTI_SEARCH_FILES) {
+        agti_search_result sorted;
+        memset(&sorted, 0, sizeof sorted);
+        sorted.files = g->files;
+        sorted.nfiles = g->nf;
+        agti_search_sort_by_mtime(&sorted);
+        for (size_t i = 0; i < g->nf; i++) {
+            render_entry(g, &g->files[i]);
+            note_tail(g, &g->files[i]);
+        }
+    }
+    pager *pg = &g->pg;
+    *entries = pg->seen;
+    *more = pg->limit != 0 && pg->seen > pg->offset + pg->limit;
+    if (pg->shown == 0 && pg->seen > 0)
+        agti_buf_printf(&g->b, "offset %zu is past the last of the %zu entries.\n", a->offset,
+                        pg->seen);
+}
+
+static void notes(grep_out *g, const agti_search_result *res, bool more, size_t entries)
+{
+    agti_buf *b = &g->b;
+    const grep_args *a = g->a;
+    const char *what = a->mode == AGTI_SEARCH_CONTENT ? "lines"
+                       : a->mode == AGTI_SEARCH_COUNT ? "counts"
+                                                      : "files";
+    bool capped = res->truncated_matches || res->truncated_output;
+    if (g->nfiles == 0)
+        agti_buf_printf(b, "No matches for '%s'.\n", a->pattern);
+    if (a->mode == AGTI_SEARCH_COUNT && g->nfiles > 0)
+        agti_buf_printf(b, "Total: %zu matching line%s in %zu file%s.\n", g->total,
+                        g->total == 1 ? "" : "s", g->nfiles, g->nfiles == 1 ? "" : "s");
+    if (more || capped) {
+        /* head_limit 0 shows every entry the engine kept (it stops at 4 MiB) */
+        size_t last =
+            a->limit != 0 && a->offset + a->limit < entries ? a->offset + a->limit : entries;
+        /* that cap counts from the first entry, so a next page needs a head_limit */
+        bool cap4 = a->limit == 0 && res->truncated_output;
+        agti_buf_printf(b,
+                        "[Showing %s %zu-%zu of %s%zu; %scontinue with offset %zu%s or narrow "
+                        "the search.]\n",
+                        what, a->offset + 1, last, capped ? "more than " : "",
+                        capped ? last : entries,
+                        cap4 ? "output stops at 4 MiB with head_limit 0: " : "", last,
+                        cap4 ? " and a head_limit (such as 1000)," : "");
+    }
+    size_t sensitive = res->sensitive_skipped + g->sensitive;
+    if (sensitive > 0)
+        agti_buf_printf(b,
+                        "%zu sensitive file%s (.env files, private keys, credentials) %s left "
+                        "out.\n",
+                        sensitive, sensitive == 1 ? "" : "s", sensitive == 1 ? "was" : "were");
+    if (res->timed_out)
+        agti_buf_printf(b,
+                        "The search stopped after %d s; results may be incomplete: narrow "
+                        "the path or the pattern.\n",
+                        GREP_TIME_BUDGET_MS / 1000);
+    agti_buf_put(b, g->tails.ptr, g->tails.len);
+    if (g->ntails > 5)
+        agti_buf_printf(b, "%zu more files hold binary data part-way and were searched up to it.\n",
+                        g->ntails - 5);
+    for (size_t i = 0; i < res->nerrors && i < 5; i++)
+        agti_buf_printf(b, "Error: %s\n", res->errors[i].message);
+    for (size_t i = 0; i < res->nwarnings && i < 5; i++)
+        agti_buf_printf(b, "Warning: %s\n", res->warnings[i]);
+}
+
+static void grep_out_free(grep_out *g)
+{
+    agti_buf_free(&g->b);
+    agti_buf_free(&g->full);
+    agti_buf_free(&g->tails);
+    for (size_t i = 0; i < g->nf; i++)
+        agti_search_file_clear(&g->files[i]);
+    free(g->files);
 }
 
 static int search(agt_call *call, const grep_args *a, const agti_ws_path *p, bool is_file)
@@ -324,28 +375,37 @@ static int search(agt_call *call, const grep_args *a, const agti_ws_path *p, boo
         free(msg);
         return rc;
     }
+    grep_out g;
+    memset(&g, 0, sizeof g);
+    g.a = a;
+    g.prefix = strcmp(p->rel, ".") == 0 ? NULL : p->rel;
+    g.single = is_file ? p->rel : NULL;
+    g.dir = p->abs;
+    g.pol = o.sensitive;
+    g.pg = (pager){a->offset, a->limit, 0, 0};
+    /* Room for what the output cap lets through, taken at once: the pages
+     * are only mapped, each used when written, and the buffer is never
+     * copied as it grows (the old and new copies together were the peak). */
+    if (o.max_output_bytes)
+        agti_buf_reserve(&g.b, o.max_output_bytes + (o.max_output_bytes >> 4));
     agti_search_result res;
     memset(&res, 0, sizeof res);
-    rc = agti_search_tree_at(s, p->loc.fd, p->abs, &res);
+    rc = agti_search_tree_sink(s, p->loc.fd, p->abs, take_file, &g, &res);
     if (rc != AGT_OK && rc != AGT_ENOMEM) {
         char *msg = agti_strdup(agt_error_message());
         rc = agti_tool_fail(call, rc, "Grep could not search %s: %s.", p->rel, msg ? msg : "error");
         free(msg);
     }
-    if (rc == AGT_OK)
-        drop_sensitive(&res, p->abs, is_file ? p->abs : NULL, o.sensitive);
     if (rc == AGT_OK) {
-        agti_buf b = AGTI_BUF_INIT;
         bool more = false;
         size_t entries = 0;
-        const char *prefix = strcmp(p->rel, ".") == 0 ? NULL : p->rel;
-        render(&b, &res, a, prefix, is_file ? p->rel : NULL, &more, &entries);
-        notes(&b, &res, a, more, entries, a->pattern, prefix, is_file ? p->rel : NULL);
-        agti_buf_truncate(&b, b.len > 0 && b.ptr[b.len - 1] == '\n' ? b.len - 1 : b.len);
-        /* the results are in b now: freed before the text goes to the call */
-        agti_search_result_clear(&res);
-        rc = agti_ws_finish(call, &b);
+        finish_entries(&g, &more, &entries);
+        notes(&g, &res, more, entries);
+        agti_buf *b = &g.b;
+        agti_buf_truncate(b, b->len > 0 && b->ptr[b->len - 1] == '\n' ? b->len - 1 : b->len);
+        rc = agti_ws_finish(call, b);
     }
+    grep_out_free(&g);
     agti_search_result_clear(&res);
     agti_searcher_free(s);
     return rc;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -703,17 +704,23 @@ static const char *naive(const char *h, size_t len, const char *n, size_t nl, bo
     return NULL;
 }
 
-/* The SSE2 literal finder against a naive scan on random text over a small
+/* The literal finder against a naive scan on random text over a small
  * alphabet (so candidates are frequent), every needle length 1..40 and every
- * alignment near the end of the buffer. */
+ * alignment near the end of buffers up to 760 bytes (past the AVX2 loop's 64
+ * and 32 byte rounds), with each of its loops: scalar, SSE2, AVX2 (those the
+ * CPU has). */
 static void test_literal(void)
 {
     static const char alpha[] = "abAB@`[{ \n_xyzXYZ";
     unsigned seed = 12345;
-    char hay[300], needle[41];
+    char hay[760], needle[41];
     size_t bad = 0, runs = 0;
+    agti_lit probe;
+    agti_lit_init(&probe, "ab", 2, false);
+    int widest = probe.simd;
+    agti_lit_fini(&probe);
     for (int round = 0; round < 400; round++) {
-        size_t len = (size_t)(round % 300);
+        size_t len = (size_t)(round * 37 % 760);
         for (size_t i = 0; i < len; i++) {
             seed = seed * 1103515245u + 12345u;
             hay[i] = alpha[(seed >> 16) % (sizeof alpha - 1)];
@@ -737,11 +744,13 @@ static void test_literal(void)
             for (int icase = 0; icase < 2; icase++) {
                 agti_lit l;
                 agti_lit_init(&l, needle, nl, icase != 0);
-                const char *got = agti_lit_find(&l, hay, len);
                 const char *want = naive(hay, len, needle, nl, icase != 0);
-                runs++;
-                if (got != want)
-                    bad++;
+                for (int simd = AGTI_LIT_SCALAR; simd <= widest; simd++) {
+                    l.simd = simd;
+                    runs++;
+                    if (agti_lit_find(&l, hay, len) != want)
+                        bad++;
+                }
                 agti_lit_fini(&l);
             }
         }
@@ -1091,9 +1100,252 @@ static void test_glob_base_long_path(void)
     free(rel);
 }
 
+/* ---- the sink (agti_search_tree_sink) -------------------------------- */
+
+typedef struct sink_log {
+    agti_buf paths; /* "path:nmatch_lines:nlines\n" per file received */
+    int inside;     /* calls running now (must never be 2) */
+    bool overlap;
+    size_t calls, fail_after;
+} sink_log;
+
+static int log_sink(void *payload, agti_search_file *f)
+{
+    sink_log *l = payload;
+    if (__atomic_add_fetch(&l->inside, 1, __ATOMIC_SEQ_CST) != 1)
+        l->overlap = true;
+    l->calls++;
+    agti_buf_printf(&l->paths, "%s:%zu:%zu\n", f->path, f->nmatch_lines, f->nlines);
+    agti_search_file_clear(f);
+    usleep(200); /* let other workers finish files meanwhile */
+    __atomic_sub_fetch(&l->inside, 1, __ATOMIC_SEQ_CST);
+    return l->fail_after && l->calls >= l->fail_after ? AGT_ENOMEM : AGT_OK;
+}
+
+/* What agti_search_tree puts in res->files, in the sink's format. */
+static char *listed(const agti_search_result *res)
+{
+    agti_buf b = AGTI_BUF_INIT;
+    for (size_t i = 0; i < res->nfiles; i++)
+        agti_buf_printf(&b, "%s:%zu:%zu\n", res->files[i].path, res->files[i].nmatch_lines,
+                        res->files[i].nlines);
+    agti_buf_putc(&b, '\0');
+    agti_buf_truncate(&b, b.len - 1);
+    return agti_buf_detach(&b);
+}
+
+static void test_sink(void)
+{
+    char *r = mktree();
+    /* dN/fNN.txt: NN % 4 + 1 lines, "hit" but "miss" in every 5th file */
+    char name[64], text[64];
+    for (int i = 0; i < 60; i++) {
+        snprintf(name, sizeof name, "d%d/f%02d.txt", i / 20, i);
+        text[0] = '\0';
+        for (int k = 0; k <= i % 4; k++)
+            strcat(text, i % 5 == 4 ? "miss\n" : "hit\n");
+        puts_file(r, name, text);
+    }
+    int fd = open(r, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct {
+        int mode;
+        size_t max_files, max_matches, max_output;
+    } cases[] = {
+        {AGTI_SEARCH_CONTENT, 0, 0, 0},   {AGTI_SEARCH_COUNT, 0, 0, 0},
+        {AGTI_SEARCH_FILES, 0, 0, 0},     {AGTI_SEARCH_FILES, 12, 0, 0},
+        {AGTI_SEARCH_FILES, 48, 0, 0},    {AGTI_SEARCH_CONTENT, 0, 30, 0},
+        {AGTI_SEARCH_CONTENT, 0, 120, 0}, {AGTI_SEARCH_CONTENT, 0, 0, 700},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        agti_search_opts o = opts("hit");
+        o.mode = cases[c].mode;
+        o.max_files = cases[c].max_files;
+        o.max_matches = cases[c].max_matches;
+        o.max_output_bytes = cases[c].max_output;
+        o.threads = 3;
+        agti_searcher *s = NULL;
+        T_EQ_INT(agti_searcher_new(&s, &o), AGT_OK, "case %zu: searcher", c);
+        agti_search_result want, got;
+        T_EQ_INT(agti_search_tree_at(s, fd, r, &want), AGT_OK, "case %zu: tree", c);
+        sink_log log = {AGTI_BUF_INIT, 0, false, 0, 0};
+        T_EQ_INT(agti_search_tree_sink(s, fd, r, log_sink, &log, &got), AGT_OK, "case %zu: sink",
+                 c);
+        char *w = listed(&want);
+        T_EQ_STR(agti_buf_cstr(&log.paths), w, "case %zu: the sink gets res->files, in order", c);
+        T_CHECK(!log.overlap, "case %zu: one sink call at a time", c);
+        T_EQ_INT(got.nfiles, 0, "case %zu: res->files stays empty", c);
+        T_CHECK(got.truncated_files == want.truncated_files &&
+                    got.truncated_matches == want.truncated_matches &&
+                    got.truncated_output == want.truncated_output &&
+                    got.total_match_lines == want.total_match_lines &&
+                    /* with a cap, how many files were searched before it was
+                     * seen used up depends on thread timing */
+                    (got.files_searched == want.files_searched ||
+                     (o.max_files | o.max_matches | o.max_output_bytes) != 0),
+                "case %zu: same flags and counts (%d%d%d %zu %zu / %d%d%d %zu %zu)", c,
+                got.truncated_files, got.truncated_matches, got.truncated_output,
+                got.total_match_lines, got.files_searched, want.truncated_files,
+                want.truncated_matches, want.truncated_output, want.total_match_lines,
+                want.files_searched);
+        free(w);
+        agti_buf_free(&log.paths);
+        agti_search_result_clear(&want);
+        agti_search_result_clear(&got);
+        agti_searcher_free(s);
+    }
+    /* 48 files match, the last is f58: a cap of 49 cuts nothing; one of 48
+     * is used up exactly, and a candidate file follows (f59), so that is a
+     * cut as well */
+    agti_search_opts o = opts("hit");
+    o.mode = AGTI_SEARCH_FILES;
+    agti_searcher *s = NULL;
+    agti_search_result res;
+    sink_log log;
+    size_t caps[] = {49, 48, 12};
+    for (int k = 0; k < 3; k++) {
+        o.max_files = caps[k];
+        agti_searcher_new(&s, &o);
+        log = (sink_log){AGTI_BUF_INIT, 0, false, 0, 0};
+        agti_search_tree_sink(s, fd, r, log_sink, &log, &res);
+        size_t want_calls = caps[k] > 48 ? 48 : caps[k];
+        T_EQ_INT(log.calls, want_calls, "max_files %zu: %zu files", caps[k], want_calls);
+        T_EQ_INT(res.truncated_files, k > 0, "max_files %zu: cut is %d", caps[k], k > 0);
+        agti_buf_free(&log.paths);
+        agti_search_result_clear(&res);
+        agti_searcher_free(s);
+    }
+
+    /* a sink error stops the search and is its result */
+    o = opts("hit");
+    o.threads = 2;
+    agti_searcher_new(&s, &o);
+    log = (sink_log){AGTI_BUF_INIT, 0, false, 0, 3};
+    T_EQ_INT(agti_search_tree_sink(s, fd, r, log_sink, &log, &res), AGT_ENOMEM,
+             "the sink's error comes back");
+    T_EQ_INT(log.calls, 3, "no call after the failing one");
+    T_EQ_STR(agti_buf_cstr(&log.paths), "d0/f00.txt:1:1\nd0/f01.txt:2:2\nd0/f02.txt:3:3\n",
+             "the first three files, in order");
+    agti_buf_free(&log.paths);
+    agti_searcher_free(s);
+
+    /* a single file goes to the sink too, under its base name */
+    o = opts("hit");
+    agti_searcher_new(&s, &o);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/d1/f23.txt", r);
+    int ffd = open(p, O_RDONLY | O_CLOEXEC);
+    log = (sink_log){AGTI_BUF_INIT, 0, false, 0, 0};
+    T_EQ_INT(agti_search_tree_sink(s, ffd, p, log_sink, &log, &res), AGT_OK, "single file");
+    T_EQ_STR(agti_buf_cstr(&log.paths), "f23.txt:4:4\n", "single file: one call");
+    close(ffd);
+    agti_buf_free(&log.paths);
+    agti_search_result_clear(&res);
+    agti_searcher_free(s);
+    close(fd);
+    rmtree(r);
+    free(r);
+}
+
+/* ---- folders shared by the queue (tree.c sdir) ----------------------- */
+
+static size_t open_fds(void)
+{
+    size_t n = 0;
+    char p[64];
+    for (int fd = 0; fd < 4096; fd++) {
+        snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+        n += access(p, F_OK) == 0;
+    }
+    return n;
+}
+
+/* 120 folders of 3 files, each "hit" in the file named after its folder
+ * and in z.txt: the same 240 lines with the folders' descriptors shared
+ * (descriptor limit 20000: up to 1024 of them) and with workers opening
+ * most folders themselves (limit 64: 16), and no descriptor left open. */
+static void test_shared_dirs(void)
+{
+    char *r = mktree();
+    char name[64];
+    agti_buf want = AGTI_BUF_INIT;
+    for (int i = 0; i < 120; i++) {
+        snprintf(name, sizeof name, "d%03d/a.txt", i);
+        puts_file(r, name, "miss\n");
+        snprintf(name, sizeof name, "d%03d/d%03d.txt", i, i);
+        puts_file(r, name, "x\nhit\n");
+        agti_buf_printf(&want, "d%03d/d%03d.txt:2:hit\n", i, i);
+        snprintf(name, sizeof name, "d%03d/z.txt", i);
+        puts_file(r, name, "hit\n");
+        agti_buf_printf(&want, "d%03d/z.txt:1:hit\n", i);
+    }
+    agti_buf_putc(&want, '\0');
+    struct rlimit old;
+    getrlimit(RLIMIT_NOFILE, &old);
+    rlim_t limits[] = {old.rlim_cur < 20000 ? old.rlim_cur : 20000, 64};
+    for (int k = 0; k < 2; k++) {
+        struct rlimit rl = {limits[k], old.rlim_max};
+        setrlimit(RLIMIT_NOFILE, &rl);
+        size_t before = open_fds();
+        agti_search_opts o = opts("hit");
+        o.threads = 2;
+        char *got = run(r, &o, NULL);
+        T_EQ_STR(got, want.ptr, "descriptor limit %llu: every folder's files",
+                 (unsigned long long)limits[k]);
+        T_EQ_INT(open_fds(), before, "descriptor limit %llu: none left open",
+                 (unsigned long long)limits[k]);
+        free(got);
+    }
+    setrlimit(RLIMIT_NOFILE, &old);
+    agti_buf_free(&want);
+    rmtree(r);
+    free(r);
+}
+
+/* Sensitive files are counted up to where a cap cut the results: how far
+ * the walk got past the cut depends on thread timing. 50 folders of .env
+ * (sensitive) and a.txt ("hit"), in walk order d00/.env, d00/a.txt, ...:
+ * with max_files 10 the cut is at d09/a.txt, after 10 of the .env files,
+ * every time; without a cap all 50. */
+static void test_sensitive_count_at_cut(void)
+{
+    char *r = mktree();
+    char name[64];
+    for (int i = 0; i < 50; i++) {
+        snprintf(name, sizeof name, "d%02d/.env", i);
+        puts_file(r, name, "hit=1\n");
+        snprintf(name, sizeof name, "d%02d/a.txt", i);
+        puts_file(r, name, "hit\n");
+    }
+    size_t bad = 0;
+    for (int k = 0; k < 20; k++) {
+        agti_search_opts o = opts("hit");
+        o.mode = AGTI_SEARCH_FILES;
+        o.skip_sensitive = true;
+        o.max_files = 10;
+        o.threads = 2;
+        agti_search_result res;
+        free(run(r, &o, &res));
+        bad += res.nfiles != 10 || res.sensitive_skipped != 10;
+        agti_search_result_clear(&res);
+    }
+    T_EQ_INT(bad, 0, "max_files 10: 10 files and 10 sensitive ones, in each of 20 runs");
+    agti_search_opts o = opts("hit");
+    o.skip_sensitive = true;
+    agti_search_result res;
+    free(run(r, &o, &res));
+    T_EQ_INT(res.sensitive_skipped, 50, "no cap: all 50 sensitive files");
+    T_EQ_INT(res.nfiles, 50, "no cap: the 50 others");
+    agti_search_result_clear(&res);
+    rmtree(r);
+    free(r);
+}
+
 int main(void)
 {
     test_literal();
+    test_sink();
+    test_shared_dirs();
+    test_sensitive_count_at_cut();
     test_required_sets();
     test_prefilter_same();
     test_prefilter_rg();

@@ -210,11 +210,57 @@ static void test_newline_escape(void)
     agt_session_free(s);
 }
 
+/* Grep renders each file as the engine hands it over (in path order):
+ * the notes still follow the listing's own order. files_with_matches
+ * lists newest first and its binary-tail notes follow that order; content
+ * lists by path. A file dropped for a private key inside (after the
+ * engine) is counted with the sensitive ones and takes no entry. */
+static void test_streamed_notes(void)
+{
+    char data[16000]; /* 10,290 bytes of lines, then a NUL: past the 8 KiB probe */
+    size_t n = 0;
+    for (int i = 0; i < 1200; i++)
+        n += (size_t)snprintf(data + n, sizeof data - n, "foo %d\n", i);
+    memcpy(data + n, "\0tail\n", 6);
+    n += 6;
+    put_file_n("st/a.bin", data, n);
+    put_file_n("st/z.bin", data, n);
+    set_mtime("st/a.bin", 1700000000);
+    set_mtime("st/z.bin", 1700000100);
+    /* the armour split so that this source is not a key itself */
+    put_file("st/m.txt", "foo\n-----BEGIN "
+                         "OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5v\n"
+                         "-----END OPENSSH PRIVATE KEY-----\n");
+    agt_session *s = new_session();
+    expect(s, "Grep", "{\"pattern\":\"foo 1199\",\"path\":\"st\"}",
+           "st/z.bin\nst/a.bin\nst/z.bin holds binary data (a NUL byte) from line 1201 on; only "
+           "the lines "
+           "before it were searched.\nst/a.bin holds binary data (a NUL byte) from line 1201 on; "
+           "only the lines before it were searched.",
+           0, "files_with_matches: newest first, notes in that order");
+    expect(s, "Grep", "{\"pattern\":\"foo 1199\",\"path\":\"st\",\"output_mode\":\"content\"}",
+           "st/a.bin:1200:foo 1199\nst/z.bin:1200:foo 1199\nst/a.bin holds binary data (a NUL "
+           "byte) from line 1201 on; only the lines before it were searched.\nst/z.bin holds "
+           "binary data (a NUL byte) from line 1201 on; only the lines before it were searched.",
+           0, "content: path order");
+    expect(s, "Grep",
+           "{\"pattern\":\"^foo\",\"path\":\"st\",\"output_mode\":\"count_matches\",\"offset\":1,"
+           "\"head_limit\":1}",
+           "st/z.bin:1200\nTotal: 2400 matching lines in 2 files.\n1 sensitive file (.env files, "
+           "private "
+           "keys, credentials) was left out.\nst/a.bin holds binary data (a NUL byte) from line "
+           "1201 on; only the lines before it were searched.\nst/z.bin holds binary data (a NUL "
+           "byte) from line 1201 on; only the lines before it were searched.",
+           0, "count_matches: paged, the key file not counted");
+    agt_session_free(s);
+}
+
 int main(void)
 {
     make_ws("breaker2");
     test_ignore_from_subfolder();
     test_late_nul();
+    test_streamed_notes();
     test_all_rg_types();
     test_regex_unicode_and_blank_lines();
     test_glob_absolute_inside();
