@@ -7,7 +7,7 @@
  * ignored), plus about 6% more that the root .gitignore (build/, *.log) and
  * nested .gitignore files (*.tmp) hide. Folders nest as a real repository
  * does: each holds 2-15 files and 2-7 subfolders until its share of files is
- * used up, so depth grows with the logarithm of NFILES (7-9 levels at 1M).
+ * used up, so depth grows with the logarithm of NFILES (up to 15 levels at 1M).
  * File kinds by weight: C, headers, Python, JavaScript, TypeScript, Go,
  * Rust, Java, Markdown, JSON, text, YAML, 0.5% binary (a NUL in the first
  * bytes). Sizes: 3-200 lines, most short (about 1.6 KB mean), 0.1% large
