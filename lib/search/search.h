@@ -185,6 +185,10 @@ typedef int (*agti_search_sink)(void *payload, agti_search_file *f);
  * renders them at once needs no memory for all of them. */
 int agti_search_tree_sink(agti_searcher *s, int fd, const char *root, agti_search_sink sink,
                           void *payload, agti_search_result *res);
+/* Test hooks: the most files the walk queues ahead of the sink (0: the
+ * default, 4,096), and the room (in files) the last tree search's queue had. */
+void agti_search_tree_set_queue_max(size_t n);
+size_t agti_search_tree_last_queue_cap(void);
 
 /* ---- helpers --------------------------------------------------------- */
 

@@ -32,6 +32,25 @@
 /* Files a worker takes from the queue at once, at most. */
 #define BATCH_MAX 16
 
+/* Files selected by the walk and not yet given to the sink, at most: the walk
+ * runs several times faster than the search, and without a bound it would
+ * queue a slot for every file of the tree (130 bytes each with the path:
+ * 130 MB at a million files) before the search catches up. */
+#define QUEUE_MAX 4096
+static size_t queue_max = QUEUE_MAX; /* test hook; atomic accesses */
+
+static size_t last_queue_cap; /* test hook: the queue's room in the last tree search */
+
+void agti_search_tree_set_queue_max(size_t n)
+{
+    __atomic_store_n(&queue_max, n ? n : QUEUE_MAX, __ATOMIC_RELAXED);
+}
+
+size_t agti_search_tree_last_queue_cap(void)
+{
+    return __atomic_load_n(&last_queue_cap, __ATOMIC_RELAXED);
+}
+
 enum slot_state { SLOT_QUEUED = 0, SLOT_DONE, SLOT_SKIPPED };
 
 typedef struct slot {
@@ -65,6 +84,8 @@ typedef struct sdir {
  * that, workers open folders themselves. */
 #define MAX_SDIRS 1024
 
+#define SLOT(t, i) ((t)->slots[(i) - (t)->base])
+
 typedef struct tree {
     agti_searcher *s;
     const char *root;
@@ -72,8 +93,11 @@ typedef struct tree {
     size_t rootlen;
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    /* The queue: slot i (of the n the walk selected) is slots[i - base];
+     * slots before base went to the sink and their room was reused. */
     slot *slots;
-    size_t n, cap, next;
+    size_t base, n, cap, next;
+    bool walk_blocked; /* the walk waits for the queue to shrink (see QUEUE_MAX) */
     bool walk_done;
     unsigned waiting; /* workers blocked on cv */
     unsigned nworkers;
@@ -138,8 +162,8 @@ static size_t file_bytes(const agti_search_file *f, const char *path)
 static void advance_prefix(tree *t)
 {
     const agti_search_opts *o = &t->s->o;
-    while (t->done < t->n && t->slots[t->done].state != SLOT_QUEUED) {
-        slot *sl = &t->slots[t->done++];
+    while (t->done < t->n && SLOT(t, t->done).state != SLOT_QUEUED) {
+        slot *sl = &SLOT(t, t->done++);
         if (sl->state != SLOT_DONE || !sl->matched)
             continue;
         t->pfx_files++;
@@ -466,12 +490,14 @@ static void emit_ready(tree *t)
         size_t first = t->emitted, k = t->done - first;
         k = k > EMIT_BATCH ? EMIT_BATCH : k;
         for (size_t j = 0; j < k; j++) {
-            local[j] = t->slots[first + j];
-            t->slots[first + j].path = NULL;
-            t->slots[first + j].errmsg = NULL;
-            t->slots[first + j].file = NULL;
+            local[j] = SLOT(t, first + j);
+            SLOT(t, first + j).path = NULL;
+            SLOT(t, first + j).errmsg = NULL;
+            SLOT(t, first + j).file = NULL;
         }
         t->emitted = first + k;
+        if (t->walk_blocked)
+            pthread_cond_broadcast(&t->cv);
         pthread_mutex_unlock(&t->mu);
         int rc = AGT_OK;
         for (size_t j = 0; j < k; j++) {
@@ -545,12 +571,12 @@ static void *worker_main(void *arg)
         for (size_t j = 0; j < k; j++) {
             size_t i = t->next++;
             if (t->pfx_full && t->done <= i) {
-                t->slots[i].state = SLOT_SKIPPED;
-                dir_release(t, &t->slots[i]);
+                SLOT(t, i).state = SLOT_SKIPPED;
+                dir_release(t, &SLOT(t, i));
                 continue;
             }
             idx[m] = i;
-            local[m++] = t->slots[i];
+            local[m++] = SLOT(t, i);
         }
         if (m < k) {
             advance_prefix(t);
@@ -571,7 +597,7 @@ static void *worker_main(void *arg)
         pthread_mutex_lock(&t->mu);
         for (size_t j = 0; j < m; j++) {
             dir_release(t, &local[j]);
-            t->slots[idx[j]] = local[j];
+            SLOT(t, idx[j]) = local[j];
         }
         advance_prefix(t);
         emit_ready(t);
@@ -637,6 +663,18 @@ static int walk_cb(const agti_walk_entry *e, void *payload)
     if (!agti_searcher_selects(t->s, e->relpath, e->relpath_len))
         return 0;
     pthread_mutex_lock(&t->mu);
+    /* Back-pressure: wait while the queue is full (the workers always run,
+     * and every queued file gets done or skipped and then emitted, so room
+     * comes; a stop wakes this too). */
+    size_t qmax = __atomic_load_n(&queue_max, __ATOMIC_RELAXED);
+    while (t->n - t->emitted >= qmax && !t->stop && !(t->pfx_full && t->done >= t->n)) {
+        t->walk_blocked = true;
+        /* the workers may wait for a full batch that cannot come now */
+        if (t->waiting > 0)
+            pthread_cond_broadcast(&t->cv);
+        pthread_cond_wait(&t->cv, &t->mu);
+        t->walk_blocked = false;
+    }
     if (t->stop || (t->pfx_full && t->done >= t->n)) {
         if (!t->stop)
             t->walk_capped = true;
@@ -648,13 +686,19 @@ static int walk_cb(const agti_walk_entry *e, void *payload)
         pthread_mutex_unlock(&t->mu);
         return 0;
     }
-    if (t->n == t->cap) {
+    /* Reuse the room of the slots already emitted before growing. */
+    if (t->n - t->base == t->cap && t->emitted - t->base >= t->cap / 2) {
+        size_t drop = t->emitted - t->base;
+        memmove(t->slots, t->slots + drop, (t->n - t->emitted) * sizeof *t->slots);
+        t->base = t->emitted;
+    }
+    if (t->n - t->base == t->cap) {
         slot *ns = grow(t->slots, &t->cap, sizeof *ns, 256);
         if (ns == NULL)
             return walk_oom(t);
         t->slots = ns;
     }
-    slot *sl = &t->slots[t->n];
+    slot *sl = &SLOT(t, t->n);
     memset(sl, 0, sizeof *sl);
     sl->path = agti_strndup(e->relpath, e->relpath_len);
     sl->mtime_ns = e->mtime_ns;
@@ -918,11 +962,12 @@ int agti_search_tree_sink(agti_searcher *s, int fd, const char *root, agti_searc
         wr.nwarnings = 0;
     }
     agti_walk_result_clear(&wr);
-    for (size_t i = 0; i < t.n; i++) {
-        dir_release(&t, &t.slots[i]); /* files queued when the search stopped */
-        slot_free(&t.slots[i]);
+    for (size_t i = t.base; i < t.n; i++) {
+        dir_release(&t, &SLOT(&t, i)); /* files queued when the search stopped */
+        slot_free(&SLOT(&t, i));
     }
     free(t.slots);
+    __atomic_store_n(&last_queue_cap, t.cap, __ATOMIC_RELAXED);
     free(t.sens);
     pthread_mutex_destroy(&t.mu);
     pthread_cond_destroy(&t.cv);

@@ -1340,9 +1340,62 @@ static void test_sensitive_count_at_cut(void)
     free(r);
 }
 
+/* The queue between the walk and the workers is bounded (the walk waits):
+ * 3,000 files in 30 folders, every third a hit, searched with the queue
+ * held to 64 files: the same output as without the bound (worked out from
+ * the names), and the queue's room never grew past its first 256 slots
+ * (without the bound and the reuse of emitted slots it grows to 4,096). */
+static void test_bounded_queue(void)
+{
+    char *r = mktree();
+    char name[64];
+    agti_buf want = AGTI_BUF_INIT;
+    for (int d = 0; d < 30; d++)
+        for (int f = 0; f < 100; f++) {
+            snprintf(name, sizeof name, "d%02d/f%03d.txt", d, f);
+            int hit = (d * 100 + f) % 3 == 0;
+            puts_file(r, name, hit ? "a\nhit\n" : "miss\n");
+            if (hit)
+                agti_buf_printf(&want, "d%02d/f%03d.txt:2:hit\n", d, f);
+        }
+    agti_buf_putc(&want, '\0');
+    for (int k = 0; k < 3; k++) {
+        size_t qmax = k == 0 ? 64 : k == 1 ? 1 : 0;
+        agti_search_tree_set_queue_max(qmax);
+        agti_search_opts o = opts("hit");
+        o.threads = 2;
+        char *got = run(r, &o, NULL);
+        T_EQ_STR(got, want.ptr, "queue of %zu files (0: the default): every hit in path order",
+                 qmax);
+        if (qmax != 0)
+            T_EQ_INT((int)agti_search_tree_last_queue_cap(), 256,
+                     "queue of %zu files: the room stays at its first 256 slots", qmax);
+        else
+            T_EQ_INT((int)agti_search_tree_last_queue_cap(), 4096,
+                     "default queue (4,096): 3,000 files fit without reuse, room 4,096");
+        free(got);
+    }
+    /* a cap cuts the results while the walk waits for room */
+    agti_search_tree_set_queue_max(8);
+    agti_search_opts o = opts("hit");
+    o.threads = 2;
+    o.max_files = 5;
+    char *got = run(r, &o, NULL);
+    T_EQ_STR(got,
+             "d00/f000.txt:2:hit\nd00/f003.txt:2:hit\nd00/f006.txt:2:hit\n"
+             "d00/f009.txt:2:hit\nd00/f012.txt:2:hit\n",
+             "queue of 8 files, max_files 5: the first five hits");
+    free(got);
+    agti_search_tree_set_queue_max(0);
+    agti_buf_free(&want);
+    rmtree(r);
+    free(r);
+}
+
 int main(void)
 {
     test_literal();
+    test_bounded_queue();
     test_sink();
     test_shared_dirs();
     test_sensitive_count_at_cut();
