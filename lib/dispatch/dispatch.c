@@ -228,9 +228,15 @@ static int parse_args(const agti_tool *t, const char *call_id, const char *args_
         return rc == AGT_OK ? AGT_EINVALID : rc;
     }
     agti_buf_free(&where);
-    if (t->schema != NULL) {
+    const agt_schema *schema = NULL;
+    int src = agti_tool_schema(t, &schema);
+    if (src != AGT_OK) {
+        json_decref(v);
+        return src;
+    }
+    if (schema != NULL) {
         json_t *errors = NULL;
-        int rc = agti_schema_validate_json(t->schema, v, &errors);
+        int rc = agti_schema_validate_json(schema, v, &errors);
         if (rc == AGT_EINVALID) {
             json_decref(v);
             agti_buf b = AGTI_BUF_INIT;

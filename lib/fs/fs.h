@@ -173,6 +173,9 @@ int agti_sensitive_remove(agti_sensitive *pol, const char *pattern);
 /* The patterns in order (pol NULL: built-in). */
 size_t agti_sensitive_count(const agti_sensitive *pol);
 const char *agti_sensitive_pattern(const agti_sensitive *pol, size_t i);
+/* Tests: judge `pol` by trying every pattern in order (the reference the
+ * index of sensitive.c must agree with) instead of by the index. */
+void agti_sensitive_set_linear(agti_sensitive *pol, bool linear);
 
 /* ---- path resolution and confinement --------------------------------- */
 

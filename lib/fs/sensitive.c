@@ -23,6 +23,7 @@
  * readers that already hold the bytes (Read, Grep, the review tools) check it.
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -49,9 +50,27 @@ typedef struct sens_pattern {
     const char *reason;
 } sens_pattern;
 
+/* The index: every file is judged, and most of the ~69 patterns cannot
+ * match a given name. A pattern whose body ends in a literal character
+ * can only match a path ending in it (case-folded): it is listed under
+ * that character; a name pattern that starts with a literal and ends in a
+ * wildcard ("id_rsa*") under its first character; the rest (with "**",
+ * a backslash escape, or a wildcard at both ends) is tried for every
+ * path. Each list keeps the policy's order, and judge() merges the three
+ * lists a path selects, so the verdict (the first reason, any exception)
+ * is the one of the linear walk: the lists only skip patterns whose
+ * literal prefix or suffix check would reject the path anyway. */
+#define IX_LAST 0    /* lists 0..255: by the last character */
+#define IX_FIRST 256 /* lists 256..511: by the name's first character */
+#define IX_REST 512
+#define IX_LISTS 513
+
 struct agti_sensitive {
     sens_pattern *p;
     size_t n, cap;
+    uint32_t *order;            /* pattern indices, list by list; NULL: linear */
+    uint32_t off[IX_LISTS + 1]; /* list k is order[off[k] .. off[k+1]) */
+    bool linear;                /* tests: judge by the linear walk */
 };
 
 static const struct {
@@ -149,7 +168,51 @@ void agti_sensitive_free(agti_sensitive *pol)
     for (size_t i = 0; i < pol->n; i++)
         pattern_free(&pol->p[i]);
     free(pol->p);
+    free(pol->order);
     free(pol);
+}
+
+static unsigned char lc(unsigned char c)
+{
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
+}
+
+/* The list of a pattern (see struct agti_sensitive). */
+static size_t index_list(const sens_pattern *p)
+{
+    if (p->deep)
+        return IX_REST;
+    if (p->literal)
+        return IX_LAST + lc((unsigned char)p->pre[p->prelen - 1]);
+    if (p->suflen > 0)
+        return IX_LAST + lc((unsigned char)p->suf[p->suflen - 1]);
+    if (p->ncomp == 1 && p->prelen > 0)
+        return IX_FIRST + lc((unsigned char)p->pre[0]);
+    return IX_REST;
+}
+
+/* Rebuilds the index after the patterns changed. Out of memory it leaves
+ * none, and judge() walks every pattern (the same verdicts, slower). */
+static void index_build(agti_sensitive *pol)
+{
+    free(pol->order);
+    pol->order = malloc((pol->n ? pol->n : 1) * sizeof *pol->order);
+    if (pol->order == NULL)
+        return;
+    memset(pol->off, 0, sizeof pol->off);
+    for (size_t i = 0; i < pol->n; i++)
+        pol->off[index_list(&pol->p[i]) + 1]++;
+    for (size_t k = 0; k < IX_LISTS; k++)
+        pol->off[k + 1] += pol->off[k];
+    uint32_t fill[IX_LISTS];
+    memcpy(fill, pol->off, sizeof fill);
+    for (size_t i = 0; i < pol->n; i++)
+        pol->order[fill[index_list(&pol->p[i])]++] = (uint32_t)i;
+}
+
+void agti_sensitive_set_linear(agti_sensitive *pol, bool linear)
+{
+    pol->linear = linear;
 }
 
 /* Checks and compiles one pattern. AGT_EINVAL with a message for a
@@ -258,6 +321,7 @@ int agti_sensitive_new(agti_sensitive **out)
             return rc;
         }
     }
+    index_build(pol);
     *out = pol;
     return AGT_OK;
 }
@@ -291,6 +355,8 @@ int agti_sensitive_clone(agti_sensitive **out, const agti_sensitive *src)
             return rc;
         }
     }
+    pol->linear = src->linear;
+    index_build(pol);
     *out = pol;
     return AGT_OK;
 }
@@ -302,7 +368,10 @@ int agti_sensitive_add(agti_sensitive *pol, const char *pattern)
     for (size_t i = 0; i < pol->n; i++)
         if (strcasecmp(pol->p[i].text, pattern) == 0)
             return AGT_OK;
-    return push(pol, pattern, "matches a sensitive-file pattern set by the host", false);
+    int rc = push(pol, pattern, "matches a sensitive-file pattern set by the host", false);
+    if (rc == AGT_OK)
+        index_build(pol);
+    return rc;
 }
 
 int agti_sensitive_remove(agti_sensitive *pol, const char *pattern)
@@ -314,6 +383,7 @@ int agti_sensitive_remove(agti_sensitive *pol, const char *pattern)
             pattern_free(&pol->p[i]);
             memmove(&pol->p[i], &pol->p[i + 1], (pol->n - i - 1) * sizeof *pol->p);
             pol->n--;
+            index_build(pol);
             return AGT_OK;
         }
     return agti_error(AGT_ENOTFOUND,
@@ -361,11 +431,6 @@ static void split_path(split *sp, const char *path, size_t len)
             break;
         i--;
     }
-}
-
-static unsigned char lc(unsigned char c)
-{
-    return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
 }
 
 /* Case-insensitive equality of n bytes (the patterns are ASCII). */
@@ -416,7 +481,37 @@ static int judge(const agti_sensitive *pol, const char *path, size_t len, const 
     bool except = false;
     split sp;
     split_path(&sp, path, len);
-    for (size_t i = 0; i < pol->n; i++) {
+    /* the candidates in policy order: all patterns, or the three lists of
+     * the index this path selects, merged */
+    const uint32_t *lo[3], *hi[3];
+    size_t nl = 0;
+    bool indexed = pol->order != NULL && !pol->linear;
+    if (indexed) {
+        size_t keys[3], nk = 0;
+        if (len > 0)
+            keys[nk++] = IX_LAST + lc((unsigned char)path[len - 1]);
+        if (sp.cs[0] < len)
+            keys[nk++] = IX_FIRST + lc((unsigned char)path[sp.cs[0]]);
+        keys[nk++] = IX_REST;
+        for (size_t k = 0; k < nk; k++)
+            if (pol->off[keys[k]] < pol->off[keys[k] + 1]) {
+                lo[nl] = pol->order + pol->off[keys[k]];
+                hi[nl++] = pol->order + pol->off[keys[k] + 1];
+            }
+    }
+    for (size_t next = 0;; next++) {
+        size_t i = next;
+        if (indexed) {
+            size_t best = nl;
+            for (size_t k = 0; k < nl; k++)
+                if (lo[k] < hi[k] && (best == nl || *lo[k] < *lo[best]))
+                    best = k;
+            if (best == nl)
+                break;
+            i = *lo[best]++;
+        } else if (i >= pol->n) {
+            break;
+        }
         const sens_pattern *p = &pol->p[i];
         if (p->except ? except && (*host_except || p->builtin) : reason != NULL)
             continue; /* already decided for this kind */

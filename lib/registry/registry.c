@@ -1,3 +1,4 @@
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,10 +213,60 @@ static bool schema_allows_object(json_t *params)
     return false;
 }
 
+static int compile_params(json_t *params, agt_schema **out)
+{
+    *out = NULL;
+    char *ptext = agti_json_dump(params);
+    if (ptext == NULL)
+        return agti_oom();
+    int rc = agt_schema_compile(out, ptext, strlen(ptext));
+    free(ptext);
+    return rc;
+}
+
+/* Serialises the first compilation of built-in schemas; taken only while a
+ * tool's schema is still NULL. */
+static pthread_mutex_t lazy_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int agti_tool_schema(const agti_tool *t, const agt_schema **out)
+{
+    agt_schema *s = __atomic_load_n(&t->schema, __ATOMIC_ACQUIRE);
+    if (s != NULL || !t->lazy) {
+        *out = s;
+        return AGT_OK;
+    }
+    int rc = AGT_OK;
+    pthread_mutex_lock(&lazy_mu);
+    s = __atomic_load_n(&t->schema, __ATOMIC_ACQUIRE);
+    if (s == NULL) {
+        rc = compile_params(json_object_get(json_object_get(t->entry, "definition"), "parameters"),
+                            &s);
+        if (rc == AGT_OK)
+            __atomic_store_n(&((agti_tool *)t)->schema, s, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&lazy_mu);
+    if (rc != AGT_OK) {
+        /* a built-in schema that does not compile (only memory can run out:
+         * the catalogue's are tested): the call is refused, never run
+         * unchecked */
+        *out = NULL;
+        if (rc == AGT_ENOMEM)
+            return rc;
+        char why[512];
+        snprintf(why, sizeof why, "%s", agt_error_message());
+        return agti_error(AGT_ERROR, "the argument schema of built-in tool %s does not compile: %s",
+                          t->name, why);
+    }
+    *out = s;
+    return AGT_OK;
+}
+
 /* Builds a tool from one tools.json entry. `need_provider`: refuse names that
- * no provider (host or built-in) and no built-in definition backs. */
+ * no provider (host or built-in) and no built-in definition backs. `lazy`:
+ * the entry is from the built-in catalogue; its schema is compiled on first
+ * use (agti_tool_schema). */
 static int tool_from_entry(const agt_registry *reg, builtin_cache *cache, json_t *e, size_t index,
-                           bool need_provider, agti_tool *t)
+                           bool need_provider, bool lazy, agti_tool *t)
 {
     memset(t, 0, sizeof *t);
     if (!json_is_object(e))
@@ -265,11 +316,16 @@ static int tool_from_entry(const agt_registry *reg, builtin_cache *cache, json_t
     if (rc != AGT_OK)
         return rc;
 
-    json_t *builtin = builtin_entry(cache, provider);
+    /* the built-in entry of the provider is looked up only when needed (an
+     * entry without "access", or one no provider backs): every built-in
+     * entry has "access", and the lookup parses the embedded sets */
     bool has_provider = agti_builtin_provider_find(provider) != NULL ||
                         host_find(reg, name) != NULL || host_find(reg, provider) != NULL;
+    json_t *av = json_object_get(e, "access");
+    json_t *builtin = NULL;
+    if (av == NULL || (need_provider && !has_provider))
+        builtin = builtin_entry(cache, provider);
     if (need_provider && !has_provider && builtin == NULL) {
-        json_decref(builtin);
         if (pv != NULL)
             return entry_error(index, name,
                                "\"provider\" names no built-in tool and no host provider "
@@ -279,7 +335,6 @@ static int tool_from_entry(const agt_registry *reg, builtin_cache *cache, json_t
                            "\"provider\", or set a host provider before loading");
     }
     int access = AGT_ACCESS_HOST;
-    json_t *av = json_object_get(e, "access");
     if (av == NULL && builtin != NULL)
         av = json_object_get(builtin, "access");
     if (av != NULL && parse_access(av, &access) != AGT_OK) {
@@ -290,13 +345,8 @@ static int tool_from_entry(const agt_registry *reg, builtin_cache *cache, json_t
     json_decref(builtin);
 
     agt_schema *schema = NULL;
-    char *ptext = NULL;
-    if (params != NULL) {
-        ptext = agti_json_dump(params);
-        if (ptext == NULL)
-            return agti_oom();
-        rc = agt_schema_compile(&schema, ptext, strlen(ptext));
-        free(ptext);
+    if (params != NULL && !lazy) {
+        rc = compile_params(params, &schema);
         if (rc == AGT_ENOMEM)
             return rc;
         if (rc != AGT_OK) {
@@ -312,10 +362,11 @@ static int tool_from_entry(const agt_registry *reg, builtin_cache *cache, json_t
     t->provider = agti_strdup(provider);
     t->description = agti_strdup(desc ? json_string_value(desc) : "");
     t->schema = schema;
+    t->lazy = params != NULL && lazy;
     t->plan_task = plan;
     t->main_task = main_task;
     t->access = access;
-    t->entry = json_deep_copy(e);
+    t->entry = json_incref(e); /* the caller's array was parsed for this load */
     if (!t->name || !t->provider || !t->description || !t->entry) {
         tool_clear(t);
         return agti_oom();
@@ -333,7 +384,7 @@ static int check_mutable(const agt_registry *reg, const char *fn)
 }
 
 /* Loads `arr` into a fresh tool array; all or nothing. */
-static int tools_from_array(const agt_registry *reg, json_t *arr, bool need_provider,
+static int tools_from_array(const agt_registry *reg, json_t *arr, bool need_provider, bool lazy,
                             agti_tool **out, size_t *count)
 {
     size_t n = json_array_size(arr);
@@ -344,7 +395,8 @@ static int tools_from_array(const agt_registry *reg, json_t *arr, bool need_prov
     size_t i;
     builtin_cache cache = {{NULL, NULL}};
     for (i = 0; i < n && rc == AGT_OK; i++) {
-        rc = tool_from_entry(reg, &cache, json_array_get(arr, i), i, need_provider, &tools[i]);
+        rc =
+            tool_from_entry(reg, &cache, json_array_get(arr, i), i, need_provider, lazy, &tools[i]);
         for (size_t j = 0; rc == AGT_OK && j < i; j++)
             if (strcmp(tools[j].name, tools[i].name) == 0)
                 rc = entry_error(i, tools[i].name, "the name is used by an earlier entry");
@@ -407,7 +459,7 @@ int agt_registry_load_builtin(agt_registry *reg, const char *set)
         return agt_error_code();
     agti_tool *tools;
     size_t n;
-    rc = tools_from_array(reg, arr, false, &tools, &n);
+    rc = tools_from_array(reg, arr, false, true, &tools, &n);
     json_decref(arr);
     if (rc != AGT_OK)
         return rc;
@@ -438,7 +490,7 @@ int agt_registry_load_json(agt_registry *reg, const char *json, size_t len)
     }
     agti_tool *tools;
     size_t n;
-    rc = tools_from_array(reg, arr, true, &tools, &n);
+    rc = tools_from_array(reg, arr, true, false, &tools, &n);
     json_decref(arr);
     if (rc != AGT_OK)
         return rc;
@@ -461,7 +513,7 @@ int agt_registry_add_json(agt_registry *reg, const char *entry_json, size_t len)
         return agt_error_code();
     agti_tool t;
     builtin_cache cache = {{NULL, NULL}};
-    rc = tool_from_entry(reg, &cache, e, 0, true, &t);
+    rc = tool_from_entry(reg, &cache, e, 0, true, false, &t);
     builtin_cache_free(&cache);
     json_decref(e);
     if (rc != AGT_OK)

@@ -26,7 +26,14 @@ typedef struct agti_tool {
     char *provider;    /* provider name: "provider" field, default = name */
     char *description; /* definition.description */
     json_t *entry;     /* the whole tools.json entry, as loaded (owned) */
+    /* definition.parameters compiled; read it with agti_tool_schema(). A
+     * built-in entry's schema is compiled on its first use (lazy): the
+     * catalogue's schemas are known good (tests/unit/registry/
+     * test_builtin_json.c compiles each), and compiling the 25 of the chat
+     * set was 17% of a process's start-up. A host entry's is compiled at
+     * load, so a bad schema is reported there. */
     agt_schema *schema;
+    bool lazy; /* schema not compiled yet (built-in entry with parameters) */
     bool plan_task;
     bool main_task;
     int access; /* AGT_ACCESS_* */
@@ -55,6 +62,11 @@ const agti_tool *agti_registry_find(const agt_registry *reg, const char *name);
  * name. Returns false when there is none. */
 bool agti_registry_provider(const agt_registry *reg, const agti_tool *t, agt_provider_fn *fn,
                             void **payload);
+
+/* The compiled argument schema of `t` (NULL when it has none), compiling a
+ * built-in one on first use; safe from several threads. AGT_OK, or
+ * AGT_ENOMEM (the error is set). */
+int agti_tool_schema(const agti_tool *t, const agt_schema **out);
 
 /* Whether `t` is offered in `phase` (has a provider and the phase flag). */
 bool agti_tool_offered(const agt_registry *reg, const agti_tool *t, int phase);

@@ -132,9 +132,11 @@ int agti_hook_pre(agt_session *s, agt_call *call, agt_result **out, agti_buf *no
             return AGT_OK;
         }
         call->entry = t;
-        const agt_schema *schema = t->schema;
+        const agt_schema *schema = NULL;
         json_t *errors = NULL;
-        rc = schema ? agti_schema_validate_json(schema, h.rewrite, &errors) : AGT_OK;
+        rc = agti_tool_schema(t, &schema);
+        if (rc == AGT_OK && schema != NULL)
+            rc = agti_schema_validate_json(schema, h.rewrite, &errors);
         agti_buf where = AGTI_BUF_INIT;
         if (rc == AGT_OK && agti_args_find_nul(h.rewrite, &where)) {
             char *text = agti_aprintf("A pre-tool-use hook rewrote the arguments of %s, and they "

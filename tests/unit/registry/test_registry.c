@@ -3,11 +3,14 @@
  * formats in docs/tools.md (OpenAI function tools, Anthropic input_schema,
  * MCP tools/list inputSchema). */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agenttools/agenttools.h"
 #include "harness.h"
+#include "registry/registry_internal.h"
+#include "schema/schema_internal.h"
 
 static int dummy_provider(agt_call *call, void *payload)
 {
@@ -344,6 +347,79 @@ static void test_freeze(void)
     T_EQ_INT(agt_registry_new(NULL), AGT_EINVAL, "new with NULL out");
 }
 
+/* Built-in schemas are compiled on first use (issue 19: compiling all of
+ * them was 17% of start-up), a host entry's at load. Several threads that
+ * validate through one frozen registry at once all get the one compiled
+ * schema, and it judges as the eager one did (Glob's "pattern" is a
+ * required string: lib/registry/builtin/chat.json). */
+#define LAZY_THREADS 8
+static agt_registry *lazy_reg;
+static pthread_barrier_t lazy_barrier;
+static const agt_schema *lazy_got[LAZY_THREADS];
+static int lazy_verdict[LAZY_THREADS][3];
+
+static void *lazy_worker(void *arg)
+{
+    size_t k = (size_t)arg;
+    const agti_tool *t = agti_registry_find(lazy_reg, "Glob");
+    pthread_barrier_wait(&lazy_barrier);
+    const agt_schema *s = NULL;
+    lazy_verdict[k][0] = agti_tool_schema(t, &s);
+    lazy_got[k] = s;
+    static const char *const args[] = {"{\"pattern\":\"*.c\"}", "{\"pattern\":1}"};
+    for (size_t a = 0; a < 2 && s != NULL; a++) {
+        json_t *v = json_loads(args[a], 0, NULL);
+        json_t *errors = NULL;
+        lazy_verdict[k][1 + a] = agti_schema_validate_json(s, v, &errors);
+        json_decref(errors);
+        json_decref(v);
+    }
+    return NULL;
+}
+
+static void test_lazy_schema(void)
+{
+    agt_registry_new(&lazy_reg);
+    T_EQ_INT(agt_registry_load_builtin(lazy_reg, "chat"), AGT_OK, "chat set loads");
+    agt_registry_freeze(lazy_reg);
+    const agti_tool *glob = agti_registry_find(lazy_reg, "Glob");
+    T_CHECK(glob != NULL && glob->schema == NULL && glob->lazy,
+            "a built-in schema is not compiled at load");
+    pthread_barrier_init(&lazy_barrier, NULL, LAZY_THREADS);
+    pthread_t th[LAZY_THREADS];
+    for (size_t k = 0; k < LAZY_THREADS; k++)
+        pthread_create(&th[k], NULL, lazy_worker, (void *)k);
+    for (size_t k = 0; k < LAZY_THREADS; k++)
+        pthread_join(th[k], NULL);
+    pthread_barrier_destroy(&lazy_barrier);
+    int same = 1;
+    for (size_t k = 0; k < LAZY_THREADS; k++)
+        same = same && lazy_got[k] == lazy_got[0] && lazy_verdict[k][0] == AGT_OK &&
+               lazy_verdict[k][1] == AGT_OK && lazy_verdict[k][2] == AGT_EINVALID;
+    T_CHECK(lazy_got[0] != NULL && same,
+            "8 threads at once: one compiled schema, {\"pattern\":\"*.c\"} valid, "
+            "{\"pattern\":1} invalid in each");
+    T_CHECK(glob->schema == lazy_got[0], "the compiled schema is kept in the entry");
+    const agti_tool *todo = agti_registry_find(lazy_reg, "EnterPlanMode");
+    const agt_schema *s = (const agt_schema *)1;
+    T_CHECK(todo != NULL && agti_tool_schema(todo, &s) == AGT_OK &&
+                (s != NULL) == (json_object_get(json_object_get(todo->entry, "definition"),
+                                                "parameters") != NULL),
+            "EnterPlanMode: a schema exactly when it has parameters");
+    agt_registry_free(lazy_reg);
+
+    agt_registry *reg = NULL;
+    agt_registry_new(&reg);
+    agt_registry_set_provider(reg, "find", dummy_provider, NULL);
+    const char *host =
+        "[{\"name\":\"find\",\"definition\":{\"parameters\":{\"type\":\"object\"}}}]";
+    T_EQ_INT(agt_registry_load_json(reg, host, strlen(host)), AGT_OK, "host file loads");
+    const agti_tool *find = agti_registry_find(reg, "find");
+    T_CHECK(find != NULL && find->schema != NULL && !find->lazy,
+            "a host entry's schema is compiled at load");
+    agt_registry_free(reg);
+}
+
 int main(void)
 {
     test_builtin_sets();
@@ -352,5 +428,6 @@ int main(void)
     test_access_from_builtin();
     test_mcp_annotations();
     test_freeze();
+    test_lazy_schema();
     return t_done();
 }
