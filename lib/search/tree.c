@@ -687,7 +687,7 @@ static int walk_cb(const agti_walk_entry *e, void *payload)
         return 0;
     }
     /* Reuse the room of the slots already emitted before growing. */
-    if (t->n - t->base == t->cap && t->emitted - t->base >= t->cap / 2) {
+    if (t->cap > 0 && t->n - t->base == t->cap && t->emitted - t->base >= t->cap / 2) {
         size_t drop = t->emitted - t->base;
         memmove(t->slots, t->slots + drop, (t->n - t->emitted) * sizeof *t->slots);
         t->base = t->emitted;
