@@ -101,6 +101,28 @@ static bool is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
+/* Where a POSIX item such as "[:alpha:]" that starts at p[j] == '[' ends
+ * (the index after its "]"), or 0 when it is none and the '[' is an ordinary
+ * member of the class. PCRE2's own rule (check_posix_syntax in
+ * pcre2_compile.c): the item ends at the first terminator followed by ']',
+ * but it is none when a ']' or a new '[' with the same terminator comes
+ * first; "\]" and "\\" are skipped over. Scanning on to any later
+ * terminator instead took "[[=]|ab=]]cd" for one class and lost the
+ * alternation after it. */
+static size_t posix_item_end(const char *p, size_t n, size_t j)
+{
+    char kind = p[j + 1];
+    for (size_t k = j + 2; k + 1 < n; k++) {
+        if (p[k] == '\\' && (p[k + 1] == ']' || p[k + 1] == '\\'))
+            k++;
+        else if ((p[k] == '[' && p[k + 1] == kind) || p[k] == ']')
+            return 0;
+        else if (p[k] == kind && p[k + 1] == ']')
+            return k + 2;
+    }
+    return 0;
+}
+
 /* Skips a bracket class starting at p[i] == '['. */
 static void skip_class(rparser *r)
 {
@@ -125,16 +147,12 @@ static void skip_class(rparser *r)
         }
         if (c == '[' && j + 1 < r->n &&
             (r->p[j + 1] == ':' || r->p[j + 1] == '.' || r->p[j + 1] == '=')) {
-            char kind = r->p[j + 1];
-            size_t k = j + 2;
-            while (k + 1 < r->n && !(r->p[k] == kind && r->p[k + 1] == ']'))
-                k++;
-            if (k + 1 >= r->n) {
-                r->bail = true;
-                return;
+            size_t end = posix_item_end(r->p, r->n, j);
+            if (end != 0) {
+                j = end;
+                continue;
             }
-            j = k + 2;
-            continue;
+            /* not a POSIX item: this '[' is an ordinary member */
         }
         if (c == ']') {
             r->i = j + 1;

@@ -801,6 +801,12 @@ static void test_required_sets(void)
         {"[]x]yz", false, "yz"},
         {"[^]x]yz", false, "yz"},
         {"[[:alpha:]]+_test", false, "_test"},
+        /* "[=" or "[:" is a POSIX item only when its terminator and ']'
+         * come before any ']' (PCRE2's check_posix_syntax): here the
+         * classes are "[[=]" and "[[:]" */
+        {"[[=]|ab=]]cd", false, ""},
+        {"[[:]x:]]y", false, "x:]]y"},
+        {"[[.a[.b.]]q", false, "q"},
         {"[\\]]abc", false, "abc"},
         {"\\.\\*lit", false, ".*lit"},
         {"\\tab", false, "\tab"},
