@@ -61,9 +61,11 @@ int chat_read_key_rest(const chat_ui *ui, const char *prompt, char **rest)
         free(line);
         return key;
     }
-    /* a terminal: one key, no Enter (ICANON and ECHO off for the read) */
-    fputs(prompt, stderr);
-    fflush(stderr);
+    /* a terminal: one key, no Enter (ICANON, ECHO and ISIG off for the
+     * read). The terminal is switched before the prompt is shown: a key
+     * typed as soon as the prompt appears (Ctrl-C above all) would otherwise
+     * reach the line discipline still in cooked mode, where ^C becomes a
+     * SIGINT and not the key the read waits for. */
     struct termios old, raw;
     int have = tcgetattr(0, &old) == 0;
     if (have) {
@@ -73,10 +75,18 @@ int chat_read_key_rest(const chat_ui *ui, const char *prompt, char **rest)
         raw.c_cc[VTIME] = 0;
         tcsetattr(0, TCSANOW, &raw);
     }
+    fputs(prompt, stderr);
+    fflush(stderr);
     unsigned char ch = 0;
     ssize_t n;
     do {
         n = read(0, &ch, 1);
+        /* a Ctrl-C the line discipline still turned into SIGINT (typed
+         * while the turn ran, just before the prompt) is the same answer */
+        if (n < 0 && errno == EINTR && ui->cancel != NULL && *ui->cancel) {
+            ch = 3;
+            n = 1;
+        }
     } while (n < 0 && errno == EINTR);
     if (have)
         tcsetattr(0, TCSANOW, &old);

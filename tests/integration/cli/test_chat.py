@@ -18,6 +18,7 @@ import json
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -153,6 +154,26 @@ def read_until(fd, text, timeout=10.0):
     return None
 
 
+def reap(pid, fd, timeout=30.0):
+    """Waits for the child on the pty, reading what it still writes (so it
+    cannot block on a full terminal), and kills it after TIMEOUT seconds: a
+    failed check must not leave the test waiting for ever. Returns the wait
+    status (SIGKILL's when it had to be killed)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            return status
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                os.read(fd, 4096)
+            except OSError:
+                pass
+    os.kill(pid, signal.SIGKILL)
+    return os.waitpid(pid, 0)[1]
+
+
 def pty_mode(t, exe, server, tmp):
     ws = os.path.join(tmp, "ws3")
     os.makedirs(ws)
@@ -195,7 +216,7 @@ def pty_mode(t, exe, server, tmp):
     t.ok(out is not None and "Started it." in out and "[task bash-" in out,
          "pty: a background task's notification starts a turn while the prompt is idle")
     os.write(fd, b"/quit\r")
-    _, status = os.waitpid(pid, 0)
+    status = reap(pid, fd)
     os.close(fd)
     srv.close()
     t.eq(os.waitstatus_to_exitcode(status), 0, "pty: /quit exits 0")
@@ -277,7 +298,7 @@ def pty_interrupt(t, exe, server, tmp):
     t.ok(read_until(fd, "(Ctrl-C again to quit)") is not None,
          "pty interrupt: one Ctrl-C at the idle prompt says how to quit")
     os.write(fd, b"\x03")
-    _, status = os.waitpid(pid, 0)
+    status = reap(pid, fd)
     os.close(fd)
     srv.close()
     t.eq(os.waitstatus_to_exitcode(status), 0, "pty interrupt: a second Ctrl-C quits, exit 0")
@@ -317,7 +338,7 @@ def pty_keys(t, exe, server, tmp):
     os.write(fd, b"ok?\r")
     t.ok(read_until(fd, "Understood.") is not None, "pty keys: the next turn runs")
     os.write(fd, b"/quit\r")
-    os.waitpid(pid, 0)
+    reap(pid, fd)
     os.close(fd)
     srv.close()
     res = tool_results(srv)
