@@ -8,6 +8,7 @@
 #ifndef AGT_LIB_GIT_INTERNAL_H
 #define AGT_LIB_GIT_INTERNAL_H
 
+#include <sys/stat.h>
 #include "git/git_dl.h" /* <git2.h>, its functions loaded on first use */
 #include <stdbool.h>
 #include <stddef.h>
@@ -97,6 +98,36 @@ int agti_changes_read_workdir(const agt_changes *c, const char *path, size_t max
  * path), else by its full path, built in scratch. Returns the fd; -1 with
  * errno set when open fails; -2 when out of memory. */
 int agti_changes_open_workdir(const agt_changes *c, const char *path, agti_buf *scratch, int flags);
+
+/* agti_changes_read_workdir below a working tree given by its folder
+ * (workdir, ending in '/') and, when open, its O_PATH descriptor wfd (-1:
+ * files are opened by full path). With st_out, the stat data of the file
+ * read (zeroed when none was opened, a symbolic link read as its target). */
+int agti_workdir_read(int wfd, const char *workdir, const char *path, size_t max, char **out,
+                      size_t *out_len, size_t *out_size, struct stat *st_out);
+
+/* Whether the working-tree shortcut of file i (reader.c) holds for a file
+ * whose stat data is st: the bytes read from it are the blob's, as
+ * agti_changes_read_nth would have returned them. The readers must be
+ * prepared (agti_changes_readers_prepare). */
+bool agti_changes_disk_same(const agt_changes *c, size_t i, const struct stat *st);
+
+/* The change set's working-tree folder (ending in '/'), NULL for none. */
+const char *agti_changes_workdir(const agt_changes *c);
+
+/* The tracked paths of a repository's index (submodules left out, a
+ * conflict's stages once, sorted by strcmp) and its working tree, read with
+ * a repository handle of its own: a search can start on them while the
+ * change set of the same tree opens on another thread. */
+typedef struct agti_git_index_list {
+    char **paths;
+    size_t n;
+    char *workdir; /* ending in '/' */
+    int wfd;       /* O_PATH descriptor of workdir, -1 when it could not be opened */
+} agti_git_index_list;
+
+int agti_git_index_list_read(const char *repo_path, agti_git_index_list *l);
+void agti_git_index_list_free(agti_git_index_list *l);
 
 /* git's similarity index (0..100) of src renamed to dst, as `git diff -M`
  * prints it; -1 when out of memory. */

@@ -511,6 +511,14 @@ static bool entry_matches(const disk_entry *d, const struct stat *st)
            d->gid == (uint32_t)st->st_gid;
 }
 
+bool agti_changes_disk_same(const agt_changes *c, size_t i, const struct stat *st)
+{
+    const struct agti_disk_table *t = c->disk;
+    return t != NULL && t->usable && t->e != NULL && i < c->nfiles && t->e[i].ok &&
+           c->file_ids != NULL && (c->file_id_missing == NULL || !c->file_id_missing[i]) &&
+           entry_matches(&t->e[i], st);
+}
+
 /* The shortcut: AGT_OK with the file's bytes, AGT_ELIMIT, or AGT_ENOTFOUND
  * when it does not apply (the caller reads the blob). */
 static int read_disk(agt_changes *c, struct agti_reader_slot *s, size_t i, size_t max,

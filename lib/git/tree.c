@@ -54,11 +54,13 @@ static int read_link(int dirfd, const char *name, const char *path, size_t size,
  * short read at that size is its end); a file that grows meanwhile is
  * read on to its end, within max. */
 static int read_fd(int fd, const char *path, size_t max, char **out, size_t *out_len,
-                   size_t *out_size)
+                   size_t *out_size, struct stat *st_out)
 {
     struct stat st;
     if (fstat(fd, &st) != 0)
         return io_error(errno, path);
+    if (st_out != NULL)
+        *st_out = st;
     if (!S_ISREG(st.st_mode))
         return agti_error(AGT_ENOTFOUND, "'%s' is not a regular file", path);
     size_t size = (size_t)st.st_size;
@@ -108,24 +110,31 @@ static int read_fd(int fd, const char *path, size_t max, char **out, size_t *out
     return AGT_OK;
 }
 
-int agti_changes_open_workdir(const agt_changes *c, const char *path, agti_buf *scratch, int flags)
+/* Opens path below a working tree: relative to wfd when it is open, else by
+ * the full path workdir + path, built in scratch. -2: out of memory. */
+static int open_below(int wfd, const char *workdir, const char *path, agti_buf *scratch, int flags)
 {
-    if (c->workdir_fd >= 0)
-        return openat(c->workdir_fd, path, flags);
+    if (wfd >= 0)
+        return openat(wfd, path, flags);
     agti_buf_truncate(scratch, 0);
-    agti_buf_puts(scratch, c->workdir);
+    agti_buf_puts(scratch, workdir);
     agti_buf_puts(scratch, path);
     if (scratch->oom)
         return -2;
     return open(agti_buf_cstr(scratch), flags);
 }
 
-int agti_changes_read_workdir(const agt_changes *c, const char *path, size_t max, char **out,
-                              size_t *out_len, size_t *out_size)
+int agti_changes_open_workdir(const agt_changes *c, const char *path, agti_buf *scratch, int flags)
+{
+    return open_below(c->workdir_fd, c->workdir, path, scratch, flags);
+}
+
+int agti_workdir_read(int wfd, const char *workdir, const char *path, size_t max, char **out,
+                      size_t *out_len, size_t *out_size, struct stat *st_out)
 {
     *out_size = 0;
-    if (!c->workdir)
-        return agti_error(AGT_ESTATE, "the repository has no working tree");
+    if (st_out != NULL)
+        memset(st_out, 0, sizeof *st_out);
     agti_buf full = AGTI_BUF_INIT;
     int rc;
     /* Opened without an lstat first (a search reads thousands of files and
@@ -134,20 +143,20 @@ int agti_changes_read_workdir(const agt_changes *c, const char *path, size_t max
      * from blocking and O_NOCTTY a terminal from becoming ours; read_fd
      * reads only a regular file. (A device node where a tracked file was
      * takes root to make.) */
-    int fd = agti_changes_open_workdir(c, path, &full,
-                                       O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    int fd = open_below(wfd, workdir, path, &full,
+                        O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd == -2) {
         rc = agti_oom();
     } else if (fd >= 0) {
-        rc = read_fd(fd, path, max, out, out_len, out_size);
+        rc = read_fd(fd, path, max, out, out_len, out_size, st_out);
         close(fd);
     } else {
         int err = errno;
         struct stat st;
-        if (err == ELOOP && c->workdir_fd >= 0 &&
-            fstatat(c->workdir_fd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-            rc = read_link(c->workdir_fd, path, path, (size_t)st.st_size, out, out_len);
-        else if (err == ELOOP && c->workdir_fd < 0 && lstat(agti_buf_cstr(&full), &st) == 0 &&
+        if (err == ELOOP && wfd >= 0 && fstatat(wfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISLNK(st.st_mode))
+            rc = read_link(wfd, path, path, (size_t)st.st_size, out, out_len);
+        else if (err == ELOOP && wfd < 0 && lstat(agti_buf_cstr(&full), &st) == 0 &&
                  S_ISLNK(st.st_mode))
             rc = read_link(AT_FDCWD, agti_buf_cstr(&full), path, (size_t)st.st_size, out, out_len);
         else
@@ -155,6 +164,20 @@ int agti_changes_read_workdir(const agt_changes *c, const char *path, size_t max
     }
     agti_buf_free(&full);
     return rc;
+}
+
+int agti_changes_read_workdir(const agt_changes *c, const char *path, size_t max, char **out,
+                              size_t *out_len, size_t *out_size)
+{
+    *out_size = 0;
+    if (!c->workdir)
+        return agti_error(AGT_ESTATE, "the repository has no working tree");
+    return agti_workdir_read(c->workdir_fd, c->workdir, path, max, out, out_len, out_size, NULL);
+}
+
+const char *agti_changes_workdir(const agt_changes *c)
+{
+    return c->workdir;
 }
 
 /* ---- file list -------------------------------------------------------- */
@@ -381,6 +404,68 @@ int agti_changes_files(agt_changes *c, const char *const **out_paths, size_t *ou
     *out_paths = (const char *const *)c->files;
     *out_n = c->nfiles;
     return AGT_OK;
+}
+
+void agti_git_index_list_free(agti_git_index_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->paths[i]);
+    free(l->paths);
+    free(l->workdir);
+    if (l->wfd >= 0)
+        close(l->wfd);
+    memset(l, 0, sizeof *l);
+    l->wfd = -1;
+}
+
+int agti_git_index_list_read(const char *repo_path, agti_git_index_list *l)
+{
+    memset(l, 0, sizeof *l);
+    l->wfd = -1;
+    int rc = agti_git_ensure();
+    if (rc != AGT_OK)
+        return rc;
+    git_repository *repo = NULL;
+    git_index *idx = NULL;
+    if (git_repository_open_ext(&repo, repo_path, 0, NULL) < 0)
+        return agti_git_error(AGT_ENOTFOUND, "cannot open the git repository at '%s'", repo_path);
+    const char *wd = git_repository_workdir(repo);
+    if (wd == NULL) {
+        git_repository_free(repo);
+        return agti_error(AGT_ESTATE, "the repository has no working tree");
+    }
+    size_t wn = strlen(wd);
+    l->workdir = agti_aprintf("%s%s", wd, wn && wd[wn - 1] == '/' ? "" : "/");
+    if (l->workdir == NULL) {
+        git_repository_free(repo);
+        return agti_oom();
+    }
+    l->wfd = open(l->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (git_repository_index(&idx, repo) < 0) {
+        rc = agti_git_error(AGT_EGIT, "cannot read the index of '%s'", repo_path);
+    } else {
+        path_list pl = {NULL, 0, 0, NULL};
+        size_t n = git_index_entrycount(idx);
+        for (size_t i = 0; rc == AGT_OK && i < n; i++) {
+            const git_index_entry *e = git_index_get_byindex(idx, i);
+            if (!e || e->mode == GIT_FILEMODE_COMMIT)
+                continue;
+            if (pl.n > 0 && strcmp(pl.v[pl.n - 1], e->path) == 0)
+                continue; /* a conflict's further stage */
+            rc = list_push(&pl, e->path);
+        }
+        /* the index is in byte order already; sorted again all the same, as
+         * callers look paths up by strcmp */
+        if (rc == AGT_OK && pl.n > 1)
+            qsort(pl.v, pl.n, sizeof(char *), cmp_path);
+        l->paths = pl.v;
+        l->n = pl.n;
+        if (rc != AGT_OK)
+            agti_git_index_list_free(l);
+    }
+    git_index_free(idx);
+    git_repository_free(repo);
+    return rc;
 }
 
 int agt_changes_list_files(agt_changes *c, char **out_json)

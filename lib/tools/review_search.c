@@ -131,6 +131,7 @@ typedef struct cand {
     int state;   /* 0 not matched, 1 matched, 2 too large, 3 unreadable */
     bool key;    /* matched, and the bytes searched hold a private key */
     agti_search_file f;
+    struct stat st; /* the early search: the file's stat data as read */
 } cand;
 
 /* Files are searched by up to this many threads, each with its own
@@ -139,7 +140,9 @@ typedef struct cand {
 #define SEARCH_MAX_THREADS AGTI_GIT_MAX_READERS
 
 typedef struct pool {
-    agt_changes *c;
+    agt_changes *c; /* NULL: the early search (files read below workdir) */
+    const char *workdir;
+    int wfd;
     const agti_search_opts *o;
     cand *cands;
     size_t n;
@@ -181,7 +184,10 @@ static void search_one(pool *pl, agti_searcher *s, unsigned reader, cand *cd)
         len = rd.len;
     } else {
         size_t size = 0;
-        int rc = agti_changes_read_workdir(pl->c, cd->path, AGTI_GIT_READ_MAX, &owned, &len, &size);
+        int rc = pl->c != NULL ? agti_changes_read_workdir(pl->c, cd->path, AGTI_GIT_READ_MAX,
+                                                           &owned, &len, &size)
+                               : agti_workdir_read(pl->wfd, pl->workdir, cd->path,
+                                                   AGTI_GIT_READ_MAX, &owned, &len, &size, &cd->st);
         if (rc != AGT_OK) {
             cd->state = rc == AGT_ELIMIT ? 2 : 3;
             if (rc == AGT_ENOMEM)
@@ -217,6 +223,9 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&pl->mu);
         if (i >= pl->n)
             break;
+        /* the early search leaves the files the call does not select */
+        if (pl->c == NULL && pl->cands[i].state == 4)
+            continue;
         search_one(pl, s, wa->reader, &pl->cands[i]);
     }
     agti_searcher_free(s);
@@ -295,7 +304,165 @@ static void collect(scan *sc, cand *cands, size_t n)
     }
 }
 
-static int search_all(const agti_search_opts *o, agti_searcher *s, agt_changes *c, scan *sc)
+/* ---- the early search ---------------------------------------------------
+ *
+ * The first review tool call of a session opens the change set, and in
+ * workspace mode that is a diff of the whole working tree (an lstat of
+ * every tracked file and a walk for untracked ones: 60 ms of a 13,400-file
+ * tree, on one thread). What code_search reads does not depend on it: the
+ * files of the working tree at the paths of the file list. So while the
+ * calling thread opens the change set, other threads read the index with a
+ * repository handle of their own and search the working-tree files at its
+ * paths; once the file list is known, a file searched early keeps its
+ * result and only the rest (untracked files) is searched then. A result is
+ * used only for a path of the final list and only when both read the same
+ * working tree, with the read function the late search uses: what the
+ * call returns is what it returned without this, as of the moment each
+ * file was read. */
+
+typedef struct early {
+    pool pl; /* cands: one per index path; state 4 = not selected */
+    agti_git_index_list il;
+    const agti_searcher *sel; /* the call's searcher: its path selection */
+    const char *repo_path;
+    pthread_t th[SEARCH_MAX_THREADS];
+    worker_arg args[SEARCH_MAX_THREADS];
+    unsigned started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool listed; /* il read (or failed: pl.n stays 0) */
+} early;
+
+/* The first early thread reads the index, then every one searches. */
+static void *early_worker(void *arg)
+{
+    worker_arg *wa = arg;
+    early *e = (early *)(void *)wa->pl; /* pl is e's first member */
+    if (wa->reader == 0) {
+        agti_git_index_list il;
+        int rc = agti_git_index_list_read(e->repo_path, &il);
+        cand *cands = rc == AGT_OK && il.n ? calloc(il.n, sizeof *cands) : NULL;
+        if (rc == AGT_OK && cands != NULL) {
+            for (size_t i = 0; i < il.n; i++) {
+                cands[i].path = il.paths[i];
+                cands[i].state =
+                    agti_searcher_selects(e->sel, il.paths[i], strlen(il.paths[i])) ? 0 : 4;
+            }
+        }
+        pthread_mutex_lock(&e->mu);
+        if (rc == AGT_OK && cands != NULL) {
+            e->il = il;
+            e->pl.cands = cands;
+            e->pl.workdir = il.workdir;
+            e->pl.wfd = il.wfd;
+            e->pl.n = il.n;
+        } else if (rc == AGT_OK) {
+            agti_git_index_list_free(&il);
+        }
+        e->listed = true;
+        pthread_cond_broadcast(&e->cv);
+        pthread_mutex_unlock(&e->mu);
+    } else {
+        pthread_mutex_lock(&e->mu);
+        while (!e->listed)
+            pthread_cond_wait(&e->cv, &e->mu);
+        pthread_mutex_unlock(&e->mu);
+    }
+    return worker(arg);
+}
+
+/* Starts the early search when nothing is open yet and the session will
+ * open its root's workspace: true when it runs (e is then to be ended). */
+static bool early_start(early *e, agt_session *s, const agti_search_opts *o,
+                        const agti_searcher *sel)
+{
+    memset(e, 0, sizeof *e);
+    e->il.wfd = -1;
+    e->pl.wfd = -1;
+    if (s == NULL || agt_session_changes(s) != NULL || agt_session_root(s) == NULL)
+        return false;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    /* one CPU is left to the thread opening the change set */
+    unsigned nt = cpus > 2 ? (unsigned)cpus - 1 : 1;
+    if (nt > SEARCH_MAX_THREADS - 1)
+        nt = SEARCH_MAX_THREADS - 1;
+    e->pl.o = o;
+    e->sel = sel;
+    e->repo_path = agt_session_root(s);
+    if (agti_git_ensure() != AGT_OK) /* once, before threads race for it */
+        return false;
+    if (pthread_mutex_init(&e->pl.mu, NULL) != 0)
+        return false;
+    if (pthread_mutex_init(&e->mu, NULL) != 0) {
+        pthread_mutex_destroy(&e->pl.mu);
+        return false;
+    }
+    if (pthread_cond_init(&e->cv, NULL) != 0) {
+        pthread_mutex_destroy(&e->mu);
+        pthread_mutex_destroy(&e->pl.mu);
+        return false;
+    }
+    for (unsigned i = 0; i < nt; i++) {
+        e->args[i] = (worker_arg){&e->pl, i};
+        if (pthread_create(&e->th[i], NULL, early_worker, &e->args[i]) != 0)
+            break;
+        e->started++;
+    }
+    if (e->started == 0) {
+        pthread_cond_destroy(&e->cv);
+        pthread_mutex_destroy(&e->mu);
+        pthread_mutex_destroy(&e->pl.mu);
+        return false;
+    }
+    return true;
+}
+
+/* Ends the early search: with join_in (the change set is open and its
+ * working tree is the one searched), the calling thread helps with what is
+ * left first; without, the rest is dropped. */
+static void early_finish(early *e, bool join_in)
+{
+    pthread_mutex_lock(&e->mu);
+    while (!e->listed)
+        pthread_cond_wait(&e->cv, &e->mu);
+    pthread_mutex_unlock(&e->mu);
+    if (!join_in) {
+        pthread_mutex_lock(&e->pl.mu);
+        e->pl.next = e->pl.n; /* the threads take nothing more */
+        pthread_mutex_unlock(&e->pl.mu);
+    } else {
+        worker_arg self = {&e->pl, SEARCH_MAX_THREADS};
+        worker(&self);
+    }
+    for (unsigned i = 0; i < e->started; i++)
+        pthread_join(e->th[i], NULL);
+    pthread_cond_destroy(&e->cv);
+    pthread_mutex_destroy(&e->mu);
+    pthread_mutex_destroy(&e->pl.mu);
+}
+
+static void early_free(early *e)
+{
+    for (size_t i = 0; i < e->pl.n; i++)
+        agti_search_file_clear(&e->pl.cands[i].f);
+    free(e->pl.cands);
+    agti_git_index_list_free(&e->il);
+}
+
+static size_t last_early; /* test hook: files of the last search taken from the early one */
+
+size_t agti_code_search_last_early(void)
+{
+    return __atomic_load_n(&last_early, __ATOMIC_RELAXED);
+}
+
+static int cmp_cand_path(const void *key, const void *elem)
+{
+    return strcmp((const char *)key, ((const cand *)elem)->path);
+}
+
+static int search_all(const agti_search_opts *o, agti_searcher *s, agt_changes *c, scan *sc,
+                      early *e)
 {
     const char *const *paths = NULL;
     size_t n = 0;
@@ -309,19 +476,73 @@ static int search_all(const agti_search_opts *o, agti_searcher *s, agt_changes *
     memset(&pl, 0, sizeof pl);
     pl.c = c;
     pl.o = o;
-    pl.cands = cands;
     pl.blobs = c->source != AGTI_SOURCE_WORKTREE;
+    /* Early results count only for the same working tree. When the
+     * change set reads the tree's files from it (it has unstaged changes),
+     * a file read early is what it would read now. When it reviews the
+     * index (a clean tree), a file read early counts only where the
+     * working-tree shortcut holds for the stat data it was read with: its
+     * bytes are then the index blob's, as the late read would give them. */
+    bool use_early = e != NULL && e->pl.err == AGT_OK && e->pl.n > 0 &&
+                     (c->source == AGTI_SOURCE_WORKTREE || c->source == AGTI_SOURCE_INDEX) &&
+                     agti_changes_workdir(c) != NULL &&
+                     strcmp(agti_changes_workdir(c), e->il.workdir) == 0;
+    if (use_early && pl.blobs) {
+        rc = agti_changes_readers_prepare(c, thread_count(n));
+        if (rc != AGT_OK) {
+            free(cands);
+            return rc;
+        }
+    }
+    /* cands: the files to search now, first; the list's order is kept in
+     * order[] (an index into cands, or into e's cands with the top bit) */
+    size_t *order = n ? malloc(n * sizeof *order) : NULL;
+    if (n && order == NULL) {
+        free(cands);
+        return agti_oom();
+    }
+    const size_t EARLY = (size_t)1 << (sizeof(size_t) * 8 - 1);
+    size_t norder = 0;
     for (size_t i = 0; i < n; i++) {
         const char *p = paths[i];
         if (!agti_searcher_selects(s, p, strlen(p)))
             continue;
-        cand *cd = &cands[pl.n++];
+        cand *hit =
+            use_early ? bsearch(p, e->pl.cands, e->pl.n, sizeof(cand), cmp_cand_path) : NULL;
+        if (hit != NULL && pl.blobs &&
+            !((hit->state == 0 || hit->state == 1) && agti_changes_disk_same(c, i, &hit->st)))
+            hit = NULL;
+        if (hit != NULL && hit->state != 4) {
+            order[norder++] = EARLY | (size_t)(hit - e->pl.cands);
+            continue;
+        }
+        cand *cd = &cands[pl.n];
         cd->path = p;
         cd->file = i;
+        order[norder++] = pl.n++;
     }
+    pl.cands = cands;
+    __atomic_store_n(&last_early, norder - pl.n, __ATOMIC_RELAXED);
     rc = pl.n ? run_pool(&pl) : AGT_OK;
-    collect(sc, cands, pl.n);
+    /* collect in the list's order */
+    cand *all = norder ? malloc(norder * sizeof *all) : NULL;
+    if (norder && all == NULL) {
+        for (size_t i = 0; i < pl.n; i++)
+            agti_search_file_clear(&cands[i].f);
+        free(cands);
+        free(order);
+        return agti_oom();
+    }
+    for (size_t k = 0; k < norder; k++) {
+        size_t j = order[k];
+        cand *from = (j & EARLY) ? &e->pl.cands[j & ~EARLY] : &cands[j];
+        all[k] = *from;
+        memset(&from->f, 0, sizeof from->f); /* moved */
+    }
+    collect(sc, all, norder);
+    free(all);
     free(cands);
+    free(order);
     return rc;
 }
 
@@ -333,16 +554,25 @@ int agti_tool_code_search(agt_call *call, void *payload)
     int rc = make_searcher(call, &s, &opts);
     if (rc != AGT_OK)
         return rc;
+    early e;
+    bool early_on = early_start(&e, agt_call_session(call), &opts, s);
     agt_changes *c = NULL;
     rc = agti_review_tool_changes(call, &c);
+    if (early_on)
+        early_finish(&e, rc == AGT_OK &&
+                             (c->source == AGTI_SOURCE_WORKTREE || c->source == AGTI_SOURCE_INDEX));
     if (rc != AGT_OK) {
+        if (early_on)
+            early_free(&e);
         agti_searcher_free(s);
         return rc;
     }
     scan sc;
     memset(&sc, 0, sizeof sc);
     sc.pol = agti_session_sensitive(agt_call_session(call));
-    rc = search_all(&opts, s, c, &sc);
+    rc = search_all(&opts, s, c, &sc, early_on ? &e : NULL);
+    if (early_on)
+        early_free(&e);
     agti_searcher_free(s);
     if (rc != AGT_OK) {
         agti_buf_free(&sc.out);

@@ -46,6 +46,9 @@ int agti_tool_file_read(agt_call *call, void *payload);
 int agti_tool_file_read_diff(agt_call *call, void *payload);
 int agti_tool_file_find(agt_call *call, void *payload);
 int agti_tool_code_search(agt_call *call, void *payload);
+/* Test hook: how many files of the last code_search call had their results
+ * from the search that ran while the change set opened (review_search.c). */
+size_t agti_code_search_last_early(void);
 /* The change set under review for a review-set call (review_files.c); on
  * failure the call carries an error result. */
 struct agt_changes;

@@ -25,6 +25,7 @@
 
 #include "agenttools/agenttools.h"
 #include "harness.h"
+#include "tools/tools_internal.h"
 
 #define GIT                                                                                        \
     "git -c user.name=Tester -c user.email=tester@example.com -c core.autocrlf=false "             \
@@ -516,6 +517,79 @@ static void test_code_search(void)
     agt_session_free(s);
 }
 
+/* The first review call of a session opens the change set (workspace
+ * mode: a diff of the whole working tree); code_search searches the index's
+ * files meanwhile and keeps a result only where it is what the late search
+ * would give. Each case is a fresh session (the first call) and then the
+ * same call again (the change set open: no early search), with the counts
+ * of files taken from the early search worked out from the tree. */
+static void first_and_again(const char *dir, const char *args, const char *want, size_t want_early,
+                            const char *name)
+{
+    agt_session *s = session_at(dir);
+    expect(s, "code_search", args, want, name);
+    T_EQ_INT(agti_code_search_last_early(), want_early, "%s: files from the early search", name);
+    expect(s, "code_search", args, want, name);
+    T_EQ_INT(agti_code_search_last_early(), 0, "%s, again: none from an early search", name);
+    agt_session_free(s);
+}
+
+static void test_code_search_early(void)
+{
+    char saved[sizeof repo];
+    memcpy(saved, repo, sizeof repo);
+    snprintf(repo, sizeof repo, "%s/early", root);
+    mkdir(repo, 0755);
+    put("a/one.c", "alpha\nneedle one\n");
+    put("a/two.c", "needle two\n");
+    put("b/c/three.txt", "no match\n");
+    put("b/four.txt", "x\nneedle four\n");
+    put(".env", "needle=secret\n");
+    /* the index is written a second after the files: no entry racily clean */
+    int rc = sh(GIT "init -q && sleep 1 && " GIT "add -A && " GIT "commit -q -m one");
+    T_EQ_INT(rc, 0, "early: repository built");
+    const char *sens = "\n\nNote: 1 sensitive file (credentials, keys, environment files) with "
+                       "matches is not shown.";
+    char want[1024];
+    snprintf(want, sizeof want,
+             "File: a/one.c\nMatch lines: 1\n2|needle one\n\nFile: a/two.c\nMatch lines: "
+             "1\n1|needle two\n\nFile: b/four.txt\nMatch lines: 1\n2|needle four%s",
+             sens);
+    /* a clean tree: the change set reviews the index; every file is
+     * stat-clean, so all 5 (.env too: searched, then left out) are early */
+    first_and_again(repo, "{\"search_text\":\"needle\"}", want, 5, "early, clean tree");
+    first_and_again(repo, "{\"search_text\":\"needle\",\"file_patterns\":[\"b/\"]}",
+                    "File: b/four.txt\nMatch lines: 1\n2|needle four", 2,
+                    "early, clean tree, pathspec b/");
+    /* same bytes, another mtime: still the index reviewed, but a/two.c's
+     * stat data no longer match its entry, so its early read does not count
+     * and it is read again (from the blob) */
+    rc = sh("touch -d '2030-01-02 03:04:05' a/two.c");
+    T_EQ_INT(rc, 0, "early: a/two.c touched");
+    first_and_again(repo, "{\"search_text\":\"needle\"}", want, 4, "early, a stat-dirty file");
+    /* unstaged changes: the working tree is reviewed. a/one.c deleted (not
+     * a file of the tree), b/c/three.txt edited, u/new.txt untracked (found
+     * by the late search only) */
+    rc = sh("rm a/one.c");
+    put("b/c/three.txt", "needle three\n");
+    put("u/new.txt", "needle new\n");
+    T_EQ_INT(rc, 0, "early: working tree changed");
+    snprintf(want, sizeof want,
+             "File: a/two.c\nMatch lines: 1\n1|needle two\n\nFile: b/c/three.txt\nMatch lines: "
+             "1\n1|needle three\n\nFile: b/four.txt\nMatch lines: 1\n2|needle four\n\nFile: "
+             "u/new.txt\nMatch lines: 1\n1|needle new%s",
+             sens);
+    first_and_again(repo, "{\"search_text\":\"needle\"}", want, 4, "early, unstaged changes");
+    /* a session rooted in a folder of the repository reviews the whole
+     * repository's working tree, paths from its top */
+    char sub[700];
+    snprintf(sub, sizeof sub, "%s/b", repo);
+    first_and_again(sub, "{\"search_text\":\"needle f\"}",
+                    "File: b/four.txt\nMatch lines: 1\n2|needle four", 4,
+                    "early, session in a subfolder");
+    memcpy(repo, saved, sizeof repo);
+}
+
 /* ---- code_comment and task_done ---------------------------------------- */
 
 static json_t *comments_of(agt_session *s)
@@ -717,6 +791,7 @@ int main(void)
     test_file_read_diff();
     test_file_find();
     test_code_search();
+    test_code_search_early();
     test_code_comment();
     agt_registry_free(reg);
     char cmd[600];
