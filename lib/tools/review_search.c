@@ -131,8 +131,45 @@ typedef struct cand {
     int state;   /* 0 not matched, 1 matched, 2 too large, 3 unreadable */
     bool key;    /* matched, and the bytes searched hold a private key */
     agti_search_file f;
-    struct stat st; /* the early search: the file's stat data as read */
+    /* the early search: the stat data of the file as read, what the
+     * working-tree shortcut compares (a struct stat is 144 bytes) */
+    struct {
+        uint64_t ino, dev, size;
+        int64_t mtime_s, ctime_s;
+        uint32_t mtime_ns, ctime_ns, uid, gid, mode;
+    } st;
 } cand;
+
+static void stat_keep(cand *cd, const struct stat *st)
+{
+    cd->st.ino = st->st_ino;
+    cd->st.dev = st->st_dev;
+    cd->st.size = (uint64_t)st->st_size;
+    cd->st.mtime_s = st->st_mtim.tv_sec;
+    cd->st.mtime_ns = (uint32_t)st->st_mtim.tv_nsec;
+    cd->st.ctime_s = st->st_ctim.tv_sec;
+    cd->st.ctime_ns = (uint32_t)st->st_ctim.tv_nsec;
+    cd->st.uid = st->st_uid;
+    cd->st.gid = st->st_gid;
+    cd->st.mode = st->st_mode;
+}
+
+static struct stat stat_of(const cand *cd)
+{
+    struct stat st;
+    memset(&st, 0, sizeof st);
+    st.st_ino = (ino_t)cd->st.ino;
+    st.st_dev = (dev_t)cd->st.dev;
+    st.st_size = (off_t)cd->st.size;
+    st.st_mtim.tv_sec = (time_t)cd->st.mtime_s;
+    st.st_mtim.tv_nsec = (long)cd->st.mtime_ns;
+    st.st_ctim.tv_sec = (time_t)cd->st.ctime_s;
+    st.st_ctim.tv_nsec = (long)cd->st.ctime_ns;
+    st.st_uid = (uid_t)cd->st.uid;
+    st.st_gid = (gid_t)cd->st.gid;
+    st.st_mode = (mode_t)cd->st.mode;
+    return st;
+}
 
 /* Files are searched by up to this many threads, each with its own
  * searcher and (for blobs) its own reader of the change set, since libgit2
@@ -184,16 +221,19 @@ static void search_one(pool *pl, agti_searcher *s, unsigned reader, cand *cd)
         len = rd.len;
     } else {
         size_t size = 0;
+        struct stat st;
         int rc = pl->c != NULL ? agti_changes_read_workdir(pl->c, cd->path, AGTI_GIT_READ_MAX,
                                                            &owned, &len, &size)
                                : agti_workdir_read(pl->wfd, pl->workdir, cd->path,
-                                                   AGTI_GIT_READ_MAX, &owned, &len, &size, &cd->st);
+                                                   AGTI_GIT_READ_MAX, &owned, &len, &size, &st);
         if (rc != AGT_OK) {
             cd->state = rc == AGT_ELIMIT ? 2 : 3;
             if (rc == AGT_ENOMEM)
                 set_err(pl, rc);
             return;
         }
+        if (pl->c == NULL)
+            stat_keep(cd, &st);
         data = owned;
     }
     bool matched = false, binary = false;
@@ -456,6 +496,12 @@ size_t agti_code_search_last_early(void)
     return __atomic_load_n(&last_early, __ATOMIC_RELAXED);
 }
 
+static bool disk_same(const agt_changes *c, size_t i, const cand *cd)
+{
+    struct stat st = stat_of(cd);
+    return agti_changes_disk_same(c, i, &st);
+}
+
 static int cmp_cand_path(const void *key, const void *elem)
 {
     return strcmp((const char *)key, ((const cand *)elem)->path);
@@ -510,7 +556,7 @@ static int search_all(const agti_search_opts *o, agti_searcher *s, agt_changes *
         cand *hit =
             use_early ? bsearch(p, e->pl.cands, e->pl.n, sizeof(cand), cmp_cand_path) : NULL;
         if (hit != NULL && pl.blobs &&
-            !((hit->state == 0 || hit->state == 1) && agti_changes_disk_same(c, i, &hit->st)))
+            !((hit->state == 0 || hit->state == 1) && disk_same(c, i, hit)))
             hit = NULL;
         if (hit != NULL && hit->state != 4) {
             order[norder++] = EARLY | (size_t)(hit - e->pl.cands);
