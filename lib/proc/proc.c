@@ -328,11 +328,21 @@ static int do_spawn(agti_proc *p, const char *shell, const char *command, const 
     sigfillset(&all);
     sigdelset(&all, SIGKILL);
     sigdelset(&all, SIGSTOP);
+    /* A session of its own (no controlling terminal: see supervise.c), whose
+     * process group is the one signalled; posix_spawn returns after the
+     * exec, so it exists before any signal. */
+#ifdef POSIX_SPAWN_SETSID
+    if (rc == 0)
+        rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+                                                 POSIX_SPAWN_SETSIGDEF);
+#else
+    /* No way to drop the terminal here: a process group of its own. */
     if (rc == 0)
         rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
                                                  POSIX_SPAWN_SETSIGDEF);
     if (rc == 0)
         rc = posix_spawnattr_setpgroup(&attr, 0);
+#endif
     /* The host's blocked and ignored signals (SIGPIPE is often ignored) must not
      * be inherited: `yes | head` relies on SIGPIPE. */
     if (rc == 0)

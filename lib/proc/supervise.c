@@ -283,7 +283,16 @@ static void supervise_pidns(pid_t shell, int st_fd)
 static void child_main(const agti_spawn_req *r, int mode, int err_fd, int st_fd)
 {
     default_signals();
-    setpgid(0, 0);
+    /* A session of its own: no controlling terminal, so nothing the command
+     * runs can open /dev/tty, read the user's keystrokes or push input into
+     * the terminal (TIOCSTI) for the user's shell to run after the agent
+     * exits. The new session's process group is ours (pgid = pid), which
+     * the engine signals. setsid only fails for a group leader, which a
+     * fresh child is not (the parent no longer calls setpgid on it). */
+    if (setsid() < 0) {
+        report(err_fd, AGTI_SB_STEP_SETUP, errno);
+        _exit(127);
+    }
     int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (nullfd < 0 || dup2(nullfd, 0) < 0 || dup2(r->out_fd, 1) < 0 || dup2(r->out_fd, 2) < 0) {
         report(err_fd, AGTI_SB_STEP_SETUP, errno);
@@ -388,7 +397,10 @@ int agti_spawn_supervised(const agti_spawn_req *r, int mode, pid_t *pid_out, int
         return agti_error(AGT_EIO, "process: cannot create the command's process: %s",
                           strerror(clone_errno));
     }
-    setpgid((pid_t)pid, (pid_t)pid); /* both sides (fails harmlessly after exec) */
+    /* No setpgid here: the child's setsid would fail on a group leader.
+     * The read below returns only once the child has started the shell
+     * (EOF at exec, or its supervisor closed the pipe), long after its
+     * setsid, so no signal to the group can precede it. */
     agti_sandbox_err e = {0, 0};
     ssize_t got;
     do {

@@ -5,7 +5,8 @@
  * Linux: Landlock (writes only under the writable roots, reads and execution
  * everywhere, signals and abstract sockets scoped to the sandbox), a seccomp
  * BPF filter (no IP sockets when the network is off; no ptrace, mount, bpf,
- * io_uring, kexec, perf, new user namespaces, ...), and a user + mount
+ * io_uring, kexec, perf, new user namespaces, no TIOCSTI/TIOCLINUX input
+ * into a terminal, ...), and a user + mount
  * namespace whose read-only bind mounts keep protected paths (.git/hooks,
  * .git/config, the session's own files) read-only inside writable roots.
  *

@@ -6,11 +6,15 @@
  * Refused with EPERM: ptrace, process_vm_readv/writev, kexec_*, bpf,
  * perf_event_open, io_uring_*, userfaultfd, the mount family (mount, umount2,
  * pivot_root, the new mount API), setns, module loading, the kernel keyring,
- * unshare and clone asking for a new user namespace; clone3 gets ENOSYS (its
- * flags live in memory a filter cannot read, and C libraries then fall back
- * to clone). With the network off, socket() for any family but AF_UNIX fails
- * with EACCES. System calls of another architecture (32-bit entry on x86_64)
- * kill the process: libseccomp's default for a foreign architecture.
+ * unshare and clone asking for a new user namespace, and the terminal
+ * ioctls that put characters into a terminal's input queue (TIOCSTI,
+ * TIOCLINUX: typed into the user's shell after the agent exits, they would
+ * run outside the sandbox); clone3 gets ENOSYS (its flags live in memory a
+ * filter cannot read, and C libraries then fall back to clone). With the
+ * network off, socket() for any family but AF_UNIX fails with EACCES.
+ * System calls of another architecture (32-bit entry on x86_64) kill the
+ * process: libseccomp's default for a foreign architecture (x32 calls on
+ * x86_64 too).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -30,6 +34,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -93,6 +98,13 @@ int agti_sb_seccomp_build(bool no_network, agti_sb_bpf *out)
     if (r == 0)
         r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
                              SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+    /* The kernel reads an ioctl's request as a 32-bit unsigned int, but the
+     * filter sees the whole 64-bit register: compare only the low 32 bits,
+     * or TIOCSTI | 1 << 32 would pass the filter and still be TIOCSTI. */
+    static const unsigned long tty_inject[] = {TIOCSTI, TIOCLINUX};
+    for (size_t i = 0; r == 0 && i < sizeof tty_inject / sizeof tty_inject[0]; i++)
+        r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+                             SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, tty_inject[i]));
     if (r == 0) {
         int nr = seccomp_syscall_resolve_name("clone3");
         if (nr != __NR_SCMP_ERROR)
