@@ -195,7 +195,10 @@ typedef struct alias {
     const char *cmd, *sub, *from, *to;
 } alias;
 
-/* Spellings of the same option, so `rm --recursive --force` is `rm -rf`. */
+/* Spellings of the same option, so `rm --recursive --force` is `rm -rf`;
+ * a second entry with the same `from` adds a token the option implies
+ * (`cp -a` is `cp -dR --preserve=all`; every git push that can overwrite
+ * or delete a remote ref is a `--force`). */
 static const alias aliases[] = {
     {"rm", NULL, "-R", "-r"},
     {"rm", NULL, "--recursive", "-r"},
@@ -204,22 +207,93 @@ static const alias aliases[] = {
     {"cp", NULL, "-R", "-r"},
     {"cp", NULL, "--recursive", "-r"},
     {"cp", NULL, "--force", "-f"},
+    {"cp", NULL, "-a", "-r"},
+    {"cp", NULL, "--archive", "-a"},
+    {"cp", NULL, "--archive", "-r"},
     {"mv", NULL, "--force", "-f"},
     {"chmod", NULL, "--recursive", "-R"},
     {"chown", NULL, "--recursive", "-R"},
     {"chgrp", NULL, "--recursive", "-R"},
     {"git", "push", "-f", "--force"},
+    {"git", "push", "--force-with-lease", "--force"},
+    {"git", "push", "--force-if-includes", "--force"},
+    {"git", "push", "-d", "--delete"},
+    {"git", "push", "--delete", "--force"},
+    {"git", "push", "-d", "--force"},
+    {"git", "push", "--mirror", "--force"},
+    {"git", "push", "--mirror", "--delete"},
+    {"git", "push", "--prune", "--force"},
+    {"git", "push", "--prune", "--delete"},
     {"git", "clean", "--force", "-f"},
+    {"git", "reset", "--hard", "--hard"},
+    {"git", "branch", "--delete", "-d"},
+    {"git", "branch", "--force", "-f"},
+    {"git", "checkout", "--force", "-f"},
 };
 
-static const char *alias_of(const char *cmd, const char *sub, const char *tok)
+/* The long options of the commands the aliases name, as "|name|...|":
+ * GNU getopt_long and git's parse-options take any unambiguous prefix of
+ * one (`rm --recu` is `rm --recursive`). */
+typedef struct longs {
+    const char *cmd, *sub, *list;
+} longs;
+
+static const longs long_opts[] = {
+    {"rm", NULL,
+     "|force|interactive|one-file-system|no-preserve-root|preserve-root|recursive|dir|verbose|"
+     "help|version|"},
+    {"cp", NULL,
+     "|archive|attributes-only|backup|copy-contents|debug|dereference|force|interactive|link|"
+     "no-clobber|no-dereference|preserve|no-preserve|parents|recursive|reflink|"
+     "remove-destination|sparse|strip-trailing-slashes|symbolic-link|suffix|target-directory|"
+     "no-target-directory|update|verbose|one-file-system|context|keep-directory-symlink|help|"
+     "version|"},
+    {"mv", NULL,
+     "|backup|debug|exchange|force|interactive|no-clobber|no-copy|strip-trailing-slashes|suffix|"
+     "target-directory|no-target-directory|update|verbose|context|help|version|"},
+    {"chmod", NULL,
+     "|changes|no-preserve-root|preserve-root|quiet|silent|reference|recursive|verbose|help|"
+     "version|"},
+    {"chown", NULL,
+     "|changes|dereference|no-dereference|from|no-preserve-root|preserve-root|quiet|silent|"
+     "reference|recursive|verbose|help|version|"},
+    {"chgrp", NULL,
+     "|changes|dereference|no-dereference|no-preserve-root|preserve-root|quiet|silent|reference|"
+     "recursive|verbose|help|version|"},
+    {"git", "push",
+     "|all|branches|mirror|delete|tags|follow-tags|dry-run|porcelain|force|force-with-lease|"
+     "force-if-includes|repo|set-upstream|thin|no-thin|verbose|quiet|progress|no-progress|"
+     "no-verify|verify|recurse-submodules|no-recurse-submodules|atomic|no-atomic|push-option|"
+     "receive-pack|exec|signed|no-signed|ipv4|ipv6|prune|no-force-with-lease|"
+     "no-force-if-includes|"},
+    {"git", "clean", "|dry-run|force|interactive|quiet|exclude|"},
+    {"git", "reset",
+     "|hard|soft|mixed|merge|keep|quiet|no-quiet|refresh|no-refresh|recurse-submodules|"
+     "no-recurse-submodules|intent-to-add|patch|pathspec-from-file|pathspec-file-nul|"},
+    {"git", "branch",
+     "|delete|force|move|copy|list|all|remotes|verbose|quiet|track|no-track|set-upstream-to|"
+     "unset-upstream|contains|no-contains|merged|no-merged|sort|points-at|format|color|no-color|"
+     "column|no-column|create-reflog|edit-description|show-current|ignore-case|omit-empty|"
+     "abbrev|no-abbrev|recurse-submodules|"},
+    {"git", "checkout",
+     "|force|quiet|progress|no-progress|ours|theirs|track|no-track|guess|no-guess|detach|orphan|"
+     "ignore-skip-worktree-bits|merge|conflict|patch|ignore-other-worktrees|overwrite-ignore|"
+     "no-overwrite-ignore|recurse-submodules|no-recurse-submodules|overlay|no-overlay|"
+     "pathspec-from-file|pathspec-file-nul|"},
+};
+
+static bool alias_for(const alias *a, const char *cmd, const char *sub)
 {
-    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-        if (strcmp(aliases[i].cmd, cmd) == 0 &&
-            (aliases[i].sub == NULL || (sub && strcmp(aliases[i].sub, sub) == 0)) &&
-            strcmp(aliases[i].from, tok) == 0)
-            return aliases[i].to;
-    return tok;
+    return strcmp(a->cmd, cmd) == 0 && (a->sub == NULL || (sub && strcmp(a->sub, sub) == 0));
+}
+
+static const char *long_list(const char *cmd, const char *sub)
+{
+    for (size_t i = 0; i < sizeof long_opts / sizeof long_opts[0]; i++)
+        if (strcmp(long_opts[i].cmd, cmd) == 0 &&
+            (long_opts[i].sub == NULL || (sub && strcmp(long_opts[i].sub, sub) == 0)))
+            return long_opts[i].list;
+    return NULL;
 }
 
 /* A set of option tokens ("-r", "--force"), small and unsorted. */
@@ -250,6 +324,14 @@ static void tok_add(tokset *t, const char *tok, size_t len)
         t->n++;
 }
 
+static bool tok_has(const tokset *t, const char *tok)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->v[i], tok) == 0)
+            return true;
+    return false;
+}
+
 static void tok_free(tokset *t)
 {
     for (size_t i = 0; i < t->n; i++)
@@ -258,27 +340,97 @@ static void tok_free(tokset *t)
     memset(t, 0, sizeof *t);
 }
 
+/* Adds one option token in its canonical spelling, and what it implies. */
+static void tok_norm(tokset *t, const char *cmd, const char *sub, const char *tok)
+{
+    bool aliased = false;
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (alias_for(&aliases[i], cmd, sub) && strcmp(aliases[i].from, tok) == 0) {
+            tok_add(t, aliases[i].to, strlen(aliases[i].to));
+            aliased = true;
+        }
+    /* an option that implies another keeps its own name too (cp -a) */
+    if (!aliased || strcmp(tok, "-a") == 0 || strcmp(tok, "--force-with-lease") == 0 ||
+        strcmp(tok, "--force-if-includes") == 0 || strcmp(tok, "--mirror") == 0 ||
+        strcmp(tok, "--prune") == 0 || strcmp(tok, "--delete") == 0)
+        tok_add(t, tok, strlen(tok));
+}
+
+/* Adds the tokens of a long option "--name" (name n bytes): the option it
+ * abbreviates when the command's long options are known; every one it
+ * could abbreviate when it is ambiguous (a deny rule then sees them all). */
+static void tok_long(tokset *t, const char *cmd, const char *sub, const char *name, size_t n)
+{
+    const char *list = long_list(cmd, sub);
+    char tmp[128];
+    if (n + 3 > sizeof tmp) {
+        tok_add(t, name - 2, n + 2);
+        return;
+    }
+    bool exact = false, any = false;
+    for (const char *p = list; p != NULL && (p = strchr(p, '|')) != NULL && p[1];) {
+        p++;
+        size_t m = strcspn(p, "|");
+        if (m == n && memcmp(p, name, n) == 0)
+            exact = true;
+        p += m;
+    }
+    for (const char *p = list;
+         !exact && n > 0 && p != NULL && (p = strchr(p, '|')) != NULL && p[1];) {
+        p++;
+        size_t m = strcspn(p, "|");
+        if (m > n && memcmp(p, name, n) == 0 && m + 3 <= sizeof tmp) {
+            memcpy(tmp, "--", 2);
+            memcpy(tmp + 2, p, m);
+            tmp[m + 2] = '\0';
+            tok_norm(t, cmd, sub, tmp);
+            any = true;
+        }
+        p += m;
+    }
+    if (any)
+        return;
+    memcpy(tmp, "--", 2);
+    memcpy(tmp + 2, name, n);
+    tmp[n + 2] = '\0';
+    tok_norm(t, cmd, sub, tmp);
+}
+
 /* Adds the tokens of one option word: -abc gives -a -b -c, --x=v gives --x. */
 static void tok_word(tokset *t, const char *cmd, const char *sub, const char *w)
 {
     if (w[1] == '-') {
-        size_t n = strcspn(w, "=");
-        char tmp[128];
-        if (n >= sizeof tmp) {
-            tok_add(t, w, n);
-            return;
-        }
-        memcpy(tmp, w, n);
-        tmp[n] = '\0';
-        const char *a = alias_of(cmd, sub, tmp);
-        tok_add(t, a, strlen(a));
+        tok_long(t, cmd, sub, w + 2, strcspn(w + 2, "="));
         return;
     }
     for (size_t i = 1; w[i]; i++) {
         char tmp[3] = {'-', w[i], '\0'};
-        const char *a = alias_of(cmd, sub, tmp);
-        tok_add(t, a, strlen(a));
+        tok_norm(t, cmd, sub, tmp);
     }
+}
+
+/* A git push refspec that forces (+src:dst) or deletes (:dst) a remote
+ * ref: the tokens of --force (and --delete). */
+static void tok_refspec(tokset *t, const char *cmd, const char *sub, const char *w)
+{
+    if (strcmp(cmd, "git") != 0 || sub == NULL || strcmp(sub, "push") != 0)
+        return;
+    if (w[0] == '+')
+        tok_add(t, "--force", 7);
+    else if (w[0] == ':')
+        tok_norm(t, cmd, sub, "--delete");
+}
+
+/* Whether a command token meets a pattern token: the same, or a prefix of
+ * a long option the pattern names (an abbreviation of an option of a
+ * command whose options are not listed above). */
+static bool tok_meets(const char *have, const char *want)
+{
+    if (strcmp(have, want) == 0)
+        return true;
+    size_t n = strlen(have);
+    return n > 2 && have[0] == '-' && have[1] == '-' && want[0] == '-' && want[1] == '-' &&
+           strncmp(want, have, n) == 0;
 }
 
 /* ---- compiled Bash patterns -------------------------------------------- */
@@ -291,6 +443,7 @@ struct agti_bash_pat {
     bool structured;
     char **lit; /* the literal words the pattern starts with (for undecidable words) */
     size_t nlit;
+    bool names_force; /* a literal word spells a forcing or deleting git push */
 };
 
 void agti_bash_pat_free(struct agti_bash_pat *bp)
@@ -362,6 +515,21 @@ int agti_bash_compile(agti_rule *r)
         nlit++;
     bp->lit = copy_lits(w, nlit);
     bp->nlit = nlit;
+    /* whether the pattern spells a git push that forces or deletes: only
+     * such a pattern covers one (a wildcard does not stand for a force) */
+    for (size_t i = 0; i < n; i++) {
+        if (pword_has_wild(&w[i]))
+            continue;
+        const char *s = agti_buf_cstr(&w[i].lit);
+        tokset t = {0};
+        if (s[0] == '-' && s[1] != '\0')
+            tok_word(&t, "git", "push", s);
+        else
+            tok_refspec(&t, "git", "push", s);
+        bp->names_force = bp->names_force || tok_has(&t, "--force");
+        bp->opts.oom = bp->opts.oom || t.oom;
+        tok_free(&t);
+    }
     /* the structured form: lead words, options, operands */
     size_t nlead = 0;
     while (nlead < n && !pword_has_wild(&w[nlead]) && agti_buf_cstr(&w[nlead].lit)[0] != '-')
@@ -468,6 +636,7 @@ static bool structured_match(const struct agti_bash_pat *bp, const layer *L)
             tok_word(&have, cmd, sub, a);
             continue;
         }
+        tok_refspec(&have, cmd, sub, a);
         if (!first)
             agti_buf_putc(&ops, ' ');
         first = false;
@@ -477,7 +646,7 @@ static bool structured_match(const struct agti_bash_pat *bp, const layer *L)
     for (size_t i = 0; ok && i < bp->opts.n; i++) {
         bool found = false;
         for (size_t j = 0; j < have.n && !found; j++)
-            found = strcmp(bp->opts.v[i], have.v[j]) == 0;
+            found = tok_meets(have.v[j], bp->opts.v[i]);
         ok = found;
     }
     if (ok)
@@ -538,8 +707,35 @@ typedef struct lctx {
     bool path_ok;      /* an allow rule naming the basename covers the path */
     bool dyn;
     bool oom;
+    int push_force; /* the layer is a git push that forces or deletes: -1 not known yet */
     hits *h;
 } lctx;
+
+static size_t git_globals(const layer *L);
+
+/* Whether a layer is a git push that can overwrite or delete a remote ref:
+ * a force option in any spelling or abbreviation, a +refspec, a :refspec,
+ * --delete, --mirror, --prune. */
+static bool push_forces(const layer *L)
+{
+    size_t g = git_globals(L);
+    if (L->n < 2 + g || strcmp(L->w[0], "git") != 0 || strcmp(L->w[1 + g], "push") != 0)
+        return false;
+    tokset t = {0};
+    bool dashdash = false;
+    for (size_t i = 2 + g; i < L->n; i++) {
+        const char *a = L->w[i];
+        if (!dashdash && strcmp(a, "--") == 0)
+            dashdash = true;
+        else if (!dashdash && a[0] == '-' && a[1] != '\0')
+            tok_word(&t, "git", "push", a);
+        else
+            tok_refspec(&t, "git", "push", a);
+    }
+    bool f = t.oom || tok_has(&t, "--force"); /* out of memory: fail closed */
+    tok_free(&t);
+    return f;
+}
 
 /* The layer's canonical texts, rendered once, when a rule first needs them
  * (most commands of a long script have no rule keyed by their name). */
@@ -583,6 +779,11 @@ static void check_rule(const agti_rule *r, void *ctx)
             hit = c->ptext != NULL && text_match(r, c->ptext);
         else
             hit = text_match(r, c->text) && (r->kind != AGT_RULE_ALLOW || c->path_ok);
+        if (hit && r->kind == AGT_RULE_ALLOW && r->bash != NULL && !r->bash->names_force) {
+            if (c->push_force < 0)
+                c->push_force = push_forces(c->L);
+            hit = !c->push_force;
+        }
         if (!hit && r->kind != AGT_RULE_ALLOW && r->bash != NULL && !path_pat)
             hit = structured_match(r->bash, c->L);
         if (!hit && r->kind != AGT_RULE_ALLOW && c->dyn && r->bash != NULL && !path_pat &&
@@ -711,6 +912,7 @@ static int match_layer(agti_ruleset *rs, const layer *L, const char *path, hits 
               .scratch = scratch,
               .path_ok = path == NULL || system_path(path),
               .dyn = layer_dynamic(L),
+              .push_force = -1,
               .h = h};
     for (size_t i = 0; i < j->ngeneric; i++) /* agti_ruleset_each(rs, "Bash", "", ...) */
         check_rule(j->generic[i], &c);
