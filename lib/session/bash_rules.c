@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "fs/fs.h"
 #include "policy.h"
 #include "session_internal.h"
 #include "shell/shell.h"
@@ -762,6 +763,26 @@ static bool lctx_render(lctx *c)
     return true;
 }
 
+/* Whether an allow rule's pattern has a wildcard (`*`, or the `x:*` form):
+ * such a rule does not name the arguments it covers. */
+static bool rule_has_wildcard(const agti_rule *r)
+{
+    if (r->colon)
+        return true;
+    for (const char *p = r->cpat; p != NULL && *p; p++) {
+        if (*p == '\\' && p[1] == '*')
+            p++;
+        else if (*p == '*')
+            return true;
+    }
+    return false;
+}
+
+static int allow_rank(const agti_rule *r)
+{
+    return r->pattern == NULL ? 0 : rule_has_wildcard(r) ? 2 : 1;
+}
+
 static void check_rule(const agti_rule *r, void *ctx)
 {
     lctx *c = ctx;
@@ -798,7 +819,9 @@ static void check_rule(const agti_rule *r, void *ctx)
     const agti_rule **slot = r->kind == AGT_RULE_DENY  ? &h->deny
                              : r->kind == AGT_RULE_ASK ? &h->ask
                                                        : &h->allow;
-    if (*slot == NULL)
+    /* of the allow rules, the one that names the most: no pattern, then
+     * one without a wildcard (a wildcard does not reach sensitive files) */
+    if (*slot == NULL || (r->kind == AGT_RULE_ALLOW && allow_rank(r) < allow_rank(*slot)))
         *slot = r;
 }
 
@@ -871,6 +894,7 @@ typedef struct jctx {
      * check). The rules do not change during a check; the words outlive
      * it. */
     sset norule;
+    const agti_sensitive *sens; /* the session's sensitive-file policy (NULL: built-in) */
     bool oom;
 } jctx;
 
@@ -1091,7 +1115,13 @@ static const char *closed_reason(unsigned f)
         return "it runs the commands of a file (source or .)";
     if (f & AGTI_SHX_SHELL_STDIN)
         return "it feeds a script to a shell or interpreter on its input";
-    return "it has wrapper options that cannot be read";
+    if (f & AGTI_SHX_ARITH)
+        return "it evaluates the value of a variable as code (arithmetic, an array subscript, a "
+               "substring offset, indirection or prompt expansion), which runs any command "
+               "substitution the value holds";
+    if (f & AGTI_SHX_WRAPPER_UNKNOWN)
+        return "it has wrapper options that cannot be read";
+    return "what it runs is only known when it runs";
 }
 
 static char *exec_text(const agti_sh_exec *e)
@@ -1159,6 +1189,154 @@ static int state_add(struct agti_bash_state *st, size_t exec, size_t priv, bool 
     return AGT_OK;
 }
 
+/* Variables whose value the system sets to a folder or a name that is not
+ * a file of the workspace: an argument built from them is judged by its
+ * written rest (`"$HOME/.ssh/id_rsa"` names a key, `$HOME` nothing). */
+static bool known_var(const char *v, size_t *len)
+{
+    static const char *const names[] = {"HOME",     "PWD", "OLDPWD", "USER", "LOGNAME", "TMPDIR",
+                                        "HOSTNAME", "UID", "EUID",   "PPID", NULL};
+    bool brace = v[1] == '{';
+    const char *n = v + (brace ? 2 : 1);
+    if (!brace && n[0] != '\0' && strchr("?$#!-", n[0]) != NULL) {
+        *len = 2;
+        return true;
+    }
+    for (size_t i = 0; names[i]; i++) {
+        size_t m = strlen(names[i]);
+        if (strncmp(n, names[i], m) != 0)
+            continue;
+        if (brace && n[m] == '}') {
+            *len = m + 3;
+            return true;
+        }
+        char c = n[m];
+        if (!brace && !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '_')) {
+            *len = m + 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether the file a word names can only be known when it runs: its file
+ * name holds an expansion (other than of a known_var), a glob or a brace
+ * expansion. The rest (a folder from $HOME) is judged as written. */
+static bool name_unknown(const char *w, unsigned f)
+{
+    if (!(f & WORD_DYN))
+        return false;
+    if (f & (AGTI_SHW_GLOB | AGTI_SHW_BRACE))
+        return true;
+    for (size_t i = 0; w[i];) {
+        size_t n;
+        if (w[i] == '$' && known_var(w + i, &n)) {
+            i += n;
+            continue;
+        }
+        if (w[i] == '$' || w[i] == '`')
+            return true;
+        i++;
+    }
+    return false;
+}
+
+/* The sensitive file a word names, if any: the word, its value after `=`
+ * (--file=.env), after each `:` (HEAD:.env, host:.env), after `@`
+ * (curl -d @.env), after a short option letter (-f.env). */
+static bool word_sensitive(const agti_sensitive *pol, const char *w, const char **name,
+                           const char **why)
+{
+    const char *cand[64];
+    size_t nc = 0;
+    cand[nc++] = w;
+    if (w[0] == '@')
+        cand[nc++] = w + 1;
+    if (w[0] == '-' && w[1] != '-' && w[1] != '\0' && w[2] != '\0')
+        cand[nc++] = w + 2;
+    const char *eq = strchr(w, '=');
+    if (eq != NULL)
+        cand[nc++] = eq + 1;
+    for (const char *p = w; (p = strchr(p, ':')) != NULL && nc < 64; p++)
+        cand[nc++] = p + 1;
+    for (size_t i = 0; i < nc; i++)
+        if (cand[i][0] != '\0' && agti_sensitive_match(pol, cand[i], why)) {
+            *name = cand[i];
+            return true;
+        }
+    return false;
+}
+
+/* Why a wildcard allow rule does not cover exec e, which names a file that
+ * is sensitive or that may be (malloc'd), or NULL: none. *oom on failure. */
+static char *sensitive_reason(const agti_sensitive *pol, const agti_sh_exec *e, bool *oom)
+{
+    /* builtins that open no file their arguments name (they print them) */
+    static const char *const no_files[] = {"echo", "printf", "true", "false", ":", NULL};
+    for (size_t i = 0; e->argc > 0 && no_files[i]; i++)
+        if (strcmp(e->argv[0], no_files[i]) == 0)
+            return NULL;
+    const char *name = NULL, *why = NULL;
+    bool unknown = false;
+    for (size_t i = 1; i < e->argc && name == NULL && !unknown; i++) {
+        size_t at = (size_t)(e->argv - e->written) + i;
+        if (name_unknown(e->argv[i], e->wflags[at]))
+            unknown = true;
+        else
+            word_sensitive(pol, e->argv[i], &name, &why);
+    }
+    const agti_sh_cmd *c = e->cmd;
+    for (size_t i = 0; c != NULL && i < c->nredirs && name == NULL && !unknown; i++) {
+        const agti_sh_redir *r = &c->redirs[i];
+        if (r->op == AGTI_SHR_HEREDOC || r->op == AGTI_SHR_HEREDOC_TAB ||
+            r->op == AGTI_SHR_HERESTRING || r->target.value == NULL)
+            continue;
+        if (name_unknown(r->target.value, r->target.flags))
+            unknown = true;
+        else
+            word_sensitive(pol, r->target.value, &name, &why);
+    }
+    if (name == NULL && !unknown)
+        return NULL;
+    char *t = exec_text(e);
+    char *out = t == NULL ? NULL
+                : unknown
+                    ? agti_aprintf("`%s` names a file that is only known when it runs, which may "
+                                   "be a sensitive file: an allow rule with a wildcard does not "
+                                   "cover it",
+                                   t)
+                    : agti_aprintf("`%s` names a sensitive file (%s: %s), which an allow rule "
+                                   "with a wildcard does not cover",
+                                   t, name, why ? why : "sensitive");
+    free(t);
+    *oom = out == NULL;
+    return out;
+}
+
+/* Why an allow rule with a pattern does not cover exec e although its
+ * words match (malloc'd), or NULL. */
+static char *allow_blocked(const agti_sensitive *pol, const agti_rule *r, const agti_sh_exec *e,
+                           bool *oom)
+{
+    *oom = false;
+    const char *what = NULL;
+    if (e->flags & AGTI_SHX_ENV_CODE)
+        what = "runs where the command sets a variable that changes which program or code runs "
+               "(PATH, LD_PRELOAD, BASH_ENV, GIT_*, ...: docs/session.md)";
+    else if (e->flags & AGTI_SHX_MORE_ARGS)
+        what = "gets more arguments when it runs (xargs, parallel, find -exec ... {} +)";
+    if (what == NULL)
+        return rule_has_wildcard(r) ? sensitive_reason(pol, e, oom) : NULL;
+    char *t = exec_text(e);
+    char *out =
+        t ? agti_aprintf("`%s` %s, which an allow rule with a pattern does not cover", t, what)
+          : NULL;
+    free(t);
+    *oom = out == NULL;
+    return out;
+}
+
 /* One exec: deny/ask on every stage, allow on the command as it runs and on
  * any privilege wrapper around it. */
 static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_verdict *v,
@@ -1222,6 +1400,16 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
             v->ask = h.ask;
         bool allowed =
             h.allow != NULL && (h.allow->pattern == NULL || !(e->flags & AGTI_SHX_WRITES));
+        if (allowed && h.allow->pattern != NULL) {
+            bool oom = false;
+            char *why = allow_blocked(j->sens, h.allow, e, &oom);
+            if (oom)
+                return agti_oom();
+            if (why != NULL) {
+                allowed = false;
+                rc = set_once(&v->unallowed, why);
+            }
+        }
         if (inner) {
             inner_allowed = allowed;
             if (allowed)
@@ -1314,7 +1502,8 @@ int agti_verdict_details(agti_verdict *v)
     return rc;
 }
 
-int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v)
+int agti_bash_evaluate(agti_ruleset *rs, const struct agti_sensitive *sens, const char *command,
+                       agti_verdict *v)
 {
     size_t len = strlen(command);
     v->kind = -1;
@@ -1368,7 +1557,7 @@ int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v)
     const agti_rule *first_allow = NULL;
     bool all_allowed = true;
     size_t needing = 0;
-    jctx j = {.scratch = {AGTI_BUF_INIT, AGTI_BUF_INIT}};
+    jctx j = {.scratch = {AGTI_BUF_INIT, AGTI_BUF_INIT}, .sens = sens};
     agti_ruleset_tool_range(rs, "Bash", &j.bash);
     agti_ruleset_each_key(rs, &j.bash, "", collect_rule, &j);
     if (j.oom)
@@ -1402,6 +1591,7 @@ int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v)
 void agti_verdict_clear(agti_verdict *v)
 {
     free(v->closed);
+    free(v->unallowed);
     free(v->refused);
     json_decref(v->uncovered);
     json_decref(v->suggest);

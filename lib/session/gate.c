@@ -142,15 +142,17 @@ int agti_gate_need_ask(agt_session *s, agt_call *call, agti_verdict *v, bool *as
         if (agti_verdict_details(v) != AGT_OK)
             return AGT_ENOMEM;
         size_t nu = v->uncovered ? json_array_size(v->uncovered) : 0;
-        if (nu > 0 && v->ncommands > 1) {
+        if (v->unallowed != NULL && nu <= 1) {
+            *why = agti_strdup(v->unallowed);
+        } else if (nu > 0 && v->ncommands > 1) {
             agti_buf b = AGTI_BUF_INIT;
             for (size_t i = 0; i < nu; i++)
                 agti_buf_printf(&b, "%s'%s'", i ? ", " : "",
                                 json_string_value(json_array_get(v->uncovered, i)));
-            *why = b.oom
-                       ? NULL
-                       : agti_aprintf("the command part%s %s %s not covered by an allow rule",
-                                      nu > 1 ? "s" : "", agti_buf_cstr(&b), nu > 1 ? "are" : "is");
+            *why = b.oom ? NULL
+                         : agti_aprintf("the command part%s %s %s not covered by an allow rule%s%s",
+                                        nu > 1 ? "s" : "", agti_buf_cstr(&b), nu > 1 ? "are" : "is",
+                                        v->unallowed ? "; " : "", v->unallowed ? v->unallowed : "");
             agti_buf_free(&b);
         } else {
             *why = agti_aprintf("%s %s (access: %s) and the session is in %s mode", tool,
