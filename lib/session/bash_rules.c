@@ -41,13 +41,59 @@ static void put_word(agti_buf *b, const char *w)
     agti_buf_putc(b, '\'');
 }
 
-static void render(agti_buf *b, char *const *w, size_t n)
+/* Words joined by one space, each written by put (put_word: the canonical
+ * text rules match; put_word_shown: the text shown to the user). */
+static void render_by(agti_buf *b, char *const *w, size_t n, void (*put)(agti_buf *, const char *))
 {
     for (size_t i = 0; i < n; i++) {
         if (i)
             agti_buf_putc(b, ' ');
-        put_word(b, w[i]);
+        put(b, w[i]);
     }
+}
+
+static void render(agti_buf *b, char *const *w, size_t n)
+{
+    render_by(b, w, n, put_word);
+}
+
+/* A word as shown to the user (approval reasons, uncovered commands): as
+ * put_word, with the bytes that are not UTF-8 written as bash reads them
+ * back ($'\xff'), so the text can go into JSON and be run again. */
+static void put_word_shown(agti_buf *b, const char *w)
+{
+    size_t n = strlen(w);
+    if (agti_utf8_valid(w, n)) {
+        put_word(b, w);
+        return;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t run = i;
+        uint32_t cp;
+        size_t k;
+        while (run < n && (k = agti_utf8_decode((const unsigned char *)w + run, n - run, &cp)) > 0)
+            run += k;
+        if (run > i) {
+            char *part = agti_strndup(w + i, run - i);
+            if (part == NULL) {
+                b->oom = true;
+                return;
+            }
+            put_word(b, part);
+            free(part);
+            i = run;
+            continue;
+        }
+        agti_buf_puts(b, "$'");
+        while (i < n && agti_utf8_decode((const unsigned char *)w + i, n - i, &cp) == 0)
+            agti_buf_printf(b, "\\x%02x", (unsigned char)w[i++]);
+        agti_buf_putc(b, '\'');
+    }
+}
+
+static void render_shown(agti_buf *b, char *const *w, size_t n)
+{
+    render_by(b, w, n, put_word_shown);
 }
 
 /* ---- patterns -------------------------------------------------------- */
@@ -1081,8 +1127,8 @@ static char *suggest_words(char *const *w, size_t n)
     if (n == 0)
         return NULL;
     for (size_t i = 0; i < n; i++)
-        if (strpbrk(w[i], "\n\r") != NULL)
-            n = i; /* a rule is one line: stop before such a word */
+        if (strpbrk(w[i], "\n\r") != NULL || !agti_utf8_valid(w[i], strlen(w[i])))
+            n = i; /* a rule is one line of UTF-8 text: stop before such a word */
     if (n == 0)
         return NULL;
     size_t keep = runner_words(w, n, 0);
@@ -1127,7 +1173,7 @@ static const char *closed_reason(unsigned f)
 static char *exec_text(const agti_sh_exec *e)
 {
     agti_buf b = AGTI_BUF_INIT;
-    render(&b, e->written, e->writtenc);
+    render_shown(&b, e->written, e->writtenc);
     if (e->writtenc == 0)
         agti_buf_puts(&b, "(redirection)");
     return agti_buf_detach(&b);
@@ -1479,7 +1525,7 @@ int agti_verdict_details(agti_verdict *v)
         const agti_sh_exec *e = agti_sh_exec_at(st->analysis, st->v[i].exec);
         if (st->v[i].inner && e->argc > 0) {
             agti_buf arg = AGTI_BUF_INIT;
-            render(&arg, e->argv, e->argc);
+            render_shown(&arg, e->argv, e->argc);
             rc = sset_add(&us, v->uncovered, agti_buf_detach(&arg));
             if (rc == AGT_OK && !(e->flags & (AGTI_SHX_WRITES | AGTI_SHX_FAIL_CLOSED))) {
                 char *sug = suggest_words(e->argv, e->argc);

@@ -191,7 +191,7 @@ static void test_git_push(void)
 }
 
 /* 3. An assignment that changes which program or code runs. */
-static void __attribute__((unused)) test_env_lookup(void)
+static void test_env_lookup(void)
 {
     static const char *rules = "{\"allow\":[\"Bash(ls)\",\"Bash(ls *)\",\"Bash(git status)\","
                                "\"Bash(make *)\",\"Bash(export *)\",\"Bash(bash -c *)\"]}";
@@ -229,7 +229,7 @@ static void __attribute__((unused)) test_env_lookup(void)
 }
 
 /* 4. Commands that get more arguments when they run. */
-static void __attribute__((unused)) test_more_args(void)
+static void test_more_args(void)
 {
     static const char *rules =
         "{\"allow\":[\"Bash(git status)\",\"Bash(cat *)\",\"Bash(find *)\",\"Bash(echo *)\"]}";
@@ -254,7 +254,7 @@ static void __attribute__((unused)) test_more_args(void)
 }
 
 /* 5. Arguments naming a sensitive file (docs/sensitive-files.md). */
-static void __attribute__((unused)) test_sensitive_args(void)
+static void test_sensitive_args(void)
 {
     static const char *rules =
         "{\"allow\":[\"Bash(cat *)\",\"Bash(head *)\",\"Bash(git show *)\",\"Bash(grep *)\","
@@ -298,7 +298,7 @@ static void __attribute__((unused)) test_sensitive_args(void)
 }
 
 /* 6. Arithmetic evaluates a variable's value as code. */
-static void __attribute__((unused)) test_arith(void)
+static void test_arith(void)
 {
     static const char *rules = "{\"allow\":[\"Bash(echo *)\",\"Bash(true)\",\"Bash(let *)\"],"
                                "\"deny\":[\"Bash(rm -rf *)\"]}";
@@ -337,7 +337,7 @@ static void __attribute__((unused)) test_arith(void)
 }
 
 /* 7. Bytes that are not UTF-8 in the command or the call id. */
-static void __attribute__((unused)) test_not_utf8(void)
+static void test_not_utf8(void)
 {
     char why[1024];
     T_EQ_STR(decide_with("{}", MANUAL, "echo $'\\xff'", why, sizeof why), "pending",
@@ -347,15 +347,19 @@ static void __attribute__((unused)) test_not_utf8(void)
     T_EQ_STR(
         decide_with("{\"allow\":[\"Bash(ls)\"]}", MANUAL, "ls; X $'a\\xffb' y", why, sizeof why),
         "pending", "a compound with a non-UTF-8 word asks");
-    T_EQ_STR(why, "the command part 'X $'a\\xffb' y' is not covered by an allow rule",
+    T_EQ_STR(why, "the command part 'X a$'\\xff'b y' is not covered by an allow rule",
              "the word is written as bash would read it back");
     T_EQ_STR(decide_with("{\"allow\":[\"Bash(ls)\"]}", MANUAL, "ls; $'\\xff' -c", why, sizeof why),
              "pending", "a non-UTF-8 command name");
     T_EQ_STR(why, "the command part '$'\\xff' -c' is not covered by an allow rule",
              "command name escaped");
-    T_EQ_STR(decide_with("{\"deny\":[\"Bash(rm -rf *)\"]}", MANUAL, "rm -rf $(X $'\\xfe')", why,
+    T_EQ_STR(decide_with("{\"deny\":[\"Bash(rm -rf d)\"]}", MANUAL, "rm -rf $'\\xfe'$X", why,
                          sizeof why),
              "pending", "a deny rule's maybe-match with non-UTF-8 text");
+    T_EQ_STR(why,
+             "this command cannot be checked before it runs: `rm -rf $'\\xfe'$X` could match the "
+             "deny rule 'Bash(rm -rf d)' once its words are known, which happens only when it runs",
+             "the maybe-match reason escapes the byte");
 
     /* a call id that is not UTF-8 */
     agt_registry *reg = make_chat_registry();
@@ -387,7 +391,7 @@ int main(void)
     test_more_args();
     test_sensitive_args();
     test_arith();
-    /* test_not_utf8(); */
+    test_not_utf8();
     remove_tree(ws_root);
     return t_done();
 }
