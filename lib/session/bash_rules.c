@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/core.h"
 #include "fs/fs.h"
@@ -759,6 +760,7 @@ typedef struct lctx {
 } lctx;
 
 static size_t git_globals(const layer *L);
+static bool git_config_forces(const layer *L, size_t g);
 
 /* Whether a layer is a git push that can overwrite or delete a remote ref:
  * a force option in any spelling or abbreviation, a +refspec, a :refspec,
@@ -779,7 +781,8 @@ static bool push_forces(const layer *L)
         else
             tok_refspec(&t, "git", "push", a);
     }
-    bool f = t.oom || tok_has(&t, "--force"); /* out of memory: fail closed */
+    bool f =
+        t.oom || tok_has(&t, "--force") || git_config_forces(L, g); /* out of memory: fail closed */
     tok_free(&t);
     return f;
 }
@@ -1011,6 +1014,29 @@ static size_t git_globals(const layer *L)
             i++;
     }
     return i > 1 && i < L->n ? i - 1 : 0;
+}
+
+/* Whether git's global options (the g words after "git") set a push
+ * refspec or mirroring for a remote (-c remote.origin.push=+main:main,
+ * --config-env=remote.origin.mirror=V): a push then forces or deletes
+ * without saying so on its own command line. */
+static bool git_config_forces(const layer *L, size_t g)
+{
+    for (size_t i = 1; i < 1 + g && i < L->n; i++) {
+        const char *kv = NULL;
+        if ((strcmp(L->w[i], "-c") == 0 || strcmp(L->w[i], "--config-env") == 0) && i + 1 < L->n)
+            kv = L->w[++i];
+        else if (strncmp(L->w[i], "--config-env=", 13) == 0)
+            kv = L->w[i] + 13;
+        if (kv == NULL)
+            continue;
+        size_t k = strcspn(kv, "=");
+        if (k >= 7 && strncasecmp(kv, "remote.", 7) == 0 &&
+            ((k >= 12 && strncasecmp(kv + k - 5, ".push", 5) == 0) ||
+             (k >= 14 && strncasecmp(kv + k - 7, ".mirror", 7) == 0)))
+            return true;
+    }
+    return false;
 }
 
 /* ---- suggestions --------------------------------------------------------- */
@@ -1403,8 +1429,10 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
         size_t g = rc == AGT_OK ? git_globals(&L) : 0;
         if (g > 0) {
             /* git without its global options, for deny and ask rules */
-            char **w = malloc((L.n - g) * sizeof *w);
-            unsigned *f = malloc((L.n - g) * sizeof *f);
+            /* a -c remote.X.push=+... makes the push a force: one more word */
+            bool gf = git_config_forces(&L, g);
+            char **w = malloc((L.n - g + gf) * sizeof *w);
+            unsigned *f = malloc((L.n - g + gf) * sizeof *f);
             if (w == NULL || f == NULL) {
                 rc = agti_oom();
             } else {
@@ -1412,7 +1440,11 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
                 f[0] = L.f[0];
                 memcpy(w + 1, L.w + 1 + g, (L.n - 1 - g) * sizeof *w);
                 memcpy(f + 1, L.f + 1 + g, (L.n - 1 - g) * sizeof *f);
-                layer G = {w, f, L.n - g, L.more, inner};
+                if (gf) {
+                    w[L.n - g] = (char *)(uintptr_t) "--force";
+                    f[L.n - g] = 0;
+                }
+                layer G = {w, f, L.n - g + gf, L.more, inner};
                 hits gh = {0};
                 rc = match_layer(rs, &G, NULL, &gh, j);
                 if (h.deny == NULL)

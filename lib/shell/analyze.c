@@ -324,10 +324,49 @@ static bool arith_reads(const char *t, size_t n)
                 i++;
             continue;
         }
+        if (ch == '$' && i + 1 < n && strchr("#?$!", t[i + 1]) != NULL) {
+            i++; /* $# $? $$ $!: numbers */
+            continue;
+        }
+        if (ch == '$' && i + 2 < n && t[i + 1] == '{' && t[i + 2] == '#') {
+            size_t k = i + 3;
+            while (k < n && is_name_c(t[k]))
+                k++;
+            if (k > i + 3 && k < n && t[k] == '}') { /* ${#name}: a length */
+                i = k;
+                continue;
+            }
+        }
         if (is_name_start_c(ch) || ch == '$' || ch == '`')
             return true;
     }
     return false;
+}
+
+static bool word_reads_code(const char *v);
+
+/* Whether a word's value assigns a variable of env_code_name through an
+ * expansion: ${LD_PRELOAD:=x}, ${PATH=.}. */
+static bool word_assigns_env(const char *v)
+{
+    for (const char *p = v; (p = strstr(p, "${")) != NULL; p += 2) {
+        size_t n = word_name(p + 2);
+        const char *q = p + 2 + n;
+        if (n > 0 && (q[0] == '=' || (q[0] == ':' && q[1] == '=')) && env_code_name(p + 2, n))
+            return true;
+    }
+    return false;
+}
+
+/* Whether an expanding here-doc body evaluates a variable's value. */
+static bool heredoc_reads_code(const agti_sh_redir *r)
+{
+    if (r->heredoc == NULL || !r->heredoc_expands)
+        return false;
+    char *body = agti_strndup(r->heredoc, r->heredoc_len);
+    bool hit = body == NULL || word_reads_code(body); /* out of memory: fail closed */
+    free(body);
+    return hit;
 }
 
 /* The index of the bracket closing the one opened before v[i], or the end. */
@@ -414,9 +453,12 @@ static unsigned scan_words(actx *c, const words *ws, size_t at)
             env_code_name(ws->w[i], n))
             c->a->env_code = true;
     }
-    for (size_t i = 0; i < ws->n; i++)
+    for (size_t i = 0; i < ws->n; i++) {
         if ((ws->f[i] & AGTI_SHW_EVAL) && word_reads_code(ws->w[i]))
             fl |= AGTI_SHX_ARITH;
+        if ((ws->f[i] & AGTI_SHW_DYNAMIC) && word_assigns_env(ws->w[i]))
+            c->a->env_code = true;
+    }
     if (at >= ws->n)
         return fl;
     const char *cmd = ws->w[at];
@@ -503,11 +545,18 @@ static unsigned scan_assigns(actx *c, const agti_sh_cmd *cmd)
             c->a->env_code = true;
         if (subscript_reads(a) || ((cmd->assigns[i].flags & AGTI_SHW_EVAL) && word_reads_code(a)))
             fl |= AGTI_SHX_ARITH;
+        if (word_assigns_env(a))
+            c->a->env_code = true;
     }
-    for (size_t i = 0; i < cmd->nredirs; i++)
-        if ((cmd->redirs[i].target.flags & AGTI_SHW_EVAL) && cmd->redirs[i].target.value &&
-            word_reads_code(cmd->redirs[i].target.value))
+    for (size_t i = 0; i < cmd->nredirs; i++) {
+        const agti_sh_redir *r = &cmd->redirs[i];
+        if (((r->target.flags & AGTI_SHW_EVAL) && r->target.value &&
+             word_reads_code(r->target.value)) ||
+            heredoc_reads_code(r))
             fl |= AGTI_SHX_ARITH;
+        if (r->target.value && word_assigns_env(r->target.value))
+            c->a->env_code = true;
+    }
     return fl;
 }
 
@@ -1536,6 +1585,39 @@ static int process_cmd(actx *c, size_t i)
     return emit_words(c, &ws, flags, fed, cmd);
 }
 
+/* The words of for/select lists and case subjects and patterns are no
+ * command's: one that evaluates a variable's value as code (for i in
+ * $((x))) gets an exec of its own. */
+static int tree_words(actx *c, const agti_sh_node *nd)
+{
+    if (nd == NULL)
+        return AGTI_SH_OK;
+    const agti_sh_word *one = (nd->kind == AGTI_SHN_CASE) ? &nd->word : NULL;
+    bool list = (nd->kind == AGTI_SHN_FOR && !nd->arith) || nd->kind == AGTI_SHN_SELECT ||
+                nd->kind == AGTI_SHN_LIST;
+    size_t nw = (list ? nd->nwords : 0) + (one ? 1 : 0);
+    for (size_t i = 0; i < nw; i++) {
+        const agti_sh_word *w = one && i == 0 ? one : &nd->words[i - (one ? 1 : 0)];
+        if (!(w->flags & AGTI_SHW_EVAL) || w->value == NULL || !word_reads_code(w->value))
+            continue;
+        words ws;
+        size_t *st = an_alloc(c->a, sizeof *st);
+        if (words_from(c, &ws, w, 1) != AGTI_SH_OK || st == NULL)
+            return fail(c, AGTI_SH_ENOMEM, "out of memory");
+        st[0] = 0;
+        size_t idx;
+        int rc = push_exec(c, &ws, st, 1, NULL, NULL, AGTI_SHX_ARITH, NULL, &idx);
+        if (rc != AGTI_SH_OK)
+            return rc;
+    }
+    for (size_t i = 0; i < nd->nchildren; i++) {
+        int rc = tree_words(c, nd->children[i]);
+        if (rc != AGTI_SH_OK)
+            return rc;
+    }
+    return AGTI_SH_OK;
+}
+
 static int analyze_script(actx *pc, const agti_sh_script *s, int parent, unsigned inherit)
 {
     actx c;
@@ -1563,6 +1645,8 @@ static int analyze_script(actx *pc, const agti_sh_script *s, int parent, unsigne
         if (!(cmd->flags & AGTI_SHC_IN_FUNCTION))
             rc = process_cmd(&c, i);
     }
+    if (rc == AGTI_SH_OK)
+        rc = tree_words(&c, agti_sh_root(s));
     /* a function never called by name may still run (trap, a dynamic name):
      * its commands count where it is defined */
     for (size_t f = 0; rc == AGTI_SH_OK && f < nf; f++)

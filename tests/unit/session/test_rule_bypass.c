@@ -163,6 +163,11 @@ static void test_git_push(void)
         {"git push --mirror origin", "deny:Bash(git push --force *)"},
         {"git push --prune origin", "deny:Bash(git push --force *)"},
         {"git -C . push origin +main", "deny:Bash(git push --force *)"},
+        {"git -c remote.origin.push=+main:main push origin", "deny:Bash(git push --force *)"},
+        {"git -c remote.origin.mirror=true push origin", "deny:Bash(git push --force *)"},
+        {"git push origin -- +main", "deny:Bash(git push --force *)"},
+        {"git push -uf origin main", "deny:Bash(git push --force *)"},
+        {"git push origin main --force", "deny:Bash(git push --force *)"},
         {"git push -f origin main", "deny:Bash(git push --force *)"},
         {"git push origin main", "ran"},
         {"git push origin main:main", "ran"},
@@ -182,6 +187,7 @@ static void test_git_push(void)
         {"git push origin --delete main", "pending"},
         {"git push origin main --force-if-includes", "pending"},
         {"git push origin main --mirror", "pending"},
+        {"git -c remote.origin.push=+main:main push origin main", "pending"},
     };
     RUN("git push allow", allow, MANUAL, a);
     /* a rule that names the force covers it */
