@@ -566,9 +566,13 @@ int agti_bash_compile(agti_rule *r)
     /* whether the pattern spells a git push that forces or deletes: only
      * such a pattern covers one (a wildcard does not stand for a force) */
     for (size_t i = 0; i < n; i++) {
+        const char *s = agti_buf_cstr(&w[i].lit);
+        if (w[i].lit.len > 0 && !agti_buf_cstr(&w[i].mask)[0] && (s[0] == '+' || s[0] == ':')) {
+            bp->names_force = true; /* a forcing or deleting refspec: +*, :* */
+            continue;
+        }
         if (pword_has_wild(&w[i]))
             continue;
-        const char *s = agti_buf_cstr(&w[i].lit);
         tokset t = {0};
         if (s[0] == '-' && s[1] != '\0')
             tok_word(&t, "git", "push", s);

@@ -194,6 +194,12 @@ static void test_git_push(void)
     static const char *named = "{\"allow\":[\"Bash(git push --force origin *)\"]}";
     T_EQ_STR(decide(named, MANUAL, "git push --force origin main"), "ran",
              "an allow rule naming --force covers it");
+    T_EQ_STR(decide("{\"allow\":[\"Bash(git push origin +*)\"]}", MANUAL, "git push origin +main"),
+             "ran", "an allow rule naming a + refspec covers it");
+    T_EQ_STR(decide("{\"allow\":[\"Bash(git *)\"]}", MANUAL, "git push origin +main"), "pending",
+             "Bash(git *) does not stand for a force push");
+    T_EQ_STR(decide("{\"allow\":[\"Bash(git *)\"]}", MANUAL, "git push origin main"), "ran",
+             "Bash(git *) covers a plain push");
 }
 
 /* 3. An assignment that changes which program or code runs. */
@@ -222,6 +228,16 @@ static void test_env_lookup(void)
         {"hash -p ./evil ls; ls", "pending"},
         {"bash -c 'PATH=. ls'", "pending"},
         {"ls; PATH=. ls", "pending"},
+        {"sudo PATH=. ls", "pending"},
+        {"(PATH=.; ls)", "pending"},
+        {"f() { PATH=.; }; f; ls", "pending"},
+        {"eval PATH=.; ls", "pending"},
+        {"env -S 'PATH=. ls'", "pending"},
+        {"read -r PATH < f; ls", "pending"},
+        {"a=PATH; export \"$a=.\"; ls", "pending"},
+        {": ${LD_PRELOAD:=./x.so}; ls", "pending"},
+        {"DYLD_INSERT_LIBRARIES=x ls", "pending"},
+        {"alias ls='rm -rf d'; ls", "pending"},
         /* harmless assignments keep the rule */
         {"FOO=1 ls", "ran"},
         {"LANG=C ls -la", "ran"},
@@ -264,7 +280,8 @@ static void test_sensitive_args(void)
 {
     static const char *rules =
         "{\"allow\":[\"Bash(cat *)\",\"Bash(head *)\",\"Bash(git show *)\",\"Bash(grep *)\","
-        "\"Bash(cat README.md)\",\"Bash(cp *)\",\"Bash(wc *)\",\"Bash(cat .env.local)\"]}";
+        "\"Bash(cat README.md)\",\"Bash(cp *)\",\"Bash(wc *)\",\"Bash(cat "
+        ".env.local)\",\"Bash(sudo *)\",\"Bash(echo *)\",\"Bash(base64 *)\"]}";
     static const dcase c[] = {
         {"cat .env", "pending"},
         {"cat ./.env", "pending"},
@@ -286,6 +303,18 @@ static void test_sensitive_args(void)
         {"cat .e*", "pending"},
         {"cat .en?", "pending"},
         {"cat {.env,x}", "pending"},
+        {"cat ../.env", "pending"},
+        {"cat /abs/dir/.env", "pending"},
+        {"cat '.e'\"nv\"", "pending"},
+        {"cat .\\env", "pending"},
+        {"cat ${HOME}/.netrc", "pending"},
+        {"cat $PWD/.env", "pending"},
+        {"cat ~root/.ssh/id_ed25519", "pending"},
+        {"cat -- x .env", "pending"},
+        {"sudo cat .env", "pending"},
+        {"echo $(cat .env)", "pending"},
+        {"base64 < .env", "pending"},
+        {"cat $HOME/notes.txt", "ran"},
         /* not sensitive */
         {"cat README.md", "ran"},
         {"cat .env.example", "ran"},
@@ -323,6 +352,12 @@ static void test_arith(void)
         {"read 'a[$(rm -rf d)]' <<< 1", "closed"},
         {"printf -v 'a[x]' 1", "closed"},
         {"unset 'a[$(rm -rf d)]'", "closed"},
+        {"echo \"$((x))\"", "closed"},
+        {"echo ${x:$((y))}", "closed"},
+        {"for i in $((x)); do true; done", "closed"},
+        {"true <<E\n$((x))\nE", "closed"},
+        {"if (( x > 1 )); then true; fi", "closed"},
+        {"echo $(( $# + 1 ))", "ran"},
         /* literal numbers only: no variable is evaluated */
         {"echo $((1 + 2))", "ran"},
         {"echo ${a[0]} ${s:1:2}", "ran"},
