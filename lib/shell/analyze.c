@@ -1245,21 +1245,27 @@ static char *basename_of(char *w, const char **path)
 
 static int emit_words(actx *c, words *ws, unsigned flags, bool stdin_fed, const agti_sh_cmd *cmd);
 
-/* find ... -exec/-execdir/-ok/-okdir CMD ;|+ : each command, run by exec idx. */
+/* find ... -exec/-execdir/-ok/-okdir CMD ;|+ : each command, run by exec
+ * idx; fd (fdfind) ... -x/--exec/-X/--exec-batch CMD [;]: the same, and fd
+ * adds the path as the last argument when CMD has no placeholder ({}, {/},
+ * {//}, {.}, {/.}), so its commands get more arguments. */
 static int find_execs(actx *c, size_t idx, const agti_sh_cmd *cmd, bool stdin_fed)
 {
     size_t n = c->a->v[idx].argc;
+    bool fd = strcmp(c->a->v[idx].argv[0], "find") != 0;
     for (size_t i = 1; i < n; i++) {
         const agti_sh_exec *e = &c->a->v[idx];
         const char *a = e->argv[i];
-        if (strcmp(a, "-exec") != 0 && strcmp(a, "-execdir") != 0 && strcmp(a, "-ok") != 0 &&
-            strcmp(a, "-okdir") != 0)
+        if (fd ? strcmp(a, "-x") != 0 && strcmp(a, "--exec") != 0 && strcmp(a, "-X") != 0 &&
+                     strcmp(a, "--exec-batch") != 0
+               : strcmp(a, "-exec") != 0 && strcmp(a, "-execdir") != 0 && strcmp(a, "-ok") != 0 &&
+                     strcmp(a, "-okdir") != 0)
             continue;
         size_t off = (size_t)(e->argv - e->written);
         size_t k = i + 1;
-        while (k < n && strcmp(e->argv[k], ";") != 0 && strcmp(e->argv[k], "+") != 0)
+        while (k < n && strcmp(e->argv[k], ";") != 0 && (fd || strcmp(e->argv[k], "+") != 0))
             k++;
-        unsigned more = k < n && strcmp(e->argv[k], "+") == 0 ? AGTI_SHX_MORE_ARGS : 0;
+        unsigned more = fd || (k < n && strcmp(e->argv[k], "+") == 0) ? AGTI_SHX_MORE_ARGS : 0;
         if (k > i + 1) {
             words src = {e->written, (unsigned *)e->wflags, e->writtenc};
             words sub;
@@ -1381,7 +1387,10 @@ static int emit_words(actx *c, words *ws, unsigned flags, bool stdin_fed, const 
         flags |= AGTI_SHX_EVAL_DYNAMIC;
     if (any_dynamic(ws, at + 1 < ws->n ? at + 1 : ws->n, ws->n))
         flags |= AGTI_SHX_DYNAMIC_ARGS;
-    bool is_find = at < ws->n && strcmp(ws->w[at], "find") == 0 && !(flags & AGTI_SHX_DYNAMIC_NAME);
+    bool is_find = at < ws->n &&
+                   (strcmp(ws->w[at], "find") == 0 || strcmp(ws->w[at], "fd") == 0 ||
+                    strcmp(ws->w[at], "fdfind") == 0) &&
+                   !(flags & AGTI_SHX_DYNAMIC_NAME);
     char *wrappers_s = wrapped.len ? an_strdup(c->a, agti_buf_cstr(&wrapped), wrapped.len) : NULL;
     bool wrap_oom = wrapped.len && wrappers_s == NULL;
     agti_buf_free(&wrapped);

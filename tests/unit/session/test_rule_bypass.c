@@ -254,15 +254,13 @@ static void test_env_lookup(void)
 static void test_more_args(void)
 {
     static const char *rules =
-        "{\"allow\":[\"Bash(git status)\",\"Bash(cat *)\",\"Bash(find *)\",\"Bash(echo *)\"]}";
+        "{\"allow\":[\"Bash(git status)\",\"Bash(cat *)\",\"Bash(find *)\",\"Bash(echo *)\","
+        "\"Bash(fd *)\"]}";
     static const dcase c[] = {
-        {"xargs git status < list", "pending"},
-        {"xargs cat < list", "pending"},
-        {"echo a | xargs git status", "pending"},
-        {"xargs -0 git status < list", "pending"},
-        {"parallel git status ::: a b", "pending"},
-        {"find . -name x -exec cat {} +", "pending"},
-        {"git status", "ran"},
+        {"xargs git status < list", "pending"},     {"xargs cat < list", "pending"},
+        {"echo a | xargs git status", "pending"},   {"xargs -0 git status < list", "pending"},
+        {"parallel git status ::: a b", "pending"}, {"find . -name x -exec cat {} +", "pending"},
+        {"fd -e txt -X git status", "pending"},     {"git status", "ran"},
     };
     RUN("more args", rules, MANUAL, c);
     static const char *deny = "{\"deny\":[\"Bash(rm -rf *)\"]}";
@@ -271,6 +269,8 @@ static void test_more_args(void)
         {"parallel 'rm -rf {}' ::: d", "deny:Bash(rm -rf *)"},
         {"parallel -j2 rm -rf ::: d", "deny:Bash(rm -rf *)"},
         {"ls | parallel rm -rf", "deny:Bash(rm -rf *)"},
+        {"fd -t d x -x rm -rf", "deny:Bash(rm -rf *)"},
+        {"fdfind x --exec-batch rm -rf", "deny:Bash(rm -rf *)"},
     };
     RUN("more args deny", deny, YOLO, d);
 }

@@ -378,6 +378,10 @@ static const case_t parallel[] = {
     {"parallel ::: 'rm -rf d'", "parallel ::: [rm -rf d] {EMC}"},
     {"parallel --bogus x ::: a", "parallel --bogus x ::: a {UMC}"},
     {"xargs sh -c 'git status'", "sh -c [git status] <xargs> {MC}\ngit status ^0 {M}"},
+    {"fd -e txt -x rm -rf", "fd -e txt -x rm -rf\nrm -rf ^0 {M}"},
+    {"fd -X cat", "fd -X cat\ncat ^0 {M}"},
+    {"fdfind x --exec wc -l {} ';' -H", "fdfind x --exec wc -l {} ; -H\nwc -l {} ^0 {AM}"},
+    {"fd -e c", "fd -e c"},
 };
 
 int main(void)
