@@ -1195,6 +1195,9 @@ static const char *closed_reason(unsigned f)
         return "it evaluates the value of a variable as code (arithmetic, an array subscript, a "
                "substring offset, indirection or prompt expansion), which runs any command "
                "substitution the value holds";
+    if (f & AGTI_SHX_ENV_FUNC)
+        return "it passes a shell function through the environment (BASH_FUNC_...), whose body "
+               "a shell it starts runs unchecked";
     if (f & AGTI_SHX_WRAPPER_UNKNOWN)
         return "it has wrapper options that cannot be read";
     return "what it runs is only known when it runs";

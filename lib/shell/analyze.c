@@ -448,6 +448,10 @@ static unsigned scan_words(actx *c, const words *ws, size_t at)
     unsigned fl = 0;
     /* words before the command: wrappers and their NAME=value (env, sudo) */
     for (size_t i = 0; i < at; i++) {
+        if (strncmp(ws->w[i], "BASH_FUNC_", 10) == 0 && strchr(ws->w[i], '=') != NULL) {
+            fl |= AGTI_SHX_ENV_FUNC; /* a function bash imports: its body is not checked */
+            c->a->env_code = true;
+        }
         size_t n = word_name(ws->w[i]);
         if (n > 0 && (ws->w[i][n] == '=' || (ws->w[i][n] == '+' && ws->w[i][n + 1] == '=')) &&
             env_code_name(ws->w[i], n))
@@ -768,8 +772,11 @@ static int wrap_parse(const wspec *sp, const words *ws, size_t pos, wres *r)
     split_done:
         return W_RUNS;
     }
+    /* env takes every word with a '=' for NAME=VALUE (GNU env: also
+     * "BASH_FUNC_f%%=() { ...; }", a function bash imports) */
     if (sp->kind & WK_ASSIGNS)
-        while (j < n && is_assignment(ws->w[j]))
+        while (j < n &&
+               ((sp->kind & WK_ENV) ? strchr(ws->w[j], '=') != NULL : is_assignment(ws->w[j])))
             j++;
     for (int k = 0; k < sp->operands && j < n; k++, j++)
         if (ws->f[j] & (WORD_DYN & ~AGTI_SHW_DYNAMIC))

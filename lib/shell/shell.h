@@ -267,10 +267,14 @@ const agti_sh_func *agti_sh_func_at(const agti_sh_script *s, size_t i);
  * flagged). A command that is only assignments (x=$((y))) or a [[ ]] /
  * (( )) command gets an exec of its own for this flag. */
 #define AGTI_SHX_ARITH 0x1000u
+/* A wrapper (env) gives the command a shell function through the
+ * environment ('BASH_FUNC_ls%%=() { rm -rf d; }' bash -c ls): a bash it
+ * starts runs the body, which is not checked. */
+#define AGTI_SHX_ENV_FUNC 0x2000u
 /* The flags that make a command undecidable: a caller fails closed on them. */
 #define AGTI_SHX_FAIL_CLOSED                                                                       \
     (AGTI_SHX_DYNAMIC_NAME | AGTI_SHX_EVAL_DYNAMIC | AGTI_SHX_SOURCE | AGTI_SHX_SHELL_STDIN |      \
-     AGTI_SHX_WRAPPER_UNKNOWN | AGTI_SHX_ARITH)
+     AGTI_SHX_WRAPPER_UNKNOWN | AGTI_SHX_ARITH | AGTI_SHX_ENV_FUNC)
 
 typedef struct agti_sh_exec {
     char **argv; /* the command as it runs: wrappers removed, argv[0] the

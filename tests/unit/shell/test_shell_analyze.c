@@ -7,7 +7,8 @@
  * S source, I shell reading stdin, A dynamic args, U unknown wrapper
  * options, W writes a file, F script file, M more args at run time,
  * C container, X the string did not parse, V after a change of which
- * program or code runs (PATH=...), R evaluates a variable's value as code. Worked out by hand from
+ * program or code runs (PATH=...), R evaluates a variable's value as code,
+ * B a function passed through the environment. Worked out by hand from
  * the manuals of each wrapper and checked against what bash runs.
  */
 #include <stdlib.h>
@@ -40,7 +41,7 @@ static void render_exec(agti_buf *b, const agti_sh_exec *e)
         {AGTI_SHX_SHELL_STDIN, 'I'},  {AGTI_SHX_DYNAMIC_ARGS, 'A'}, {AGTI_SHX_WRAPPER_UNKNOWN, 'U'},
         {AGTI_SHX_WRITES, 'W'},       {AGTI_SHX_SHELL_FILE, 'F'},   {AGTI_SHX_MORE_ARGS, 'M'},
         {AGTI_SHX_CONTAINER, 'C'},    {AGTI_SHX_SYNTAX, 'X'},       {AGTI_SHX_ENV_CODE, 'V'},
-        {AGTI_SHX_ARITH, 'R'}};
+        {AGTI_SHX_ARITH, 'R'},        {AGTI_SHX_ENV_FUNC, 'B'}};
     bool open = false;
     for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++)
         if (e->flags & fl[i].f) {
@@ -321,6 +322,8 @@ static const case_t env_code[] = {
     {"env -S 'PATH=. ls'", "env -S [PATH=. ls] {CV}\nls ^0 {V}"},
     {"a=PATH; declare \"$a=.\"; ls", "declare $a=. {AV}\nls {V}"},
     {": ${FOO:=1}; ls", ": ${FOO:=1} {A}\nls"},
+    {"env 'BASH_FUNC_ls%%=() { rm -rf d; }' bash -c ls", "bash -c ls <env> {CVB}\nls ^0 {V}"},
+    {"env 'a b=c' ls", "ls <env>"},
     {"sh -c 'PATH=. ls'; git status", "sh -c [PATH=. ls] {CV}\nls ^0 {V}\ngit status {V}"},
     /* not a look-up change */
     {"FOO=1 ls", "ls"},
