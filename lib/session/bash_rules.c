@@ -276,6 +276,10 @@ static const alias aliases[] = {
     {"git", "reset", "--hard", "--hard"},
     {"git", "branch", "--delete", "-d"},
     {"git", "branch", "--force", "-f"},
+    {"git", "branch", "-D", "-d"}, /* -D is --delete --force */
+    {"git", "branch", "-D", "-f"},
+    {"git", "commit", "--no-verify", "-n"},
+    {"git", "commit", "--all", "-a"},
     {"git", "checkout", "--force", "-f"},
 };
 
@@ -323,6 +327,12 @@ static const longs long_opts[] = {
      "unset-upstream|contains|no-contains|merged|no-merged|sort|points-at|format|color|no-color|"
      "column|no-column|create-reflog|edit-description|show-current|ignore-case|omit-empty|"
      "abbrev|no-abbrev|recurse-submodules|"},
+    {"git", "commit",
+     "|all|patch|reuse-message|reedit-message|fixup|squash|reset-author|short|branch|porcelain|"
+     "long|null|file|author|date|message|template|signoff|no-signoff|trailer|no-verify|verify|"
+     "allow-empty|allow-empty-message|cleanup|edit|no-edit|amend|no-post-rewrite|include|only|"
+     "pathspec-from-file|pathspec-file-nul|untracked-files|verbose|quiet|dry-run|status|"
+     "no-status|gpg-sign|no-gpg-sign|"},
     {"git", "checkout",
      "|force|quiet|progress|no-progress|ours|theirs|track|no-track|guess|no-guess|detach|orphan|"
      "ignore-skip-worktree-bits|merge|conflict|patch|ignore-other-worktrees|overwrite-ignore|"

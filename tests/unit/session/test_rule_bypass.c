@@ -100,7 +100,10 @@ static void run(const char *group, const char *rules, int mode, const dcase *c, 
 static void test_long_prefixes(void)
 {
     static const char *rules =
-        "{\"deny\":[\"Bash(rm -rf *)\",\"Bash(chmod -R *)\",\"Bash(git clean -f *)\"]}";
+        "{\"deny\":[\"Bash(rm -rf *)\",\"Bash(chmod -R *)\",\"Bash(git clean -f *)\","
+        "\"Bash(git branch -D *)\",\"Bash(git commit --no-verify *)\",\"Bash(git commit "
+        "--amend*)\","
+        "\"Bash(git reset --hard *)\",\"Bash(git checkout -f *)\"]}";
     static const dcase c[] = {
         {"rm --recu --forc d", "deny:Bash(rm -rf *)"},
         {"rm --recursive --force d", "deny:Bash(rm -rf *)"},
@@ -117,6 +120,15 @@ static void test_long_prefixes(void)
         {"chmod --recursive 777 d", "deny:Bash(chmod -R *)"},
         {"git clean --forc -d", "deny:Bash(git clean -f *)"},
         {"git clean --fo -x", "deny:Bash(git clean -f *)"},
+        {"git branch --del --forc x", "deny:Bash(git branch -D *)"},
+        {"git branch -d -f x", "deny:Bash(git branch -D *)"},
+        {"git branch -D x", "deny:Bash(git branch -D *)"},
+        {"git commit --no-ver -m x", "deny:Bash(git commit --no-verify *)"},
+        {"git commit -nm x", "deny:Bash(git commit --no-verify *)"},
+        {"git commit --am", "deny:Bash(git commit --amend*)"},
+        {"git reset --har HEAD~1", "deny:Bash(git reset --hard *)"},
+        {"git checkout --forc main", "deny:Bash(git checkout -f *)"},
+        {"git branch -d x", "ran"},
         /* not recursive: nothing to deny (runs in yolo mode) */
         {"rm --forc d", "ran"},
         {"rm --dir d", "ran"},
