@@ -99,6 +99,10 @@ struct json_t;
 struct json_t *agti_json_parse(const char *text, size_t len, const char *what);
 /* Serialises compactly (UTF-8, keys in insertion order); NULL on OOM. */
 char *agti_json_dump(const struct json_t *v);
+/* A JSON string of s whose bytes need not be UTF-8 (a host's call id, a
+ * command's decoded words): every invalid sequence becomes U+FFFD, the
+ * same way each time. NULL s gives JSON null; NULL only when out of memory. */
+struct json_t *agti_json_text(const char *s);
 /* Appends a JSON pointer token (RFC 6901: ~ -> ~0, / -> ~1) to b. */
 void agti_json_pointer_append(agti_buf *b, const char *token);
 

@@ -41,6 +41,20 @@ char *agti_json_dump(const json_t *v)
     return agti_buf_detach(&b);
 }
 
+json_t *agti_json_text(const char *s)
+{
+    if (s == NULL)
+        return json_null();
+    size_t n = strlen(s);
+    if (agti_utf8_valid(s, n))
+        return json_stringn(s, n);
+    agti_buf b = AGTI_BUF_INIT;
+    agti_utf8_sanitize(&b, s, n);
+    json_t *j = b.oom ? NULL : json_stringn(agti_buf_cstr(&b), b.len);
+    agti_buf_free(&b);
+    return j;
+}
+
 void agti_json_pointer_append(agti_buf *b, const char *token)
 {
     agti_buf_putc(b, '/');

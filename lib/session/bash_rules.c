@@ -7,8 +7,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/core.h"
+#include "fs/fs.h"
 #include "policy.h"
 #include "session_internal.h"
 #include "shell/shell.h"
@@ -40,13 +42,59 @@ static void put_word(agti_buf *b, const char *w)
     agti_buf_putc(b, '\'');
 }
 
-static void render(agti_buf *b, char *const *w, size_t n)
+/* Words joined by one space, each written by put (put_word: the canonical
+ * text rules match; put_word_shown: the text shown to the user). */
+static void render_by(agti_buf *b, char *const *w, size_t n, void (*put)(agti_buf *, const char *))
 {
     for (size_t i = 0; i < n; i++) {
         if (i)
             agti_buf_putc(b, ' ');
-        put_word(b, w[i]);
+        put(b, w[i]);
     }
+}
+
+static void render(agti_buf *b, char *const *w, size_t n)
+{
+    render_by(b, w, n, put_word);
+}
+
+/* A word as shown to the user (approval reasons, uncovered commands): as
+ * put_word, with the bytes that are not UTF-8 written as bash reads them
+ * back ($'\xff'), so the text can go into JSON and be run again. */
+static void put_word_shown(agti_buf *b, const char *w)
+{
+    size_t n = strlen(w);
+    if (agti_utf8_valid(w, n)) {
+        put_word(b, w);
+        return;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t run = i;
+        uint32_t cp;
+        size_t k;
+        while (run < n && (k = agti_utf8_decode((const unsigned char *)w + run, n - run, &cp)) > 0)
+            run += k;
+        if (run > i) {
+            char *part = agti_strndup(w + i, run - i);
+            if (part == NULL) {
+                b->oom = true;
+                return;
+            }
+            put_word(b, part);
+            free(part);
+            i = run;
+            continue;
+        }
+        agti_buf_puts(b, "$'");
+        while (i < n && agti_utf8_decode((const unsigned char *)w + i, n - i, &cp) == 0)
+            agti_buf_printf(b, "\\x%02x", (unsigned char)w[i++]);
+        agti_buf_putc(b, '\'');
+    }
+}
+
+static void render_shown(agti_buf *b, char *const *w, size_t n)
+{
+    render_by(b, w, n, put_word_shown);
 }
 
 /* ---- patterns -------------------------------------------------------- */
@@ -195,7 +243,10 @@ typedef struct alias {
     const char *cmd, *sub, *from, *to;
 } alias;
 
-/* Spellings of the same option, so `rm --recursive --force` is `rm -rf`. */
+/* Spellings of the same option, so `rm --recursive --force` is `rm -rf`;
+ * a second entry with the same `from` adds a token the option implies
+ * (`cp -a` is `cp -dR --preserve=all`; every git push that can overwrite
+ * or delete a remote ref is a `--force`). */
 static const alias aliases[] = {
     {"rm", NULL, "-R", "-r"},
     {"rm", NULL, "--recursive", "-r"},
@@ -204,22 +255,103 @@ static const alias aliases[] = {
     {"cp", NULL, "-R", "-r"},
     {"cp", NULL, "--recursive", "-r"},
     {"cp", NULL, "--force", "-f"},
+    {"cp", NULL, "-a", "-r"},
+    {"cp", NULL, "--archive", "-a"},
+    {"cp", NULL, "--archive", "-r"},
     {"mv", NULL, "--force", "-f"},
     {"chmod", NULL, "--recursive", "-R"},
     {"chown", NULL, "--recursive", "-R"},
     {"chgrp", NULL, "--recursive", "-R"},
     {"git", "push", "-f", "--force"},
+    {"git", "push", "--force-with-lease", "--force"},
+    {"git", "push", "--force-if-includes", "--force"},
+    {"git", "push", "-d", "--delete"},
+    {"git", "push", "--delete", "--force"},
+    {"git", "push", "-d", "--force"},
+    {"git", "push", "--mirror", "--force"},
+    {"git", "push", "--mirror", "--delete"},
+    {"git", "push", "--prune", "--force"},
+    {"git", "push", "--prune", "--delete"},
     {"git", "clean", "--force", "-f"},
+    {"git", "reset", "--hard", "--hard"},
+    {"git", "branch", "--delete", "-d"},
+    {"git", "branch", "--force", "-f"},
+    {"git", "branch", "-D", "-d"}, /* -D is --delete --force */
+    {"git", "branch", "-D", "-f"},
+    {"git", "commit", "--no-verify", "-n"},
+    {"git", "commit", "--all", "-a"},
+    {"git", "checkout", "--force", "-f"},
 };
 
-static const char *alias_of(const char *cmd, const char *sub, const char *tok)
+/* The long options of the commands the aliases name, as "|name|...|":
+ * GNU getopt_long and git's parse-options take any unambiguous prefix of
+ * one (`rm --recu` is `rm --recursive`). */
+typedef struct longs {
+    const char *cmd, *sub, *list;
+} longs;
+
+static const longs long_opts[] = {
+    {"rm", NULL,
+     "|force|interactive|one-file-system|no-preserve-root|preserve-root|recursive|dir|verbose|"
+     "help|version|"},
+    {"cp", NULL,
+     "|archive|attributes-only|backup|copy-contents|debug|dereference|force|interactive|link|"
+     "no-clobber|no-dereference|preserve|no-preserve|parents|recursive|reflink|"
+     "remove-destination|sparse|strip-trailing-slashes|symbolic-link|suffix|target-directory|"
+     "no-target-directory|update|verbose|one-file-system|context|keep-directory-symlink|help|"
+     "version|"},
+    {"mv", NULL,
+     "|backup|debug|exchange|force|interactive|no-clobber|no-copy|strip-trailing-slashes|suffix|"
+     "target-directory|no-target-directory|update|verbose|context|help|version|"},
+    {"chmod", NULL,
+     "|changes|no-preserve-root|preserve-root|quiet|silent|reference|recursive|verbose|help|"
+     "version|"},
+    {"chown", NULL,
+     "|changes|dereference|no-dereference|from|no-preserve-root|preserve-root|quiet|silent|"
+     "reference|recursive|verbose|help|version|"},
+    {"chgrp", NULL,
+     "|changes|dereference|no-dereference|no-preserve-root|preserve-root|quiet|silent|reference|"
+     "recursive|verbose|help|version|"},
+    {"git", "push",
+     "|all|branches|mirror|delete|tags|follow-tags|dry-run|porcelain|force|force-with-lease|"
+     "force-if-includes|repo|set-upstream|thin|no-thin|verbose|quiet|progress|no-progress|"
+     "no-verify|verify|recurse-submodules|no-recurse-submodules|atomic|no-atomic|push-option|"
+     "receive-pack|exec|signed|no-signed|ipv4|ipv6|prune|no-force-with-lease|"
+     "no-force-if-includes|"},
+    {"git", "clean", "|dry-run|force|interactive|quiet|exclude|"},
+    {"git", "reset",
+     "|hard|soft|mixed|merge|keep|quiet|no-quiet|refresh|no-refresh|recurse-submodules|"
+     "no-recurse-submodules|intent-to-add|patch|pathspec-from-file|pathspec-file-nul|"},
+    {"git", "branch",
+     "|delete|force|move|copy|list|all|remotes|verbose|quiet|track|no-track|set-upstream-to|"
+     "unset-upstream|contains|no-contains|merged|no-merged|sort|points-at|format|color|no-color|"
+     "column|no-column|create-reflog|edit-description|show-current|ignore-case|omit-empty|"
+     "abbrev|no-abbrev|recurse-submodules|"},
+    {"git", "commit",
+     "|all|patch|reuse-message|reedit-message|fixup|squash|reset-author|short|branch|porcelain|"
+     "long|null|file|author|date|message|template|signoff|no-signoff|trailer|no-verify|verify|"
+     "allow-empty|allow-empty-message|cleanup|edit|no-edit|amend|no-post-rewrite|include|only|"
+     "pathspec-from-file|pathspec-file-nul|untracked-files|verbose|quiet|dry-run|status|"
+     "no-status|gpg-sign|no-gpg-sign|"},
+    {"git", "checkout",
+     "|force|quiet|progress|no-progress|ours|theirs|track|no-track|guess|no-guess|detach|orphan|"
+     "ignore-skip-worktree-bits|merge|conflict|patch|ignore-other-worktrees|overwrite-ignore|"
+     "no-overwrite-ignore|recurse-submodules|no-recurse-submodules|overlay|no-overlay|"
+     "pathspec-from-file|pathspec-file-nul|"},
+};
+
+static bool alias_for(const alias *a, const char *cmd, const char *sub)
 {
-    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-        if (strcmp(aliases[i].cmd, cmd) == 0 &&
-            (aliases[i].sub == NULL || (sub && strcmp(aliases[i].sub, sub) == 0)) &&
-            strcmp(aliases[i].from, tok) == 0)
-            return aliases[i].to;
-    return tok;
+    return strcmp(a->cmd, cmd) == 0 && (a->sub == NULL || (sub && strcmp(a->sub, sub) == 0));
+}
+
+static const char *long_list(const char *cmd, const char *sub)
+{
+    for (size_t i = 0; i < sizeof long_opts / sizeof long_opts[0]; i++)
+        if (strcmp(long_opts[i].cmd, cmd) == 0 &&
+            (long_opts[i].sub == NULL || (sub && strcmp(long_opts[i].sub, sub) == 0)))
+            return long_opts[i].list;
+    return NULL;
 }
 
 /* A set of option tokens ("-r", "--force"), small and unsorted. */
@@ -250,6 +382,14 @@ static void tok_add(tokset *t, const char *tok, size_t len)
         t->n++;
 }
 
+static bool tok_has(const tokset *t, const char *tok)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->v[i], tok) == 0)
+            return true;
+    return false;
+}
+
 static void tok_free(tokset *t)
 {
     for (size_t i = 0; i < t->n; i++)
@@ -258,27 +398,97 @@ static void tok_free(tokset *t)
     memset(t, 0, sizeof *t);
 }
 
+/* Adds one option token in its canonical spelling, and what it implies. */
+static void tok_norm(tokset *t, const char *cmd, const char *sub, const char *tok)
+{
+    bool aliased = false;
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (alias_for(&aliases[i], cmd, sub) && strcmp(aliases[i].from, tok) == 0) {
+            tok_add(t, aliases[i].to, strlen(aliases[i].to));
+            aliased = true;
+        }
+    /* an option that implies another keeps its own name too (cp -a) */
+    if (!aliased || strcmp(tok, "-a") == 0 || strcmp(tok, "--force-with-lease") == 0 ||
+        strcmp(tok, "--force-if-includes") == 0 || strcmp(tok, "--mirror") == 0 ||
+        strcmp(tok, "--prune") == 0 || strcmp(tok, "--delete") == 0)
+        tok_add(t, tok, strlen(tok));
+}
+
+/* Adds the tokens of a long option "--name" (name n bytes): the option it
+ * abbreviates when the command's long options are known; every one it
+ * could abbreviate when it is ambiguous (a deny rule then sees them all). */
+static void tok_long(tokset *t, const char *cmd, const char *sub, const char *name, size_t n)
+{
+    const char *list = long_list(cmd, sub);
+    char tmp[128];
+    if (n + 3 > sizeof tmp) {
+        tok_add(t, name - 2, n + 2);
+        return;
+    }
+    bool exact = false, any = false;
+    for (const char *p = list; p != NULL && (p = strchr(p, '|')) != NULL && p[1];) {
+        p++;
+        size_t m = strcspn(p, "|");
+        if (m == n && memcmp(p, name, n) == 0)
+            exact = true;
+        p += m;
+    }
+    for (const char *p = list;
+         !exact && n > 0 && p != NULL && (p = strchr(p, '|')) != NULL && p[1];) {
+        p++;
+        size_t m = strcspn(p, "|");
+        if (m > n && memcmp(p, name, n) == 0 && m + 3 <= sizeof tmp) {
+            memcpy(tmp, "--", 2);
+            memcpy(tmp + 2, p, m);
+            tmp[m + 2] = '\0';
+            tok_norm(t, cmd, sub, tmp);
+            any = true;
+        }
+        p += m;
+    }
+    if (any)
+        return;
+    memcpy(tmp, "--", 2);
+    memcpy(tmp + 2, name, n);
+    tmp[n + 2] = '\0';
+    tok_norm(t, cmd, sub, tmp);
+}
+
 /* Adds the tokens of one option word: -abc gives -a -b -c, --x=v gives --x. */
 static void tok_word(tokset *t, const char *cmd, const char *sub, const char *w)
 {
     if (w[1] == '-') {
-        size_t n = strcspn(w, "=");
-        char tmp[128];
-        if (n >= sizeof tmp) {
-            tok_add(t, w, n);
-            return;
-        }
-        memcpy(tmp, w, n);
-        tmp[n] = '\0';
-        const char *a = alias_of(cmd, sub, tmp);
-        tok_add(t, a, strlen(a));
+        tok_long(t, cmd, sub, w + 2, strcspn(w + 2, "="));
         return;
     }
     for (size_t i = 1; w[i]; i++) {
         char tmp[3] = {'-', w[i], '\0'};
-        const char *a = alias_of(cmd, sub, tmp);
-        tok_add(t, a, strlen(a));
+        tok_norm(t, cmd, sub, tmp);
     }
+}
+
+/* A git push refspec that forces (+src:dst) or deletes (:dst) a remote
+ * ref: the tokens of --force (and --delete). */
+static void tok_refspec(tokset *t, const char *cmd, const char *sub, const char *w)
+{
+    if (strcmp(cmd, "git") != 0 || sub == NULL || strcmp(sub, "push") != 0)
+        return;
+    if (w[0] == '+')
+        tok_add(t, "--force", 7);
+    else if (w[0] == ':')
+        tok_norm(t, cmd, sub, "--delete");
+}
+
+/* Whether a command token meets a pattern token: the same, or a prefix of
+ * a long option the pattern names (an abbreviation of an option of a
+ * command whose options are not listed above). */
+static bool tok_meets(const char *have, const char *want)
+{
+    if (strcmp(have, want) == 0)
+        return true;
+    size_t n = strlen(have);
+    return n > 2 && have[0] == '-' && have[1] == '-' && want[0] == '-' && want[1] == '-' &&
+           strncmp(want, have, n) == 0;
 }
 
 /* ---- compiled Bash patterns -------------------------------------------- */
@@ -291,6 +501,7 @@ struct agti_bash_pat {
     bool structured;
     char **lit; /* the literal words the pattern starts with (for undecidable words) */
     size_t nlit;
+    bool names_force; /* a literal word spells a forcing or deleting git push */
 };
 
 void agti_bash_pat_free(struct agti_bash_pat *bp)
@@ -362,6 +573,25 @@ int agti_bash_compile(agti_rule *r)
         nlit++;
     bp->lit = copy_lits(w, nlit);
     bp->nlit = nlit;
+    /* whether the pattern spells a git push that forces or deletes: only
+     * such a pattern covers one (a wildcard does not stand for a force) */
+    for (size_t i = 0; i < n; i++) {
+        const char *s = agti_buf_cstr(&w[i].lit);
+        if (w[i].lit.len > 0 && !agti_buf_cstr(&w[i].mask)[0] && (s[0] == '+' || s[0] == ':')) {
+            bp->names_force = true; /* a forcing or deleting refspec: +*, :* */
+            continue;
+        }
+        if (pword_has_wild(&w[i]))
+            continue;
+        tokset t = {0};
+        if (s[0] == '-' && s[1] != '\0')
+            tok_word(&t, "git", "push", s);
+        else
+            tok_refspec(&t, "git", "push", s);
+        bp->names_force = bp->names_force || tok_has(&t, "--force");
+        bp->opts.oom = bp->opts.oom || t.oom;
+        tok_free(&t);
+    }
     /* the structured form: lead words, options, operands */
     size_t nlead = 0;
     while (nlead < n && !pword_has_wild(&w[nlead]) && agti_buf_cstr(&w[nlead].lit)[0] != '-')
@@ -468,6 +698,7 @@ static bool structured_match(const struct agti_bash_pat *bp, const layer *L)
             tok_word(&have, cmd, sub, a);
             continue;
         }
+        tok_refspec(&have, cmd, sub, a);
         if (!first)
             agti_buf_putc(&ops, ' ');
         first = false;
@@ -477,7 +708,7 @@ static bool structured_match(const struct agti_bash_pat *bp, const layer *L)
     for (size_t i = 0; ok && i < bp->opts.n; i++) {
         bool found = false;
         for (size_t j = 0; j < have.n && !found; j++)
-            found = strcmp(bp->opts.v[i], have.v[j]) == 0;
+            found = tok_meets(have.v[j], bp->opts.v[i]);
         ok = found;
     }
     if (ok)
@@ -538,8 +769,37 @@ typedef struct lctx {
     bool path_ok;      /* an allow rule naming the basename covers the path */
     bool dyn;
     bool oom;
+    int push_force; /* the layer is a git push that forces or deletes: -1 not known yet */
     hits *h;
 } lctx;
+
+static size_t git_globals(const layer *L);
+static bool git_config_forces(const layer *L, size_t g);
+
+/* Whether a layer is a git push that can overwrite or delete a remote ref:
+ * a force option in any spelling or abbreviation, a +refspec, a :refspec,
+ * --delete, --mirror, --prune. */
+static bool push_forces(const layer *L)
+{
+    size_t g = git_globals(L);
+    if (L->n < 2 + g || strcmp(L->w[0], "git") != 0 || strcmp(L->w[1 + g], "push") != 0)
+        return false;
+    tokset t = {0};
+    bool dashdash = false;
+    for (size_t i = 2 + g; i < L->n; i++) {
+        const char *a = L->w[i];
+        if (!dashdash && strcmp(a, "--") == 0)
+            dashdash = true;
+        else if (!dashdash && a[0] == '-' && a[1] != '\0')
+            tok_word(&t, "git", "push", a);
+        else
+            tok_refspec(&t, "git", "push", a);
+    }
+    bool f =
+        t.oom || tok_has(&t, "--force") || git_config_forces(L, g); /* out of memory: fail closed */
+    tok_free(&t);
+    return f;
+}
 
 /* The layer's canonical texts, rendered once, when a rule first needs them
  * (most commands of a long script have no rule keyed by their name). */
@@ -566,6 +826,26 @@ static bool lctx_render(lctx *c)
     return true;
 }
 
+/* Whether an allow rule's pattern has a wildcard (`*`, or the `x:*` form):
+ * such a rule does not name the arguments it covers. */
+static bool rule_has_wildcard(const agti_rule *r)
+{
+    if (r->colon)
+        return true;
+    for (const char *p = r->cpat; p != NULL && *p; p++) {
+        if (*p == '\\' && p[1] == '*')
+            p++;
+        else if (*p == '*')
+            return true;
+    }
+    return false;
+}
+
+static int allow_rank(const agti_rule *r)
+{
+    return r->pattern == NULL ? 0 : rule_has_wildcard(r) ? 2 : 1;
+}
+
 static void check_rule(const agti_rule *r, void *ctx)
 {
     lctx *c = ctx;
@@ -583,6 +863,11 @@ static void check_rule(const agti_rule *r, void *ctx)
             hit = c->ptext != NULL && text_match(r, c->ptext);
         else
             hit = text_match(r, c->text) && (r->kind != AGT_RULE_ALLOW || c->path_ok);
+        if (hit && r->kind == AGT_RULE_ALLOW && r->bash != NULL && !r->bash->names_force) {
+            if (c->push_force < 0)
+                c->push_force = push_forces(c->L);
+            hit = !c->push_force;
+        }
         if (!hit && r->kind != AGT_RULE_ALLOW && r->bash != NULL && !path_pat)
             hit = structured_match(r->bash, c->L);
         if (!hit && r->kind != AGT_RULE_ALLOW && c->dyn && r->bash != NULL && !path_pat &&
@@ -597,7 +882,9 @@ static void check_rule(const agti_rule *r, void *ctx)
     const agti_rule **slot = r->kind == AGT_RULE_DENY  ? &h->deny
                              : r->kind == AGT_RULE_ASK ? &h->ask
                                                        : &h->allow;
-    if (*slot == NULL)
+    /* of the allow rules, the one that names the most: no pattern, then
+     * one without a wildcard (a wildcard does not reach sensitive files) */
+    if (*slot == NULL || (r->kind == AGT_RULE_ALLOW && allow_rank(r) < allow_rank(*slot)))
         *slot = r;
 }
 
@@ -670,6 +957,7 @@ typedef struct jctx {
      * check). The rules do not change during a check; the words outlive
      * it. */
     sset norule;
+    const agti_sensitive *sens; /* the session's sensitive-file policy (NULL: built-in) */
     bool oom;
 } jctx;
 
@@ -711,6 +999,7 @@ static int match_layer(agti_ruleset *rs, const layer *L, const char *path, hits 
               .scratch = scratch,
               .path_ok = path == NULL || system_path(path),
               .dyn = layer_dynamic(L),
+              .push_force = -1,
               .h = h};
     for (size_t i = 0; i < j->ngeneric; i++) /* agti_ruleset_each(rs, "Bash", "", ...) */
         check_rule(j->generic[i], &c);
@@ -739,6 +1028,29 @@ static size_t git_globals(const layer *L)
             i++;
     }
     return i > 1 && i < L->n ? i - 1 : 0;
+}
+
+/* Whether git's global options (the g words after "git") set a push
+ * refspec or mirroring for a remote (-c remote.origin.push=+main:main,
+ * --config-env=remote.origin.mirror=V): a push then forces or deletes
+ * without saying so on its own command line. */
+static bool git_config_forces(const layer *L, size_t g)
+{
+    for (size_t i = 1; i < 1 + g && i < L->n; i++) {
+        const char *kv = NULL;
+        if ((strcmp(L->w[i], "-c") == 0 || strcmp(L->w[i], "--config-env") == 0) && i + 1 < L->n)
+            kv = L->w[++i];
+        else if (strncmp(L->w[i], "--config-env=", 13) == 0)
+            kv = L->w[i] + 13;
+        if (kv == NULL)
+            continue;
+        size_t k = strcspn(kv, "=");
+        if (k >= 7 && strncasecmp(kv, "remote.", 7) == 0 &&
+            ((k >= 12 && strncasecmp(kv + k - 5, ".push", 5) == 0) ||
+             (k >= 14 && strncasecmp(kv + k - 7, ".mirror", 7) == 0)))
+            return true;
+    }
+    return false;
 }
 
 /* ---- suggestions --------------------------------------------------------- */
@@ -855,8 +1167,8 @@ static char *suggest_words(char *const *w, size_t n)
     if (n == 0)
         return NULL;
     for (size_t i = 0; i < n; i++)
-        if (strpbrk(w[i], "\n\r") != NULL)
-            n = i; /* a rule is one line: stop before such a word */
+        if (strpbrk(w[i], "\n\r") != NULL || !agti_utf8_valid(w[i], strlen(w[i])))
+            n = i; /* a rule is one line of UTF-8 text: stop before such a word */
     if (n == 0)
         return NULL;
     size_t keep = runner_words(w, n, 0);
@@ -889,13 +1201,22 @@ static const char *closed_reason(unsigned f)
         return "it runs the commands of a file (source or .)";
     if (f & AGTI_SHX_SHELL_STDIN)
         return "it feeds a script to a shell or interpreter on its input";
-    return "it has wrapper options that cannot be read";
+    if (f & AGTI_SHX_ARITH)
+        return "it evaluates the value of a variable as code (arithmetic, an array subscript, a "
+               "substring offset, indirection or prompt expansion), which runs any command "
+               "substitution the value holds";
+    if (f & AGTI_SHX_ENV_FUNC)
+        return "it passes a shell function through the environment (BASH_FUNC_...), whose body "
+               "a shell it starts runs unchecked";
+    if (f & AGTI_SHX_WRAPPER_UNKNOWN)
+        return "it has wrapper options that cannot be read";
+    return "what it runs is only known when it runs";
 }
 
 static char *exec_text(const agti_sh_exec *e)
 {
     agti_buf b = AGTI_BUF_INIT;
-    render(&b, e->written, e->writtenc);
+    render_shown(&b, e->written, e->writtenc);
     if (e->writtenc == 0)
         agti_buf_puts(&b, "(redirection)");
     return agti_buf_detach(&b);
@@ -957,6 +1278,154 @@ static int state_add(struct agti_bash_state *st, size_t exec, size_t priv, bool 
     return AGT_OK;
 }
 
+/* Variables whose value the system sets to a folder or a name that is not
+ * a file of the workspace: an argument built from them is judged by its
+ * written rest (`"$HOME/.ssh/id_rsa"` names a key, `$HOME` nothing). */
+static bool known_var(const char *v, size_t *len)
+{
+    static const char *const names[] = {"HOME",     "PWD", "OLDPWD", "USER", "LOGNAME", "TMPDIR",
+                                        "HOSTNAME", "UID", "EUID",   "PPID", NULL};
+    bool brace = v[1] == '{';
+    const char *n = v + (brace ? 2 : 1);
+    if (!brace && n[0] != '\0' && strchr("?$#!-", n[0]) != NULL) {
+        *len = 2;
+        return true;
+    }
+    for (size_t i = 0; names[i]; i++) {
+        size_t m = strlen(names[i]);
+        if (strncmp(n, names[i], m) != 0)
+            continue;
+        if (brace && n[m] == '}') {
+            *len = m + 3;
+            return true;
+        }
+        char c = n[m];
+        if (!brace && !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '_')) {
+            *len = m + 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether the file a word names can only be known when it runs: its file
+ * name holds an expansion (other than of a known_var), a glob or a brace
+ * expansion. The rest (a folder from $HOME) is judged as written. */
+static bool name_unknown(const char *w, unsigned f)
+{
+    if (!(f & WORD_DYN))
+        return false;
+    if (f & (AGTI_SHW_GLOB | AGTI_SHW_BRACE))
+        return true;
+    for (size_t i = 0; w[i];) {
+        size_t n;
+        if (w[i] == '$' && known_var(w + i, &n)) {
+            i += n;
+            continue;
+        }
+        if (w[i] == '$' || w[i] == '`')
+            return true;
+        i++;
+    }
+    return false;
+}
+
+/* The sensitive file a word names, if any: the word, its value after `=`
+ * (--file=.env), after each `:` (HEAD:.env, host:.env), after `@`
+ * (curl -d @.env), after a short option letter (-f.env). */
+static bool word_sensitive(const agti_sensitive *pol, const char *w, const char **name,
+                           const char **why)
+{
+    const char *cand[64];
+    size_t nc = 0;
+    cand[nc++] = w;
+    if (w[0] == '@')
+        cand[nc++] = w + 1;
+    if (w[0] == '-' && w[1] != '-' && w[1] != '\0' && w[2] != '\0')
+        cand[nc++] = w + 2;
+    const char *eq = strchr(w, '=');
+    if (eq != NULL)
+        cand[nc++] = eq + 1;
+    for (const char *p = w; (p = strchr(p, ':')) != NULL && nc < 64; p++)
+        cand[nc++] = p + 1;
+    for (size_t i = 0; i < nc; i++)
+        if (cand[i][0] != '\0' && agti_sensitive_match(pol, cand[i], why)) {
+            *name = cand[i];
+            return true;
+        }
+    return false;
+}
+
+/* Why a wildcard allow rule does not cover exec e, which names a file that
+ * is sensitive or that may be (malloc'd), or NULL: none. *oom on failure. */
+static char *sensitive_reason(const agti_sensitive *pol, const agti_sh_exec *e, bool *oom)
+{
+    /* builtins that open no file their arguments name (they print them) */
+    static const char *const no_files[] = {"echo", "printf", "true", "false", ":", NULL};
+    for (size_t i = 0; e->argc > 0 && no_files[i]; i++)
+        if (strcmp(e->argv[0], no_files[i]) == 0)
+            return NULL;
+    const char *name = NULL, *why = NULL;
+    bool unknown = false;
+    for (size_t i = 1; i < e->argc && name == NULL && !unknown; i++) {
+        size_t at = (size_t)(e->argv - e->written) + i;
+        if (name_unknown(e->argv[i], e->wflags[at]))
+            unknown = true;
+        else
+            word_sensitive(pol, e->argv[i], &name, &why);
+    }
+    const agti_sh_cmd *c = e->cmd;
+    for (size_t i = 0; c != NULL && i < c->nredirs && name == NULL && !unknown; i++) {
+        const agti_sh_redir *r = &c->redirs[i];
+        if (r->op == AGTI_SHR_HEREDOC || r->op == AGTI_SHR_HEREDOC_TAB ||
+            r->op == AGTI_SHR_HERESTRING || r->target.value == NULL)
+            continue;
+        if (name_unknown(r->target.value, r->target.flags))
+            unknown = true;
+        else
+            word_sensitive(pol, r->target.value, &name, &why);
+    }
+    if (name == NULL && !unknown)
+        return NULL;
+    char *t = exec_text(e);
+    char *out = t == NULL ? NULL
+                : unknown
+                    ? agti_aprintf("`%s` names a file that is only known when it runs, which may "
+                                   "be a sensitive file: an allow rule with a wildcard does not "
+                                   "cover it",
+                                   t)
+                    : agti_aprintf("`%s` names a sensitive file (%s: %s), which an allow rule "
+                                   "with a wildcard does not cover",
+                                   t, name, why ? why : "sensitive");
+    free(t);
+    *oom = out == NULL;
+    return out;
+}
+
+/* Why an allow rule with a pattern does not cover exec e although its
+ * words match (malloc'd), or NULL. */
+static char *allow_blocked(const agti_sensitive *pol, const agti_rule *r, const agti_sh_exec *e,
+                           bool *oom)
+{
+    *oom = false;
+    const char *what = NULL;
+    if (e->flags & AGTI_SHX_ENV_CODE)
+        what = "runs where the command sets a variable that changes which program or code runs "
+               "(PATH, LD_PRELOAD, BASH_ENV, GIT_*, ...: docs/session.md)";
+    else if (e->flags & AGTI_SHX_MORE_ARGS)
+        what = "gets more arguments when it runs (xargs, parallel, find -exec ... {} +)";
+    if (what == NULL)
+        return rule_has_wildcard(r) ? sensitive_reason(pol, e, oom) : NULL;
+    char *t = exec_text(e);
+    char *out =
+        t ? agti_aprintf("`%s` %s, which an allow rule with a pattern does not cover", t, what)
+          : NULL;
+    free(t);
+    *oom = out == NULL;
+    return out;
+}
+
 /* One exec: deny/ask on every stage, allow on the command as it runs and on
  * any privilege wrapper around it. */
 static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_verdict *v,
@@ -977,8 +1446,10 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
         size_t g = rc == AGT_OK ? git_globals(&L) : 0;
         if (g > 0) {
             /* git without its global options, for deny and ask rules */
-            char **w = malloc((L.n - g) * sizeof *w);
-            unsigned *f = malloc((L.n - g) * sizeof *f);
+            /* a -c remote.X.push=+... makes the push a force: one more word */
+            bool gf = git_config_forces(&L, g);
+            char **w = malloc((L.n - g + gf) * sizeof *w);
+            unsigned *f = malloc((L.n - g + gf) * sizeof *f);
             if (w == NULL || f == NULL) {
                 rc = agti_oom();
             } else {
@@ -986,7 +1457,11 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
                 f[0] = L.f[0];
                 memcpy(w + 1, L.w + 1 + g, (L.n - 1 - g) * sizeof *w);
                 memcpy(f + 1, L.f + 1 + g, (L.n - 1 - g) * sizeof *f);
-                layer G = {w, f, L.n - g, L.more, inner};
+                if (gf) {
+                    w[L.n - g] = (char *)(uintptr_t) "--force";
+                    f[L.n - g] = 0;
+                }
+                layer G = {w, f, L.n - g + gf, L.more, inner};
                 hits gh = {0};
                 rc = match_layer(rs, &G, NULL, &gh, j);
                 if (h.deny == NULL)
@@ -1020,6 +1495,16 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
             v->ask = h.ask;
         bool allowed =
             h.allow != NULL && (h.allow->pattern == NULL || !(e->flags & AGTI_SHX_WRITES));
+        if (allowed && h.allow->pattern != NULL) {
+            bool oom = false;
+            char *why = allow_blocked(j->sens, h.allow, e, &oom);
+            if (oom)
+                return agti_oom();
+            if (why != NULL) {
+                allowed = false;
+                rc = set_once(&v->unallowed, why);
+            }
+        }
         if (inner) {
             inner_allowed = allowed;
             if (allowed)
@@ -1089,7 +1574,7 @@ int agti_verdict_details(agti_verdict *v)
         const agti_sh_exec *e = agti_sh_exec_at(st->analysis, st->v[i].exec);
         if (st->v[i].inner && e->argc > 0) {
             agti_buf arg = AGTI_BUF_INIT;
-            render(&arg, e->argv, e->argc);
+            render_shown(&arg, e->argv, e->argc);
             rc = sset_add(&us, v->uncovered, agti_buf_detach(&arg));
             if (rc == AGT_OK && !(e->flags & (AGTI_SHX_WRITES | AGTI_SHX_FAIL_CLOSED))) {
                 char *sug = suggest_words(e->argv, e->argc);
@@ -1112,7 +1597,8 @@ int agti_verdict_details(agti_verdict *v)
     return rc;
 }
 
-int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v)
+int agti_bash_evaluate(agti_ruleset *rs, const struct agti_sensitive *sens, const char *command,
+                       agti_verdict *v)
 {
     size_t len = strlen(command);
     v->kind = -1;
@@ -1166,7 +1652,7 @@ int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v)
     const agti_rule *first_allow = NULL;
     bool all_allowed = true;
     size_t needing = 0;
-    jctx j = {.scratch = {AGTI_BUF_INIT, AGTI_BUF_INIT}};
+    jctx j = {.scratch = {AGTI_BUF_INIT, AGTI_BUF_INIT}, .sens = sens};
     agti_ruleset_tool_range(rs, "Bash", &j.bash);
     agti_ruleset_each_key(rs, &j.bash, "", collect_rule, &j);
     if (j.oom)
@@ -1200,6 +1686,7 @@ int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v)
 void agti_verdict_clear(agti_verdict *v)
 {
     free(v->closed);
+    free(v->unallowed);
     free(v->refused);
     json_decref(v->uncovered);
     json_decref(v->suggest);

@@ -142,15 +142,17 @@ int agti_gate_need_ask(agt_session *s, agt_call *call, agti_verdict *v, bool *as
         if (agti_verdict_details(v) != AGT_OK)
             return AGT_ENOMEM;
         size_t nu = v->uncovered ? json_array_size(v->uncovered) : 0;
-        if (nu > 0 && v->ncommands > 1) {
+        if (v->unallowed != NULL && nu <= 1) {
+            *why = agti_strdup(v->unallowed);
+        } else if (nu > 0 && v->ncommands > 1) {
             agti_buf b = AGTI_BUF_INIT;
             for (size_t i = 0; i < nu; i++)
                 agti_buf_printf(&b, "%s'%s'", i ? ", " : "",
                                 json_string_value(json_array_get(v->uncovered, i)));
-            *why = b.oom
-                       ? NULL
-                       : agti_aprintf("the command part%s %s %s not covered by an allow rule",
-                                      nu > 1 ? "s" : "", agti_buf_cstr(&b), nu > 1 ? "are" : "is");
+            *why = b.oom ? NULL
+                         : agti_aprintf("the command part%s %s %s not covered by an allow rule%s%s",
+                                        nu > 1 ? "s" : "", agti_buf_cstr(&b), nu > 1 ? "are" : "is",
+                                        v->unallowed ? "; " : "", v->unallowed ? v->unallowed : "");
             agti_buf_free(&b);
         } else {
             *why = agti_aprintf("%s %s (access: %s) and the session is in %s mode", tool,
@@ -258,9 +260,10 @@ char *agti_gate_declined_text(agt_session *s, const char *tool, const char *reas
 static json_t *request_json(agt_call *call, const char *why, const char *suggested)
 {
     json_t *args = json_deep_copy(agti_call_args_json(call));
-    json_t *j = json_pack("{s:s, s:s, s:o, s:s, s:s?}", "call_id", agt_call_id(call), "tool",
-                          agt_call_tool(call), "arguments", args ? args : json_object(), "reason",
-                          why, "suggested_rule", suggested);
+    json_t *j =
+        json_pack("{s:o, s:o, s:o, s:o, s:o}", "call_id", agti_json_text(agt_call_id(call)), "tool",
+                  agti_json_text(agt_call_tool(call)), "arguments", args ? args : json_object(),
+                  "reason", agti_json_text(why), "suggested_rule", agti_json_text(suggested));
     if (j != NULL && suggested != NULL && strchr(suggested, '\n') != NULL &&
         json_object_set_new(j, "suggested_rules", agti_rule_lines(suggested)) != 0) {
         json_decref(j);
@@ -484,7 +487,7 @@ void agti_session_approver(const agt_session *s, agt_approver_fn *fn, void **pay
 int agti_approval_tag(agt_approval *req, const char *agent_id)
 {
     json_t *j = json_loads(req->json, 0, NULL);
-    if (j == NULL || json_object_set_new(j, "agent_id", json_string(agent_id)) != 0) {
+    if (j == NULL || json_object_set_new(j, "agent_id", agti_json_text(agent_id)) != 0) {
         json_decref(j);
         return agti_oom();
     }

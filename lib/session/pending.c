@@ -121,9 +121,12 @@ int agt_session_pending(const agt_session *s, char **out_json)
     for (size_t i = 0; list != NULL && i < p->npending; i++) {
         const agti_pending *q = &p->pending[i];
         json_t *args = json_loads(q->args, 0, NULL);
-        json_t *item = json_pack("{s:s, s:s, s:o, s:s, s:s?}", "call_id", q->call_id, "tool",
-                                 q->tool, "arguments", args ? args : json_object(), "reason",
-                                 q->reason ? q->reason : "", "suggested_rule", q->suggested);
+        /* a call id or a command's words need not be UTF-8: agti_json_text */
+        json_t *item =
+            json_pack("{s:o, s:o, s:o, s:o, s:o}", "call_id", agti_json_text(q->call_id), "tool",
+                      agti_json_text(q->tool), "arguments", args ? args : json_object(), "reason",
+                      agti_json_text(q->reason ? q->reason : ""), "suggested_rule",
+                      agti_json_text(q->suggested));
         if (item != NULL && q->suggested != NULL && strchr(q->suggested, '\n') != NULL &&
             json_object_set_new(item, "suggested_rules", agti_rule_lines(q->suggested)) != 0) {
             json_decref(item);

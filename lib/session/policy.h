@@ -125,6 +125,8 @@ typedef struct agti_verdict {
     char *closed;          /* Bash: why the command cannot be decided (it asks, or is refused
                             * where nothing asks); kind is AGT_RULE_ASK then */
     char *refused;         /* Bash: over a limit of the check: refused in every mode */
+    char *unallowed;       /* Bash: why an allow rule whose words match a command does not
+                            * cover it (a sensitive file, PATH=..., xargs), or NULL */
     /* Bash, filled by agti_verdict_details (only a call that asks needs them): */
     json_t *uncovered;            /* the commands no allow rule covers (strings) */
     json_t *suggest;              /* the narrow session rules for them (strings) */
@@ -148,8 +150,12 @@ struct agti_bash_pat;
 /* Compiles r->pattern of a Bash rule (r->cpat, r->colon, r->bash). */
 int agti_bash_compile(agti_rule *r);
 void agti_bash_pat_free(struct agti_bash_pat *bp);
-/* The Bash part of agti_policy_evaluate. */
-int agti_bash_evaluate(agti_ruleset *rs, const char *command, agti_verdict *v);
+struct agti_sensitive;
+/* The Bash part of agti_policy_evaluate; sens: the session's sensitive-file
+ * policy (NULL: the built-in one), which a wildcard allow rule does not
+ * reach into. */
+int agti_bash_evaluate(agti_ruleset *rs, const struct agti_sensitive *sens, const char *command,
+                       agti_verdict *v);
 
 /* The root-relative normalised form of a path argument (NULL when it lies
  * outside the root), and the absolute one. Malloc'd. */

@@ -6,6 +6,7 @@
 
 #include "core/core.h"
 #include "fs/fs.h"
+#include "fs_settings.h"
 #include "patch/codex.h"
 #include "policy.h"
 #include "session_internal.h"
@@ -725,7 +726,7 @@ static int evaluate_own(agt_session *s, const char *tool, json_t *args, agti_ver
         free(rel);
         free(abs);
     } else if (subject == AGTI_SUBJ_COMMAND && text != NULL) {
-        return agti_bash_evaluate(rs, text, v);
+        return agti_bash_evaluate(rs, agti_session_sensitive(s), text, v);
     } else {
         agti_ruleset_match(rs, tool, subject, text, NULL, &v->rule);
     }

@@ -152,9 +152,11 @@ json_t *agti_session_suspended_json(const agt_session *s)
     const struct agti_subappr *sa = s->policy->sub;
     for (size_t i = 0; list != NULL && sa != NULL && i < sa->n; i++) {
         const agti_suspended *c = &sa->calls[i];
-        if (json_array_append_new(list, json_pack("{s:s,s:s,s:s,s:s?,s:s*}", "call_id", c->call_id,
-                                                  "tool", c->tool, "arguments", c->args, "note",
-                                                  c->note, "context", c->context)) != 0) {
+        if (json_array_append_new(
+                list, json_pack("{s:o,s:o,s:s,s:o,s:o*}", "call_id", agti_json_text(c->call_id),
+                                "tool", agti_json_text(c->tool), "arguments", c->args, "note",
+                                agti_json_text(c->note), "context",
+                                c->context ? agti_json_text(c->context) : NULL)) != 0) {
             json_decref(list);
             list = NULL;
         }

@@ -24,6 +24,7 @@ struct agti_sh_analysis {
     agti_sh_exec *v;
     size_t n, cap;
     agti_sh_arena arena;
+    bool env_code; /* the script changes command look-up: every exec gets ENV_CODE */
 };
 
 /* A word flag that means the word's final text is not known statically. */
@@ -35,6 +36,7 @@ struct agti_sh_analysis {
  * inside, flagged inherited, and marks every command of a pipeline's later
  * parts PIPED_IN, so cmd_writes and cmd_stdin see them) */
 #define INH_WRITES 0x1u
+#define INH_MORE 0x2u /* the string's commands get more arguments (parallel, xargs sh -c) */
 
 typedef struct actx {
     struct agti_sh_analysis *a;
@@ -223,6 +225,343 @@ static int push_exec(actx *c, words *ws, size_t *stages, size_t nstages, const c
     memset(ws, 0, sizeof *ws);
     *idx = a->n++;
     return AGTI_SH_OK;
+}
+
+/* ---- variables that change what runs, code run by arithmetic ---------- */
+
+static bool is_name_start_c(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool is_name_c(char c)
+{
+    return is_name_start_c(c) || (c >= '0' && c <= '9');
+}
+
+/* Whether setting the variable name[0..n) changes which program a command
+ * name runs or what code a program loads or runs (AGTI_SHX_ENV_CODE). */
+static bool env_code_name(const char *name, size_t n)
+{
+    static const char *const exact[] = {"PATH",
+                                        "BASH_ENV",
+                                        "ENV",
+                                        "SHELLOPTS",
+                                        "BASHOPTS",
+                                        "PS4",
+                                        "PROMPT_COMMAND",
+                                        "EXECIGNORE",
+                                        "BASH_LOADABLES_PATH",
+                                        "GCONV_PATH",
+                                        "HOME",
+                                        "XDG_CONFIG_HOME",
+                                        "EDITOR",
+                                        "VISUAL",
+                                        "PAGER",
+                                        "MANPAGER",
+                                        "LESSOPEN",
+                                        "LESSCLOSE",
+                                        "SSH_ASKPASS",
+                                        "SUDO_ASKPASS",
+                                        "PYTHONPATH",
+                                        "PYTHONHOME",
+                                        "PYTHONSTARTUP",
+                                        "PYTHONUSERBASE",
+                                        "NODE_OPTIONS",
+                                        "NODE_PATH",
+                                        "PERL5OPT",
+                                        "PERL5LIB",
+                                        "PERLLIB",
+                                        "RUBYOPT",
+                                        "RUBYLIB",
+                                        "JAVA_TOOL_OPTIONS",
+                                        "_JAVA_OPTIONS",
+                                        "JDK_JAVA_OPTIONS",
+                                        "CLASSPATH",
+                                        "GOFLAGS",
+                                        "MAKEFLAGS",
+                                        "CC",
+                                        "CXX",
+                                        "CPP",
+                                        "LD",
+                                        "SHELL",
+                                        NULL};
+    static const char *const prefix[] = {"LD_",         "DYLD_",       "GIT_",
+                                         "BASH_FUNC_",  "RUSTC",       "CARGO_",
+                                         "NPM_CONFIG_", "npm_config_", NULL};
+    for (size_t i = 0; exact[i]; i++)
+        if (strlen(exact[i]) == n && memcmp(exact[i], name, n) == 0)
+            return true;
+    for (size_t i = 0; prefix[i]; i++) {
+        size_t m = strlen(prefix[i]);
+        if (n >= m && memcmp(prefix[i], name, m) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The name a word assigns or names (NAME, NAME=v, NAME+=v, NAME[i]=v):
+ * its length, 0 when the word does not start with a name. */
+static size_t word_name(const char *w)
+{
+    if (!is_name_start_c(w[0]))
+        return 0;
+    size_t n = 1;
+    while (is_name_c(w[n]))
+        n++;
+    return n;
+}
+
+/* Whether an arithmetic expression or a subscript t[0..n) reads a
+ * variable: a name or an expansion (a number such as 16#ff or 0x1f is not
+ * a name). */
+static bool arith_reads(const char *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char ch = t[i];
+        if (ch >= '0' && ch <= '9') {
+            while (i + 1 < n && (is_name_c(t[i + 1]) || t[i + 1] == '#'))
+                i++;
+            continue;
+        }
+        if (ch == '$' && i + 1 < n && strchr("#?$!", t[i + 1]) != NULL) {
+            i++; /* $# $? $$ $!: numbers */
+            continue;
+        }
+        if (ch == '$' && i + 2 < n && t[i + 1] == '{' && t[i + 2] == '#') {
+            size_t k = i + 3;
+            while (k < n && is_name_c(t[k]))
+                k++;
+            if (k > i + 3 && k < n && t[k] == '}') { /* ${#name}: a length */
+                i = k;
+                continue;
+            }
+        }
+        if (is_name_start_c(ch) || ch == '$' || ch == '`')
+            return true;
+    }
+    return false;
+}
+
+static bool word_reads_code(const char *v);
+
+/* Whether a word's value assigns a variable of env_code_name through an
+ * expansion: ${LD_PRELOAD:=x}, ${PATH=.}. */
+static bool word_assigns_env(const char *v)
+{
+    for (const char *p = v; (p = strstr(p, "${")) != NULL; p += 2) {
+        size_t n = word_name(p + 2);
+        const char *q = p + 2 + n;
+        if (n > 0 && (q[0] == '=' || (q[0] == ':' && q[1] == '=')) && env_code_name(p + 2, n))
+            return true;
+    }
+    return false;
+}
+
+/* Whether an expanding here-doc body evaluates a variable's value. */
+static bool heredoc_reads_code(const agti_sh_redir *r)
+{
+    if (r->heredoc == NULL || !r->heredoc_expands)
+        return false;
+    char *body = agti_strndup(r->heredoc, r->heredoc_len);
+    bool hit = body == NULL || word_reads_code(body); /* out of memory: fail closed */
+    free(body);
+    return hit;
+}
+
+/* The index of the bracket closing the one opened before v[i], or the end. */
+static size_t close_of(const char *v, size_t i)
+{
+    int depth = 1;
+    for (; v[i]; i++) {
+        if (v[i] == '(' || v[i] == '[' || v[i] == '{')
+            depth++;
+        else if ((v[i] == ')' || v[i] == ']' || v[i] == '}') && --depth == 0)
+            return i;
+    }
+    return i;
+}
+
+/* ${...} at v[i] (the '$'): whether it evaluates a variable's value. */
+static bool param_reads_code(const char *v, size_t i)
+{
+    size_t j = i + 2;
+    if (v[j] == '!') { /* ${!x}: indirection; ${!a[@]} ${!pre*}: names only */
+        size_t k = j + 1 + word_name(v + j + 1);
+        return !((v[k] == '*' || v[k] == '@') && v[k + 1] == '}') &&
+               !(v[k] == '[' && (v[k + 1] == '@' || v[k + 1] == '*') && v[k + 2] == ']');
+    }
+    if (v[j] == '#' && v[j + 1] != '}')
+        j++;
+    j += word_name(v + j);
+    if (v[j] == '[') {
+        size_t k = close_of(v, j + 1);
+        bool all = k == j + 2 && (v[j + 1] == '@' || v[j + 1] == '*');
+        if (!all && arith_reads(v + j + 1, k - j - 1))
+            return true;
+        j = v[k] ? k + 1 : k;
+    }
+    if (v[j] == ':' && v[j + 1] != '\0' && strchr("-=?+", v[j + 1]) == NULL) {
+        size_t k = close_of(v, j + 1);
+        return arith_reads(v + j + 1, k - j - 1);
+    }
+    return v[j] == '@' && v[j + 1] == 'P';
+}
+
+/* Whether a word flagged AGTI_SHW_EVAL evaluates a variable's value as code
+ * (its value keeps each expansion's source text). */
+static bool word_reads_code(const char *v)
+{
+    for (size_t i = 0; v[i]; i++) {
+        if (v[i] != '$')
+            continue;
+        if (v[i + 1] == '(' && v[i + 2] == '(') {
+            size_t k = close_of(v, i + 3);
+            if (arith_reads(v + i + 3, k - i - 3))
+                return true;
+        } else if (v[i + 1] == '[') {
+            size_t k = close_of(v, i + 2);
+            if (arith_reads(v + i + 2, k - i - 2))
+                return true;
+        } else if (v[i + 1] == '{' && param_reads_code(v, i)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A name with a subscript that reads a variable (a[i], a[$(cmd)]). */
+static bool subscript_reads(const char *w)
+{
+    size_t n = word_name(w);
+    if (n == 0 || w[n] != '[')
+        return false;
+    size_t k = close_of(w, n + 1);
+    return arith_reads(w + n + 1, k - n - 1);
+}
+
+/* What the words of a command as it runs (ws[at..]) do to the environment
+ * and whether they evaluate code: sets a->env_code, returns AGTI_SHX_ARITH
+ * or 0. */
+static unsigned scan_words(actx *c, const words *ws, size_t at)
+{
+    unsigned fl = 0;
+    /* words before the command: wrappers and their NAME=value (env, sudo) */
+    for (size_t i = 0; i < at; i++) {
+        if (strncmp(ws->w[i], "BASH_FUNC_", 10) == 0 && strchr(ws->w[i], '=') != NULL) {
+            fl |= AGTI_SHX_ENV_FUNC; /* a function bash imports: its body is not checked */
+            c->a->env_code = true;
+        }
+        size_t n = word_name(ws->w[i]);
+        if (n > 0 && (ws->w[i][n] == '=' || (ws->w[i][n] == '+' && ws->w[i][n + 1] == '=')) &&
+            env_code_name(ws->w[i], n))
+            c->a->env_code = true;
+    }
+    for (size_t i = 0; i < ws->n; i++) {
+        if ((ws->f[i] & AGTI_SHW_EVAL) && word_reads_code(ws->w[i]))
+            fl |= AGTI_SHX_ARITH;
+        if ((ws->f[i] & AGTI_SHW_DYNAMIC) && word_assigns_env(ws->w[i]))
+            c->a->env_code = true;
+    }
+    if (at >= ws->n)
+        return fl;
+    const char *cmd = ws->w[at];
+    static const char *const setters[] = {"export", "declare", "typeset",   "local",   "readonly",
+                                          "read",   "mapfile", "readarray", "getopts", "unset",
+                                          "wait",   "printf",  NULL};
+    bool setter = false;
+    for (size_t k = 0; setters[k] && !setter; k++)
+        setter = strcmp(cmd, setters[k]) == 0;
+    bool decl = setter && (strcmp(cmd, "declare") == 0 || strcmp(cmd, "typeset") == 0 ||
+                           strcmp(cmd, "local") == 0 || strcmp(cmd, "export") == 0 ||
+                           strcmp(cmd, "readonly") == 0);
+    bool printf_v = false;
+    for (size_t i = at + 1; i < ws->n; i++) {
+        const char *a = ws->w[i];
+        bool dyn = (ws->f[i] & WORD_DYN) != 0;
+        if (strcmp(cmd, "let") == 0 && (dyn || arith_reads(a, strlen(a))))
+            fl |= AGTI_SHX_ARITH;
+        if ((strcmp(cmd, "test") == 0 || strcmp(cmd, "[") == 0) && strcmp(a, "-v") == 0 &&
+            i + 1 < ws->n && subscript_reads(ws->w[i + 1]))
+            fl |= AGTI_SHX_ARITH;
+        if (strcmp(cmd, "hash") == 0 && a[0] == '-' && strchr(a, 'p') != NULL)
+            c->a->env_code = true;
+        if (strcmp(cmd, "alias") == 0 || strcmp(cmd, "enable") == 0 ||
+            (strcmp(cmd, "shopt") == 0 && strcmp(a, "expand_aliases") == 0))
+            c->a->env_code = true;
+        if (!setter)
+            continue;
+        if ((a[0] == '-' || a[0] == '+') && !dyn) {
+            if (decl && strchr(a, 'i') != NULL)
+                fl |= AGTI_SHX_ARITH; /* later assignments are arithmetic */
+            if (decl && (strchr(a, 'n') != NULL || strchr(a, 'f') != NULL))
+                c->a->env_code = true; /* a nameref, an exported function */
+            if (strcmp(cmd, "printf") == 0 && strcmp(a, "-v") == 0)
+                printf_v = true;
+            continue;
+        }
+        if (strcmp(cmd, "printf") == 0 && !printf_v)
+            break; /* printf FORMAT: no names */
+        size_t n = word_name(a);
+        if (dyn || (n > 0 && env_code_name(a, n)))
+            c->a->env_code = true;
+        if (!dyn && subscript_reads(a))
+            fl |= AGTI_SHX_ARITH;
+        if (strcmp(cmd, "printf") == 0)
+            break; /* printf -v NAME FORMAT ... */
+    }
+    return fl;
+}
+
+/* The same for the words of a [[ ]] / (( )) command. */
+static bool keyword_reads_code(const agti_sh_cmd *cmd)
+{
+    if (cmd->argc < 2 || cmd->argv[0].value == NULL)
+        return false;
+    const agti_sh_word *w = cmd->argv;
+    if (strcmp(w[0].value, "((") == 0)
+        return arith_reads(w[1].value, strlen(w[1].value));
+    static const char *const ops[] = {"-eq", "-ne", "-lt", "-le", "-gt", "-ge", NULL};
+    for (size_t i = 1; i + 1 < cmd->argc; i++) {
+        const char *v = w[i].value ? w[i].value : "";
+        if ((w[i].flags & AGTI_SHW_EVAL) && word_reads_code(v))
+            return true;
+        if (strcmp(v, "-v") == 0 && w[i + 1].value && subscript_reads(w[i + 1].value))
+            return true;
+        bool op = false;
+        for (size_t k = 0; ops[k] && !op; k++)
+            op = strcmp(v, ops[k]) == 0;
+        if (op && ((w[i - 1].value && arith_reads(w[i - 1].value, strlen(w[i - 1].value))) ||
+                   (w[i + 1].value && arith_reads(w[i + 1].value, strlen(w[i + 1].value)))))
+            return true;
+    }
+    return false;
+}
+
+/* What the NAME=value words before a command do (ENV_CODE, ARITH). */
+static unsigned scan_assigns(actx *c, const agti_sh_cmd *cmd)
+{
+    unsigned fl = 0;
+    for (size_t i = 0; i < cmd->nassigns; i++) {
+        const char *a = cmd->assigns[i].value ? cmd->assigns[i].value : "";
+        size_t n = word_name(a);
+        if (n > 0 && env_code_name(a, n))
+            c->a->env_code = true;
+        if (subscript_reads(a) || ((cmd->assigns[i].flags & AGTI_SHW_EVAL) && word_reads_code(a)))
+            fl |= AGTI_SHX_ARITH;
+        if (word_assigns_env(a))
+            c->a->env_code = true;
+    }
+    for (size_t i = 0; i < cmd->nredirs; i++) {
+        const agti_sh_redir *r = &cmd->redirs[i];
+        if (((r->target.flags & AGTI_SHW_EVAL) && r->target.value &&
+             word_reads_code(r->target.value)) ||
+            heredoc_reads_code(r))
+            fl |= AGTI_SHX_ARITH;
+        if (r->target.value && word_assigns_env(r->target.value))
+            c->a->env_code = true;
+    }
+    return fl;
 }
 
 /* ---- wrappers ----------------------------------------------------------- */
@@ -433,8 +772,11 @@ static int wrap_parse(const wspec *sp, const words *ws, size_t pos, wres *r)
     split_done:
         return W_RUNS;
     }
+    /* env takes every word with a '=' for NAME=VALUE (GNU env: also
+     * "BASH_FUNC_f%%=() { ...; }", a function bash imports) */
     if (sp->kind & WK_ASSIGNS)
-        while (j < n && is_assignment(ws->w[j]))
+        while (j < n &&
+               ((sp->kind & WK_ENV) ? strchr(ws->w[j], '=') != NULL : is_assignment(ws->w[j])))
             j++;
     for (int k = 0; k < sp->operands && j < n; k++, j++)
         if (ws->f[j] & (WORD_DYN & ~AGTI_SHW_DYNAMIC))
@@ -490,7 +832,8 @@ static int reparse(actx *c, size_t idx, const char *text, size_t len)
         c->a->v[idx].flags |= AGTI_SHX_EVAL_DYNAMIC | (rc == AGTI_SH_ESYNTAX ? AGTI_SHX_SYNTAX : 0);
         return AGTI_SH_OK;
     }
-    unsigned inherit = (c->a->v[idx].flags & AGTI_SHX_WRITES) ? INH_WRITES : 0;
+    unsigned inherit = ((c->a->v[idx].flags & AGTI_SHX_WRITES) ? INH_WRITES : 0) |
+                       ((c->a->v[idx].flags & AGTI_SHX_MORE_ARGS) ? INH_MORE : 0);
     const agti_sh_cmd *saved = c->origin;
     c->origin = c->a->v[idx].cmd;
     rc = analyze_script(c, sub, (int)idx, inherit);
@@ -628,6 +971,133 @@ static const char *static_stdin(const agti_sh_cmd *cmd, size_t *len)
     return NULL;
 }
 
+/* GNU parallel: its options, then the command words up to ":::", "::::",
+ * ":::+" or "::::+", joined and run by a shell with the input's arguments
+ * appended (or put in for {}). Without command words the arguments are
+ * the commands. */
+static int parallel_runner(const words *ws, size_t at, runner *r)
+{
+    static const char *const with_arg[] = {"-a",
+                                           "--arg-file",
+                                           "-d",
+                                           "--delimiter",
+                                           "-E",
+                                           "--eof",
+                                           "-I",
+                                           "-j",
+                                           "--jobs",
+                                           "-P",
+                                           "--max-procs",
+                                           "-n",
+                                           "--max-args",
+                                           "-N",
+                                           "-L",
+                                           "--max-lines",
+                                           "-S",
+                                           "--sshlogin",
+                                           "-C",
+                                           "--colsep",
+                                           "--results",
+                                           "--joblog",
+                                           "--tmpdir",
+                                           "--workdir",
+                                           "--wd",
+                                           "--timeout",
+                                           "--delay",
+                                           "--retries",
+                                           "--halt",
+                                           "--env",
+                                           "--tagstring",
+                                           "--load",
+                                           "--memfree",
+                                           "--nice",
+                                           "-s",
+                                           "--max-chars",
+                                           "--block",
+                                           "--recstart",
+                                           "--recend",
+                                           "--header",
+                                           "--sshloginfile",
+                                           "--slf",
+                                           NULL};
+    static const char *const no_arg[] = {"-k",
+                                         "--keep-order",
+                                         "-q",
+                                         "--quote",
+                                         "-u",
+                                         "--ungroup",
+                                         "--group",
+                                         "--line-buffer",
+                                         "--lb",
+                                         "-v",
+                                         "--verbose",
+                                         "--dry-run",
+                                         "-0",
+                                         "--null",
+                                         "-r",
+                                         "--no-run-if-empty",
+                                         "-X",
+                                         "-m",
+                                         "--xargs",
+                                         "--tag",
+                                         "--progress",
+                                         "--bar",
+                                         "--eta",
+                                         "--pipe",
+                                         "--pipepart",
+                                         "-t",
+                                         "--files",
+                                         "--will-cite",
+                                         "--no-notice",
+                                         "--shuf",
+                                         "--halt-on-error",
+                                         "--keep",
+                                         "--silent",
+                                         "--plain",
+                                         NULL};
+    size_t n = ws->n, j = at + 1;
+    r->is_runner = true;
+    r->flags |= AGTI_SHX_CONTAINER | AGTI_SHX_MORE_ARGS;
+    while (j < n && ws->w[j][0] == '-' && strcmp(ws->w[j], "--") != 0) {
+        const char *a = ws->w[j];
+        if (ws->f[j] & WORD_DYN) {
+            r->flags |= AGTI_SHX_WRAPPER_UNKNOWN;
+            return AGTI_SH_OK;
+        }
+        size_t nl = strcspn(a, "=");
+        bool hit = false;
+        for (size_t k = 0; with_arg[k] && !hit; k++)
+            if (strlen(with_arg[k]) == nl && strncmp(a, with_arg[k], nl) == 0) {
+                j += a[nl] == '=' ? 1 : 2;
+                hit = true;
+            }
+        for (size_t k = 0; no_arg[k] && !hit; k++)
+            if (strcmp(a, no_arg[k]) == 0) {
+                j++;
+                hit = true;
+            }
+        if (!hit && a[1] != '-' && a[2] != '\0' && strchr("jPnNLdEIsCS", a[1]) != NULL) {
+            j++; /* -j4 */
+            hit = true;
+        }
+        if (!hit) {
+            r->flags |= AGTI_SHX_WRAPPER_UNKNOWN;
+            return AGTI_SH_OK;
+        }
+    }
+    if (j < n && strcmp(ws->w[j], "--") == 0)
+        j++;
+    size_t end = j;
+    while (end < n && strncmp(ws->w[end], ":::", 3) != 0)
+        end++;
+    if (end == j || any_dynamic(ws, j, end)) {
+        r->dyn = true; /* the commands come from the arguments, or are not static */
+        return AGTI_SH_OK;
+    }
+    r->text = join_words(ws, j, end, false);
+    return r->text ? AGTI_SH_OK : AGTI_SH_ENOMEM;
+}
+
 static int cmp_name(const void *key, const void *elem)
 {
     return cmp_str(key, *(const char *const *)elem);
@@ -635,9 +1105,9 @@ static int cmp_name(const void *key, const void *elem)
 
 /* Every name find_runner looks at (but python*), in strcmp order. */
 static const char *const runner_names[] = {
-    ".",    "ash",    "bash",   "dash",  "eval", "fish", "ksh",   "lksh", "lua",
-    "mksh", "node",   "nodejs", "perl",  "php",  "posh", "rbash", "ruby", "runuser",
-    "sh",   "source", "su",     "tclsh", "trap", "yash", "zsh"};
+    ".",       "ash",  "bash",   "dash",     "eval",  "fish", "ksh",  "lksh",  "lua",
+    "mksh",    "node", "nodejs", "parallel", "perl",  "php",  "posh", "rbash", "ruby",
+    "runuser", "sh",   "source", "su",       "tclsh", "trap", "yash", "zsh"};
 
 static int find_runner(const words *ws, size_t at, bool stdin_fed, runner *r)
 {
@@ -677,6 +1147,8 @@ static int find_runner(const words *ws, size_t at, bool stdin_fed, runner *r)
         }
         return AGTI_SH_OK;
     }
+    if (strcmp(name, "parallel") == 0)
+        return parallel_runner(ws, at, r);
     if (strcmp(name, "eval") == 0) {
         r->is_runner = true;
         r->flags |= AGTI_SHX_CONTAINER;
@@ -780,21 +1252,27 @@ static char *basename_of(char *w, const char **path)
 
 static int emit_words(actx *c, words *ws, unsigned flags, bool stdin_fed, const agti_sh_cmd *cmd);
 
-/* find ... -exec/-execdir/-ok/-okdir CMD ;|+ : each command, run by exec idx. */
+/* find ... -exec/-execdir/-ok/-okdir CMD ;|+ : each command, run by exec
+ * idx; fd (fdfind) ... -x/--exec/-X/--exec-batch CMD [;]: the same, and fd
+ * adds the path as the last argument when CMD has no placeholder ({}, {/},
+ * {//}, {.}, {/.}), so its commands get more arguments. */
 static int find_execs(actx *c, size_t idx, const agti_sh_cmd *cmd, bool stdin_fed)
 {
     size_t n = c->a->v[idx].argc;
+    bool fd = strcmp(c->a->v[idx].argv[0], "find") != 0;
     for (size_t i = 1; i < n; i++) {
         const agti_sh_exec *e = &c->a->v[idx];
         const char *a = e->argv[i];
-        if (strcmp(a, "-exec") != 0 && strcmp(a, "-execdir") != 0 && strcmp(a, "-ok") != 0 &&
-            strcmp(a, "-okdir") != 0)
+        if (fd ? strcmp(a, "-x") != 0 && strcmp(a, "--exec") != 0 && strcmp(a, "-X") != 0 &&
+                     strcmp(a, "--exec-batch") != 0
+               : strcmp(a, "-exec") != 0 && strcmp(a, "-execdir") != 0 && strcmp(a, "-ok") != 0 &&
+                     strcmp(a, "-okdir") != 0)
             continue;
         size_t off = (size_t)(e->argv - e->written);
         size_t k = i + 1;
-        while (k < n && strcmp(e->argv[k], ";") != 0 && strcmp(e->argv[k], "+") != 0)
+        while (k < n && strcmp(e->argv[k], ";") != 0 && (fd || strcmp(e->argv[k], "+") != 0))
             k++;
-        unsigned more = k < n && strcmp(e->argv[k], "+") == 0 ? AGTI_SHX_MORE_ARGS : 0;
+        unsigned more = fd || (k < n && strcmp(e->argv[k], "+") == 0) ? AGTI_SHX_MORE_ARGS : 0;
         if (k > i + 1) {
             words src = {e->written, (unsigned *)e->wflags, e->writtenc};
             words sub;
@@ -911,12 +1389,15 @@ static int emit_words(actx *c, words *ws, unsigned flags, bool stdin_fed, const 
         free(r.text);
         return fail(c, AGTI_SH_ENOMEM, "out of memory");
     }
-    flags |= r.flags;
+    flags |= r.flags | scan_words(c, ws, at);
     if (r.dyn)
         flags |= AGTI_SHX_EVAL_DYNAMIC;
     if (any_dynamic(ws, at + 1 < ws->n ? at + 1 : ws->n, ws->n))
         flags |= AGTI_SHX_DYNAMIC_ARGS;
-    bool is_find = at < ws->n && strcmp(ws->w[at], "find") == 0 && !(flags & AGTI_SHX_DYNAMIC_NAME);
+    bool is_find = at < ws->n &&
+                   (strcmp(ws->w[at], "find") == 0 || strcmp(ws->w[at], "fd") == 0 ||
+                    strcmp(ws->w[at], "fdfind") == 0) &&
+                   !(flags & AGTI_SHX_DYNAMIC_NAME);
     char *wrappers_s = wrapped.len ? an_strdup(c->a, agti_buf_cstr(&wrapped), wrapped.len) : NULL;
     bool wrap_oom = wrapped.len && wrappers_s == NULL;
     agti_buf_free(&wrapped);
@@ -1076,17 +1557,33 @@ static int expand_function(actx *c, int fi, const agti_sh_cmd *call, unsigned in
 static int process_cmd(actx *c, size_t i)
 {
     const agti_sh_cmd *cmd = agti_sh_cmd_at(c->s, i);
-    if (cmd->flags & AGTI_SHC_KEYWORD)
-        return AGTI_SH_OK; /* [[ ]] / (( )): runs nothing but its substitutions */
+    if (cmd->flags & AGTI_SHC_KEYWORD) {
+        /* [[ ]] / (( )) run nothing but their substitutions, unless they
+         * evaluate a variable's value as code: then an exec of its own */
+        if (!keyword_reads_code(cmd))
+            return AGTI_SH_OK;
+        words ws;
+        size_t *st = an_alloc(c->a, sizeof *st);
+        if (words_from(c, &ws, cmd->argv, cmd->argc) != AGTI_SH_OK || st == NULL)
+            return fail(c, AGTI_SH_ENOMEM, "out of memory");
+        st[0] = 0;
+        size_t idx;
+        return push_exec(c, &ws, st, 1, NULL, NULL, AGTI_SHX_ARITH, cmd, &idx);
+    }
     bool writes = cmd_writes(cmd) || (c->inherit & INH_WRITES);
     bool fed = cmd_stdin(cmd);
-    unsigned flags = writes ? AGTI_SHX_WRITES : 0;
+    unsigned flags = (writes ? AGTI_SHX_WRITES : 0) | scan_assigns(c, cmd) |
+                     ((c->inherit & INH_MORE) ? AGTI_SHX_MORE_ARGS : 0);
     if (cmd->argc == 0) {
-        if (!writes)
+        if (!writes && !(flags & AGTI_SHX_ARITH))
             return AGTI_SH_OK;
+        /* the assignments stand for the command (x=$((y)) evaluates y) */
+        bool shown = (flags & AGTI_SHX_ARITH) != 0;
         words ws = {NULL, NULL, 0};
         size_t *st = an_alloc(c->a, sizeof *st);
-        if (words_alloc(c, &ws, 0) != AGTI_SH_OK || st == NULL)
+        if ((shown ? words_from(c, &ws, cmd->assigns, cmd->nassigns) : words_alloc(c, &ws, 0)) !=
+                AGTI_SH_OK ||
+            st == NULL)
             return fail(c, AGTI_SH_ENOMEM, "out of memory");
         st[0] = 0;
         size_t idx;
@@ -1102,6 +1599,39 @@ static int process_cmd(actx *c, size_t i)
     if (words_from(c, &ws, cmd->argv, cmd->argc) != AGTI_SH_OK)
         return fail(c, AGTI_SH_ENOMEM, "out of memory");
     return emit_words(c, &ws, flags, fed, cmd);
+}
+
+/* The words of for/select lists and case subjects and patterns are no
+ * command's: one that evaluates a variable's value as code (for i in
+ * $((x))) gets an exec of its own. */
+static int tree_words(actx *c, const agti_sh_node *nd)
+{
+    if (nd == NULL)
+        return AGTI_SH_OK;
+    const agti_sh_word *one = (nd->kind == AGTI_SHN_CASE) ? &nd->word : NULL;
+    bool list = (nd->kind == AGTI_SHN_FOR && !nd->arith) || nd->kind == AGTI_SHN_SELECT ||
+                nd->kind == AGTI_SHN_LIST;
+    size_t nw = (list ? nd->nwords : 0) + (one ? 1 : 0);
+    for (size_t i = 0; i < nw; i++) {
+        const agti_sh_word *w = one && i == 0 ? one : &nd->words[i - (one ? 1 : 0)];
+        if (!(w->flags & AGTI_SHW_EVAL) || w->value == NULL || !word_reads_code(w->value))
+            continue;
+        words ws;
+        size_t *st = an_alloc(c->a, sizeof *st);
+        if (words_from(c, &ws, w, 1) != AGTI_SH_OK || st == NULL)
+            return fail(c, AGTI_SH_ENOMEM, "out of memory");
+        st[0] = 0;
+        size_t idx;
+        int rc = push_exec(c, &ws, st, 1, NULL, NULL, AGTI_SHX_ARITH, NULL, &idx);
+        if (rc != AGTI_SH_OK)
+            return rc;
+    }
+    for (size_t i = 0; i < nd->nchildren; i++) {
+        int rc = tree_words(c, nd->children[i]);
+        if (rc != AGTI_SH_OK)
+            return rc;
+    }
+    return AGTI_SH_OK;
 }
 
 static int analyze_script(actx *pc, const agti_sh_script *s, int parent, unsigned inherit)
@@ -1131,6 +1661,8 @@ static int analyze_script(actx *pc, const agti_sh_script *s, int parent, unsigne
         if (!(cmd->flags & AGTI_SHC_IN_FUNCTION))
             rc = process_cmd(&c, i);
     }
+    if (rc == AGTI_SH_OK)
+        rc = tree_words(&c, agti_sh_root(s));
     /* a function never called by name may still run (trap, a dynamic name):
      * its commands count where it is defined */
     for (size_t f = 0; rc == AGTI_SH_OK && f < nf; f++)
@@ -1172,6 +1704,9 @@ int agti_sh_analyze(const agti_sh_script *s, agti_sh_analysis **out, agti_sh_err
         agti_sh_analysis_free(a);
         return rc;
     }
+    if (a->env_code) /* the order the commands run in is not followed: all of them */
+        for (size_t i = 0; i < a->n; i++)
+            a->v[i].flags |= AGTI_SHX_ENV_CODE;
     *out = a;
     return AGTI_SH_OK;
 }

@@ -24,17 +24,17 @@
 #include <stddef.h>
 
 /* ---- limits: input over them is refused (never truncated) ---------- */
-#define AGTI_SH_MAX_INPUT (1u << 20)  /* bytes of script text */
-#define AGTI_SH_MAX_DEPTH 256         /* nesting of constructs and re-parses */
-#define AGTI_SH_MAX_COMMANDS 10000    /* simple commands, after analysis */
+#define AGTI_SH_MAX_INPUT (1u << 20) /* bytes of script text */
+#define AGTI_SH_MAX_DEPTH 256        /* nesting of constructs and re-parses */
+#define AGTI_SH_MAX_COMMANDS 10000   /* simple commands, after analysis */
 
 /* ---- status ---------------------------------------------------------- */
 enum agti_sh_status {
     AGTI_SH_OK = 0,
-    AGTI_SH_ESYNTAX = 1,   /* not valid shell: unterminated quote, `fi` without `if`, ... */
-    AGTI_SH_ETOOLONG = 2,  /* input over AGTI_SH_MAX_INPUT */
-    AGTI_SH_ETOODEEP = 3,  /* nesting over AGTI_SH_MAX_DEPTH */
-    AGTI_SH_ETOOMANY = 4,  /* over AGTI_SH_MAX_COMMANDS */
+    AGTI_SH_ESYNTAX = 1,  /* not valid shell: unterminated quote, `fi` without `if`, ... */
+    AGTI_SH_ETOOLONG = 2, /* input over AGTI_SH_MAX_INPUT */
+    AGTI_SH_ETOODEEP = 3, /* nesting over AGTI_SH_MAX_DEPTH */
+    AGTI_SH_ETOOMANY = 4, /* over AGTI_SH_MAX_COMMANDS */
     AGTI_SH_ENOMEM = 5
 };
 
@@ -42,7 +42,7 @@ enum agti_sh_status {
  * English sentence ("unterminated single quote", "`then` expected after
  * the `if` condition"). offset: byte offset in the input. */
 typedef struct agti_sh_error {
-    int status;         /* enum agti_sh_status */
+    int status; /* enum agti_sh_status */
     size_t offset;
     char message[160];
 } agti_sh_error;
@@ -54,12 +54,13 @@ typedef struct agti_sh_error {
  * not known statically stays in value as its source text ("$X", "$(cmd)")
  * and sets AGTI_SHW_DYNAMIC. */
 #define AGTI_SHW_DYNAMIC 0x01u /* holds a parameter/command/arithmetic/process expansion */
-#define AGTI_SHW_UNQUOTED_EXP 0x02u /* ... of which one is unquoted: field splitting and
-                                    * pathname expansion may make 0 or several words */
-#define AGTI_SHW_GLOB 0x04u    /* unquoted *, ?, [ : pathname expansion may change it */
-#define AGTI_SHW_BRACE 0x08u   /* unquoted brace expansion {a,b} / {1..3} */
-#define AGTI_SHW_TILDE 0x10u   /* leading unquoted ~ (value keeps the ~) */
-#define AGTI_SHW_QUOTED 0x20u  /* some part was quoted or escaped */
+#define AGTI_SHW_UNQUOTED_EXP                                                                      \
+    0x02u                     /* ... of which one is unquoted: field splitting and                 \
+                               * pathname expansion may make 0 or several words */
+#define AGTI_SHW_GLOB 0x04u   /* unquoted *, ?, [ : pathname expansion may change it */
+#define AGTI_SHW_BRACE 0x08u  /* unquoted brace expansion {a,b} / {1..3} */
+#define AGTI_SHW_TILDE 0x10u  /* leading unquoted ~ (value keeps the ~) */
+#define AGTI_SHW_QUOTED 0x20u /* some part was quoted or escaped */
 /* holds an expansion that evaluates a variable's value as code, so a value
  * set earlier in the script (x='a[$(rm -rf d)]') can run commands:
  * arithmetic $((..)) $[..], a subscript ${a[i]}, a substring ${s:i},
@@ -92,11 +93,11 @@ enum agti_sh_redir_op {
 };
 
 typedef struct agti_sh_redir {
-    int op;             /* enum agti_sh_redir_op */
-    int fd;             /* explicit fd number before the operator, -1 when none */
-    bool fd_var;        /* {name}>file: the fd is allocated into a variable */
+    int op;              /* enum agti_sh_redir_op */
+    int fd;              /* explicit fd number before the operator, -1 when none */
+    bool fd_var;         /* {name}>file: the fd is allocated into a variable */
     agti_sh_word target; /* file name, fd number, "-", here-doc delimiter, here-string */
-    char *heredoc;      /* body of << / <<- (leading tabs stripped for <<-), else NULL */
+    char *heredoc;       /* body of << / <<- (leading tabs stripped for <<-), else NULL */
     size_t heredoc_len;
     bool heredoc_expands; /* delimiter unquoted: the body undergoes expansion */
     /* Opens a file for writing: >, >>, >|, <>, &>, &>>, and >&word / n>&word
@@ -114,7 +115,8 @@ typedef struct agti_sh_redir {
 #define AGTI_SHC_PIPED_IN 0x002u    /* its stdin is a pipe (not the first of a pipeline) */
 #define AGTI_SHC_BACKGROUND 0x004u  /* in an and-or list ended by & */
 #define AGTI_SHC_IN_FUNCTION 0x008u /* inside a function definition's body */
-#define AGTI_SHC_KEYWORD 0x010u     /* a [[ ]] or (( )) test / arithmetic command:
+#define AGTI_SHC_KEYWORD                                                                           \
+    0x010u                          /* a [[ ]] or (( )) test / arithmetic command:                 \
                                      * argv[0] is "[[" or "((" */
 #define AGTI_SHC_ASSIGN_ONLY 0x020u /* no command word: assignments and/or redirections */
 #define AGTI_SHC_STDIN_REDIR 0x040u /* stdin comes from <, <<, <<<, <& */
@@ -126,10 +128,10 @@ typedef struct agti_sh_cmd {
     size_t argc;
     agti_sh_redir *redirs;
     size_t nredirs;
-    unsigned flags;  /* AGTI_SHC_* */
-    size_t offset;   /* source span of the whole simple command */
+    unsigned flags; /* AGTI_SHC_* */
+    size_t offset;  /* source span of the whole simple command */
     size_t length;
-    int function;    /* index into agti_sh_script's functions when IN_FUNCTION, else -1 */
+    int function; /* index into agti_sh_script's functions when IN_FUNCTION, else -1 */
 } agti_sh_cmd;
 
 /* A function defined in the script (`f() { ...; }`, `function f { ...; }`):
@@ -157,18 +159,18 @@ enum agti_sh_node_kind {
     AGTI_SHN_IF = 7,       /* children: cond, then, [elif cond, then]..., [else] */
     AGTI_SHN_WHILE = 8,
     AGTI_SHN_UNTIL = 9,
-    AGTI_SHN_FOR = 10,     /* word: variable; words: the list (has_in: an `in` was
-                            * written); arith: `for ((a;b;c))` with words[0] the
-                            * expressions as written and cmd a KEYWORD command for them;
-                            * children[0]: body */
-    AGTI_SHN_CASE = 11,    /* word: subject; children: one LIST per item, with
-                            * words: its patterns and case_term: how it ended */
-    AGTI_SHN_SELECT = 12,  /* as FOR */
+    AGTI_SHN_FOR = 10,      /* word: variable; words: the list (has_in: an `in` was
+                             * written); arith: `for ((a;b;c))` with words[0] the
+                             * expressions as written and cmd a KEYWORD command for them;
+                             * children[0]: body */
+    AGTI_SHN_CASE = 11,     /* word: subject; children: one LIST per item, with
+                             * words: its patterns and case_term: how it ended */
+    AGTI_SHN_SELECT = 12,   /* as FOR */
     AGTI_SHN_FUNCTION = 13, /* func: index; word: name; children[0]: body */
-    AGTI_SHN_COND = 14,    /* [[ ]] : cmd index; argv "[[" operands/operators... "]]" */
-    AGTI_SHN_ARITH = 15,   /* (( )) : cmd index; argv "((" expression-as-written "))" */
-    AGTI_SHN_COPROC = 16   /* coproc [NAME] command: word: NAME ("COPROC" when none);
-                            * children[0]: the command; its commands are BACKGROUND */
+    AGTI_SHN_COND = 14,     /* [[ ]] : cmd index; argv "[[" operands/operators... "]]" */
+    AGTI_SHN_ARITH = 15,    /* (( )) : cmd index; argv "((" expression-as-written "))" */
+    AGTI_SHN_COPROC = 16    /* coproc [NAME] command: word: NAME ("COPROC" when none);
+                             * children[0]: the command; its commands are BACKGROUND */
 };
 
 /* How a case item ended. */
@@ -182,10 +184,10 @@ typedef struct agti_sh_node {
     int kind; /* enum agti_sh_node_kind */
     struct agti_sh_node **children;
     size_t nchildren;
-    char *sep;      /* LIST: separators, one per child */
-    bool bang;      /* PIPELINE: leading ! */
-    int cmd;        /* SIMPLE/COND/ARITH: index in the command list, else -1 */
-    int func;       /* FUNCTION: index in the function list, else -1 */
+    char *sep;             /* LIST: separators, one per child */
+    bool bang;             /* PIPELINE: leading ! */
+    int cmd;               /* SIMPLE/COND/ARITH: index in the command list, else -1 */
+    int func;              /* FUNCTION: index in the function list, else -1 */
     agti_sh_redir *redirs; /* redirections on a compound command (`{ ...; } > f`);
                             * also copied onto every command inside (inherited) */
     size_t nredirs;
@@ -231,34 +233,59 @@ const agti_sh_func *agti_sh_func_at(const agti_sh_script *s, size_t i);
 #define AGTI_SHX_DYNAMIC_NAME 0x001u /* command word (after wrappers) not a literal */
 #define AGTI_SHX_EVAL_DYNAMIC 0x002u /* eval / sh -c with a non-static string */
 #define AGTI_SHX_SOURCE 0x004u       /* source / . : runs a file's commands */
-#define AGTI_SHX_SHELL_STDIN 0x008u  /* a shell reading its script from stdin
-                                      * (`| sh`, `sh < f`, `bash <<EOF`, `sh -s`) */
-#define AGTI_SHX_DYNAMIC_ARGS 0x010u /* some argument is dynamic (informational) */
+#define AGTI_SHX_SHELL_STDIN                                                                       \
+    0x008u                              /* a shell reading its script from stdin                   \
+                                         * (`| sh`, `sh < f`, `bash <<EOF`, `sh -s`) */
+#define AGTI_SHX_DYNAMIC_ARGS 0x010u    /* some argument is dynamic (informational) */
 #define AGTI_SHX_WRAPPER_UNKNOWN 0x020u /* a wrapper's options could not be read */
-#define AGTI_SHX_WRITES 0x040u       /* has a redirection that writes a file */
-#define AGTI_SHX_SHELL_FILE 0x080u   /* a shell/interpreter running a script file */
-#define AGTI_SHX_MORE_ARGS 0x100u    /* more arguments are added when it runs (xargs,
-                                      * find -exec ... {} +): argv is a prefix */
-#define AGTI_SHX_CONTAINER 0x200u    /* runs the commands of a string (sh -c, eval,
-                                      * su -c, watch, env -S, trap, a static here-doc
-                                      * fed to a shell): they follow as execs whose
-                                      * parent is this one */
-#define AGTI_SHX_SYNTAX 0x400u       /* with EVAL_DYNAMIC: the string did not parse */
+#define AGTI_SHX_WRITES 0x040u          /* has a redirection that writes a file */
+#define AGTI_SHX_SHELL_FILE 0x080u      /* a shell/interpreter running a script file */
+#define AGTI_SHX_MORE_ARGS                                                                         \
+    0x100u /* more arguments are added when it runs (xargs,                                        \
+            * find -exec ... {} +): argv is a prefix */
+#define AGTI_SHX_CONTAINER                                                                         \
+    0x200u                     /* runs the commands of a string (sh -c, eval,                      \
+                                * su -c, watch, env -S, trap, a static here-doc                    \
+                                * fed to a shell): they follow as execs whose                      \
+                                * parent is this one */
+#define AGTI_SHX_SYNTAX 0x400u /* with EVAL_DYNAMIC: the string did not parse */
+/* The script changes which program a command name runs, or what code a
+ * program loads, for this command: an assignment to PATH, BASH_ENV, ENV,
+ * LD_*, DYLD_*, GIT_*, HOME, a pager or editor variable, an interpreter's
+ * option or module path (PYTHONPATH, NODE_OPTIONS, PERL5OPT, ...), as a
+ * prefix (`PATH=. ls`), through env or sudo, alone (`PATH=.; ls`), by
+ * export, declare, read, printf -v..., or hash -p, alias, enable,
+ * shopt expand_aliases, export -f. Anywhere in a script it marks every
+ * command of the script (the order in which they run is not followed). */
+#define AGTI_SHX_ENV_CODE 0x800u
+/* It evaluates the value of a variable as code, which runs any command
+ * substitution that value holds (x='a[$(rm -rf d)]'; echo $((x))):
+ * arithmetic $((x)) $[x] (( x )) let, [[ x -eq 1 ]], a subscript ${a[i]},
+ * a substring offset ${s:i}, indirection ${!x}, prompt expansion ${x@P},
+ * declare -i (later assignments are arithmetic), a subscripted name given
+ * to read, printf -v, unset, declare... (only literal numbers: not
+ * flagged). A command that is only assignments (x=$((y))) or a [[ ]] /
+ * (( )) command gets an exec of its own for this flag. */
+#define AGTI_SHX_ARITH 0x1000u
+/* A wrapper (env) gives the command a shell function through the
+ * environment ('BASH_FUNC_ls%%=() { rm -rf d; }' bash -c ls): a bash it
+ * starts runs the body, which is not checked. */
+#define AGTI_SHX_ENV_FUNC 0x2000u
 /* The flags that make a command undecidable: a caller fails closed on them. */
 #define AGTI_SHX_FAIL_CLOSED                                                                       \
     (AGTI_SHX_DYNAMIC_NAME | AGTI_SHX_EVAL_DYNAMIC | AGTI_SHX_SOURCE | AGTI_SHX_SHELL_STDIN |      \
-     AGTI_SHX_WRAPPER_UNKNOWN)
+     AGTI_SHX_WRAPPER_UNKNOWN | AGTI_SHX_ARITH | AGTI_SHX_ENV_FUNC)
 
 typedef struct agti_sh_exec {
-    char **argv;      /* the command as it runs: wrappers removed, argv[0] the
-                       * command word's basename when it was a path; points
-                       * into written (argv == written + stages[nstages - 1]) */
+    char **argv; /* the command as it runs: wrappers removed, argv[0] the
+                  * command word's basename when it was a path; points
+                  * into written (argv == written + stages[nstages - 1]) */
     size_t argc;
-    const char *path; /* the command word as written when it held a '/', else NULL */
+    const char *path;       /* the command word as written when it held a '/', else NULL */
     const agti_sh_cmd *cmd; /* where it came from (the outermost written command) */
-    char *wrappers;   /* the wrappers seen through, space-separated ("sudo timeout"), or NULL */
-    unsigned flags;   /* AGTI_SHX_* */
-    int depth;        /* re-parse depth: 0 written, 1 inside sh -c / eval, ... */
+    char *wrappers; /* the wrappers seen through, space-separated ("sudo timeout"), or NULL */
+    unsigned flags; /* AGTI_SHX_* */
+    int depth;      /* re-parse depth: 0 written, 1 inside sh -c / eval, ... */
     /* The whole simple command as written (its words after quote removal),
      * each stage's command word reduced to its basename: "sudo -u x rm -rf d"
      * with stages {0, 3}. A rule that forbids a wrapper (`sudo`) is checked
@@ -268,8 +295,8 @@ typedef struct agti_sh_exec {
     const unsigned *wflags; /* AGTI_SHW_* of each written word */
     size_t *stages;         /* where each command starts in written; stages[0] == 0 */
     size_t nstages;
-    int parent;             /* index of the exec whose string (sh -c, eval) or
-                             * -exec ran this one, -1 when none */
+    int parent; /* index of the exec whose string (sh -c, eval) or
+                 * -exec ran this one, -1 when none */
 } agti_sh_exec;
 
 /* opaque; owns the execs and, in one arena freed with it, their arrays and

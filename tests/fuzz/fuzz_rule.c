@@ -67,8 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         agti_verdict v1, v2; /* agti_bash_evaluate fills but does not clear them */
         memset(&v1, 0, sizeof v1);
         memset(&v2, 0, sizeof v2);
-        int e1 = agti_bash_evaluate(&one, line, &v1);
-        int e2 = agti_bash_evaluate(&two, line, &v2);
+        int e1 = agti_bash_evaluate(&one, NULL, line, &v1);
+        int e2 = agti_bash_evaluate(&two, NULL, line, &v2);
         if ((e1 != AGT_OK && e1 != AGT_ENOMEM) || (e2 != AGT_OK && e2 != AGT_ENOMEM))
             abort();
         if (e1 == AGT_OK && e2 == AGT_OK && agti_verdict_details(&v1) == AGT_ENOMEM)

@@ -1,6 +1,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "core/core.h"
 #include "harness.h"
 
@@ -91,6 +93,32 @@ static void test_json(void)
     agti_json_pointer_append(&b, "a/b~c");
     T_EQ_STR(agti_buf_cstr(&b), "/a~1b~0c", "JSON pointer escaping (RFC 6901)");
     agti_buf_free(&b);
+    /* agti_json_text: text that is not UTF-8 becomes a string, not NULL */
+    static const struct {
+        const char *in, *want;
+    } tx[] = {
+        {"plain", "\"plain\""},
+        {"\xc3\xa9t\xc3\xa9", "\"\xc3\xa9t\xc3\xa9\""},
+        {"id\xff", "\"id\xef\xbf\xbd\""},
+        {"a\xff\xfe"
+         "b",
+         "\"a\xef\xbf\xbd\xef\xbf\xbd"
+         "b\""},
+        {"\xc3", "\"\xef\xbf\xbd\""},                                 /* a sequence cut short */
+        {"\xed\xa0\x80", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""}, /* a surrogate */
+    };
+    for (size_t i = 0; i < sizeof tx / sizeof tx[0]; i++) {
+        struct json_t *j = agti_json_text(tx[i].in);
+        char *d = j ? agti_json_dump(j) : NULL;
+        T_EQ_STR(d, tx[i].want, "agti_json_text %zu", i);
+        free(d);
+        json_decref(j);
+    }
+    struct json_t *n = agti_json_text(NULL);
+    char *d = agti_json_dump(n);
+    T_EQ_STR(d, "null", "agti_json_text(NULL) is null");
+    free(d);
+    json_decref(n);
 }
 
 int main(void)

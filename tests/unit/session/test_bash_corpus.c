@@ -416,6 +416,12 @@ static void test_doc_examples(agt_registry *reg)
         {"./git status", "pending", "ran"},
         {"/usr/bin/git status", "ran", "ran"},
         {"rm -r d", "pending", "ran"},
+        {"rm --recu --forc d", "deny", "deny"},
+        {"parallel rm -rf ::: d", "deny", "deny"},
+        {"x='a[$(rm -rf d)]'; echo $((x))", "pending", "closed"},
+        {"PATH=.:$PATH ls", "pending", "ran"},
+        {"echo a | xargs git log", "pending", "ran"},
+        {"git show HEAD:.env", "pending", "ran"},
     };
     for (int mode = 0; mode < 2; mode++) {
         agt_session *s = NULL;

@@ -6,8 +6,10 @@
  * the flags in braces: N dynamic name, E eval/sh -c string not static,
  * S source, I shell reading stdin, A dynamic args, U unknown wrapper
  * options, W writes a file, F script file, M more args at run time,
- * C container, X the string did not parse. Worked out by hand from the
- * manuals of each wrapper and checked against what bash runs.
+ * C container, X the string did not parse, V after a change of which
+ * program or code runs (PATH=...), R evaluates a variable's value as code,
+ * B a function passed through the environment. Worked out by hand from
+ * the manuals of each wrapper and checked against what bash runs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +40,8 @@ static void render_exec(agti_buf *b, const agti_sh_exec *e)
         {AGTI_SHX_DYNAMIC_NAME, 'N'}, {AGTI_SHX_EVAL_DYNAMIC, 'E'}, {AGTI_SHX_SOURCE, 'S'},
         {AGTI_SHX_SHELL_STDIN, 'I'},  {AGTI_SHX_DYNAMIC_ARGS, 'A'}, {AGTI_SHX_WRAPPER_UNKNOWN, 'U'},
         {AGTI_SHX_WRITES, 'W'},       {AGTI_SHX_SHELL_FILE, 'F'},   {AGTI_SHX_MORE_ARGS, 'M'},
-        {AGTI_SHX_CONTAINER, 'C'},    {AGTI_SHX_SYNTAX, 'X'}};
+        {AGTI_SHX_CONTAINER, 'C'},    {AGTI_SHX_SYNTAX, 'X'},       {AGTI_SHX_ENV_CODE, 'V'},
+        {AGTI_SHX_ARITH, 'R'},        {AGTI_SHX_ENV_FUNC, 'B'}};
     bool open = false;
     for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++)
         if (e->flags & fl[i].f) {
@@ -137,7 +140,7 @@ static const case_t wrap[] = {
     {"env rm -rf d", "rm -rf d <env>"},
     {"env -i A=1 B=2 rm -rf d", "rm -rf d <env>"},
     {"env -u HOME -- rm -rf d", "rm -rf d <env>"},
-    {"env - PATH=/bin rm -rf d", "rm -rf d <env>"},
+    {"env - PATH=/bin rm -rf d", "rm -rf d <env> {V}"}, /* PATH: look-up changed */
     {"env", "env"},
     {"env A=1", "env A=1"},
     {"command rm -rf d", "rm -rf d <command>"},
@@ -291,6 +294,99 @@ static void test_limits(void)
     agti_buf_free(&cur);
 }
 
+/* Variables that change which program or code runs: the whole script. */
+static const case_t env_code[] = {
+    {"PATH=.:$PATH ls", "ls {V}"},
+    {"PATH+=:. ls", "ls {V}"},
+    {"LD_PRELOAD=x.so ls", "ls {V}"},
+    {"DYLD_INSERT_LIBRARIES=x ls", "ls {V}"},
+    {"GIT_SSH_COMMAND=x git fetch", "git fetch {V}"},
+    {"BASH_ENV=x bash x.sh", "bash x.sh {FV}"},
+    {"HOME=/tmp/h git status", "git status {V}"},
+    {"npm_config_script_shell=x npm test", "npm test {V}"},
+    {"env PATH=. ls", "ls <env> {V}"},
+    {"sudo LD_LIBRARY_PATH=. ls", "ls <sudo> {V}"},
+    {"PATH=.; ls", "ls {V}"},
+    {"ls; PATH=.", "ls {V}"},
+    {"export PATH=.; ls", "export PATH=. {V}\nls {V}"},
+    {"declare -x PATH; ls", "declare -x PATH {V}\nls {V}"},
+    {"export $V; ls", "export $V {AV}\nls {V}"},
+    {"declare -n r=PATH; ls", "declare -n r=PATH {V}\nls {V}"},
+    {"read PATH < f; ls", "read PATH {V}\nls {V}"},
+    {"printf -v PATH %s .; ls", "printf -v PATH %s . {V}\nls {V}"},
+    {"hash -p ./x ls; ls", "hash -p ./x ls {V}\nls {V}"},
+    {"alias ls=x; ls", "alias ls=x {V}\nls {V}"},
+    {"shopt -s expand_aliases", "shopt -s expand_aliases {V}"},
+    {": ${LD_PRELOAD:=x.so}; ls", ": ${LD_PRELOAD:=x.so} {AV}\nls {V}"},
+    {"eval PATH=.; ls", "eval PATH=. {CV}\nls {V}"},
+    {"env -S 'PATH=. ls'", "env -S [PATH=. ls] {CV}\nls ^0 {V}"},
+    {"a=PATH; declare \"$a=.\"; ls", "declare $a=. {AV}\nls {V}"},
+    {": ${FOO:=1}; ls", ": ${FOO:=1} {A}\nls"},
+    {"env 'BASH_FUNC_ls%%=() { rm -rf d; }' bash -c ls", "bash -c ls <env> {CVB}\nls ^0 {V}"},
+    {"env 'a b=c' ls", "ls <env>"},
+    {"sh -c 'PATH=. ls'; git status", "sh -c [PATH=. ls] {CV}\nls ^0 {V}\ngit status {V}"},
+    /* not a look-up change */
+    {"FOO=1 ls", "ls"},
+    {"LANG=C LC_ALL=C sort f", "sort f"},
+    {"export FOO=1; ls", "export FOO=1\nls"},
+    {"printf '%s' PATH", "printf %s PATH"},
+    {"env -u PATH ls", "ls <env>"},
+};
+
+/* Values of variables evaluated as code (shell.h AGTI_SHX_ARITH). */
+static const case_t arith[] = {
+    {"echo $((x))", "echo $((x)) {AR}"},
+    {"echo $(( $x + 1 ))", "echo [$(( $x + 1 ))] {AR}"},
+    {"echo $[x]", "echo $[x] {AR}"},
+    {"echo ${a[i]}", "echo ${a[i]} {AR}"},
+    {"echo ${s:i:2}", "echo ${s:i:2} {AR}"},
+    {"echo ${!x}", "echo ${!x} {AR}"},
+    {"echo ${x@P}", "echo ${x@P} {AR}"},
+    {"(( x ))", "(( x )) {R}"},
+    {"for ((i = 0; i < n; i++)); do :; done", "(( [i = 0; i < n; i++] )) {R}\n:"},
+    {"[[ $a -lt 3 ]]", "[[ $a -lt 3 ]] {R}"},
+    {"[[ -v 'a[i]' ]]", "[[ -v a[i] ]] {R}"},
+    {"let x++", "let x++ {R}"},
+    {"y=$((x))", "y=$((x)) {R}"},
+    {"a[i]=1", "a[i]=1 {R}"},
+    {"echo > $((x))", "echo {WR}"},
+    {"declare -i n", "declare -i n {R}"},
+    {"for i in $((x)); do :; done", ":\n$((x)) {R}"},
+    {"case ${a[i]} in *) :;; esac", ":\n${a[i]} {R}"},
+    {"cat <<E\n$((x))\nE", "cat {R}"},
+    {"cat <<'E'\n$((x))\nE", "cat"},
+    {"echo $(( $# + ${#a} ))", "echo [$(( $# + ${#a} ))] {A}"},
+    {"local -ri n=1", "local -ri n=1 {R}"},
+    {"read 'a[$(id)]'", "read a[$(id)] {R}"},
+    {"printf -v 'a[i]' 1", "printf -v a[i] 1 {R}"},
+    {"unset 'a[$(id)]'", "unset a[$(id)] {R}"},
+    {"test -v 'a[i]'", "test -v a[i] {R}"},
+    /* literal numbers, whole arrays, lengths, defaults: no variable evaluated */
+    {"echo $((1 + 2)) $((16#ff)) $((0x1f))", "echo [$((1 + 2))] $((16#ff)) $((0x1f)) {A}"},
+    {"echo ${a[0]} ${a[@]} ${#a[*]} ${s:1:2} ${x:-d} ${!a[@]} ${!pre*}",
+     "echo ${a[0]} ${a[@]} ${#a[*]} ${s:1:2} ${x:-d} ${!a[@]} ${!pre*} {A}"},
+    {"(( 1 + 2 ))", ""},
+    {"[[ -f x && 3 -eq 3 ]]", ""},
+    {"[[ $a == b ]]", ""},
+    {"unset a b", "unset a b"},
+    {"printf '[%s]' x", "printf [%s] x"},
+};
+
+/* GNU parallel: its command words run by a shell, with more arguments. */
+static const case_t parallel[] = {
+    {"parallel rm -rf ::: d", "parallel rm -rf ::: d {MC}\nrm -rf ^0 {M}"},
+    {"parallel -j4 --keep-order 'gzip {}' ::: a b",
+     "parallel -j4 --keep-order [gzip {}] ::: a b {MC}\ngzip {} ^0 {M}"},
+    {"ls | parallel -j 2 wc -l", "ls\nparallel -j 2 wc -l {MC}\nwc -l ^1 {M}"},
+    {"parallel ::: 'rm -rf d'", "parallel ::: [rm -rf d] {EMC}"},
+    {"parallel --bogus x ::: a", "parallel --bogus x ::: a {UMC}"},
+    {"xargs sh -c 'git status'", "sh -c [git status] <xargs> {MC}\ngit status ^0 {M}"},
+    {"fd -e txt -x rm -rf", "fd -e txt -x rm -rf\nrm -rf ^0 {M}"},
+    {"fd -X cat", "fd -X cat\ncat ^0 {M}"},
+    {"fdfind x --exec wc -l {} ';' -H", "fdfind x --exec wc -l {} ; -H\nwc -l {} ^0 {AM}"},
+    {"fd -e c", "fd -e c"},
+};
+
 int main(void)
 {
     RUN("basics", basics);
@@ -300,6 +396,9 @@ int main(void)
     RUN("strings", strings);
     RUN("funcs", funcs);
     RUN("redirs", redirs);
+    RUN("env", env_code);
+    RUN("arith", arith);
+    RUN("parallel", parallel);
     test_limits();
     return t_done();
 }
