@@ -1,0 +1,330 @@
+/* Other names of a sensitive file: a git rename or copy from or to one in
+ * the reviewed change set, a hard link to one, a symbolic link to one, and
+ * the spellings of a path that lead to one (./, sub/.., absolute, globs).
+ * Each must keep the sensitive file's content from every tool, while a
+ * plain file beside it (and a plain rename, a plain hard link) stays shown.
+ * Expected outcomes follow docs/sensitive-files.md and what git and ln(1)
+ * make of the tree, not what the code printed. */
+#include <stdbool.h>
+
+#include "wsfix.h"
+
+static agt_registry *rreg;
+
+#define GIT "git -c user.name=T -c user.email=t@example.com "
+
+static agt_session *review_session(const char *repo, int mode)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", ws, repo);
+    agt_session *s = NULL;
+    if (agt_session_new(&s, rreg, path) != AGT_OK ||
+        agt_session_open_review(s, path, mode, NULL, NULL) != AGT_OK) {
+        printf("Bail out! review session %s: %s\n", repo, agt_error_message());
+        exit(1);
+    }
+    return s;
+}
+
+/* Twelve lines, one of them with the mark: a rename that changes one line
+ * stays above git's 50% similarity. */
+static void put_lines(const char *rel, const char *mark)
+{
+    char text[1024];
+    int n = 0;
+    for (int i = 1; i <= 12; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, i == 6 ? "KEY%d=%s\n" : "LINE%d=plain\n",
+                      i, mark);
+    put_file(rel, text);
+}
+
+static bool has(const char *t, const char *s)
+{
+    return strstr(t, s) != NULL;
+}
+
+/* ---- renames in the change set ------------------------------------------ */
+
+static void review_hidden(agt_session *rev, const char *path, const char *mark, const char *what)
+{
+    char args[512];
+    int st;
+    snprintf(args, sizeof args, "{\"path_array\":[\"%s\"]}", path);
+    const char *t = ws_run(rev, "file_read_diff", args, &st);
+    T_CHECK(!has(t, mark) && has(t, "[diff not shown: "), "%s: file_read_diff %s hides it: %s",
+            what, path, flat(t));
+    T_CHECK(!has(t, "LINE1=plain"), "%s: file_read_diff %s shows no line of it", what, path);
+}
+
+static void renames(void)
+{
+    /* base: the secret .env, a file that becomes .env.local, a plain file */
+    put_lines("r1/.env", "old-env-secret");
+    put_lines("r1/draft.txt", "becomes-env-secret");
+    put_lines("r1/a.txt", "plain-rename");
+    if (ws_sh("cd r1 && git init -q . && git add -A && " GIT "commit -q -m base") != 0) {
+        printf("Bail out! git r1\n");
+        exit(1);
+    }
+    /* git mv .env notes.txt and change a line; git mv draft.txt .env.local
+     * (a rename TO a sensitive name); a plain rename a.txt -> b.txt */
+    if (ws_sh(
+            "cd r1 && git mv .env notes.txt && git mv draft.txt .env.local && git mv a.txt b.txt "
+            "&& sed -i 's/^LINE2=plain/LINE2=edited/' notes.txt .env.local b.txt && git add -A") !=
+        0) {
+        printf("Bail out! git mv\n");
+        exit(1);
+    }
+    agt_session *rev = review_session("r1", AGT_CHANGES_WORKSPACE);
+    const agt_diff *d = agt_changes_diff(agt_session_changes(rev));
+    size_t idx = 0;
+    T_CHECK(agt_diff_file_index(d, "notes.txt", &idx) == AGT_OK &&
+                agt_diff_file_status(d, idx) == AGT_DIFF_RENAMED,
+            "setup: git sees .env -> notes.txt as a rename");
+    int st;
+    review_hidden(rev, "notes.txt", "old-env-secret", "rename from .env");
+    review_hidden(rev, ".env", "old-env-secret", "rename from .env (old path)");
+    review_hidden(rev, "draft.txt", "becomes-env-secret", "rename to .env.local (old path)");
+    review_hidden(rev, ".env.local", "becomes-env-secret", "rename to .env.local");
+    const char *t = ws_run(rev, "file_read_diff", "{\"path_array\":[\"b.txt\"]}", &st);
+    T_CHECK(st == AGT_OK && has(t, "+LINE2=edited") && has(t, "-LINE2=plain"),
+            "plain rename: its diff is shown: %s", flat(t));
+    t = ws_run(rev, "file_read_diff", "{\"path_array\":[\"./notes.txt\"]}", &st);
+    T_CHECK(!has(t, "old-env-secret"), "rename from .env: ./notes.txt hides it: %s", flat(t));
+
+    t = ws_run(rev, "file_read", "{\"file_path\":\"notes.txt\"}", &st);
+    T_CHECK(st == AGT_EDENIED && !has(t, "old-env-secret") && has(t, "sensitive"),
+            "rename from .env: file_read notes.txt refused: %s", flat(t));
+    t = ws_run(rev, "file_read", "{\"file_path\":\"./notes.txt\"}", &st);
+    T_CHECK(st == AGT_EDENIED && !has(t, "old-env-secret"),
+            "rename from .env: file_read ./notes.txt refused: %s", flat(t));
+    t = ws_run(rev, "file_read", "{\"file_path\":\"b.txt\"}", &st);
+    T_CHECK(st == AGT_OK && has(t, "plain-rename"), "plain rename: file_read shown: %s", flat(t));
+
+    t = ws_run(rev, "code_search", "{\"search_text\":\"secret\"}", &st);
+    T_CHECK(!has(t, "old-env-secret") && !has(t, "becomes-env-secret"),
+            "renames: code_search shows neither: %s", flat(t));
+    T_CHECK(has(t, "2 sensitive files"), "renames: code_search counts both: %s", flat(t));
+    t = ws_run(rev, "code_search", "{\"search_text\":\"LINE1\"}", &st);
+    T_CHECK(has(t, "File: b.txt") && !has(t, "File: notes.txt") && !has(t, "File: .env"),
+            "renames: code_search shows only the plain file: %s", flat(t));
+
+    t = ws_run(rev, "file_find", "{\"query_name\":\"txt\"}", &st);
+    T_CHECK(has(t, "b.txt") && !has(t, "notes.txt"),
+            "rename from .env: file_find leaves notes.txt out: %s", flat(t));
+
+    /* comments: anchoring in the renamed .env must not tell whether a
+     * guessed line is in it */
+    t = ws_run(rev, "code_comment",
+               "{\"comments\":[{\"path\":\"notes.txt\",\"content\":\"c\","
+               "\"existing_code\":\"KEY6=old-env-secret\"}]}",
+               &st);
+    T_CHECK(!has(t, "notes.txt:6") && has(t, "sensitive"),
+            "rename from .env: code_comment does not place a comment in it: %s", flat(t));
+    agt_session_free(rev);
+
+    /* the same rename as a commit, reviewed in commit mode: reads at the
+     * commit */
+    if (ws_sh("cd r1 && " GIT "commit -q -m renames") != 0) {
+        printf("Bail out! commit\n");
+        exit(1);
+    }
+    rev = review_session("r1", AGT_CHANGES_COMMIT);
+    review_hidden(rev, "notes.txt", "old-env-secret", "commit mode: rename from .env");
+    review_hidden(rev, "draft.txt", "becomes-env-secret", "commit mode: rename to .env.local");
+    t = ws_run(rev, "file_read", "{\"file_path\":\"notes.txt\"}", &st);
+    T_CHECK(st == AGT_EDENIED && !has(t, "old-env-secret"),
+            "commit mode: file_read notes.txt refused: %s", flat(t));
+    t = ws_run(rev, "code_search", "{\"search_text\":\"secret\"}", &st);
+    T_CHECK(!has(t, "old-env-secret") && !has(t, "becomes-env-secret"),
+            "commit mode: code_search shows neither: %s", flat(t));
+    t = ws_run(rev, "file_read", "{\"file_path\":\"b.txt\"}", &st);
+    T_CHECK(st == AGT_OK && has(t, "plain-rename"), "commit mode: plain file shown: %s", flat(t));
+    agt_session_free(rev);
+}
+
+/* ---- hard links --------------------------------------------------------- */
+
+static void hard_links(void)
+{
+    put_file("h1/.env", "TOKEN=hard-one-secret\n");
+    put_file("h1/ok.txt", "hard-one-ok\n");
+    put_file("h3/a.txt", "hard-three-plain\n");
+    /* h2: the .env is ignored, so a walk never meets it, only its link */
+    put_file("h2/.gitignore", ".env\n");
+    put_file("h2/.env", "TOKEN=hard-two-secret\n");
+    put_file("h2/ok.txt", "hard-two-ok\n");
+    if (ws_sh("ln h1/.env h1/notes.txt && ln h3/a.txt h3/b.txt && ln h2/.env h2/notes.txt && "
+              "mkdir -p h1/deep/er && ln h1/.env h1/deep/er/data.csv") != 0) {
+        printf("Bail out! ln\n");
+        exit(1);
+    }
+    agt_session *chat = new_session();
+    int st;
+    const char *t = ws_run(chat, "Read", "{\"path\":\"h1/notes.txt\"}", &st);
+    T_CHECK(st == AGT_EDENIED && !has(t, "hard-one-secret") && has(t, "sensitive"),
+            "hard link: Read refused: %s", flat(t));
+    t = ws_run(chat, "Read", "{\"path\":\"h1/deep/er/data.csv\"}", &st);
+    T_CHECK(st == AGT_EDENIED && !has(t, "hard-one-secret"),
+            "hard link in another folder: Read refused: %s", flat(t));
+    t = ws_run(chat, "Read", "{\"path\":\"h2/notes.txt\"}", &st);
+    T_CHECK(st == AGT_EDENIED && !has(t, "hard-two-secret"),
+            "hard link to an ignored .env: Read refused: %s", flat(t));
+    t = ws_run(chat, "Read", "{\"path\":\"h3/b.txt\"}", &st);
+    T_CHECK(st == AGT_OK && has(t, "hard-three-plain"), "plain hard link: Read shown: %s", flat(t));
+    t = ws_run(chat, "Grep", "{\"pattern\":\"hard-\",\"output_mode\":\"content\"}", &st);
+    T_CHECK(!has(t, "secret") && has(t, "hard-one-ok") && has(t, "hard-two-ok") &&
+                has(t, "hard-three-plain"),
+            "hard links: Grep over the workspace shows none: %s", flat(t));
+    t = ws_run(chat, "Grep", "{\"pattern\":\"hard-\",\"output_mode\":\"files_with_matches\"}", &st);
+    T_CHECK(!has(t, "notes.txt") && !has(t, "data.csv") && has(t, "h3/b.txt"),
+            "hard links: Grep files_with_matches lists none: %s", flat(t));
+    t = ws_run(chat, "Grep", "{\"pattern\":\"TOKEN\",\"output_mode\":\"count\"}", &st);
+    T_CHECK(!has(t, "notes.txt") && !has(t, "data.csv"), "hard links: Grep count lists none: %s",
+            flat(t));
+    t = ws_run(chat, "Grep",
+               "{\"pattern\":\"hard-\",\"path\":\"h1/notes.txt\",\"output_mode\":\"content\"}",
+               &st);
+    T_CHECK(!has(t, "hard-one-secret"), "hard link: Grep on the file itself: %s", flat(t));
+    t = ws_run(chat, "Grep",
+               "{\"pattern\":\"hard-\",\"include_ignored\":true,\"output_mode\":\"content\"}", &st);
+    T_CHECK(!has(t, "secret"), "hard links: Grep include_ignored shows none: %s", flat(t));
+    t = ws_run(chat, "Glob", "{\"pattern\":\"**/*\",\"path\":\"h1\"}", &st);
+    T_CHECK(has(t, "ok.txt") && !has(t, "notes.txt") && !has(t, "data.csv"),
+            "hard link: Glob leaves it out: %s", flat(t));
+    t = ws_run(chat, "Glob", "{\"pattern\":\"*\",\"path\":\"h3\"}", &st);
+    T_CHECK(has(t, "a.txt") && has(t, "b.txt"), "plain hard link: Glob lists both: %s", flat(t));
+    t = ws_run(chat, "Edit",
+               "{\"path\":\"h1/notes.txt\",\"old_string\":\"TOKEN\",\"new_string\":\"X\"}", &st);
+    T_EQ_INT(st, AGT_EDENIED, "hard link: Edit refused");
+    t = ws_run(chat, "Write", "{\"path\":\"h1/notes.txt\",\"content\":\"overwritten\\n\"}", &st);
+    T_EQ_INT(st, AGT_EDENIED, "hard link: Write refused");
+    T_EQ_STR(get_file("h1/.env", NULL), "TOKEN=hard-one-secret\n", "hard link: .env unchanged");
+    agt_session_free(chat);
+
+    /* the review tools over a working tree with the link untracked */
+    put_file("r2/ok.txt", "base\n");
+    if (ws_sh("cd r2 && git init -q . && git add -A && " GIT "commit -q -m base && "
+              "printf 'TOKEN=hard-rev-secret\\n' > .env && echo .env > .gitignore && "
+              "ln .env notes.txt && echo 'hard-rev-ok' >> ok.txt") != 0) {
+        printf("Bail out! git r2\n");
+        exit(1);
+    }
+    agt_session *rev = review_session("r2", AGT_CHANGES_WORKSPACE);
+    t = ws_run(rev, "file_read", "{\"file_path\":\"notes.txt\"}", &st);
+    T_CHECK(st == AGT_EDENIED && !has(t, "hard-rev-secret"),
+            "review: file_read of a hard link refused: %s", flat(t));
+    t = ws_run(rev, "file_read_diff", "{\"path_array\":[\"notes.txt\",\"ok.txt\"]}", &st);
+    T_CHECK(!has(t, "hard-rev-secret") && has(t, "+hard-rev-ok"),
+            "review: file_read_diff hides the hard link: %s", flat(t));
+    t = ws_run(rev, "code_search", "{\"search_text\":\"hard-rev\"}", &st);
+    T_CHECK(!has(t, "hard-rev-secret") && has(t, "hard-rev-ok"),
+            "review: code_search hides the hard link: %s", flat(t));
+    t = ws_run(rev, "file_find", "{\"query_name\":\"notes\"}", &st);
+    T_CHECK(!has(t, "notes.txt"), "review: file_find leaves the hard link out: %s", flat(t));
+    agt_session_free(rev);
+}
+
+/* ---- symbolic links ----------------------------------------------------- */
+
+static void symlinks(void)
+{
+    put_file("l1/.env", "TOKEN=link-one-secret\n");
+    put_file("l1/.aws/credentials", "aws_secret=link-aws-secret\n");
+    put_file("l1/real/.env.prod", "TOKEN=link-dir-secret\n");
+    if (ws_sh("cd l1 && ln -s .env link.txt && ln -s .aws/credentials creds.txt && "
+              "ln -s real cfg && ln -s \"$PWD/.env\" abs.txt && ln -s link.txt chain.txt") != 0) {
+        printf("Bail out! ln -s\n");
+        exit(1);
+    }
+    agt_session *chat = new_session();
+    int st;
+    static const char *const links[] = {"l1/link.txt", "l1/creds.txt", "l1/cfg/.env.prod",
+                                        "l1/abs.txt", "l1/chain.txt"};
+    for (size_t i = 0; i < sizeof links / sizeof *links; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "{\"path\":\"%s\"}", links[i]);
+        const char *t = ws_run(chat, "Read", args, &st);
+        T_CHECK(st == AGT_EDENIED && !has(t, "-secret"), "symlink %s: Read refused: %s", links[i],
+                flat(t));
+        snprintf(args, sizeof args,
+                 "{\"pattern\":\"secret\",\"path\":\"%s\",\"output_mode\":\"content\"}", links[i]);
+        t = ws_run(chat, "Grep", args, &st);
+        T_CHECK(!has(t, "-secret"), "symlink %s: Grep on it: %s", links[i], flat(t));
+        snprintf(args, sizeof args,
+                 "{\"path\":\"%s\",\"old_string\":\"TOKEN\",\"new_string\":\"X\"}", links[i]);
+        ws_run(chat, "Edit", args, &st);
+        T_EQ_INT(st, AGT_EDENIED, "symlink %s: Edit refused", links[i]);
+    }
+    const char *t = ws_run(chat, "Grep", "{\"pattern\":\"secret\",\"path\":\"l1\"}", &st);
+    T_CHECK(!has(t, "link.txt") && !has(t, "creds.txt") && !has(t, "abs.txt"),
+            "symlinks: Grep over the folder lists none: %s", flat(t));
+    T_EQ_STR(get_file("l1/.env", NULL), "TOKEN=link-one-secret\n", "symlinks: .env unchanged");
+    agt_session_free(chat);
+}
+
+/* ---- spellings of a path to .env ---------------------------------------- */
+
+static void spellings(void)
+{
+    put_file("g1/.env", "TOKEN=spell-secret\n");
+    put_file("g1/sub/ok.txt", "spell-ok\n");
+    put_file("g2/.ENV", "TOKEN=spell-upper-secret\n");
+    put_file("g2/Config/.Env.Local", "TOKEN=spell-mixed-secret\n");
+    agt_session *chat = new_session();
+    char abs[700];
+    snprintf(abs, sizeof abs, "%s/g1/.env", ws);
+    const char *paths[] = {"g1/.env",  "./g1/.env", "g1/sub/../.env", "g1/./.env",
+                           "g1//.env", abs,         "g2/.ENV",        "g2/Config/.Env.Local"};
+    int st;
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+        char args[900];
+        snprintf(args, sizeof args, "{\"path\":\"%s\"}", paths[i]);
+        const char *t = ws_run(chat, "Read", args, &st);
+        T_CHECK(st == AGT_EDENIED && !has(t, "-secret"), "Read %s refused: %s", paths[i], flat(t));
+        snprintf(args, sizeof args,
+                 "{\"pattern\":\"spell\",\"path\":\"%s\",\"output_mode\":\"content\"}", paths[i]);
+        t = ws_run(chat, "Grep", args, &st);
+        T_CHECK(!has(t, "-secret"), "Grep path %s: %s", paths[i], flat(t));
+        snprintf(args, sizeof args,
+                 "{\"pattern\":\"spell\",\"path\":\"%s\",\"output_mode\":\"count\"}", paths[i]);
+        t = ws_run(chat, "Grep", args, &st);
+        T_CHECK(!has(t, ":1"), "Grep count path %s: %s", paths[i], flat(t));
+    }
+    static const char *const globs[] = {".env", "*.env", "**/.env",  ".ENV",   "*",
+                                        "**/*", ".e*",   "{.env,x}", "[.]env", "**/.[eE]*"};
+    for (size_t i = 0; i < sizeof globs / sizeof *globs; i++) {
+        char args[300];
+        snprintf(args, sizeof args,
+                 "{\"pattern\":\"spell\",\"glob\":\"%s\",\"output_mode\":\"content\"}", globs[i]);
+        const char *t = ws_run(chat, "Grep", args, &st);
+        T_CHECK(!has(t, "-secret"), "Grep glob %s: %s", globs[i], flat(t));
+        snprintf(args, sizeof args,
+                 "{\"pattern\":\"spell\",\"glob\":\"%s\",\"include_ignored\":true,"
+                 "\"output_mode\":\"files_with_matches\"}",
+                 globs[i]);
+        t = ws_run(chat, "Grep", args, &st);
+        T_CHECK(!has(t, "g1/.env") && !has(t, "g2/.ENV") && !has(t, ".Env.Local"),
+                "Grep glob %s include_ignored: %s", globs[i], flat(t));
+    }
+    const char *t = ws_run(chat, "Grep",
+                           "{\"pattern\":\"spell\",\"-i\":true,\"output_mode\":\"content\"}", &st);
+    T_CHECK(!has(t, "-secret") && has(t, "spell-ok"), "Grep -i over the workspace: %s", flat(t));
+    agt_session_free(chat);
+}
+
+int main(void)
+{
+    make_ws("sensnames");
+    if (agt_registry_new(&rreg) != AGT_OK || agt_registry_load_builtin(rreg, "review") != AGT_OK) {
+        printf("Bail out! review registry: %s\n", agt_error_message());
+        return 1;
+    }
+    renames();
+    hard_links();
+    symlinks();
+    spellings();
+    agt_registry_free(rreg);
+    rm_ws();
+    return t_done();
+}
