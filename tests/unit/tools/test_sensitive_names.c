@@ -121,6 +121,25 @@ static void renames(void)
                &st);
     T_CHECK(!has(t, "notes.txt:6") && has(t, "sensitive"),
             "rename from .env: code_comment does not place a comment in it: %s", flat(t));
+    t = ws_run(rev, "code_comment",
+               "{\"comments\":[{\"content\":\"c\",\"existing_code\":\"KEY6=old-env-secret\"}]}",
+               &st);
+    T_CHECK(!has(t, "notes.txt") && has(t, "not anchored") && has(t, "was not found"),
+            "rename from .env: a comment without a path is not placed in it: %s", flat(t));
+    t = ws_run(rev, "code_comment",
+               "{\"comments\":[{\"path\":\"b.txt\",\"content\":\"c\","
+               "\"existing_code\":\"KEY6=old-env-secret\"}]}",
+               &st);
+    T_CHECK(!has(t, "notes.txt") && !has(t, "moved") && has(t, "not anchored"),
+            "rename from .env: a comment on b.txt is not moved into it: %s", flat(t));
+    t = ws_run(rev, "code_comment",
+               "{\"comments\":[{\"path\":\"b.txt\",\"content\":\"c\","
+               "\"existing_code\":\"LINE2=edited\"}]}",
+               &st);
+    T_CHECK(has(t, "b.txt:2"), "plain rename: a comment is placed: %s", flat(t));
+    t = ws_run(rev, "file_read_diff", "{\"path_array\":[\"b/notes.txt\",\"a/.env\"]}", &st);
+    T_CHECK(!has(t, "old-env-secret") && !has(t, "LINE1=plain"),
+            "rename from .env: a/ and b/ prefixes hide it too: %s", flat(t));
     agt_session_free(rev);
 
     /* the same rename as a commit, reviewed in commit mode: reads at the
@@ -199,6 +218,12 @@ static void hard_links(void)
     T_EQ_INT(st, AGT_EDENIED, "hard link: Edit refused");
     t = ws_run(chat, "Write", "{\"path\":\"h1/notes.txt\",\"content\":\"overwritten\\n\"}", &st);
     T_EQ_INT(st, AGT_EDENIED, "hard link: Write refused");
+    t = ws_run(chat, "apply_patch",
+               "{\"input\":\"*** Begin Patch\\n*** Update File: h1/notes.txt\\n@@\\n"
+               "-TOKEN=hard-one-secret\\n+TOKEN=x\\n*** End Patch\\n\"}",
+               &st);
+    T_CHECK(st != AGT_OK && !has(t, "hard-one-secret"), "hard link: apply_patch refused: %s",
+            flat(t));
     T_EQ_STR(get_file("h1/.env", NULL), "TOKEN=hard-one-secret\n", "hard link: .env unchanged");
     agt_session_free(chat);
 
