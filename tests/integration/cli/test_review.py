@@ -433,6 +433,10 @@ def main():
               "-----END OPENSSH PRIVATE KEY-----\n")
         write(srepo, "app.py", "print('hi')\n")
         git(srepo, "add", "-A")
+        # a hard link (untracked) to an ignored .env: another name of it
+        write(srepo, ".gitignore", ".env\n")
+        write(srepo, ".env", "TOKEN=sk-hard-456\n")
+        os.link(os.path.join(srepo, ".env"), os.path.join(srepo, "notes.txt"))
         rc, out, err = run([exe, "--repo", srepo, "--preview", "--format", "json"], tmp)
         t.eq(rc, 0, "sensitive preview exits 0")
         sp = {f["path"]: f for f in json.loads(out)["files"]}
@@ -443,7 +447,11 @@ def main():
              "sensitive file (private key (a PRIVATE KEY block in the content)): its content "
              "is not sent", "a key found in the diff's content skipped")
         t.eq(sp["app.py"]["skip_reason"], None, "app.py still reviewed")
-        t.ok("sk-live-123" not in out and "b3Bl" not in out, "no secret in the preview")
+        t.eq(sp["notes.txt"]["skip_reason"],
+             "hard link (another name of the file may be a sensitive file): its content is "
+             "not sent", "a hard link to .env skipped")
+        t.ok("sk-live-123" not in out and "b3Bl" not in out and "sk-hard-456" not in out,
+             "no secret in the preview")
 
         bad_tools = os.path.join(tmp, "tools.json")
         with open(bad_tools, "w") as f:
