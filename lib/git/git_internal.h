@@ -94,8 +94,9 @@ int agti_changes_read_workdir(const agt_changes *c, const char *path, size_t max
 
 /* Opens a working-tree file (path relative to the root) with flags:
  * relative to c->workdir_fd when it is open (no walk of the root's own
- * path), else by its full path, built in scratch. Returns the fd; -1 with
- * errno set when open fails; -2 when out of memory. */
+ * path; no symbolic link followed, the last component's included: ELOOP),
+ * else by its full path, built in scratch. Returns the fd; -1 with errno
+ * set when open fails; -2 when out of memory. */
 int agti_changes_open_workdir(const agt_changes *c, const char *path, agti_buf *scratch, int flags);
 
 /* git's similarity index (0..100) of src renamed to dst, as `git diff -M`

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "diff/diff_internal.h"
+#include "fs/fs.h"
 #include "git/git_internal.h"
 
 /* ---- working-tree files ----------------------------------------------- */
@@ -110,8 +111,12 @@ static int read_fd(int fd, const char *path, size_t max, char **out, size_t *out
 
 int agti_changes_open_workdir(const agt_changes *c, const char *path, agti_buf *scratch, int flags)
 {
+    /* No symbolic link is followed on the way either: a tracked folder
+     * replaced by a link (conf -> .aws) must not make conf/credentials
+     * read .aws/credentials, which no name check would see. */
     if (c->workdir_fd >= 0)
-        return openat(c->workdir_fd, path, flags);
+        return strchr(path, '/') == NULL ? openat(c->workdir_fd, path, flags | O_NOFOLLOW)
+                                         : agti_fs_open_beneath(c->workdir_fd, path, flags);
     agti_buf_truncate(scratch, 0);
     agti_buf_puts(scratch, c->workdir);
     agti_buf_puts(scratch, path);
@@ -150,6 +155,9 @@ int agti_changes_read_workdir(const agt_changes *c, const char *path, size_t max
         else if (err == ELOOP && c->workdir_fd < 0 && lstat(agti_buf_cstr(&full), &st) == 0 &&
                  S_ISLNK(st.st_mode))
             rc = read_link(AT_FDCWD, agti_buf_cstr(&full), path, (size_t)st.st_size, out, out_len);
+        else if (err == ELOOP || err == EXDEV)
+            rc = agti_error(AGT_ENOTFOUND,
+                            "'%s' is reached through a symbolic link in the working tree", path);
         else
             rc = io_error(err, path);
     }

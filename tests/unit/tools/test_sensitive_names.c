@@ -258,14 +258,15 @@ static void symlinks(void)
     put_file("l1/.aws/credentials", "aws_secret=link-aws-secret\n");
     put_file("l1/real/.env.prod", "TOKEN=link-dir-secret\n");
     if (ws_sh("cd l1 && ln -s .env link.txt && ln -s .aws/credentials creds.txt && "
-              "ln -s real cfg && ln -s \"$PWD/.env\" abs.txt && ln -s link.txt chain.txt") != 0) {
+              "ln -s real cfg && ln -s \"$PWD/.env\" abs.txt && ln -s link.txt chain.txt && "
+              "ln -s .aws awsdir") != 0) {
         printf("Bail out! ln -s\n");
         exit(1);
     }
     agt_session *chat = new_session();
     int st;
     static const char *const links[] = {"l1/link.txt", "l1/creds.txt", "l1/cfg/.env.prod",
-                                        "l1/abs.txt", "l1/chain.txt"};
+                                        "l1/abs.txt",  "l1/chain.txt", "l1/awsdir/credentials"};
     for (size_t i = 0; i < sizeof links / sizeof *links; i++) {
         char args[256];
         snprintf(args, sizeof args, "{\"path\":\"%s\"}", links[i]);
@@ -286,6 +287,34 @@ static void symlinks(void)
             "symlinks: Grep over the folder lists none: %s", flat(t));
     T_EQ_STR(get_file("l1/.env", NULL), "TOKEN=link-one-secret\n", "symlinks: .env unchanged");
     agt_session_free(chat);
+
+    /* the review tools: a tracked folder replaced by a link to .aws, so
+     * the tracked path conf/credentials would lead to .aws/credentials */
+    put_file("r3/conf/credentials", "plain-conf\n");
+    put_file("r3/ok.txt", "base\n");
+    if (ws_sh("cd r3 && git init -q . && git add -A && " GIT "commit -q -m base && "
+              "mkdir .aws && printf 'aws_secret=link-rev-secret\\n' > .aws/credentials && "
+              "echo .aws > .gitignore && rm -r conf && ln -s .aws conf && "
+              "ln -s .aws/credentials creds.txt && echo more >> ok.txt") != 0) {
+        printf("Bail out! git r3\n");
+        exit(1);
+    }
+    agt_session *rev = review_session("r3", AGT_CHANGES_WORKSPACE);
+    static const char *const rpaths[] = {"conf/credentials", "creds.txt", "conf"};
+    for (size_t i = 0; i < sizeof rpaths / sizeof *rpaths; i++) {
+        char args[256];
+        snprintf(args, sizeof args, "{\"file_path\":\"%s\"}", rpaths[i]);
+        t = ws_run(rev, "file_read", args, &st);
+        T_CHECK(!has(t, "link-rev-secret"), "review: file_read %s through a link: %s", rpaths[i],
+                flat(t));
+        snprintf(args, sizeof args, "{\"path_array\":[\"%s\"]}", rpaths[i]);
+        t = ws_run(rev, "file_read_diff", args, &st);
+        T_CHECK(!has(t, "link-rev-secret"), "review: file_read_diff %s through a link: %s",
+                rpaths[i], flat(t));
+    }
+    t = ws_run(rev, "code_search", "{\"search_text\":\"secret\"}", &st);
+    T_CHECK(!has(t, "link-rev-secret"), "review: code_search through links: %s", flat(t));
+    agt_session_free(rev);
 }
 
 /* ---- spellings of a path to .env ---------------------------------------- */
