@@ -99,6 +99,12 @@ int agti_changes_read_workdir(const agt_changes *c, const char *path, size_t max
  * set when open fails; -2 when out of memory. */
 int agti_changes_open_workdir(const agt_changes *c, const char *path, agti_buf *scratch, int flags);
 
+/* The bytes of path in the base tree (before the change), as
+ * agt_changes_read_file reads the reviewed tree: AGT_ENOTFOUND when the
+ * base has no such blob (or no base tree), AGT_ELIMIT, AGT_EGIT, AGT_ENOMEM.
+ * out is NUL-terminated, malloc'd. */
+int agti_changes_read_base(agt_changes *c, const char *path, char **out, size_t *out_len);
+
 /* git's similarity index (0..100) of src renamed to dst, as `git diff -M`
  * prints it; -1 when out of memory. */
 int agti_git_similarity(const char *src, size_t src_len, const char *dst, size_t dst_len,

@@ -497,14 +497,18 @@ static int read_index(agt_changes *c, const char *rel, char **out, size_t *out_l
     return blob_bytes(c, &e->id, rel, out, out_len);
 }
 
-static int read_tree(agt_changes *c, const char *rel, char **out, size_t *out_len)
+/* The blob at rel in tree (the target's, or the base's: which names it). */
+static int read_tree_at(agt_changes *c, git_tree *tree, const char *which, const char *rel,
+                        char **out, size_t *out_len)
 {
+    if (tree == NULL)
+        return not_in_tree(rel);
     git_tree_entry *e = NULL;
-    int grc = git_tree_entry_bypath(&e, c->target_tree, rel);
+    int grc = git_tree_entry_bypath(&e, tree, rel);
     if (grc == GIT_ENOTFOUND)
         return not_in_tree(rel);
     if (grc < 0)
-        return agti_git_error(AGT_EGIT, "cannot look up '%s' in the reviewed tree", rel);
+        return agti_git_error(AGT_EGIT, "cannot look up '%s' in the %s tree", rel, which);
     int rc;
     if (git_tree_entry_type(e) != GIT_OBJECT_BLOB)
         rc = not_in_tree(rel);
@@ -512,6 +516,16 @@ static int read_tree(agt_changes *c, const char *rel, char **out, size_t *out_le
         rc = blob_bytes(c, git_tree_entry_id(e), rel, out, out_len);
     git_tree_entry_free(e);
     return rc;
+}
+
+static int read_tree(agt_changes *c, const char *rel, char **out, size_t *out_len)
+{
+    return read_tree_at(c, c->target_tree, "reviewed", rel, out, out_len);
+}
+
+int agti_changes_read_base(agt_changes *c, const char *path, char **out, size_t *out_len)
+{
+    return read_tree_at(c, c->base_tree, "base", path, out, out_len);
 }
 
 int agt_changes_read_file(agt_changes *c, const char *path, char **out_text, size_t *out_len)

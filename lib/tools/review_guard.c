@@ -6,10 +6,14 @@
  *    sides sensitive: after `git mv .env notes.txt` the removed side of
  *    notes.txt's diff and its content are .env's; after `git mv draft.txt
  *    .env.local` draft.txt's diff shows what .env.local holds now;
+ *  - a move git does not pair (a plain mv of a tracked .env to an
+ *    untracked notes.txt: a deletion and an addition): an added or deleted
+ *    file holding half or more of a sensitive file of the change set;
  *  - a file of the working tree with more than one link is sensitive when
  *    a sensitive file of the working tree is the same inode (lib/fs
  *    linkset.c walks the tree once, and only when such a file is judged).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,7 +25,225 @@
 #include "session/fs_settings.h"
 
 #define WHY_RENAME "renamed or copied from or to a sensitive file in the change set"
+#define WHY_MOVED "holds most of a sensitive file the change set adds, deletes or changes"
 #define WHY_LINK "a hard link to a sensitive file"
+
+/* Moves git does not pair (a plain mv: the tracked .env deleted, an
+ * untracked notes.txt added): an added or deleted file that holds at least
+ * half of a sensitive file of the change set (either side of it), counted
+ * in bytes of its distinct lines (trimmed, from PAIR_MIN_LINE bytes), is
+ * sensitive; so appending to the moved file does not hide the move, and a
+ * file sharing a boilerplate line or two is not caught. Files past
+ * PAIR_MAX_BYTES, sensitive files past PAIR_MAX_SOURCES, or candidates past
+ * PAIR_MAX_FILES count as sensitive (fail closed). */
+#define PAIR_MIN_LINE 4
+#define PAIR_MAX_BYTES ((size_t)1 << 20)
+#define PAIR_MAX_FILES 2000
+#define PAIR_MAX_SOURCES 64
+
+typedef struct lineset {
+    uint64_t *h; /* 0: empty slot */
+    size_t *w;   /* bytes of the line */
+    size_t cap, n;
+    size_t total; /* bytes of the distinct lines */
+} lineset;
+
+static uint64_t line_hash(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+static bool set_has(const lineset *ls, uint64_t h)
+{
+    if (ls->cap == 0)
+        return false;
+    for (size_t i = h & (ls->cap - 1);; i = (i + 1) & (ls->cap - 1)) {
+        if (ls->h[i] == h)
+            return true;
+        if (ls->h[i] == 0)
+            return false;
+    }
+}
+
+static void set_put(uint64_t *h, size_t *w, size_t cap, uint64_t key, size_t weight)
+{
+    size_t k = key & (cap - 1);
+    while (h[k] != 0)
+        k = (k + 1) & (cap - 1);
+    h[k] = key;
+    w[k] = weight;
+}
+
+static bool set_add(lineset *ls, uint64_t key, size_t weight)
+{
+    if (set_has(ls, key))
+        return true;
+    if (2 * (ls->n + 1) > ls->cap) {
+        size_t ncap = ls->cap ? 2 * ls->cap : 64;
+        uint64_t *nh = calloc(ncap, sizeof *nh);
+        size_t *nw = calloc(ncap, sizeof *nw);
+        if (nh == NULL || nw == NULL) {
+            free(nh);
+            free(nw);
+            return false;
+        }
+        for (size_t i = 0; i < ls->cap; i++)
+            if (ls->h[i] != 0)
+                set_put(nh, nw, ncap, ls->h[i], ls->w[i]);
+        free(ls->h);
+        free(ls->w);
+        ls->h = nh;
+        ls->w = nw;
+        ls->cap = ncap;
+    }
+    set_put(ls->h, ls->w, ls->cap, key, weight);
+    ls->n++;
+    ls->total += weight;
+    return true;
+}
+
+static void set_free(lineset *ls)
+{
+    free(ls->h);
+    free(ls->w);
+    memset(ls, 0, sizeof *ls);
+}
+
+/* The distinct trimmed lines of text (PAIR_MIN_LINE bytes or more) into
+ * set; false when out of memory. */
+static bool set_lines(lineset *set, const char *text, size_t len)
+{
+    const char *p = text, *end = text + len;
+    while (p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        const char *q = eol ? eol : end;
+        const char *a = p, *b = q;
+        while (a < b && (*a == ' ' || *a == '\t' || *a == '\r'))
+            a++;
+        while (b > a && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r'))
+            b--;
+        if ((size_t)(b - a) >= PAIR_MIN_LINE &&
+            !set_add(set, line_hash(a, (size_t)(b - a)), (size_t)(b - a)))
+            return false;
+        p = eol ? eol + 1 : end;
+    }
+    return true;
+}
+
+/* Whether cand holds at least half of src's line bytes. */
+static bool holds_half(const lineset *src, const lineset *cand)
+{
+    if (src->total == 0)
+        return false;
+    size_t got = 0;
+    for (size_t i = 0; i < src->cap; i++)
+        if (src->h[i] != 0 && set_has(cand, src->h[i]))
+            got += src->w[i];
+    return 2 * got >= src->total;
+}
+
+/* One side of file i: the base (old) or the reviewed (new) bytes. */
+static int side_bytes(agt_changes *c, const char *path, bool base, char **out, size_t *len)
+{
+    int rc =
+        base ? agti_changes_read_base(c, path, out, len) : agt_changes_read_file(c, path, out, len);
+    if (rc == AGT_OK && *len > PAIR_MAX_BYTES) {
+        free(*out);
+        *out = NULL;
+        return AGT_ELIMIT;
+    }
+    return rc;
+}
+
+static bool push(agti_review_guard *g, size_t *cap, const char *path, const char *why)
+{
+    if (g->nother == *cap) {
+        size_t ncap = *cap ? 2 * *cap : 8;
+        const char **nv = realloc(g->other, ncap * sizeof *nv);
+        const char **nw = nv ? realloc(g->other_why, ncap * sizeof *nw) : NULL;
+        if (nv != NULL)
+            g->other = nv;
+        if (nw == NULL)
+            return false;
+        g->other_why = nw;
+        *cap = ncap;
+    }
+    g->other_why[g->nother] = why;
+    g->other[g->nother++] = path;
+    return true;
+}
+
+/* The sensitive files the change set adds, deletes or changes (each side
+ * on its own), then each added or deleted file that is not sensitive by
+ * name and holds half of one of them (WHY_MOVED). */
+static int moves(agti_review_guard *g, size_t *cap)
+{
+    const agt_diff *d = agt_changes_diff(g->c);
+    size_t n = agt_diff_file_count(d), nsrc = 0;
+    lineset src[PAIR_MAX_SOURCES];
+    bool closed = false;
+    int rc = AGT_OK;
+    for (size_t i = 0; i < n && rc == AGT_OK && !closed; i++) {
+        int st = agt_diff_file_status(d, i);
+        const char *op = agt_diff_file_old_path(d, i), *np = agt_diff_file_new_path(d, i);
+        if (st == AGT_DIFF_RENAMED || st == AGT_DIFF_COPIED)
+            continue; /* both names are sensitive already */
+        for (int side = 0; side < 2 && !closed && rc == AGT_OK; side++) {
+            const char *p = side == 0 ? op : np;
+            if (p == NULL || !agti_sensitive_match(g->pol, p, NULL))
+                continue;
+            if (nsrc == PAIR_MAX_SOURCES) {
+                closed = true;
+                break;
+            }
+            char *text = NULL;
+            size_t len = 0;
+            int r = side_bytes(g->c, p, side == 0, &text, &len);
+            if (r == AGT_ENOMEM) {
+                rc = r;
+            } else if (r == AGT_ELIMIT) {
+                closed = true;
+            } else if (r == AGT_OK) {
+                memset(&src[nsrc], 0, sizeof src[nsrc]);
+                if (!set_lines(&src[nsrc++], text, len))
+                    rc = agti_oom();
+            }
+            free(text);
+        }
+    }
+    size_t files = 0;
+    for (size_t i = 0; (nsrc > 0 || closed) && rc == AGT_OK && i < n; i++) {
+        int st = agt_diff_file_status(d, i);
+        if (st != AGT_DIFF_ADDED && st != AGT_DIFF_DELETED)
+            continue;
+        bool base = st == AGT_DIFF_DELETED;
+        const char *p = base ? agt_diff_file_old_path(d, i) : agt_diff_file_new_path(d, i);
+        if (p == NULL || agti_sensitive_match(g->pol, p, NULL))
+            continue;
+        bool hit = closed || ++files > PAIR_MAX_FILES;
+        if (!hit) {
+            char *text = NULL;
+            size_t len = 0;
+            int r = side_bytes(g->c, p, base, &text, &len);
+            lineset cand = {NULL, NULL, 0, 0, 0};
+            if (r == AGT_ENOMEM || (r == AGT_OK && !set_lines(&cand, text, len)))
+                rc = agti_oom();
+            hit = r == AGT_ELIMIT;
+            for (size_t k = 0; r == AGT_OK && rc == AGT_OK && !hit && k < nsrc; k++)
+                hit = holds_half(&src[k], &cand);
+            set_free(&cand);
+            free(text);
+        }
+        if (hit && rc == AGT_OK && !push(g, cap, p, WHY_MOVED))
+            rc = agti_oom();
+    }
+    for (size_t k = 0; k < nsrc; k++)
+        set_free(&src[k]);
+    return rc;
+}
 
 int agti_review_guard_init(agti_review_guard *g, agt_call *call, agt_changes *c)
 {
@@ -30,7 +252,8 @@ int agti_review_guard_init(agti_review_guard *g, agt_call *call, agt_changes *c)
     g->c = c;
     const agt_diff *d = agt_changes_diff(c);
     size_t n = agt_diff_file_count(d), cap = 0;
-    for (size_t i = 0; i < n; i++) {
+    int rc = AGT_OK;
+    for (size_t i = 0; i < n && rc == AGT_OK; i++) {
         int st = agt_diff_file_status(d, i);
         if (st != AGT_DIFF_RENAMED && st != AGT_DIFF_COPIED)
             continue;
@@ -38,18 +261,16 @@ int agti_review_guard_init(agti_review_guard *g, agt_call *call, agt_changes *c)
         if (op == NULL || np == NULL ||
             (!agti_sensitive_match(g->pol, op, NULL) && !agti_sensitive_match(g->pol, np, NULL)))
             continue;
-        if (g->nother + 2 > cap) {
-            size_t ncap = cap ? 2 * cap : 8;
-            const char **nv = realloc(g->other, ncap * sizeof *nv);
-            if (nv == NULL) {
-                free(g->other);
-                return agti_oom();
-            }
-            g->other = nv;
-            cap = ncap;
-        }
-        g->other[g->nother++] = op;
-        g->other[g->nother++] = np;
+        if (!push(g, &cap, op, WHY_RENAME) || !push(g, &cap, np, WHY_RENAME))
+            rc = agti_oom();
+    }
+    if (rc == AGT_OK)
+        rc = moves(g, &cap);
+    if (rc != AGT_OK) {
+        free(g->other);
+        free(g->other_why);
+        memset(g, 0, sizeof *g);
+        return rc;
     }
     if (c->workdir != NULL && c->workdir_fd >= 0) {
         agti_linkset_init(&g->links, g->pol, c->workdir);
@@ -61,6 +282,7 @@ int agti_review_guard_init(agti_review_guard *g, agt_call *call, agt_changes *c)
 void agti_review_guard_free(agti_review_guard *g)
 {
     free(g->other);
+    free(g->other_why);
     if (g->have_links)
         agti_linkset_free(&g->links);
     memset(g, 0, sizeof *g);
@@ -85,7 +307,7 @@ bool agti_review_guard_path(agti_review_guard *g, const char *path, const char *
     for (size_t i = 0; i < g->nother; i++)
         if (strcmp(rel, g->other[i]) == 0) {
             if (why)
-                *why = WHY_RENAME;
+                *why = g->other_why[i];
             return true;
         }
     if (g->have_links && rel[0] != '\0' && rel[0] != '/' &&

@@ -1,7 +1,9 @@
 /* The review tools' sensitive-file test (review_guard.c): a path of the
  * change set is sensitive by its name, as another name of a sensitive file
  * in the change set (either side of a rename or copy one side of which is
- * sensitive: `git mv .env notes.txt` makes both names sensitive), or as a
+ * sensitive: `git mv .env notes.txt` makes both names sensitive; an added
+ * or deleted file holding half or more of a sensitive file of the change
+ * set, for a plain mv git does not pair), or as a
  * hard link in the working tree to a sensitive file there. */
 #ifndef AGT_LIB_TOOLS_REVIEW_GUARD_H
 #define AGT_LIB_TOOLS_REVIEW_GUARD_H
@@ -16,8 +18,10 @@
 typedef struct agti_review_guard {
     const agti_sensitive *pol; /* the session's policy */
     agt_changes *c;
-    const char **other; /* paths (borrowed from the diff) renamed or copied from or to a
-                           sensitive one */
+    const char **other;     /* paths (borrowed from the diff) that are other names of a
+                               sensitive file: renamed or copied from or to one, or moved
+                               without git pairing them (see review_guard.c) */
+    const char **other_why; /* the phrase of each */
     size_t nother;
     agti_linkset links; /* the working tree's sensitive files with several links */
     bool have_links;

@@ -162,6 +162,44 @@ static void renames(void)
     agt_session_free(rev);
 }
 
+/* A plain mv (no git mv): the working tree deletes the tracked .env and
+ * has an untracked notes.txt, which git never pairs as a rename; and the
+ * other way, a tracked draft becomes an untracked .env.prod. */
+static void plain_moves(void)
+{
+    put_lines("r4/.env", "mv-env-secret");
+    put_lines("r4/draft.txt", "mv-draft-secret");
+    /* a plain file of its own text, and one sharing two lines of .env */
+    put_file("r4/a.txt", "alpha\nbeta\ngamma\nKEY6=mv-plain\n");
+    put_file("r4/c.txt", "LINE1=plain\nLINE3=plain\nsomething else\nand more text\n");
+    if (ws_sh("cd r4 && git init -q . && git add -A && " GIT "commit -q -m base && "
+              "mv .env notes.txt && mv draft.txt .env.prod && mv a.txt b.txt && "
+              "mv c.txt d.txt && sed -i 's/^LINE2=plain/LINE2=edited/' notes.txt .env.prod && "
+              "seq 1 40 >> notes.txt") != 0) {
+        printf("Bail out! git r4\n");
+        exit(1);
+    }
+    agt_session *rev = review_session("r4", AGT_CHANGES_WORKSPACE);
+    int st;
+    review_hidden(rev, "notes.txt", "mv-env-secret", "mv .env notes.txt");
+    review_hidden(rev, "draft.txt", "mv-draft-secret", "mv draft.txt .env.prod (old path)");
+    const char *t = ws_run(rev, "file_read", "{\"file_path\":\"notes.txt\"}", &st);
+    T_CHECK(st == AGT_EDENIED && !has(t, "mv-env-secret"), "mv .env notes.txt: file_read: %s",
+            flat(t));
+    t = ws_run(rev, "code_search", "{\"search_text\":\"secret\"}", &st);
+    T_CHECK(!has(t, "mv-env-secret") && !has(t, "mv-draft-secret"),
+            "plain moves: code_search shows neither: %s", flat(t));
+    t = ws_run(rev, "file_read", "{\"file_path\":\"b.txt\"}", &st);
+    T_CHECK(st == AGT_OK && has(t, "mv-plain"), "plain move of a plain file: shown: %s", flat(t));
+    t = ws_run(rev, "file_read_diff", "{\"path_array\":[\"a.txt\"]}", &st);
+    T_CHECK(st == AGT_OK && has(t, "-KEY6=mv-plain"), "plain move: a.txt's diff shown: %s",
+            flat(t));
+    t = ws_run(rev, "file_read", "{\"file_path\":\"d.txt\"}", &st);
+    T_CHECK(st == AGT_OK && has(t, "something else"),
+            "a file sharing two lines with .env: shown: %s", flat(t));
+    agt_session_free(rev);
+}
+
 /* ---- hard links --------------------------------------------------------- */
 
 static void hard_links(void)
@@ -375,6 +413,7 @@ int main(void)
         return 1;
     }
     renames();
+    plain_moves();
     hard_links();
     symlinks();
     spellings();
