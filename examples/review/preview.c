@@ -74,7 +74,8 @@ static int hard_linked(const char *workdir, const char *path)
     return linked;
 }
 
-static char *skip_reason(const agt_diff *d, const rv_file *f, const rv_opts *o, const char *workdir)
+static char *skip_reason(const agt_diff *d, const rv_file *f, const rv_opts *o, const char *workdir,
+                         const agt_session *judge)
 {
     char buf[512];
     for (size_t k = 0; k < o->n_excludes; k++) {
@@ -92,9 +93,9 @@ static char *skip_reason(const agt_diff *d, const rv_file *f, const rv_opts *o, 
      * text (a private key in a file not named like one), with the library's
      * policy, the one its file tools apply. */
     const char *why = NULL;
-    if (agt_session_check_sensitive(NULL, f->path, NULL, 0, &why) == 1 ||
+    if (agt_session_check_sensitive(judge, f->path, NULL, 0, &why) == 1 ||
         (f->old_path != NULL &&
-         agt_session_check_sensitive(NULL, f->old_path, NULL, 0, &why) == 1)) {
+         agt_session_check_sensitive(judge, f->old_path, NULL, 0, &why) == 1)) {
         snprintf(buf, sizeof buf, "sensitive file (%s): its content is not sent", why);
         return strdup(buf);
     }
@@ -162,8 +163,19 @@ int rv_collect(rv_set *set, const rv_opts *o, char *err, size_t errlen)
     const char *workdir = o->mode == AGT_CHANGES_WORKSPACE
                               ? json_string_value(json_object_get(set->info, "workdir"))
                               : NULL;
+    /* A session holding the change set judges names as the review tools
+     * do: renames, moves and hard links of sensitive files count too (the
+     * built-in policy; without it only the names). */
+    agt_registry *jreg = NULL;
+    agt_session *judge = NULL;
+    const char *jroot = json_string_value(json_object_get(set->info, "workdir"));
+    if (agt_registry_new(&jreg) == AGT_OK &&
+        agt_session_new(&judge, jreg, jroot != NULL ? jroot : o->repo) == AGT_OK)
+        agt_session_set_changes(judge, set->changes);
     set->files = calloc(n + 1, sizeof *set->files);
     if (set->files == NULL) {
+        agt_session_free(judge);
+        agt_registry_free(jreg);
         json_decref(root);
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -181,8 +193,10 @@ int rv_collect(rv_set *set, const rv_opts *o, char *err, size_t errlen)
         f->deleted = (long)json_integer_value(json_object_get(jf, "deleted"));
         f->hunks = (int)json_array_size(json_object_get(jf, "hunks"));
         f->hunk_list = json_incref(json_object_get(jf, "hunks"));
-        f->skip = skip_reason(d, f, o, workdir);
+        f->skip = skip_reason(d, f, o, workdir, judge);
     }
+    agt_session_free(judge);
+    agt_registry_free(jreg);
     json_decref(root);
     return 0;
 }

@@ -247,8 +247,13 @@ static int moves(agti_review_guard *g, size_t *cap)
 
 int agti_review_guard_init(agti_review_guard *g, agt_call *call, agt_changes *c)
 {
+    return agti_review_guard_init_pol(g, agti_session_sensitive(agt_call_session(call)), c);
+}
+
+int agti_review_guard_init_pol(agti_review_guard *g, const agti_sensitive *pol, agt_changes *c)
+{
     memset(g, 0, sizeof *g);
-    g->pol = agti_session_sensitive(agt_call_session(call));
+    g->pol = pol;
     g->c = c;
     const agt_diff *d = agt_changes_diff(c);
     size_t n = agt_diff_file_count(d), cap = 0;

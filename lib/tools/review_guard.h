@@ -29,6 +29,8 @@ typedef struct agti_review_guard {
 
 /* For a call of a review tool over c. AGT_ENOMEM (nothing to free then). */
 int agti_review_guard_init(agti_review_guard *g, agt_call *call, agt_changes *c);
+/* The same under policy pol (NULL: built-in), for agt_session_check_sensitive. */
+int agti_review_guard_init_pol(agti_review_guard *g, const agti_sensitive *pol, agt_changes *c);
 void agti_review_guard_free(agti_review_guard *g);
 
 /* Whether path (repository-relative; "./x" and an absolute path in the

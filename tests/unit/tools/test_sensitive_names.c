@@ -109,6 +109,18 @@ static void renames(void)
     T_CHECK(has(t, "File: b.txt") && !has(t, "File: notes.txt") && !has(t, "File: .env"),
             "renames: code_search shows only the plain file: %s", flat(t));
 
+    /* the host's own check, with the change set under review */
+    const char *why = NULL;
+    T_EQ_INT(agt_session_check_sensitive(rev, "notes.txt", NULL, 0, &why), 1,
+             "check_sensitive: notes.txt, renamed from .env");
+    T_EQ_STR(why, "renamed or copied from or to a sensitive file in the change set",
+             "check_sensitive: the reason");
+    T_EQ_INT(agt_session_check_sensitive(rev, "draft.txt", NULL, 0, NULL), 1,
+             "check_sensitive: draft.txt, renamed to .env.local");
+    T_EQ_INT(agt_session_check_sensitive(rev, "b.txt", NULL, 0, NULL), 0,
+             "check_sensitive: b.txt, a plain rename");
+    T_EQ_INT(agt_session_check_sensitive(NULL, "notes.txt", NULL, 0, NULL), 0,
+             "check_sensitive without a session: the name only");
     t = ws_run(rev, "file_find", "{\"query_name\":\"txt\"}", &st);
     T_CHECK(has(t, "b.txt") && !has(t, "notes.txt"),
             "rename from .env: file_find leaves notes.txt out: %s", flat(t));
@@ -194,6 +206,13 @@ static void plain_moves(void)
     t = ws_run(rev, "file_read_diff", "{\"path_array\":[\"a.txt\"]}", &st);
     T_CHECK(st == AGT_OK && has(t, "-KEY6=mv-plain"), "plain move: a.txt's diff shown: %s",
             flat(t));
+    const char *why = NULL;
+    T_EQ_INT(agt_session_check_sensitive(rev, "notes.txt", NULL, 0, &why), 1,
+             "check_sensitive: notes.txt after mv .env notes.txt");
+    T_EQ_STR(why, "holds most of a sensitive file the change set adds, deletes or changes",
+             "check_sensitive: the reason of a move");
+    T_EQ_INT(agt_session_check_sensitive(rev, "d.txt", NULL, 0, NULL), 0,
+             "check_sensitive: d.txt shares two lines only");
     t = ws_run(rev, "file_read", "{\"file_path\":\"d.txt\"}", &st);
     T_CHECK(st == AGT_OK && has(t, "something else"),
             "a file sharing two lines with .env: shown: %s", flat(t));
