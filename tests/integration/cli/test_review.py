@@ -73,6 +73,14 @@ def git(repo, *args):
     subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True)
 
 
+def git_init(repo):
+    """An empty repository on branch main with a committer set."""
+    os.makedirs(repo, exist_ok=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "t@example.com")
+    git(repo, "config", "user.name", "T")
+
+
 def write(repo, path, data, mode="w"):
     full = os.path.join(repo, path)
     os.makedirs(os.path.dirname(full), exist_ok=True)
@@ -421,10 +429,7 @@ def main():
         # name no pattern knows, found by the diff's content) are skipped
         # with the reason; only app.py is left to review
         srepo = os.path.join(tmp, "srepo")
-        os.makedirs(srepo)
-        git(srepo, "init", "-q", "-b", "main")
-        git(srepo, "config", "user.email", "t@example.com")
-        git(srepo, "config", "user.name", "T")
+        git_init(srepo)
         write(srepo, "README", "base\n")
         git(srepo, "add", "-A")
         git(srepo, "commit", "-q", "-m", "base")
@@ -467,10 +472,7 @@ def main():
         # a plain mv of a tracked .env (git sees a deletion and an untracked
         # addition, never a rename): the new name is skipped too
         mrepo = os.path.join(tmp, "mrepo")
-        os.makedirs(mrepo)
-        git(mrepo, "init", "-q", "-b", "main")
-        git(mrepo, "config", "user.email", "t@example.com")
-        git(mrepo, "config", "user.name", "T")
+        git_init(mrepo)
         write(mrepo, ".env", "TOKEN=sk-moved-789\nURL=https://db.example.com/prod\n")
         write(mrepo, "app.py", "print('hi')\n")
         git(mrepo, "add", "-A")
