@@ -205,7 +205,7 @@ static bool is_sensitive(grep_out *g, const agti_search_file *f)
         agti_buf_printf(&g->full, "%s/%s", g->dir, f->path);
     const char *fp = agti_buf_cstr(&g->full);
     return !g->full.oom && (agti_sensitive_match(g->pol, fp, NULL) ||
-                            agti_linkset_hit_at(&g->links, AT_FDCWD, fp) ||
+                            (f->multi_link && agti_linkset_hit_at(&g->links, AT_FDCWD, fp)) ||
                             (!agti_sensitive_host_excepted(g->pol, fp) && key_inside(fp, f)));
 }
 
