@@ -71,6 +71,11 @@ struct agt_changes {
      * searches so libgit2's pack indexes and caches stay warm */
     struct agti_reader_slot *readers;
     unsigned nreaders;
+    /* the review tools' other names of sensitive files (lib/tools
+     * review_guard.c), for the patterns they were found under; freed by
+     * guard_cache_free */
+    void *guard_cache;
+    void (*guard_cache_free)(void *);
     struct agti_disk_table *disk;  /* working-tree shortcut, NULL until built */
     struct agti_blob_cache *cache; /* blobs read so far, within AGTI_GIT_CACHE_MAX */
 };

@@ -250,33 +250,80 @@ int agti_review_guard_init(agti_review_guard *g, agt_call *call, agt_changes *c)
     return agti_review_guard_init_pol(g, agti_session_sensitive(agt_call_session(call)), c);
 }
 
+/* What a guard finds depends only on the change set (fixed once opened)
+ * and the patterns: it is kept on the change set, for the patterns it was
+ * found under, so that a review's calls (and a host judging every file)
+ * read the candidates of moves() once. */
+typedef struct guard_cache {
+    uint64_t key; /* patterns_key() */
+    const char **other, **why;
+    size_t n;
+} guard_cache;
+
+static void cache_free(void *p)
+{
+    guard_cache *gc = p;
+    if (gc == NULL)
+        return;
+    free(gc->other);
+    free(gc->why);
+    free(gc);
+}
+
+static uint64_t patterns_key(const agti_sensitive *pol)
+{
+    uint64_t h = 1469598103934665603ull;
+    size_t n = agti_sensitive_count(pol);
+    for (size_t i = 0; i < n; i++) {
+        const char *p = agti_sensitive_pattern(pol, i);
+        h = (line_hash(p, strlen(p) + 1) ^ h) * 1099511628211ull; /* the NUL separates */
+    }
+    return h;
+}
+
 int agti_review_guard_init_pol(agti_review_guard *g, const agti_sensitive *pol, agt_changes *c)
 {
     memset(g, 0, sizeof *g);
     g->pol = pol;
     g->c = c;
-    const agt_diff *d = agt_changes_diff(c);
-    size_t n = agt_diff_file_count(d), cap = 0;
-    int rc = AGT_OK;
-    for (size_t i = 0; i < n && rc == AGT_OK; i++) {
-        int st = agt_diff_file_status(d, i);
-        if (st != AGT_DIFF_RENAMED && st != AGT_DIFF_COPIED)
-            continue;
-        const char *op = agt_diff_file_old_path(d, i), *np = agt_diff_file_new_path(d, i);
-        if (op == NULL || np == NULL ||
-            (!agti_sensitive_match(g->pol, op, NULL) && !agti_sensitive_match(g->pol, np, NULL)))
-            continue;
-        if (!push(g, &cap, op, WHY_RENAME) || !push(g, &cap, np, WHY_RENAME))
+    uint64_t key = patterns_key(pol);
+    guard_cache *gc = c->guard_cache;
+    if (gc == NULL || gc->key != key) {
+        const agt_diff *d = agt_changes_diff(c);
+        size_t n = agt_diff_file_count(d), cap = 0;
+        int rc = AGT_OK;
+        for (size_t i = 0; i < n && rc == AGT_OK; i++) {
+            int st = agt_diff_file_status(d, i);
+            if (st != AGT_DIFF_RENAMED && st != AGT_DIFF_COPIED)
+                continue;
+            const char *op = agt_diff_file_old_path(d, i), *np = agt_diff_file_new_path(d, i);
+            if (op == NULL || np == NULL ||
+                (!agti_sensitive_match(pol, op, NULL) && !agti_sensitive_match(pol, np, NULL)))
+                continue;
+            if (!push(g, &cap, op, WHY_RENAME) || !push(g, &cap, np, WHY_RENAME))
+                rc = agti_oom();
+        }
+        if (rc == AGT_OK)
+            rc = moves(g, &cap);
+        guard_cache *ngc = rc == AGT_OK ? calloc(1, sizeof *ngc) : NULL;
+        if (rc == AGT_OK && ngc == NULL)
             rc = agti_oom();
+        if (rc != AGT_OK) {
+            free(g->other);
+            free(g->other_why);
+            memset(g, 0, sizeof *g);
+            return rc;
+        }
+        *ngc = (guard_cache){key, g->other, g->other_why, g->nother};
+        if (c->guard_cache_free != NULL)
+            c->guard_cache_free(c->guard_cache);
+        c->guard_cache = gc = ngc;
+        c->guard_cache_free = cache_free;
     }
-    if (rc == AGT_OK)
-        rc = moves(g, &cap);
-    if (rc != AGT_OK) {
-        free(g->other);
-        free(g->other_why);
-        memset(g, 0, sizeof *g);
-        return rc;
-    }
+    /* borrowed from the cache */
+    g->other = gc->other;
+    g->other_why = gc->why;
+    g->nother = gc->n;
     if (c->workdir != NULL && c->workdir_fd >= 0) {
         agti_linkset_init(&g->links, g->pol, c->workdir);
         g->have_links = true;
@@ -286,8 +333,6 @@ int agti_review_guard_init_pol(agti_review_guard *g, const agti_sensitive *pol, 
 
 void agti_review_guard_free(agti_review_guard *g)
 {
-    free(g->other);
-    free(g->other_why);
     if (g->have_links)
         agti_linkset_free(&g->links);
     memset(g, 0, sizeof *g);

@@ -21,7 +21,7 @@ typedef struct agti_review_guard {
     const char **other;     /* paths (borrowed from the diff) that are other names of a
                                sensitive file: renamed or copied from or to one, or moved
                                without git pairing them (see review_guard.c) */
-    const char **other_why; /* the phrase of each */
+    const char **other_why; /* the phrase of each (both borrowed from the change set's cache) */
     size_t nother;
     agti_linkset links; /* the working tree's sensitive files with several links */
     bool have_links;

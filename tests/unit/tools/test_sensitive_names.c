@@ -121,6 +121,19 @@ static void renames(void)
              "check_sensitive: b.txt, a plain rename");
     T_EQ_INT(agt_session_check_sensitive(NULL, "notes.txt", NULL, 0, NULL), 0,
              "check_sensitive without a session: the name only");
+    /* a pattern added later: what was found under the old patterns is not
+     * reused (a.txt -> b.txt now has a sensitive side) */
+    T_EQ_INT(agt_session_check_sensitive(rev, "a.txt", NULL, 0, NULL), 0,
+             "check_sensitive: a.txt before a pattern names b.txt");
+    agt_session *rev2 = review_session("r1", AGT_CHANGES_WORKSPACE);
+    T_EQ_INT(agt_session_add_sensitive_pattern(rev2, "b.txt"), AGT_OK, "add pattern b.txt");
+    T_EQ_INT(agt_session_set_changes(rev2, agt_session_changes(rev)), AGT_OK,
+             "second session borrows the first one's change set");
+    T_EQ_INT(agt_session_check_sensitive(rev2, "a.txt", NULL, 0, &why), 1,
+             "check_sensitive: a.txt once b.txt is sensitive (its rename's other side)");
+    T_EQ_INT(agt_session_check_sensitive(rev, "a.txt", NULL, 0, NULL), 0,
+             "check_sensitive: still not under the first session's patterns");
+    agt_session_free(rev2);
     t = ws_run(rev, "file_find", "{\"query_name\":\"txt\"}", &st);
     T_CHECK(has(t, "b.txt") && !has(t, "notes.txt"),
             "rename from .env: file_find leaves notes.txt out: %s", flat(t));
