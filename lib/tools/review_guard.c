@@ -37,9 +37,9 @@
  * PAIR_MAX_BYTES, sensitive files past PAIR_MAX_SOURCES, or candidates past
  * PAIR_MAX_FILES count as sensitive (fail closed). */
 #define PAIR_MIN_LINE 4
-#define PAIR_MAX_BYTES ((size_t)1 << 20)
-#define PAIR_MAX_FILES 2000
-#define PAIR_MAX_SOURCES 64
+#define PAIR_MAX_BYTES AGTI_GIT_CONTENT_MAX /* as the contents attached for anchoring */
+#define PAIR_MAX_FILES 100000
+#define PAIR_MAX_SOURCES 4096
 
 typedef struct lineset {
     uint64_t *h; /* 0: empty slot */
@@ -182,8 +182,8 @@ static bool push(agti_review_guard *g, size_t *cap, const char *path, const char
 static int moves(agti_review_guard *g, size_t *cap)
 {
     const agt_diff *d = agt_changes_diff(g->c);
-    size_t n = agt_diff_file_count(d), nsrc = 0;
-    lineset src[PAIR_MAX_SOURCES];
+    size_t n = agt_diff_file_count(d), nsrc = 0, srccap = 0;
+    lineset *src = NULL;
     bool closed = false;
     int rc = AGT_OK;
     for (size_t i = 0; i < n && rc == AGT_OK && !closed; i++) {
@@ -198,6 +198,16 @@ static int moves(agti_review_guard *g, size_t *cap)
             if (nsrc == PAIR_MAX_SOURCES) {
                 closed = true;
                 break;
+            }
+            if (nsrc == srccap) {
+                size_t ncap = srccap ? 2 * srccap : 8;
+                lineset *ns = realloc(src, ncap * sizeof *ns);
+                if (ns == NULL) {
+                    rc = agti_oom();
+                    break;
+                }
+                src = ns;
+                srccap = ncap;
             }
             char *text = NULL;
             size_t len = 0;
@@ -242,6 +252,7 @@ static int moves(agti_review_guard *g, size_t *cap)
     }
     for (size_t k = 0; k < nsrc; k++)
         set_free(&src[k]);
+    free(src);
     return rc;
 }
 
