@@ -708,7 +708,7 @@ AGT_EXTERN int agt_session_sensitive_patterns(const agt_session *s, char **out_j
  * agt_session_set_changes), a path of it is also sensitive as another name
  * of a sensitive file, as the review tools judge it: either name of a
  * rename or copy with a sensitive side, an added or deleted file holding
- * most of a sensitive file of the change set, a hard link in the working
+ * most of a sensitive file (moved or copied), a hard link in the working
  * tree to a sensitive file there (docs/sensitive-files.md, "Other names").
  *
  * @param s the session, or NULL for the built-in policy.

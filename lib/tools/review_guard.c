@@ -6,17 +6,22 @@
  *    sides sensitive: after `git mv .env notes.txt` the removed side of
  *    notes.txt's diff and its content are .env's; after `git mv draft.txt
  *    .env.local` draft.txt's diff shows what .env.local holds now;
- *  - a move git does not pair (a plain mv of a tracked .env to an
- *    untracked notes.txt: a deletion and an addition): an added or deleted
- *    file holding half or more of a sensitive file of the change set;
+ *  - a move or copy git does not pair (a plain mv of a tracked .env to an
+ *    untracked notes.txt: a deletion and an addition; cp .env notes.txt:
+ *    an addition): an added or deleted file holding half or more of a
+ *    sensitive file of the change set or beside the reviewed files;
  *  - a file of the working tree with more than one link is sensitive when
  *    a sensitive file of the working tree is the same inode (lib/fs
  *    linkset.c walks the tree once, and only when such a file is judged).
  */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/core.h"
 #include "dispatch/dispatch_internal.h"
@@ -25,12 +30,13 @@
 #include "session/fs_settings.h"
 
 #define WHY_RENAME "renamed or copied from or to a sensitive file in the change set"
-#define WHY_MOVED "holds most of a sensitive file the change set adds, deletes or changes"
+#define WHY_MOVED "holds most of a sensitive file (moved or copied)"
 #define WHY_LINK "a hard link to a sensitive file"
 
-/* Moves git does not pair (a plain mv: the tracked .env deleted, an
- * untracked notes.txt added): an added or deleted file that holds at least
- * half of a sensitive file of the change set (either side of it), counted
+/* Moves and copies git does not pair (a plain mv: the tracked .env
+ * deleted, an untracked notes.txt added; cp: notes.txt added): an added or
+ * deleted file that holds at least half of a sensitive file (of the change
+ * set, either side, or of the tree: tree_sources), counted
  * in bytes of its distinct lines (trimmed, from PAIR_MIN_LINE bytes), is
  * sensitive; so appending to the moved file does not hide the move, and a
  * file sharing a boilerplate line or two is not caught. Files past
@@ -176,56 +182,189 @@ static bool push(agti_review_guard *g, size_t *cap, const char *path, const char
     return true;
 }
 
+/* The sensitive files compared with: their line sets, or closed (fail
+ * closed: every candidate counts). */
+typedef struct sources {
+    lineset *v;
+    size_t n, cap;
+    bool closed;
+} sources;
+
+/* Adds text (a sensitive file's bytes); AGT_ENOMEM. */
+static int add_source(sources *sv, const char *text, size_t len)
+{
+    if (sv->n == PAIR_MAX_SOURCES) {
+        sv->closed = true;
+        return AGT_OK;
+    }
+    if (sv->n == sv->cap) {
+        size_t ncap = sv->cap ? 2 * sv->cap : 8;
+        lineset *nv = realloc(sv->v, ncap * sizeof *nv);
+        if (nv == NULL)
+            return agti_oom();
+        sv->v = nv;
+        sv->cap = ncap;
+    }
+    memset(&sv->v[sv->n], 0, sizeof sv->v[sv->n]);
+    return set_lines(&sv->v[sv->n++], text, len) ? AGT_OK : agti_oom();
+}
+
+/* A read's outcome as a source: too large closes, missing is nothing. */
+static int take_read(sources *sv, int r, char *text, size_t len)
+{
+    int rc = r == AGT_OK ? add_source(sv, text, len) : r == AGT_ENOMEM ? r : AGT_OK;
+    if (r == AGT_ELIMIT)
+        sv->closed = true;
+    free(text);
+    return rc;
+}
+
+/* Reads the regular file name of folder dfd (no link followed), within
+ * PAIR_MAX_BYTES. */
+static int read_at(int dfd, const char *name, char **out, size_t *len)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return AGT_ENOTFOUND;
+    struct stat st;
+    int rc = AGT_OK;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        rc = AGT_ENOTFOUND;
+    else if ((size_t)st.st_size > PAIR_MAX_BYTES)
+        rc = AGT_ELIMIT;
+    char *buf = rc == AGT_OK ? malloc((size_t)st.st_size + 1) : NULL;
+    if (rc == AGT_OK && buf == NULL)
+        rc = agti_oom();
+    size_t got = 0;
+    while (rc == AGT_OK && got < (size_t)st.st_size) {
+        ssize_t k = read(fd, buf + got, (size_t)st.st_size - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    close(fd);
+    if (rc != AGT_OK) {
+        free(buf);
+        return rc;
+    }
+    buf[got] = '\0';
+    *out = buf;
+    *len = got;
+    return AGT_OK;
+}
+
+/* Copies from files the change set does not touch (cp .env notes.txt):
+ * the sensitive files of the reviewed tree and, with a working tree, the
+ * sensitive files (ignored ones too) in the folders that hold its files. */
+static int tree_sources(agti_review_guard *g, sources *sv)
+{
+    agt_changes *c = g->c;
+    const char *const *files = NULL;
+    size_t n = 0;
+    int rc = agti_changes_files(c, &files, &n);
+    if (rc != AGT_OK)
+        return rc == AGT_ENOMEM ? rc : (sv->closed = true, AGT_OK);
+    bool disk = c->mode == AGT_CHANGES_WORKSPACE && c->workdir_fd >= 0;
+    if (!disk) {
+        for (size_t i = 0; i < n && rc == AGT_OK && !sv->closed; i++) {
+            if (!agti_sensitive_match(g->pol, files[i], NULL))
+                continue;
+            char *text = NULL;
+            size_t len = 0;
+            int r = side_bytes(c, files[i], false, &text, &len);
+            rc = take_read(sv, r, text, len);
+        }
+        return rc;
+    }
+    agti_buf dir = AGTI_BUF_INIT, rel = AGTI_BUF_INIT;
+    const char *prev = NULL;
+    size_t prevlen = 0;
+    /* files are sorted by bytes, so a folder's files mostly come together;
+     * a folder seen again later is read again (harmless) */
+    for (size_t i = 0; i <= n && rc == AGT_OK && !sv->closed; i++) {
+        const char *p = i < n ? files[i] : "";
+        const char *slash = strrchr(p, '/');
+        size_t dl = slash ? (size_t)(slash - p) : 0;
+        if (i > 0 && i < n && prev != NULL && dl == prevlen && memcmp(p, prev, dl) == 0)
+            continue;
+        if (i == n)
+            break;
+        prev = p;
+        prevlen = dl;
+        agti_buf_truncate(&dir, 0);
+        agti_buf_put(&dir, p, dl);
+        if (dir.oom) {
+            rc = agti_oom();
+            break;
+        }
+        int dfd = agti_fs_open_beneath(c->workdir_fd, agti_buf_cstr(&dir),
+                                       O_RDONLY | O_DIRECTORY | O_NOCTTY);
+        DIR *dp = dfd >= 0 ? fdopendir(dfd) : NULL;
+        if (dp == NULL) {
+            if (dfd >= 0)
+                close(dfd);
+            continue; /* gone, or reached through a link: not read from */
+        }
+        struct dirent *de;
+        while (rc == AGT_OK && !sv->closed && (de = readdir(dp)) != NULL) {
+            if (de->d_type != DT_REG && de->d_type != DT_UNKNOWN)
+                continue;
+            agti_buf_truncate(&rel, 0);
+            if (dl > 0)
+                agti_buf_printf(&rel, "%s/", agti_buf_cstr(&dir));
+            agti_buf_puts(&rel, de->d_name);
+            if (rel.oom) {
+                rc = agti_oom();
+                break;
+            }
+            if (!agti_sensitive_match(g->pol, agti_buf_cstr(&rel), NULL))
+                continue;
+            char *text = NULL;
+            size_t len = 0;
+            int r = read_at(dirfd(dp), de->d_name, &text, &len);
+            rc = take_read(sv, r, text, len);
+        }
+        closedir(dp);
+    }
+    agti_buf_free(&dir);
+    agti_buf_free(&rel);
+    return rc;
+}
+
 /* The sensitive files the change set adds, deletes or changes (each side
- * on its own), then each added or deleted file that is not sensitive by
- * name and holds half of one of them (WHY_MOVED). */
+ * on its own) and those it leaves as they are (tree_sources), then each
+ * added or deleted file that is not sensitive by name and holds half of
+ * one of them (WHY_MOVED). */
 static int moves(agti_review_guard *g, size_t *cap)
 {
     const agt_diff *d = agt_changes_diff(g->c);
-    size_t n = agt_diff_file_count(d), nsrc = 0, srccap = 0;
-    lineset *src = NULL;
-    bool closed = false;
+    size_t n = agt_diff_file_count(d);
+    sources sv = {NULL, 0, 0, false};
     int rc = AGT_OK;
-    for (size_t i = 0; i < n && rc == AGT_OK && !closed; i++) {
+    bool candidates = false;
+    for (size_t i = 0; i < n && rc == AGT_OK && !sv.closed; i++) {
         int st = agt_diff_file_status(d, i);
         const char *op = agt_diff_file_old_path(d, i), *np = agt_diff_file_new_path(d, i);
+        if (st == AGT_DIFF_ADDED || st == AGT_DIFF_DELETED)
+            candidates = true;
         if (st == AGT_DIFF_RENAMED || st == AGT_DIFF_COPIED)
             continue; /* both names are sensitive already */
-        for (int side = 0; side < 2 && !closed && rc == AGT_OK; side++) {
+        for (int side = 0; side < 2 && !sv.closed && rc == AGT_OK; side++) {
             const char *p = side == 0 ? op : np;
             if (p == NULL || !agti_sensitive_match(g->pol, p, NULL))
                 continue;
-            if (nsrc == PAIR_MAX_SOURCES) {
-                closed = true;
-                break;
-            }
-            if (nsrc == srccap) {
-                size_t ncap = srccap ? 2 * srccap : 8;
-                lineset *ns = realloc(src, ncap * sizeof *ns);
-                if (ns == NULL) {
-                    rc = agti_oom();
-                    break;
-                }
-                src = ns;
-                srccap = ncap;
-            }
             char *text = NULL;
             size_t len = 0;
             int r = side_bytes(g->c, p, side == 0, &text, &len);
-            if (r == AGT_ENOMEM) {
-                rc = r;
-            } else if (r == AGT_ELIMIT) {
-                closed = true;
-            } else if (r == AGT_OK) {
-                memset(&src[nsrc], 0, sizeof src[nsrc]);
-                if (!set_lines(&src[nsrc++], text, len))
-                    rc = agti_oom();
-            }
-            free(text);
+            rc = take_read(&sv, r, text, len);
         }
     }
+    if (rc == AGT_OK && candidates && !sv.closed)
+        rc = tree_sources(g, &sv);
     size_t files = 0;
-    for (size_t i = 0; (nsrc > 0 || closed) && rc == AGT_OK && i < n; i++) {
+    for (size_t i = 0; (sv.n > 0 || sv.closed) && rc == AGT_OK && i < n; i++) {
         int st = agt_diff_file_status(d, i);
         if (st != AGT_DIFF_ADDED && st != AGT_DIFF_DELETED)
             continue;
@@ -233,7 +372,7 @@ static int moves(agti_review_guard *g, size_t *cap)
         const char *p = base ? agt_diff_file_old_path(d, i) : agt_diff_file_new_path(d, i);
         if (p == NULL || agti_sensitive_match(g->pol, p, NULL))
             continue;
-        bool hit = closed || ++files > PAIR_MAX_FILES;
+        bool hit = sv.closed || ++files > PAIR_MAX_FILES;
         if (!hit) {
             char *text = NULL;
             size_t len = 0;
@@ -242,17 +381,17 @@ static int moves(agti_review_guard *g, size_t *cap)
             if (r == AGT_ENOMEM || (r == AGT_OK && !set_lines(&cand, text, len)))
                 rc = agti_oom();
             hit = r == AGT_ELIMIT;
-            for (size_t k = 0; r == AGT_OK && rc == AGT_OK && !hit && k < nsrc; k++)
-                hit = holds_half(&src[k], &cand);
+            for (size_t k = 0; r == AGT_OK && rc == AGT_OK && !hit && k < sv.n; k++)
+                hit = holds_half(&sv.v[k], &cand);
             set_free(&cand);
             free(text);
         }
         if (hit && rc == AGT_OK && !push(g, cap, p, WHY_MOVED))
             rc = agti_oom();
     }
-    for (size_t k = 0; k < nsrc; k++)
-        set_free(&src[k]);
-    free(src);
+    for (size_t k = 0; k < sv.n; k++)
+        set_free(&sv.v[k]);
+    free(sv.v);
     return rc;
 }
 
@@ -365,18 +504,20 @@ bool agti_review_guard_path(agti_review_guard *g, const char *path, const char *
     if (agti_sensitive_match(g->pol, path, why))
         return true;
     const char *rel = relative(g, path);
-    for (size_t i = 0; i < g->nother; i++)
-        if (strcmp(rel, g->other[i]) == 0) {
-            if (why)
-                *why = g->other_why[i];
-            return true;
-        }
+    /* a hard link first: a link to .env also holds all of it, and the
+     * link is the better reason */
     if (g->have_links && rel[0] != '\0' && rel[0] != '/' &&
         agti_linkset_hit_at(&g->links, g->c->workdir_fd, rel)) {
         if (why)
             *why = WHY_LINK;
         return true;
     }
+    for (size_t i = 0; i < g->nother; i++)
+        if (strcmp(rel, g->other[i]) == 0) {
+            if (why)
+                *why = g->other_why[i];
+            return true;
+        }
     return false;
 }
 

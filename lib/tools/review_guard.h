@@ -2,8 +2,8 @@
  * change set is sensitive by its name, as another name of a sensitive file
  * in the change set (either side of a rename or copy one side of which is
  * sensitive: `git mv .env notes.txt` makes both names sensitive; an added
- * or deleted file holding half or more of a sensitive file of the change
- * set, for a plain mv git does not pair), or as a
+ * or deleted file holding half or more of a sensitive file, for a plain mv
+ * or cp git does not pair), or as a
  * hard link in the working tree to a sensitive file there. */
 #ifndef AGT_LIB_TOOLS_REVIEW_GUARD_H
 #define AGT_LIB_TOOLS_REVIEW_GUARD_H

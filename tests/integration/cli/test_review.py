@@ -482,8 +482,8 @@ def main():
         rc, out, err = run([exe, "--repo", mrepo, "--preview", "--format", "json"], tmp)
         mp = {f["path"]: f for f in json.loads(out)["files"]} if rc == 0 else {}
         t.eq(mp.get("notes.txt", {}).get("skip_reason"),
-             "sensitive file (holds most of a sensitive file the change set adds, deletes or "
-             "changes): its content is not sent", "a plain mv of .env skipped by its new name")
+             "sensitive file (holds most of a sensitive file (moved or copied)): its content is "
+             "not sent", "a plain mv of .env skipped by its new name")
         t.eq(mp.get("app.py", {}).get("skip_reason"), None, "app.py still reviewed")
         t.ok("sk-moved-789" not in out, "no moved secret in the preview")
 

@@ -45,6 +45,19 @@ static bool has(const char *t, const char *s)
 
 /* ---- renames in the change set ------------------------------------------ */
 
+/* Makes dir a repository with everything in it committed, then runs more
+ * (shell commands, may be ""). */
+static void git_base(const char *dir, const char *more)
+{
+    if (ws_sh("cd %s && git init -q . && git add -A && " GIT "commit -q -m base%s%s", dir,
+              more[0] ? " && " : "", more) != 0) {
+        printf("Bail out! git in %s\n", dir);
+        exit(1);
+    }
+}
+
+/* file_read_diff shows nothing of the file at path (and file_read neither,
+ * whether it refuses or does not find it). */
 static void review_hidden(agt_session *rev, const char *path, const char *mark, const char *what)
 {
     char args[512];
@@ -54,6 +67,10 @@ static void review_hidden(agt_session *rev, const char *path, const char *mark, 
     T_CHECK(!has(t, mark) && has(t, "[diff not shown: "), "%s: file_read_diff %s hides it: %s",
             what, path, flat(t));
     T_CHECK(!has(t, "LINE1=plain"), "%s: file_read_diff %s shows no line of it", what, path);
+    snprintf(args, sizeof args, "{\"file_path\":\"%s\"}", path);
+    t = ws_run(rev, "file_read", args, &st);
+    T_CHECK(st != AGT_OK && !has(t, mark), "%s: file_read %s shows nothing: %s", what, path,
+            flat(t));
 }
 
 static void renames(void)
@@ -62,10 +79,7 @@ static void renames(void)
     put_lines("r1/.env", "old-env-secret");
     put_lines("r1/draft.txt", "becomes-env-secret");
     put_lines("r1/a.txt", "plain-rename");
-    if (ws_sh("cd r1 && git init -q . && git add -A && " GIT "commit -q -m base") != 0) {
-        printf("Bail out! git r1\n");
-        exit(1);
-    }
+    git_base("r1", "");
     /* git mv .env notes.txt and change a line; git mv draft.txt .env.local
      * (a rename TO a sensitive name); a plain rename a.txt -> b.txt */
     if (ws_sh(
@@ -197,21 +211,14 @@ static void plain_moves(void)
     /* a plain file of its own text, and one sharing two lines of .env */
     put_file("r4/a.txt", "alpha\nbeta\ngamma\nKEY6=mv-plain\n");
     put_file("r4/c.txt", "LINE1=plain\nLINE3=plain\nsomething else\nand more text\n");
-    if (ws_sh("cd r4 && git init -q . && git add -A && " GIT "commit -q -m base && "
-              "mv .env notes.txt && mv draft.txt .env.prod && mv a.txt b.txt && "
-              "mv c.txt d.txt && sed -i 's/^LINE2=plain/LINE2=edited/' notes.txt .env.prod && "
-              "seq 1 40 >> notes.txt") != 0) {
-        printf("Bail out! git r4\n");
-        exit(1);
-    }
+    git_base("r4", "mv .env notes.txt && mv draft.txt .env.prod && mv a.txt b.txt && "
+                   "mv c.txt d.txt && sed -i 's/^LINE2=plain/LINE2=edited/' notes.txt .env.prod && "
+                   "seq 1 40 >> notes.txt");
     agt_session *rev = review_session("r4", AGT_CHANGES_WORKSPACE);
     int st;
     review_hidden(rev, "notes.txt", "mv-env-secret", "mv .env notes.txt");
     review_hidden(rev, "draft.txt", "mv-draft-secret", "mv draft.txt .env.prod (old path)");
-    const char *t = ws_run(rev, "file_read", "{\"file_path\":\"notes.txt\"}", &st);
-    T_CHECK(st == AGT_EDENIED && !has(t, "mv-env-secret"), "mv .env notes.txt: file_read: %s",
-            flat(t));
-    t = ws_run(rev, "code_search", "{\"search_text\":\"secret\"}", &st);
+    const char *t = ws_run(rev, "code_search", "{\"search_text\":\"secret\"}", &st);
     T_CHECK(!has(t, "mv-env-secret") && !has(t, "mv-draft-secret"),
             "plain moves: code_search shows neither: %s", flat(t));
     t = ws_run(rev, "file_read", "{\"file_path\":\"b.txt\"}", &st);
@@ -222,13 +229,47 @@ static void plain_moves(void)
     const char *why = NULL;
     T_EQ_INT(agt_session_check_sensitive(rev, "notes.txt", NULL, 0, &why), 1,
              "check_sensitive: notes.txt after mv .env notes.txt");
-    T_EQ_STR(why, "holds most of a sensitive file the change set adds, deletes or changes",
+    T_EQ_STR(why, "holds most of a sensitive file (moved or copied)",
              "check_sensitive: the reason of a move");
     T_EQ_INT(agt_session_check_sensitive(rev, "d.txt", NULL, 0, NULL), 0,
              "check_sensitive: d.txt shares two lines only");
     t = ws_run(rev, "file_read", "{\"file_path\":\"d.txt\"}", &st);
     T_CHECK(st == AGT_OK && has(t, "something else"),
             "a file sharing two lines with .env: shown: %s", flat(t));
+    agt_session_free(rev);
+}
+
+/* Copies from sensitive files the change set leaves alone: an ignored
+ * .env copied to an untracked notes.txt, a tracked config/.env.prod copied
+ * and staged; then the same reviewed as a commit. */
+static void copies(void)
+{
+    put_file("r5/.gitignore", ".env\n");
+    put_lines("r5/.env", "cp-ignored-secret");
+    put_lines("r5/config/.env.prod", "cp-tracked-secret");
+    put_file("r5/app.py", "print('hi')\n");
+    git_base("r5", "cp .env notes.txt && cp config/.env.prod config/copy.txt && "
+                   "git add config/copy.txt && echo 'print(1)' > new.py");
+    agt_session *rev = review_session("r5", AGT_CHANGES_WORKSPACE);
+    int st;
+    review_hidden(rev, "notes.txt", "cp-ignored-secret", "cp .env notes.txt (.env ignored)");
+    review_hidden(rev, "config/copy.txt", "cp-tracked-secret", "cp of a tracked .env.prod");
+    const char *t = ws_run(rev, "code_search", "{\"search_text\":\"secret\"}", &st);
+    T_CHECK(!has(t, "cp-ignored-secret") && !has(t, "cp-tracked-secret"),
+            "copies: code_search shows neither: %s", flat(t));
+    t = ws_run(rev, "file_read_diff", "{\"path_array\":[\"new.py\"]}", &st);
+    T_CHECK(st == AGT_OK && has(t, "+print(1)"), "copies: a new plain file shown: %s", flat(t));
+    agt_session_free(rev);
+    if (ws_sh("cd r5 && git add notes.txt new.py && " GIT "commit -q -m copies") != 0) {
+        printf("Bail out! commit r5\n");
+        exit(1);
+    }
+    rev = review_session("r5", AGT_CHANGES_COMMIT);
+    review_hidden(rev, "config/copy.txt", "cp-tracked-secret", "commit mode: copy of .env.prod");
+    t = ws_run(rev, "file_read", "{\"file_path\":\"config/copy.txt\"}", &st);
+    T_CHECK(st == AGT_EDENIED, "commit mode: file_read of the copy refused: %s", flat(t));
+    t = ws_run(rev, "file_read", "{\"file_path\":\"new.py\"}", &st);
+    T_CHECK(st == AGT_OK && has(t, "print(1)"), "commit mode: new.py shown: %s", flat(t));
     agt_session_free(rev);
 }
 
@@ -299,12 +340,8 @@ static void hard_links(void)
 
     /* the review tools over a working tree with the link untracked */
     put_file("r2/ok.txt", "base\n");
-    if (ws_sh("cd r2 && git init -q . && git add -A && " GIT "commit -q -m base && "
-              "printf 'TOKEN=hard-rev-secret\\n' > .env && echo .env > .gitignore && "
-              "ln .env notes.txt && echo 'hard-rev-ok' >> ok.txt") != 0) {
-        printf("Bail out! git r2\n");
-        exit(1);
-    }
+    git_base("r2", "printf 'TOKEN=hard-rev-secret\\n' > .env && echo .env > .gitignore && "
+                   "ln .env notes.txt && echo 'hard-rev-ok' >> ok.txt");
     agt_session *rev = review_session("r2", AGT_CHANGES_WORKSPACE);
     t = ws_run(rev, "file_read", "{\"file_path\":\"notes.txt\"}", &st);
     T_CHECK(st == AGT_EDENIED && !has(t, "hard-rev-secret"),
@@ -362,13 +399,9 @@ static void symlinks(void)
      * the tracked path conf/credentials would lead to .aws/credentials */
     put_file("r3/conf/credentials", "plain-conf\n");
     put_file("r3/ok.txt", "base\n");
-    if (ws_sh("cd r3 && git init -q . && git add -A && " GIT "commit -q -m base && "
-              "mkdir .aws && printf 'aws_secret=link-rev-secret\\n' > .aws/credentials && "
-              "echo .aws > .gitignore && rm -r conf && ln -s .aws conf && "
-              "ln -s .aws/credentials creds.txt && echo more >> ok.txt") != 0) {
-        printf("Bail out! git r3\n");
-        exit(1);
-    }
+    git_base("r3", "mkdir .aws && printf 'aws_secret=link-rev-secret\\n' > .aws/credentials && "
+                   "echo .aws > .gitignore && rm -r conf && ln -s .aws conf && "
+                   "ln -s .aws/credentials creds.txt && echo more >> ok.txt");
     agt_session *rev = review_session("r3", AGT_CHANGES_WORKSPACE);
     static const char *const rpaths[] = {"conf/credentials", "creds.txt", "conf"};
     for (size_t i = 0; i < sizeof rpaths / sizeof *rpaths; i++) {
@@ -446,6 +479,7 @@ int main(void)
     }
     renames();
     plain_moves();
+    copies();
     hard_links();
     symlinks();
     spellings();
