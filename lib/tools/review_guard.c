@@ -279,20 +279,20 @@ static int tree_sources(agti_review_guard *g, sources *sv)
         return rc;
     }
     agti_buf dir = AGTI_BUF_INIT, rel = AGTI_BUF_INIT;
-    const char *prev = NULL;
-    size_t prevlen = 0;
-    /* files are sorted by bytes, so a folder's files mostly come together;
-     * a folder seen again later is read again (harmless) */
+    lineset seen = {NULL, NULL, 0, 0, 0}; /* folders read, by a hash of their path */
+    /* the root first (an ignored .env there, whatever the tree lists), then
+     * the folder of each file, each once */
     for (size_t i = 0; i <= n && rc == AGT_OK && !sv->closed; i++) {
-        const char *p = i < n ? files[i] : "";
+        const char *p = i == 0 ? "" : files[i - 1];
         const char *slash = strrchr(p, '/');
         size_t dl = slash ? (size_t)(slash - p) : 0;
-        if (i > 0 && i < n && prev != NULL && dl == prevlen && memcmp(p, prev, dl) == 0)
+        uint64_t h = line_hash(p, dl);
+        if (set_has(&seen, h))
             continue;
-        if (i == n)
+        if (!set_add(&seen, h, 1)) {
+            rc = agti_oom();
             break;
-        prev = p;
-        prevlen = dl;
+        }
         agti_buf_truncate(&dir, 0);
         agti_buf_put(&dir, p, dl);
         if (dir.oom) {
@@ -328,6 +328,7 @@ static int tree_sources(agti_review_guard *g, sources *sv)
         }
         closedir(dp);
     }
+    set_free(&seen);
     agti_buf_free(&dir);
     agti_buf_free(&rel);
     return rc;
