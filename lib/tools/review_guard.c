@@ -209,11 +209,12 @@ static int add_source(sources *sv, const char *text, size_t len)
     return set_lines(&sv->v[sv->n++], text, len) ? AGT_OK : agti_oom();
 }
 
-/* A read's outcome as a source: too large closes, missing is nothing. */
+/* A read's outcome as a source: missing is nothing; too large or
+ * unreadable closes (it cannot be compared). */
 static int take_read(sources *sv, int r, char *text, size_t len)
 {
     int rc = r == AGT_OK ? add_source(sv, text, len) : r == AGT_ENOMEM ? r : AGT_OK;
-    if (r == AGT_ELIMIT)
+    if (r != AGT_OK && r != AGT_ENOTFOUND && r != AGT_ENOMEM)
         sv->closed = true;
     free(text);
     return rc;
@@ -381,7 +382,7 @@ static int moves(agti_review_guard *g, size_t *cap)
             lineset cand = {NULL, NULL, 0, 0, 0};
             if (r == AGT_ENOMEM || (r == AGT_OK && !set_lines(&cand, text, len)))
                 rc = agti_oom();
-            hit = r == AGT_ELIMIT;
+            hit = r != AGT_OK && r != AGT_ENOMEM; /* cannot be compared: fail closed */
             for (size_t k = 0; r == AGT_OK && rc == AGT_OK && !hit && k < sv.n; k++)
                 hit = holds_half(&sv.v[k], &cand);
             set_free(&cand);
