@@ -329,6 +329,14 @@ static void hard_links(void)
     T_EQ_INT(st, AGT_EDENIED, "hard link: Edit refused");
     t = ws_run(chat, "Write", "{\"path\":\"h1/notes.txt\",\"content\":\"overwritten\\n\"}", &st);
     T_EQ_INT(st, AGT_EDENIED, "hard link: Write refused");
+    t = ws_run(chat, "MultiEdit",
+               "{\"path\":\"h1/notes.txt\",\"edits\":[{\"old_string\":\"TOKEN\",\"new_string\":"
+               "\"X\"}]}",
+               &st);
+    T_EQ_INT(st, AGT_EDENIED, "hard link: MultiEdit refused");
+    t = ws_run(chat, "ReadMediaFile", "{\"path\":\"h1/notes.txt\"}", &st);
+    T_CHECK(st == AGT_EDENIED && !has(t, "hard-one-secret"), "hard link: ReadMediaFile refused: %s",
+            flat(t));
     t = ws_run(chat, "apply_patch",
                "{\"input\":\"*** Begin Patch\\n*** Update File: h1/notes.txt\\n@@\\n"
                "-TOKEN=hard-one-secret\\n+TOKEN=x\\n*** End Patch\\n\"}",
