@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 static const char *const lock_files[] = {
     "package-lock.json", "npm-shrinkwrap.json", "yarn.lock",    "pnpm-lock.yaml",
@@ -55,7 +56,26 @@ static int has_generated_marker(const agt_diff *d, const char *path)
     return 0;
 }
 
-static char *skip_reason(const agt_diff *d, const rv_file *f, const rv_opts *o)
+/* Whether the working-tree file of path has other names (hard links): one
+ * of them may be a sensitive file (ln .env notes.txt), and the names are
+ * not known, so its content is not sent (fails closed). */
+static int hard_linked(const char *workdir, const char *path)
+{
+    if (workdir == NULL || workdir[0] == '\0')
+        return 0;
+    size_t n = strlen(workdir) + strlen(path) + 1;
+    char *full = malloc(n);
+    if (full == NULL)
+        return 1;
+    snprintf(full, n, "%s%s", workdir, path);
+    struct stat st;
+    int linked = lstat(full, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1;
+    free(full);
+    return linked;
+}
+
+static char *skip_reason(const agt_diff *d, const rv_file *f, const rv_opts *o, const char *workdir,
+                         const agt_session *judge)
 {
     char buf[512];
     for (size_t k = 0; k < o->n_excludes; k++) {
@@ -73,12 +93,15 @@ static char *skip_reason(const agt_diff *d, const rv_file *f, const rv_opts *o)
      * text (a private key in a file not named like one), with the library's
      * policy, the one its file tools apply. */
     const char *why = NULL;
-    if (agt_session_check_sensitive(NULL, f->path, NULL, 0, &why) == 1 ||
+    if (agt_session_check_sensitive(judge, f->path, NULL, 0, &why) == 1 ||
         (f->old_path != NULL &&
-         agt_session_check_sensitive(NULL, f->old_path, NULL, 0, &why) == 1)) {
+         agt_session_check_sensitive(judge, f->old_path, NULL, 0, &why) == 1)) {
         snprintf(buf, sizeof buf, "sensitive file (%s): its content is not sent", why);
         return strdup(buf);
     }
+    if (f->status != AGT_DIFF_DELETED && hard_linked(workdir, f->path))
+        return strdup("hard link (another name of the file may be a sensitive file): its "
+                      "content is not sent");
     char *dt = NULL;
     if (agt_diff_file_text(d, f->path, &dt) == AGT_OK) {
         int key = agt_session_check_sensitive(NULL, f->path, dt, strlen(dt), &why);
@@ -136,8 +159,23 @@ int rv_collect(rv_set *set, const rv_opts *o, char *err, size_t errlen)
     agt_free(js);
     json_t *files = json_object_get(root, "files");
     size_t n = agt_diff_file_count(d);
+    /* the working tree holds the post-change files in workspace mode */
+    const char *workdir = o->mode == AGT_CHANGES_WORKSPACE
+                              ? json_string_value(json_object_get(set->info, "workdir"))
+                              : NULL;
+    /* A session holding the change set judges names as the review tools
+     * do: renames, moves and hard links of sensitive files count too (the
+     * built-in policy; without it only the names). */
+    agt_registry *jreg = NULL;
+    agt_session *judge = NULL;
+    const char *jroot = json_string_value(json_object_get(set->info, "workdir"));
+    if (agt_registry_new(&jreg) == AGT_OK &&
+        agt_session_new(&judge, jreg, jroot != NULL ? jroot : o->repo) == AGT_OK)
+        agt_session_set_changes(judge, set->changes);
     set->files = calloc(n + 1, sizeof *set->files);
     if (set->files == NULL) {
+        agt_session_free(judge);
+        agt_registry_free(jreg);
         json_decref(root);
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -155,8 +193,10 @@ int rv_collect(rv_set *set, const rv_opts *o, char *err, size_t errlen)
         f->deleted = (long)json_integer_value(json_object_get(jf, "deleted"));
         f->hunks = (int)json_array_size(json_object_get(jf, "hunks"));
         f->hunk_list = json_incref(json_object_get(jf, "hunks"));
-        f->skip = skip_reason(d, f, o);
+        f->skip = skip_reason(d, f, o, workdir, judge);
     }
+    agt_session_free(judge);
+    agt_registry_free(jreg);
     json_decref(root);
     return 0;
 }

@@ -703,7 +703,13 @@ AGT_EXTERN int agt_session_sensitive_patterns(const agt_session *s, char **out_j
 /**
  * Applies the session's sensitive-file policy to a path, and to content
  * when given: what the tools refuse, for a host that shows files itself
- * (a review front end deciding which diffs to send a model).
+ * (a review front end deciding which diffs to send a model). When the
+ * session has a change set under review (agt_session_open_review,
+ * agt_session_set_changes), a path of it is also sensitive as another name
+ * of a sensitive file, as the review tools judge it: either name of a
+ * rename or copy with a sensitive side, an added or deleted file holding
+ * most of a sensitive file (moved or copied), a hard link in the working
+ * tree to a sensitive file there (docs/sensitive-files.md, "Other names").
  *
  * @param s the session, or NULL for the built-in policy.
  * @param path a file path, relative or absolute ('/'-separated).

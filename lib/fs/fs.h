@@ -7,6 +7,7 @@
 #ifndef AGT_LIB_FS_H
 #define AGT_LIB_FS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -176,6 +177,36 @@ const char *agti_sensitive_pattern(const agti_sensitive *pol, size_t i);
 /* Tests: judge `pol` by trying every pattern in order (the reference the
  * index of sensitive.c must agree with) instead of by the index. */
 void agti_sensitive_set_linear(agti_sensitive *pol, bool linear);
+
+/* ---- hard links to sensitive files (linkset.c) ------------------------ */
+
+/* Entries and folder levels one walk of agti_linkset reads at most; past
+ * them it fails closed. */
+#define AGTI_LINKSET_MAX 500000
+#define AGTI_LINKSET_DEPTH 128
+
+/* The inodes of the sensitive files (by name, under pol) below root that
+ * have more than one link, found on first use. Thread-safe. */
+typedef struct agti_linkset {
+    const agti_sensitive *pol;
+    const char *root; /* absolute folder, borrowed; NULL: every multi-linked file is a hit */
+    pthread_mutex_t mu;
+    bool built;  /* root was walked */
+    bool closed; /* the walk failed closed (limit, unreadable folder, memory) */
+    struct agti_inode *v;
+    size_t n, cap;
+} agti_linkset;
+
+void agti_linkset_init(agti_linkset *ls, const agti_sensitive *pol, const char *root);
+void agti_linkset_free(agti_linkset *ls);
+/* Whether st is another name of a sensitive file below the root: a regular
+ * file with st_nlink > 1 whose device and inode one of them has (or any
+ * such file once the walk failed closed). False for a file with one link,
+ * without a walk. ls NULL: false. */
+bool agti_linkset_hit(agti_linkset *ls, const struct stat *st);
+/* The same for the entry name of folder dirfd (not followed when a link);
+ * false when it cannot be stat'ed. */
+bool agti_linkset_hit_at(agti_linkset *ls, int dirfd, const char *name);
 
 /* ---- path resolution and confinement --------------------------------- */
 

@@ -72,6 +72,11 @@ struct agt_changes {
      * searches so libgit2's pack indexes and caches stay warm */
     struct agti_reader_slot *readers;
     unsigned nreaders;
+    /* the review tools' other names of sensitive files (lib/tools
+     * review_guard.c), for the patterns they were found under; freed by
+     * guard_cache_free */
+    void *guard_cache;
+    void (*guard_cache_free)(void *);
     struct agti_disk_table *disk;  /* working-tree shortcut, NULL until built */
     struct agti_blob_cache *cache; /* blobs read so far, within AGTI_GIT_CACHE_MAX */
 };
@@ -95,8 +100,9 @@ int agti_changes_read_workdir(const agt_changes *c, const char *path, size_t max
 
 /* Opens a working-tree file (path relative to the root) with flags:
  * relative to c->workdir_fd when it is open (no walk of the root's own
- * path), else by its full path, built in scratch. Returns the fd; -1 with
- * errno set when open fails; -2 when out of memory. */
+ * path; no symbolic link followed, the last component's included: ELOOP),
+ * else by its full path, built in scratch. Returns the fd; -1 with errno
+ * set when open fails; -2 when out of memory. */
 int agti_changes_open_workdir(const agt_changes *c, const char *path, agti_buf *scratch, int flags);
 
 /* agti_changes_read_workdir below a working tree given by its folder
@@ -128,6 +134,12 @@ typedef struct agti_git_index_list {
 
 int agti_git_index_list_read(const char *repo_path, agti_git_index_list *l);
 void agti_git_index_list_free(agti_git_index_list *l);
+
+/* The bytes of path in the base tree (before the change), as
+ * agt_changes_read_file reads the reviewed tree: AGT_ENOTFOUND when the
+ * base has no such blob (or no base tree), AGT_ELIMIT, AGT_EGIT, AGT_ENOMEM.
+ * out is NUL-terminated, malloc'd. */
+int agti_changes_read_base(agt_changes *c, const char *path, char **out, size_t *out_len);
 
 /* git's similarity index (0..100) of src renamed to dst, as `git diff -M`
  * prints it; -1 when out of memory. */

@@ -420,6 +420,8 @@ void agt_changes_free(agt_changes *c)
     if (!c)
         return;
     agti_changes_readers_free(c);
+    if (c->guard_cache_free != NULL)
+        c->guard_cache_free(c->guard_cache);
     for (size_t i = 0; i < c->nfiles; i++)
         free(c->files[i]);
     free(c->files);

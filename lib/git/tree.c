@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "diff/diff_internal.h"
+#include "fs/fs.h"
 #include "git/git_internal.h"
 
 /* ---- working-tree files ----------------------------------------------- */
@@ -114,8 +115,12 @@ static int read_fd(int fd, const char *path, size_t max, char **out, size_t *out
  * the full path workdir + path, built in scratch. -2: out of memory. */
 static int open_below(int wfd, const char *workdir, const char *path, agti_buf *scratch, int flags)
 {
+    /* No symbolic link is followed on the way either: a tracked folder
+     * replaced by a link (conf -> .aws) must not make conf/credentials
+     * read .aws/credentials, which no name check would see. */
     if (wfd >= 0)
-        return openat(wfd, path, flags);
+        return strchr(path, '/') == NULL ? openat(wfd, path, flags | O_NOFOLLOW)
+                                         : agti_fs_open_beneath(wfd, path, flags);
     agti_buf_truncate(scratch, 0);
     agti_buf_puts(scratch, workdir);
     agti_buf_puts(scratch, path);
@@ -159,6 +164,9 @@ int agti_workdir_read(int wfd, const char *workdir, const char *path, size_t max
         else if (err == ELOOP && wfd < 0 && lstat(agti_buf_cstr(&full), &st) == 0 &&
                  S_ISLNK(st.st_mode))
             rc = read_link(AT_FDCWD, agti_buf_cstr(&full), path, (size_t)st.st_size, out, out_len);
+        else if (err == ELOOP || err == EXDEV)
+            rc = agti_error(AGT_ENOTFOUND,
+                            "'%s' is reached through a symbolic link in the working tree", path);
         else
             rc = io_error(err, path);
     }
@@ -574,14 +582,18 @@ static int read_index(agt_changes *c, const char *rel, char **out, size_t *out_l
     return blob_bytes(c, &e->id, rel, out, out_len);
 }
 
-static int read_tree(agt_changes *c, const char *rel, char **out, size_t *out_len)
+/* The blob at rel in tree (the target's, or the base's: which names it). */
+static int read_tree_at(agt_changes *c, git_tree *tree, const char *which, const char *rel,
+                        char **out, size_t *out_len)
 {
+    if (tree == NULL)
+        return not_in_tree(rel);
     git_tree_entry *e = NULL;
-    int grc = git_tree_entry_bypath(&e, c->target_tree, rel);
+    int grc = git_tree_entry_bypath(&e, tree, rel);
     if (grc == GIT_ENOTFOUND)
         return not_in_tree(rel);
     if (grc < 0)
-        return agti_git_error(AGT_EGIT, "cannot look up '%s' in the reviewed tree", rel);
+        return agti_git_error(AGT_EGIT, "cannot look up '%s' in the %s tree", rel, which);
     int rc;
     if (git_tree_entry_type(e) != GIT_OBJECT_BLOB)
         rc = not_in_tree(rel);
@@ -589,6 +601,16 @@ static int read_tree(agt_changes *c, const char *rel, char **out, size_t *out_le
         rc = blob_bytes(c, git_tree_entry_id(e), rel, out, out_len);
     git_tree_entry_free(e);
     return rc;
+}
+
+static int read_tree(agt_changes *c, const char *rel, char **out, size_t *out_len)
+{
+    return read_tree_at(c, c->target_tree, "reviewed", rel, out, out_len);
+}
+
+int agti_changes_read_base(agt_changes *c, const char *path, char **out, size_t *out_len)
+{
+    return read_tree_at(c, c->base_tree, "base", path, out, out_len);
 }
 
 int agt_changes_read_file(agt_changes *c, const char *path, char **out_text, size_t *out_len)

@@ -99,6 +99,7 @@ typedef struct agti_search_line {
 typedef struct agti_search_file {
     char *path;                /* root-relative, '/'-separated */
     int64_t mtime_ns;          /* modification time (0 for buffers without one) */
+    bool multi_link;           /* a file with more than one hard link (tree searches) */
     uint64_t size;             /* bytes */
     size_t nmatch_lines;       /* matched lines found (COUNT: the count; FILES: >= 1) */
     bool truncated;            /* max_matches_per_file (or a call cap) cut this file's lines */

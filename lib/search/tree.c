@@ -56,6 +56,7 @@ enum slot_state { SLOT_QUEUED = 0, SLOT_DONE, SLOT_SKIPPED };
 typedef struct slot {
     char *path;
     int64_t mtime_ns;
+    bool multi_link; /* a regular file with more than one hard link */
     int state;
     bool matched;
     bool binary;
@@ -188,7 +189,7 @@ static void advance_prefix(tree *t)
  * *binary is set and the data is that first part. */
 static int read_file(agti_sworker *w, int dirfd, const char *path, uint64_t max, bool skip_binary,
                      const char **data, size_t *len, bool *mapped, bool *too_large, bool *binary,
-                     int64_t *mtime_ns, char **errmsg)
+                     int64_t *mtime_ns, bool *multi_link, char **errmsg)
 {
     *mapped = false;
     *too_large = false;
@@ -212,6 +213,7 @@ static int read_file(agti_sworker *w, int dirfd, const char *path, uint64_t max,
     /* The walk reads no inodes (skip_stat): the time files_with_matches is
      * sorted by comes from this fstat, which the read needs anyway. */
     *mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    *multi_link = st.st_nlink > 1; /* for the caller's hard-link check */
     uint64_t size = (uint64_t)st.st_size;
     if (size > max) {
         close(fd);
@@ -323,7 +325,8 @@ static void search_slot(tree *t, agti_sworker *w, slot *sl, dircache *dc)
     size_t len = 0;
     bool mapped, too_large, binary;
     int rc = read_file(w, dfd, slash ? slash + 1 : sl->path, t->s->max_size, !t->s->o.binary_report,
-                       &data, &len, &mapped, &too_large, &binary, &sl->mtime_ns, &sl->errmsg);
+                       &data, &len, &mapped, &too_large, &binary, &sl->mtime_ns, &sl->multi_link,
+                       &sl->errmsg);
     if (rc != AGT_OK) {
         sl->err = rc;
         return;
@@ -452,6 +455,7 @@ static int emit_slot(tree *t, slot *sl, size_t i)
     f->path = sl->path;
     sl->path = NULL;
     f->mtime_ns = sl->mtime_ns;
+    f->multi_link = sl->multi_link;
     res->total_match_lines += f->nmatch_lines;
     t->nsunk++;
     int rc = t->sink(t->payload, f);
@@ -777,10 +781,11 @@ static int search_single(agti_searcher *s, int fd, const char *root, const struc
     bool mapped, too_large, matched = false, binary = false, early_binary = false;
     char *msg = NULL;
     int64_t mtime_ns = 0;
+    bool multi_link = false;
     agti_search_file f;
     memset(&f, 0, sizeof f);
     rc = read_file(&w, fd, "", s->max_size, !s->o.binary_report, &data, &len, &mapped, &too_large,
-                   &early_binary, &mtime_ns, &msg);
+                   &early_binary, &mtime_ns, &multi_link, &msg);
     if (rc == AGT_EIO) {
         agti_error(rc, "%s: %s", root, msg ? msg : "read failed");
         free(msg);
@@ -816,6 +821,7 @@ static int search_single(agti_searcher *s, int fd, const char *root, const struc
     if (matched) {
         f.path = agti_strdup(base);
         f.mtime_ns = mtime_ns;
+        f.multi_link = multi_link;
         if (f.path == NULL) {
             agti_search_file_clear(&f);
             return agti_oom();

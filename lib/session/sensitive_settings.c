@@ -9,6 +9,7 @@
 #include "fs/fs.h"
 #include "fs_settings.h"
 #include "session_internal.h"
+#include "tools/review_guard.h"
 
 const struct agti_sensitive *agti_session_sensitive(const agt_session *s)
 {
@@ -82,7 +83,23 @@ int agt_session_check_sensitive(const agt_session *s, const char *path, const ch
     if (content == NULL && len > 0)
         return agti_error(AGT_EINVAL, "agt_session_check_sensitive: content is NULL with len %zu",
                           len);
-    return agti_sensitive_check(agti_session_sensitive(s), path, content, len, reason) ? 1 : 0;
+    const agti_sensitive *pol = agti_session_sensitive(s);
+    if (agti_sensitive_check(pol, path, content, len, reason))
+        return 1;
+    /* with a change set under review, its other names of sensitive files
+     * too (renames, copies, moves, hard links), as the review tools judge */
+    agt_changes *c = agt_session_changes(s);
+    if (c == NULL)
+        return 0;
+    agti_review_guard g;
+    if (agti_review_guard_init_pol(&g, pol, c) != AGT_OK) {
+        if (reason != NULL)
+            *reason = "could not be checked against the change set (out of memory)";
+        return 1; /* fail closed */
+    }
+    bool hit = agti_review_guard_diff(&g, path, reason);
+    agti_review_guard_free(&g);
+    return hit ? 1 : 0;
 }
 
 int agti_session_copy_secrets(agt_session *dst, const agt_session *src)

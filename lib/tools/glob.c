@@ -49,6 +49,8 @@ typedef struct glob_ctx {
     glob_part *parts; /* one per walk worker */
     /* The session's sensitive-file policy. */
     const struct agti_sensitive *pol;
+    /* Hard links to the workspace's sensitive files (shared by the workers). */
+    agti_linkset links;
 } glob_ctx;
 
 /* The result's order: newer first, then by path. */
@@ -159,12 +161,15 @@ static int on_entry(const agti_walk_entry *e, void *payload)
         pt->sensitive++;
         return 0;
     }
-    pt->matches++;
     struct stat st;
     /* vanished meanwhile: sorts last */
-    int64_t mtime = fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0
-                        ? (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec
-                        : 0;
+    bool there = fstatat(e->dirfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    if (there && agti_linkset_hit(&c->links, &st)) { /* ln .env notes.txt */
+        pt->sensitive++;
+        return 0;
+    }
+    pt->matches++;
+    int64_t mtime = there ? (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec : 0;
     if (keep(pt, c->max, e->relpath, e->relpath_len, mtime) != 0) {
         pt->oom = true;
         return 1;
@@ -301,6 +306,8 @@ int agti_tool_glob(agt_call *call, void *payload)
     c.dir = dir.abs;
     c.dirlen = strlen(dir.abs);
     c.pol = agti_session_sensitive(agt_call_session(call));
+    agt_session *sess = agt_call_session(call);
+    agti_linkset_init(&c.links, c.pol, sess ? sess->root : NULL);
     int64_t max = agti_session_file_limit(agt_call_session(call), AGT_FILE_LIMIT_GLOB_RESULTS,
                                           AGTI_GLOB_MAX_RESULTS);
     c.max = max > 0 ? (size_t)max : 0;
@@ -330,7 +337,6 @@ int agti_tool_glob(agt_call *call, void *payload)
     }
     o.include_ignored = include_ignored;
     /* The workspace root's ignore rules reach into a folder given as path. */
-    agt_session *sess = agt_call_session(call);
     o.ignore_root = sess != NULL ? sess->root : NULL;
     o.skip_stat = true;
     o.time_budget_ms = GLOB_TIME_BUDGET_MS;
@@ -364,6 +370,7 @@ out:
     }
     free(c.parts);
     agti_walk_result_clear(&wr);
+    agti_linkset_free(&c.links);
     agti_ws_path_free(&dir);
     agti_glob_free(g);
     return rc;

@@ -127,7 +127,8 @@ typedef struct grep_out {
     const char *single; /* display path of the searched file (NULL: a folder) */
     const char *dir;    /* absolute path of the searched folder, or of the file */
     const struct agti_sensitive *pol;
-    agti_buf b; /* the entries */
+    agti_linkset links; /* hard links to the workspace's sensitive files */
+    agti_buf b;         /* the entries */
     agti_buf full;
     pager pg;
     bool pending_sep, any;
@@ -204,6 +205,7 @@ static bool is_sensitive(grep_out *g, const agti_search_file *f)
         agti_buf_printf(&g->full, "%s/%s", g->dir, f->path);
     const char *fp = agti_buf_cstr(&g->full);
     return !g->full.oom && (agti_sensitive_match(g->pol, fp, NULL) ||
+                            (f->multi_link && agti_linkset_hit_at(&g->links, AT_FDCWD, fp)) ||
                             (!agti_sensitive_host_excepted(g->pol, fp) && key_inside(fp, f)));
 }
 
@@ -324,6 +326,7 @@ static void grep_out_free(grep_out *g)
     agti_buf_free(&g->b);
     agti_buf_free(&g->full);
     agti_buf_free(&g->tails);
+    agti_linkset_free(&g->links);
     for (size_t i = 0; i < g->nf; i++)
         agti_search_file_clear(&g->files[i]);
     free(g->files);
@@ -382,6 +385,7 @@ static int search(agt_call *call, const grep_args *a, const agti_ws_path *p, boo
     g.single = is_file ? p->rel : NULL;
     g.dir = p->abs;
     g.pol = o.sensitive;
+    agti_linkset_init(&g.links, g.pol, sess ? sess->root : NULL);
     g.pg = (pager){a->offset, a->limit, 0, 0};
     /* Room for what the output cap lets through, taken at once: the pages
      * are only mapped, each used when written, and the buffer is never

@@ -9,6 +9,7 @@
 #include "dispatch/dispatch_internal.h"
 #include "session/review_internal.h"
 #include "session/session_internal.h"
+#include "review_guard.h"
 #include "tools_internal.h"
 
 static int fail(agt_call *call, int code, const char *text)
@@ -213,6 +214,44 @@ static void ack_one(agti_buf *b, size_t no, json_t *o, json_t *a)
     agti_buf_puts(b, ")");
 }
 
+/* An anchor result in a sensitive file (a comment addressed to one, or a
+ * snippet found only there) would tell the model whether a guessed line is
+ * in it: such a result becomes unanchored. Addressed to one, the reason
+ * says so (decided by the name alone); landed in one, it reads as if the
+ * snippet had not been found. */
+static int hide_sensitive(agt_call *call, agt_changes *c, json_t *comments, json_t *anchors,
+                          const char *call_path, const agti_review *r)
+{
+    agti_review_guard g;
+    if (agti_review_guard_init(&g, call, c) != AGT_OK)
+        return AGT_ENOMEM;
+    int rc = AGT_OK;
+    for (size_t i = 0; i < json_array_size(anchors) && rc == AGT_OK; i++) {
+        json_t *a = json_array_get(anchors, i);
+        const char *req = comment_path(json_array_get(comments, i), call_path, r);
+        const char *landed = str(a, "path");
+        bool asked = req != NULL && agti_review_guard_path(&g, req, NULL);
+        if (!asked && (landed == NULL || !agti_review_guard_path(&g, landed, NULL)))
+            continue;
+        char why[600];
+        if (asked)
+            snprintf(why, sizeof why, "%s is a sensitive file; comments are not placed in it", req);
+        else
+            snprintf(why, sizeof why, "%s",
+                     req ? "the snippet was not found in the file's hunks or content"
+                         : "the snippet was not found in the change set");
+        json_t *u = json_pack("{s:o,s:o,s:i,s:i,s:s,s:s,s:b,s:[],s:b,s:i,s:s}", "path",
+                              req ? json_string(req) : json_null(), "requested_path",
+                              req ? json_string(req) : json_null(), "start_line", 0, "end_line", 0,
+                              "side", "new", "method", "unanchored", "ambiguous", 0, "candidates",
+                              "relocated", 0, "attempts", 0, "reason", why);
+        if (u == NULL || json_array_set_new(anchors, i, u) != 0)
+            rc = agti_oom();
+    }
+    agti_review_guard_free(&g);
+    return rc;
+}
+
 static int comment_all(agt_call *call, agti_review *r, agt_changes *c, json_t *comments,
                        const char *call_path)
 {
@@ -234,6 +273,10 @@ static int comment_all(agt_call *call, agti_review *r, agt_changes *c, json_t *c
     agt_free(out_text);
     if (anchors == NULL)
         return agti_oom();
+    if (hide_sensitive(call, c, comments, anchors, call_path, r) != AGT_OK) {
+        json_decref(anchors);
+        return AGT_ENOMEM;
+    }
     size_t n = json_array_size(comments);
     agti_buf b = AGTI_BUF_INIT;
     agti_buf_printf(&b, "Stored %zu comment%s:", n, n == 1 ? "" : "s");

@@ -13,6 +13,7 @@
 #include "session/fs_settings.h"
 #include "session/review_internal.h"
 #include "session/session_internal.h"
+#include "review_guard.h"
 #include "tools_internal.h"
 
 /* file_read: lines per call, and bytes kept of one line. */
@@ -145,6 +146,16 @@ int agti_tool_file_read(agt_call *call, void *payload)
     int rc = agti_review_tool_changes(call, &c);
     if (rc != AGT_OK)
         return rc;
+    /* another name of a sensitive file: a rename, a copy, a hard link */
+    agti_review_guard g;
+    if (agti_review_guard_init(&g, call, c) != AGT_OK)
+        return AGT_ENOMEM;
+    bool other = agti_review_guard_path(&g, path, &why);
+    agti_review_guard_free(&g);
+    if (other)
+        return agti_tool_fail(call, AGT_EDENIED,
+                              "Error: %s is a sensitive file (%s); its content is not shown.", path,
+                              why);
     char *text = NULL;
     size_t len = 0;
     rc = agt_changes_read_file(c, path, &text, &len);
@@ -228,6 +239,9 @@ int agti_tool_file_read_diff(agt_call *call, void *payload)
         return rc;
     const agt_diff *d = agt_changes_diff(c);
     const struct agti_sensitive *pol = agti_session_sensitive(agt_call_session(call));
+    agti_review_guard g;
+    if (agti_review_guard_init(&g, call, c) != AGT_OK)
+        return AGT_ENOMEM;
     agti_buf b = AGTI_BUF_INIT, missing = AGTI_BUF_INIT;
     size_t found = 0, nmissing = 0, i;
     json_t *p;
@@ -246,8 +260,10 @@ int agti_tool_file_read_diff(agt_call *call, void *payload)
             break;
         size_t tlen = strlen(text);
         const char *why = NULL;
-        if (agti_sensitive_check(pol, path, text, tlen, &why)) {
-            /* the same policy as file_read: a staged .env.prod stays unseen */
+        if (agti_review_guard_diff(&g, path, &why) ||
+            agti_sensitive_check(pol, path, text, tlen, &why)) {
+            /* the same policy as file_read: a staged .env.prod stays unseen,
+             * and so do both names of a rename from or to one */
             agti_buf_printf(&b,
                             "%s==== FILE: %s ====\n[diff not shown: %s is a sensitive file (%s); "
                             "its content is never shown]\n",
@@ -266,6 +282,7 @@ int agti_tool_file_read_diff(agt_call *call, void *payload)
         found++;
         agt_free(text);
     }
+    agti_review_guard_free(&g);
     if (rc != AGT_OK && rc != AGT_ENOTFOUND) {
         agti_buf_free(&b);
         agti_buf_free(&missing);
@@ -375,17 +392,23 @@ int agti_tool_file_find(agt_call *call, void *payload)
         free(query);
         return rc;
     }
+    agti_review_guard g;
+    if (agti_review_guard_init(&g, call, c) != AGT_OK) {
+        free(query);
+        return AGT_ENOMEM;
+    }
     agti_buf b = AGTI_BUF_INIT, tmp = AGTI_BUF_INIT;
     size_t listed = 0, sensitive = 0;
     for (size_t i = 0; i < n && listed < FIND_MAX; i++) {
         if (!findable(files[i]) || !contains(files[i], query, icase, &tmp))
             continue;
-        if (agti_sensitive_match(agti_session_sensitive(agt_call_session(call)), files[i], NULL)) {
+        if (agti_review_guard_path(&g, files[i], NULL)) {
             sensitive++;
             continue;
         }
         agti_buf_printf(&b, "%s%s", listed++ ? "\n" : "", files[i]);
     }
+    agti_review_guard_free(&g);
     free(query);
     bool oom = tmp.oom;
     agti_buf_free(&tmp);

@@ -20,6 +20,7 @@
 #include "search/search.h"
 #include "session/fs_settings.h"
 #include "session/review_internal.h"
+#include "review_guard.h"
 #include "tools_internal.h"
 
 #define SEARCH_MAX_PER_FILE 100
@@ -122,6 +123,7 @@ typedef struct scan {
     bool capped; /* SEARCH_MAX_BYTES reached */
     size_t capped_at;
     const struct agti_sensitive *pol; /* the session's sensitive-file policy */
+    agti_review_guard *guard;         /* renames, copies and hard links of sensitive files */
 } scan;
 
 /* One candidate file and, once searched, what it gave. */
@@ -329,7 +331,7 @@ static void collect(scan *sc, cand *cands, size_t n)
         else if (cd->state == 3)
             sc->unreadable++;
         else if (cd->state == 1 &&
-                 (agti_sensitive_match(sc->pol, cd->path, NULL) || key_lines(sc, cd)))
+                 (agti_review_guard_path(sc->guard, cd->path, NULL) || key_lines(sc, cd)))
             sc->sensitive++; /* filtered out, but counted */
         else if (cd->state == 1 && !sc->capped) {
             if (sc->out.len >= SEARCH_MAX_BYTES) {
@@ -616,9 +618,18 @@ int agti_tool_code_search(agt_call *call, void *payload)
     scan sc;
     memset(&sc, 0, sizeof sc);
     sc.pol = agti_session_sensitive(agt_call_session(call));
+    agti_review_guard g;
+    if (agti_review_guard_init(&g, call, c) != AGT_OK) {
+        if (early_on)
+            early_free(&e);
+        agti_searcher_free(s);
+        return AGT_ENOMEM;
+    }
+    sc.guard = &g;
     rc = search_all(&opts, s, c, &sc, early_on ? &e : NULL);
     if (early_on)
         early_free(&e);
+    agti_review_guard_free(&g);
     agti_searcher_free(s);
     if (rc != AGT_OK) {
         agti_buf_free(&sc.out);

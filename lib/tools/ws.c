@@ -239,6 +239,27 @@ int agti_ws_resolve(agt_call *call, const char *user_path, unsigned how, int ofl
         free(r);
         goto fail;
     }
+    if (rc == AGT_OK && refuse_sensitive && out->loc.exists && S_ISREG(out->loc.st.st_mode) &&
+        out->loc.st.st_nlink > 1) {
+        /* another name of a sensitive file (ln .env notes.txt): the
+         * workspace's sensitive files with several links, by inode */
+        agt_session *s = agt_call_session(call);
+        agti_linkset ls;
+        agti_linkset_init(&ls, agti_session_sensitive(s), s ? s->root : NULL);
+        bool hit = agti_linkset_hit(&ls, &out->loc.st);
+        agti_linkset_free(&ls);
+        if (hit) {
+            char *r = escaped(out->loc.rel ? out->loc.rel : out->loc.abs);
+            rc = r == NULL ? AGT_ENOMEM
+                           : agti_tool_fail(call, AGT_EDENIED,
+                                            "%s is a sensitive file (a hard link to a sensitive "
+                                            "file); the file tools never read or write it. Ask "
+                                            "the user if you need something from it.",
+                                            r);
+            free(r);
+            goto fail;
+        }
+    }
     if ((rc == AGT_OK || rc == AGT_ENOTFOUND) && (how & (AGTI_WS_WRITE | AGTI_WS_CHANGE)) &&
         out->loc.readonly) {
         rc = agti_tool_fail(call, AGT_EDENIED,

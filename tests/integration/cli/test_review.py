@@ -73,6 +73,14 @@ def git(repo, *args):
     subprocess.run(["git", "-C", repo, *args], check=True, capture_output=True)
 
 
+def git_init(repo):
+    """An empty repository on branch main with a committer set."""
+    os.makedirs(repo, exist_ok=True)
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "t@example.com")
+    git(repo, "config", "user.name", "T")
+
+
 def write(repo, path, data, mode="w"):
     full = os.path.join(repo, path)
     os.makedirs(os.path.dirname(full), exist_ok=True)
@@ -421,10 +429,7 @@ def main():
         # name no pattern knows, found by the diff's content) are skipped
         # with the reason; only app.py is left to review
         srepo = os.path.join(tmp, "srepo")
-        os.makedirs(srepo)
-        git(srepo, "init", "-q", "-b", "main")
-        git(srepo, "config", "user.email", "t@example.com")
-        git(srepo, "config", "user.name", "T")
+        git_init(srepo)
         write(srepo, "README", "base\n")
         git(srepo, "add", "-A")
         git(srepo, "commit", "-q", "-m", "base")
@@ -433,6 +438,10 @@ def main():
               "-----END OPENSSH PRIVATE KEY-----\n")
         write(srepo, "app.py", "print('hi')\n")
         git(srepo, "add", "-A")
+        # a hard link (untracked) to an ignored .env: another name of it
+        write(srepo, ".gitignore", ".env\n")
+        write(srepo, ".env", "TOKEN=sk-hard-456\n")
+        os.link(os.path.join(srepo, ".env"), os.path.join(srepo, "notes.txt"))
         rc, out, err = run([exe, "--repo", srepo, "--preview", "--format", "json"], tmp)
         t.eq(rc, 0, "sensitive preview exits 0")
         sp = {f["path"]: f for f in json.loads(out)["files"]}
@@ -443,7 +452,40 @@ def main():
              "sensitive file (private key (a PRIVATE KEY block in the content)): its content "
              "is not sent", "a key found in the diff's content skipped")
         t.eq(sp["app.py"]["skip_reason"], None, "app.py still reviewed")
-        t.ok("sk-live-123" not in out and "b3Bl" not in out, "no secret in the preview")
+        t.eq(sp["notes.txt"]["skip_reason"],
+             "sensitive file (a hard link to a sensitive file): its content is not sent",
+             "a hard link to .env skipped")
+        # a hard link whose other name is outside the repository: its names
+        # are not known, so it is skipped all the same
+        outside = os.path.join(tmp, "outside-secret")
+        write(tmp, "outside-secret", "TOKEN=sk-out-000\n")
+        os.link(outside, os.path.join(srepo, "linked.txt"))
+        rc, out, err = run([exe, "--repo", srepo, "--preview", "--format", "json"], tmp)
+        sp = {f["path"]: f for f in json.loads(out)["files"]}
+        t.eq(sp["linked.txt"]["skip_reason"],
+             "hard link (another name of the file may be a sensitive file): its content is "
+             "not sent", "a hard link to a file outside skipped")
+        t.ok("sk-out-000" not in out, "no secret of the outside file in the preview")
+        t.ok("sk-live-123" not in out and "b3Bl" not in out and "sk-hard-456" not in out,
+             "no secret in the preview")
+
+        # a plain mv of a tracked .env (git sees a deletion and an untracked
+        # addition, never a rename): the new name is skipped too
+        mrepo = os.path.join(tmp, "mrepo")
+        git_init(mrepo)
+        write(mrepo, ".env", "TOKEN=sk-moved-789\nURL=https://db.example.com/prod\n")
+        write(mrepo, "app.py", "print('hi')\n")
+        git(mrepo, "add", "-A")
+        git(mrepo, "commit", "-q", "-m", "base")
+        os.rename(os.path.join(mrepo, ".env"), os.path.join(mrepo, "notes.txt"))
+        write(mrepo, "app.py", "print('hello')\n")
+        rc, out, err = run([exe, "--repo", mrepo, "--preview", "--format", "json"], tmp)
+        mp = {f["path"]: f for f in json.loads(out)["files"]} if rc == 0 else {}
+        t.eq(mp.get("notes.txt", {}).get("skip_reason"),
+             "sensitive file (holds most of a sensitive file (moved or copied)): its content is "
+             "not sent", "a plain mv of .env skipped by its new name")
+        t.eq(mp.get("app.py", {}).get("skip_reason"), None, "app.py still reviewed")
+        t.ok("sk-moved-789" not in out, "no moved secret in the preview")
 
         bad_tools = os.path.join(tmp, "tools.json")
         with open(bad_tools, "w") as f:

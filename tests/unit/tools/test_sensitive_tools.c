@@ -5,9 +5,7 @@
  * documented exceptions go through the same tools and are shown. Then the
  * host's patterns: added, removed, exceptions, errors. Which names are
  * sensitive is worked out from docs/sensitive-files.md, not from the code. */
-#include <stdarg.h>
 #include <stdbool.h>
-#include <sys/wait.h>
 
 #include "wsfix.h"
 
@@ -52,31 +50,6 @@ static const char *const shown[] = {".env.example",
 #define NS (sizeof sensitive / sizeof *sensitive)
 #define NX (sizeof shown / sizeof *shown)
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    int n = snprintf(cmd, sizeof cmd, "cd '%s' && ", ws);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd + n, sizeof cmd - (size_t)n, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return st == -1 ? -1 : WEXITSTATUS(st);
-}
-
-/* Result text of a call (static copy) and its status. */
-static const char *run(agt_session *s, const char *tool, const char *args, int *status)
-{
-    static char buf[1 << 16];
-    agt_result *r = call(s, tool, args);
-    snprintf(buf, sizeof buf, "%s", agt_result_text(r));
-    if (status)
-        *status = agt_result_status(r);
-    agt_result_free(r);
-    return buf;
-}
-
 /* Each case lives in its own folder cNN/ with a plain ok.txt beside it;
  * the file holds MARK-NN-s, ok.txt MARK-NN-ok. */
 static void plant(const char *kind, size_t i, const char *name, char *rel, size_t cap)
@@ -101,7 +74,7 @@ static void through_tools(agt_session *chat, agt_session *rev, const char *kind,
     snprintf(mark_ok, sizeof mark_ok, "MARK-%s-ok", dir);
 
     snprintf(args, sizeof args, "{\"path\":\"%s\"}", rel);
-    const char *t = run(chat, "Read", args, &st);
+    const char *t = ws_run(chat, "Read", args, &st);
     if (hidden) {
         T_EQ_INT(st, AGT_EDENIED, "Read %s: refused", rel);
         T_CHECK(strstr(t, "is a sensitive file") != NULL && strstr(t, mark_s) == NULL,
@@ -112,17 +85,17 @@ static void through_tools(agt_session *chat, agt_session *rev, const char *kind,
 
     snprintf(args, sizeof args,
              "{\"pattern\":\"MARK-%s-\",\"path\":\"%s\",\"output_mode\":\"content\"}", dir, dir);
-    t = run(chat, "Grep", args, &st);
+    t = ws_run(chat, "Grep", args, &st);
     T_CHECK(strstr(t, mark_ok) != NULL && (strstr(t, mark_s) == NULL) == hidden,
             "Grep in %s: %s: %s", dir, hidden ? "left out" : "shown", flat(t));
 
     snprintf(args, sizeof args, "{\"pattern\":\"*\",\"path\":\"%s\"}", dir);
-    t = run(chat, "Glob", args, &st);
+    t = ws_run(chat, "Glob", args, &st);
     T_CHECK(strstr(t, "ok.txt") != NULL && (strstr(t, rel) == NULL) == hidden,
             "Glob in %s: %s %s: %s", dir, rel, hidden ? "left out" : "listed", flat(t));
 
     snprintf(args, sizeof args, "{\"file_path\":\"%s\"}", rel);
-    t = run(rev, "file_read", args, &st);
+    t = ws_run(rev, "file_read", args, &st);
     if (hidden)
         T_CHECK(st == AGT_EDENIED && strstr(t, mark_s) == NULL, "file_read %s: refused: %s", rel,
                 flat(t));
@@ -130,14 +103,14 @@ static void through_tools(agt_session *chat, agt_session *rev, const char *kind,
         T_CHECK(st == AGT_OK && strstr(t, mark_s) != NULL, "file_read %s: shown: %s", rel, flat(t));
 
     snprintf(args, sizeof args, "{\"path_array\":[\"%s\",\"%s/ok.txt\"]}", rel, dir);
-    t = run(rev, "file_read_diff", args, &st);
+    t = ws_run(rev, "file_read_diff", args, &st);
     T_CHECK(strstr(t, mark_ok) != NULL && (strstr(t, mark_s) == NULL) == hidden,
             "file_read_diff %s: %s: %s", rel, hidden ? "diff not shown" : "diff shown", flat(t));
     if (hidden)
         T_CHECK(strstr(t, "[diff not shown: ") != NULL, "file_read_diff %s: says so", rel);
 
     snprintf(args, sizeof args, "{\"search_text\":\"MARK-%s-\"}", dir);
-    t = run(rev, "code_search", args, &st);
+    t = ws_run(rev, "code_search", args, &st);
     T_CHECK(strstr(t, mark_ok) != NULL && (strstr(t, mark_s) == NULL) == hidden,
             "code_search %s: %s: %s", dir, hidden ? "left out" : "shown", flat(t));
 }
@@ -183,8 +156,8 @@ int main(void)
     put_file("k01/fixtures/ok.txt", "MARK-k01-ok\n");
     put_file("h00/app.secret", "MARK-h00-s\n");
     put_file("h00/ok.txt", "MARK-h00-ok\n");
-    if (sh("git init -q . && git -c user.name=T -c user.email=t@example.com commit -q "
-           "--allow-empty -m base && git add -A") != 0) {
+    if (ws_sh("git init -q . && git -c user.name=T -c user.email=t@example.com commit -q "
+              "--allow-empty -m base && git add -A") != 0) {
         printf("Bail out! git\n");
         return 1;
     }
@@ -196,46 +169,46 @@ int main(void)
 
     /* a private key found by its content */
     int st;
-    const char *t = run(chat, "Read", "{\"path\":\"k00/deploy_identity\"}", &st);
+    const char *t = ws_run(chat, "Read", "{\"path\":\"k00/deploy_identity\"}", &st);
     T_EQ_INT(st, AGT_EDENIED, "Read: key by content refused");
     T_CHECK(strstr(t, "private key") != NULL && strstr(t, "b3Bl") == NULL,
             "Read: key by content: %s", flat(t));
-    t = run(chat, "Grep",
-            "{\"pattern\":\"b3Bl|MARK-k00\",\"path\":\"k00\",\"output_mode\":\"content\"}", &st);
+    t = ws_run(chat, "Grep",
+               "{\"pattern\":\"b3Bl|MARK-k00\",\"path\":\"k00\",\"output_mode\":\"content\"}", &st);
     T_CHECK(strstr(t, "MARK-k00-ok") != NULL && strstr(t, "b3Bl") == NULL,
             "Grep: key by content left out: %s", flat(t));
-    t = run(rev, "file_read", "{\"file_path\":\"k00/deploy_identity\"}", &st);
+    t = ws_run(rev, "file_read", "{\"file_path\":\"k00/deploy_identity\"}", &st);
     T_CHECK(st == AGT_EDENIED && strstr(t, "b3Bl") == NULL, "file_read: key by content: %s",
             flat(t));
-    t = run(rev, "file_read_diff", "{\"path_array\":[\"k00/deploy_identity\"]}", &st);
+    t = ws_run(rev, "file_read_diff", "{\"path_array\":[\"k00/deploy_identity\"]}", &st);
     T_CHECK(strstr(t, "[diff not shown: ") != NULL && strstr(t, "b3Bl") == NULL,
             "file_read_diff: key by content: %s", flat(t));
-    t = run(rev, "code_search", "{\"search_text\":\"b3Bl\"}", &st);
+    t = ws_run(rev, "code_search", "{\"search_text\":\"b3Bl\"}", &st);
     T_CHECK(strstr(t, "b3Bl") == NULL, "code_search: key by content: %s", flat(t));
 
     /* the host's patterns */
     agt_session *hs = new_session();
     T_EQ_INT(agt_session_add_sensitive_pattern(hs, "*.secret"), AGT_OK, "add *.secret");
     T_EQ_INT(agt_session_add_sensitive_pattern(hs, "*.SECRET"), AGT_OK, "add again: no-op");
-    run(hs, "Read", "{\"path\":\"h00/app.secret\"}", &st);
+    ws_run(hs, "Read", "{\"path\":\"h00/app.secret\"}", &st);
     T_EQ_INT(st, AGT_EDENIED, "added pattern: Read refused");
-    t = run(hs, "Glob", "{\"pattern\":\"*\",\"path\":\"h00\"}", &st);
+    t = ws_run(hs, "Glob", "{\"pattern\":\"*\",\"path\":\"h00\"}", &st);
     T_CHECK(strstr(t, "app.secret") == NULL && strstr(t, "ok.txt") != NULL,
             "added pattern: Glob leaves it out: %s", flat(t));
-    run(chat, "Read", "{\"path\":\"h00/app.secret\"}", &st);
+    ws_run(chat, "Read", "{\"path\":\"h00/app.secret\"}", &st);
     T_EQ_INT(st, AGT_OK, "another session is not affected");
     T_EQ_INT(agt_session_remove_sensitive_pattern(hs, "*.pem"), AGT_OK, "remove built-in *.pem");
-    t = run(hs, "Read", "{\"path\":\"s15/server.pem\"}", &st);
+    t = ws_run(hs, "Read", "{\"path\":\"s15/server.pem\"}", &st);
     T_CHECK(st == AGT_OK && strstr(t, "MARK-s15-s") != NULL, "removed *.pem: readable: %s",
             flat(t));
     T_EQ_INT(agt_session_remove_sensitive_pattern(hs, "!.env.example"), AGT_OK,
              "remove the .env.example exception");
-    run(hs, "Read", "{\"path\":\"x00/.env.example\"}", &st);
+    ws_run(hs, "Read", "{\"path\":\"x00/.env.example\"}", &st);
     T_EQ_INT(st, AGT_EDENIED, "no exception: .env.example refused");
-    run(hs, "Read", "{\"path\":\"k01/fixtures/test.key\"}", &st);
+    ws_run(hs, "Read", "{\"path\":\"k01/fixtures/test.key\"}", &st);
     T_EQ_INT(st, AGT_EDENIED, "key fixture refused before the exception");
     T_EQ_INT(agt_session_add_sensitive_pattern(hs, "!fixtures/*.key"), AGT_OK, "add an exception");
-    t = run(hs, "Read", "{\"path\":\"k01/fixtures/test.key\"}", &st);
+    t = ws_run(hs, "Read", "{\"path\":\"k01/fixtures/test.key\"}", &st);
     T_CHECK(st == AGT_OK && strstr(t, "b3Bl") != NULL,
             "host exception: name and content admitted: %s", flat(t));
     T_EQ_INT(agt_session_remove_sensitive_pattern(hs, "*.nothing"), AGT_ENOTFOUND,

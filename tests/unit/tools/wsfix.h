@@ -4,11 +4,13 @@
 #define AGT_TEST_WSFIX_H
 
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agenttools/agenttools.h"
@@ -124,6 +126,32 @@ static agt_result *call(agt_session *s, const char *tool, const char *args)
         exit(1);
     }
     return r;
+}
+
+/* Runs a shell command in the workspace; its exit status (-1: not run). */
+__attribute__((unused, format(printf, 1, 2))) static int ws_sh(const char *fmt, ...)
+{
+    char cmd[4096];
+    int n = snprintf(cmd, sizeof cmd, "cd '%s' && ", ws);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd + n, sizeof cmd - (size_t)n, fmt, ap);
+    va_end(ap);
+    int st = system(cmd);
+    return st == -1 ? -1 : WEXITSTATUS(st);
+}
+
+/* The result text of a call (a static copy) and its status. */
+__attribute__((unused)) static const char *ws_run(agt_session *s, const char *tool,
+                                                  const char *args, int *status)
+{
+    static char buf[1 << 16];
+    agt_result *r = call(s, tool, args);
+    snprintf(buf, sizeof buf, "%s", agt_result_text(r));
+    if (status)
+        *status = agt_result_status(r);
+    agt_result_free(r);
+    return buf;
 }
 
 /* Runs a call and checks its exact text and error flag. */
