@@ -626,7 +626,7 @@ test('dispatchAsync runs off the JS thread; its approver is delivered on the JS 
   await withSession(async (s, reg, root) => {
     s.mode = 'yolo';
     // the command waits until JS (free while the call runs) creates "go"
-    const cmd = 'i=0; while [ ! -e go ]; do i=$((i+1)); [ $i -gt 4000 ] && { echo gave-up; exit 3; }; sleep 0.005; done; echo saw-go';
+    const cmd = 'for i in $(seq 4000); do [ -e go ] && break; sleep 0.005; done; [ -e go ] || { echo gave-up; exit 3; }; echo saw-go';
     const p = s.dispatchAsync('Bash', { command: cmd, timeout: 60000 }, 'b1');
     assert.throws(() => s.todos(), { name: 'StateError', message: 'Session is busy: an async call runs on it (await it first)' });
     // the registry is not frozen: one thread at a time uses it too
@@ -1078,7 +1078,7 @@ test('close() while an async call runs: the call finishes, then the C objects go
     const s = new agt.Session(reg, root);
     s.mode = 'yolo';
     const freed = agt._stats.freed;
-    const p = s.dispatchAsync('Bash', { command: 'i=0; while [ ! -e go ]; do i=$((i+1)); [ $i -gt 4000 ] && exit 3; sleep 0.005; done; echo finished' });
+    const p = s.dispatchAsync('Bash', { command: 'for i in $(seq 4000); do [ -e go ] && break; sleep 0.005; done; [ -e go ] || exit 3; echo finished' });
     s.close();
     reg.close();
     assert.equal(agt._stats.freed, freed); // both still in use by the call
