@@ -7,8 +7,8 @@
  * (writes only under the writable roots), a seccomp filter (no IP sockets
  * while the network is off; no ptrace, mount, bpf, io_uring, kexec,
  * perf_event_open, new user namespaces) and a user + mount namespace whose
- * read-only bind mounts keep .git/hooks, .git/config and the session's
- * .agenttools folder read-only inside writable roots. Every descendant of a
+ * read-only bind mounts keep each writable root's .git folder and the
+ * session's .agenttools folder read-only inside writable roots. Every descendant of a
  * command inherits it. docs/sandbox.md describes it in full.
  *
  * Other systems: agt_sandbox_probe() reports "supported": false, the default
@@ -108,7 +108,7 @@ AGT_EXTERN int agt_session_sandbox(const agt_session *s, int *mode, int *network
 /**
  * Adds a writable root: commands in workspace-write may write there, and the
  * file tools admit it as agt_session_add_allowed_dir() does (one policy for
- * both). Its .git/hooks and .git/config stay read-only.
+ * both). Its .git folder stays read-only.
  *
  * @param dir an absolute path of an existing directory; symbolic links are
  *        resolved now.

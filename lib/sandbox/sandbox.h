@@ -7,8 +7,8 @@
  * BPF filter (no IP sockets when the network is off; no ptrace, mount, bpf,
  * io_uring, kexec, perf, new user namespaces, no TIOCSTI/TIOCLINUX input
  * into a terminal, ...), and a user + mount
- * namespace whose read-only bind mounts keep protected paths (.git/hooks,
- * .git/config, the session's own files) read-only inside writable roots.
+ * namespace whose read-only bind mounts keep protected paths (.git, the
+ * session's own files) read-only inside writable roots.
  *
  * Everything that allocates or can fail in an interesting way runs in the
  * parent (agti_sandbox_prepare): the Landlock ruleset is built there with its

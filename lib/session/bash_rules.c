@@ -1204,7 +1204,8 @@ static const char *closed_reason(unsigned f)
     if (f & AGTI_SHX_ARITH)
         return "it evaluates the value of a variable as code (arithmetic, an array subscript, a "
                "substring offset, indirection or prompt expansion), which runs any command "
-               "substitution the value holds";
+               "substitution the value holds (literal numbers are fine: count with `for i in "
+               "$(seq 1 10)` or `seq`, not with i=$((i+1)))";
     if (f & AGTI_SHX_ENV_FUNC)
         return "it passes a shell function through the environment (BASH_FUNC_...), whose body "
                "a shell it starts runs unchecked";

@@ -3,7 +3,6 @@
  * the writable roots, auto-allow; the sandbox prepared for each Bash
  * command; the approval hooks; the "sandbox" save section.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -258,94 +257,17 @@ static int protect_add(protect_list *pl, char *path, bool is_dir)
     return AGT_OK;
 }
 
-/* Submodules' repositories (<git>/modules/<name>, nested ones in
- * <gitdir>/modules/<name>) have hooks and a config that the user's git runs
- * and reads as it does the root's. More than this many, or deeper than
- * MODULES_DEPTH: the whole modules folder is protected instead. */
-#define MODULES_MAX 256
-#define MODULES_DEPTH 8
-
-static bool is_dir_nofollow(const char *path)
-{
-    struct stat st;
-    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* Collects the hooks and config of every module git folder below dir
- * (names of submodules may contain '/': a folder without HEAD is a name
- * prefix). 1 when over the limits, 0 done, AGT_ENOMEM. */
-static int walk_modules(const char *dir, int depth, protect_list *pl, size_t *found)
-{
-    if (depth > MODULES_DEPTH)
-        return 1;
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return 0; /* unreadable or gone: the command cannot read it either */
-    int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char *sub = agti_aprintf("%s/%s", dir, e->d_name);
-        char *head = sub ? agti_aprintf("%s/HEAD", sub) : NULL;
-        if (sub == NULL || head == NULL) {
-            free(sub);
-            free(head);
-            rc = AGT_ENOMEM;
-            break;
-        }
-        struct stat st;
-        if (!is_dir_nofollow(sub)) {
-            /* a file or a link: not a git folder of a module */
-        } else if (lstat(head, &st) == 0) {
-            if (++*found > MODULES_MAX) {
-                rc = 1;
-            } else {
-                rc = protect_add(pl, agti_aprintf("%s/hooks", sub), true);
-                if (rc == AGT_OK)
-                    rc = protect_add(pl, agti_aprintf("%s/config", sub), false);
-                char *nested = rc == AGT_OK ? agti_aprintf("%s/modules", sub) : NULL;
-                if (rc == AGT_OK && nested == NULL)
-                    rc = AGT_ENOMEM;
-                if (rc == AGT_OK && is_dir_nofollow(nested))
-                    rc = walk_modules(nested, depth + 1, pl, found);
-                free(nested);
-            }
-        } else {
-            rc = walk_modules(sub, depth + 1, pl, found);
-        }
-        free(head);
-        free(sub);
-    }
-    closedir(d);
-    return rc;
-}
-
-/* A root's .git folder: hooks, config, and the submodules' repositories.
- * Without .git/modules, that folder itself is protected (reserved while
- * missing): a command cannot make a module repository whose hooks a later
- * `git submodule update` of the user would run. */
+/* A root's .git folder, whole. Protecting only what runs code (hooks,
+ * config, the submodules' repositories) left the rest writable, and the
+ * rest can redirect git to files the command writes: .git renamed away and
+ * a new .git made with hooks of its own, or .git/commondir pointing at a
+ * folder with its own config and hooks; the user's next git command ran
+ * them outside the sandbox. A mount point cannot be renamed or removed
+ * either. Commands that write the repository (add, commit, checkout) need
+ * a call outside the sandbox, as in other agents' workspace-write modes. */
 static int protect_git_dir(const char *git, protect_list *pl)
 {
-    int rc = protect_add(pl, agti_aprintf("%s/hooks", git), true);
-    if (rc == AGT_OK)
-        rc = protect_add(pl, agti_aprintf("%s/config", git), false);
-    char *modules = rc == AGT_OK ? agti_aprintf("%s/modules", git) : NULL;
-    if (rc != AGT_OK || modules == NULL)
-        return rc != AGT_OK ? rc : AGT_ENOMEM;
-    struct stat st;
-    if (lstat(modules, &st) != 0 || !S_ISDIR(st.st_mode))
-        return protect_add(pl, modules, true); /* missing (or odd): all of it */
-    size_t before = pl->n, found = 0;
-    rc = walk_modules(modules, 0, pl, &found);
-    if (rc == 1) {
-        /* too many to list: the whole folder, read-only (fail closed) */
-        while (pl->n > before)
-            free((char *)pl->v[--pl->n].path);
-        return protect_add(pl, modules, true);
-    }
-    free(modules);
-    return rc;
+    return protect_add(pl, agti_strdup(git), true);
 }
 
 int agti_session_command_sandbox(agt_session *s, bool disable, struct agti_sandbox **out,

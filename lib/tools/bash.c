@@ -206,7 +206,9 @@ static void sandbox_note(agti_buf *b, agt_session *s, const bash_sb *sb, const c
         agti_buf_printf(b,
                         ": it tried to write '%s', outside the writable roots (the workspace "
                         "%s, the session's tmp folder $TMPDIR, and folders the user added) or "
-                        "a protected path (.git/hooks, .git/config, .agenttools)",
+                        "a protected path (a repository's .git folder: git commands that write it, "
+                        "such as add, commit or checkout, need a run outside the sandbox; "
+                        ".agenttools)",
                         path, s->root);
     else
         agti_buf_puts(b, ": writes outside the writable roots, protected paths and (with the "

@@ -460,8 +460,9 @@ static void test_placeholders(void)
                "mkdir -p .git/modules/evil/hooks; echo rc1=$?; "
                "echo 'echo pwned' > .git/modules/evil/hooks/post-checkout; echo rc2=$?; "
                "ls -A .git/modules; echo rc3=$?");
-    /* the mkdir is refused by the read-only placeholder; ls shows it empty */
-    T_CHECK(strstr(out, "Read-only file system\nrc1=1\n") && strstr(out, "rc2=1\nrc3=0\n"),
+    /* the whole .git is read-only: the mkdir is refused, nothing is there */
+    T_CHECK(strstr(out, "Read-only file system\nrc1=1\n") && strstr(out, "rc2=1\n") &&
+                strstr(out, "rc3=2\n"),
             "modules: a repository without submodules gets no .git/modules from a command (%s)",
             flat(out));
     free(out);
@@ -471,7 +472,7 @@ static void test_placeholders(void)
     free(before);
 
     /* a submodule's repository (name with a slash, as git keeps them):
-     * hooks and config read-only, the rest of it writable */
+     * read-only like the rest of .git, HEAD included */
     snprintf(cmd, sizeof cmd,
              "cd %s && git init -q --bare --template= .git/modules/libs/foo && "
              "mkdir .git/modules/libs/foo/hooks && git init -q --bare --template= "
@@ -487,15 +488,26 @@ static void test_placeholders(void)
                "git --git-dir=.git/modules/libs/foo symbolic-ref HEAD refs/heads/other; "
                "echo rc5=$?; git --git-dir=.git/modules/libs/foo symbolic-ref HEAD");
     T_CHECK(strstr(out, "rc1=1\n") && strstr(out, "rc2=1\n") && strstr(out, "rc3=1\n") &&
-                strstr(out, "rc4=1\n") && strstr(out, "rc5=0\nrefs/heads/other\n"),
-            "modules: hooks and config of both read-only, HEAD of the module writable (%s)",
+                strstr(out, "rc4=1\n") && strstr(out, "rc5=1\nrefs/heads/master\n"),
+            "modules: hooks, config and HEAD of both read-only (%s)", flat(out));
+    free(out);
+    /* git redirected to files the command writes: .git renamed away and a
+     * new one made with hooks of its own, .git/commondir naming a folder
+     * with its own config and hooks, .git removed (both ran a planted hook
+     * at the user's next commit when only hooks and config were
+     * protected); a commit is refused too (it writes the repository) */
+    out = bash(s, "q4",
+               "mv .git .gitx; echo rc1=$?; mkdir -p evil/hooks; echo ../evil > .git/commondir; "
+               "echo rc2=$?; rm -rf .git 2>/dev/null; echo rc3=$?; git add x.txt; echo rc4=$?; "
+               "rm -rf evil; ls -d .git .gitx 2>&1");
+    T_CHECK(strstr(out, "rc1=1\n") && strstr(out, "rc2=1\n") && strstr(out, "rc3=1\n") &&
+                strstr(out, "rc4=128\n") && strstr(out, "\n.git\n") &&
+                strstr(out, "cannot access '.gitx'"),
+            "git redirects: .git cannot be renamed, removed, redirected or written (%s)",
             flat(out));
     free(out);
-    snprintf(cmd, sizeof cmd,
-             "cd %s && git --git-dir=.git/modules/libs/foo symbolic-ref HEAD "
-             "refs/heads/master",
-             p2);
-    T_EQ_INT(system(cmd), 0, "modules: HEAD set back");
+    snprintf(cmd, sizeof cmd, "cd %s && git --git-dir=.git/modules/libs/foo symbolic-ref HEAD", p2);
+    T_EQ_INT(system(cmd), 0, "modules: HEAD still readable outside");
     after = listing(p2);
     T_EQ_STR(after, before, "modules: no placeholder left in the module repositories");
     free(after);

@@ -376,6 +376,8 @@ static void test_arith(void)
         {"(( 1 + 2 )) && true", "ran"},
         {"[[ -f x ]] && true", "ran"},
         {"echo ${a[@]} ${#a[*]}", "ran"},
+        /* what the reason suggests instead of counting in a variable */
+        {"for i in $(seq 1 3); do echo $i; done", "ran"},
     };
     RUN("arith", rules, YOLO, c);
     char why[1024];
@@ -385,8 +387,9 @@ static void test_arith(void)
              "this command cannot be checked before it runs: `echo $((x))`: it evaluates the "
              "value of a variable as code (arithmetic, an array subscript, a substring offset, "
              "indirection or prompt expansion), which runs any command substitution the value "
-             "holds",
-             "the reason describes arithmetic code");
+             "holds (literal numbers are fine: count with `for i in $(seq 1 10)` or `seq`, not "
+             "with i=$((i+1)))",
+             "the reason describes arithmetic code and a way to write it");
 }
 
 /* 7. Bytes that are not UTF-8 in the command or the call id. */
