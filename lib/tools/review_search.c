@@ -322,17 +322,25 @@ static bool key_lines(const scan *sc, const cand *cd)
     return cd->key && !agti_sensitive_host_excepted(sc->pol, cd->path);
 }
 
+/* What the call says of sensitive files must not depend on what they hold:
+ * counting only those whose bytes matched told the caller whether a guess
+ * of a secret matched (TOKEN=h: one hidden file, TOKEN=hx: none), and a
+ * regex could recover it a character at a time. So every sensitive file
+ * of the searched scope is counted, matched or not, read or not; and a
+ * file that is hidden for its content (a private key in a file not named
+ * like one) is left out without a count, as a file without a match. */
 static void collect(scan *sc, cand *cands, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         cand *cd = &cands[i];
-        if (cd->state == 2)
+        if (agti_review_guard_path(sc->guard, cd->path, NULL))
+            sc->sensitive++; /* left out, counted whatever it holds */
+        else if (cd->state == 2)
             sc->skipped_large++;
         else if (cd->state == 3)
             sc->unreadable++;
-        else if (cd->state == 1 &&
-                 (agti_review_guard_path(sc->guard, cd->path, NULL) || key_lines(sc, cd)))
-            sc->sensitive++; /* filtered out, but counted */
+        else if (cd->state == 1 && key_lines(sc, cd))
+            ; /* left out, not counted: the count would tell it matched */
         else if (cd->state == 1 && !sc->capped) {
             if (sc->out.len >= SEARCH_MAX_BYTES) {
                 sc->capped = true;
@@ -657,7 +665,7 @@ int agti_tool_code_search(agt_call *call, void *payload)
     if (sc.sensitive > 0)
         agti_buf_printf(&b,
                         "\n\nNote: %zu sensitive file%s (credentials, keys, environment files) "
-                        "with matches %s not shown.",
+                        "%s not searched.",
                         sc.sensitive, sc.sensitive == 1 ? "" : "s",
                         sc.sensitive == 1 ? "is" : "are");
     if (sc.skipped_large + sc.unreadable > 0)

@@ -505,15 +505,33 @@ static void test_code_search(void)
     agt_session_free(s);
 
     s = session_at(repo);
+    /* the .env of the tree is counted in every search of its scope,
+     * whatever it holds */
     expect(s, "code_search", "{\"search_text\":\"todo\"}",
-           "File: notes.txt\nMatch lines: 1\n1|TODO: write docs",
+           "File: notes.txt\nMatch lines: 1\n1|TODO: write docs\n\nNote: 1 sensitive file "
+           "(credentials, keys, environment files) is not searched.",
            "code_search workspace: untracked file searched");
-    expect(s, "code_search", "{\"search_text\":\"debug\"}", "No matches found.",
+    expect(s, "code_search", "{\"search_text\":\"debug\"}",
+           "No matches found.\n\nNote: 1 sensitive file (credentials, keys, environment files) is "
+           "not searched.",
            "code_search workspace: ignored file not searched");
     expect(s, "code_search", "{\"search_text\":\"SECRET\"}",
-           "No matches found.\n\nNote: 1 sensitive file (credentials, keys, environment files) "
-           "with matches is not shown.",
+           "No matches found.\n\nNote: 1 sensitive file (credentials, keys, environment files) is "
+           "not searched.",
            "code_search workspace: sensitive file skipped and counted");
+    /* the count told a matching guess of a secret from a wrong one
+     * (SECRET=1 is .env's line): the same text for both now */
+    expect(s, "code_search", "{\"search_text\":\"SECRET=[0-4]\",\"use_perl_regexp\":true}",
+           "No matches found.\n\nNote: 1 sensitive file (credentials, keys, environment files) is "
+           "not searched.",
+           "code_search workspace: a right guess of .env");
+    expect(s, "code_search", "{\"search_text\":\"SECRET=[5-9]\",\"use_perl_regexp\":true}",
+           "No matches found.\n\nNote: 1 sensitive file (credentials, keys, environment files) is "
+           "not searched.",
+           "code_search workspace: a wrong guess, the same text");
+    expect(s, "code_search", "{\"search_text\":\"todo\",\"file_patterns\":[\"*.txt\"]}",
+           "File: notes.txt\nMatch lines: 1\n1|TODO: write docs",
+           "code_search workspace: .env outside the pathspec is not counted");
     agt_session_free(s);
 }
 
@@ -548,8 +566,8 @@ static void test_code_search_early(void)
     /* the index is written a second after the files: no entry racily clean */
     int rc = sh(GIT "init -q && sleep 1 && " GIT "add -A && " GIT "commit -q -m one");
     T_EQ_INT(rc, 0, "early: repository built");
-    const char *sens = "\n\nNote: 1 sensitive file (credentials, keys, environment files) with "
-                       "matches is not shown.";
+    const char *sens =
+        "\n\nNote: 1 sensitive file (credentials, keys, environment files) is not searched.";
     char want[1024];
     snprintf(want, sizeof want,
              "File: a/one.c\nMatch lines: 1\n2|needle one\n\nFile: a/two.c\nMatch lines: "
@@ -585,8 +603,9 @@ static void test_code_search_early(void)
     char sub[700];
     snprintf(sub, sizeof sub, "%s/b", repo);
     first_and_again(sub, "{\"search_text\":\"needle f\"}",
-                    "File: b/four.txt\nMatch lines: 1\n2|needle four", 4,
-                    "early, session in a subfolder");
+                    "File: b/four.txt\nMatch lines: 1\n2|needle four\n\nNote: 1 sensitive file "
+                    "(credentials, keys, environment files) is not searched.",
+                    4, "early, session in a subfolder");
     memcpy(repo, saved, sizeof repo);
 }
 
