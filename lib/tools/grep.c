@@ -300,7 +300,11 @@ static void notes(grep_out *g, const agti_search_result *res, bool more, size_t 
                         cap4 ? "output stops at 4 MiB with head_limit 0: " : "", last,
                         cap4 ? " and a head_limit (such as 1000)," : "");
     }
-    size_t sensitive = res->sensitive_skipped + g->sensitive;
+    /* Only the files the walk left out by name are counted: those dropped
+     * here are dropped because they matched (a hard link to one, a key
+     * inside, a name judged on the whole path), and counting them told a
+     * right guess of what they hold from a wrong one. */
+    size_t sensitive = res->sensitive_skipped;
     if (sensitive > 0)
         agti_buf_printf(b,
                         "%zu sensitive file%s (.env files, private keys, credentials) %s left "

@@ -316,6 +316,18 @@ static void hard_links(void)
                "{\"pattern\":\"hard-\",\"path\":\"h1/notes.txt\",\"output_mode\":\"content\"}",
                &st);
     T_CHECK(!has(t, "hard-one-secret"), "hard link: Grep on the file itself: %s", flat(t));
+    /* what Grep says of the link must not tell a right guess of its content
+     * from a wrong one (a count of the dropped file did) */
+    {
+        char *right = strdup(
+            ws_run(chat, "Grep", "{\"pattern\":\"hard-one-s\",\"path\":\"h1/notes.txt\"}", &st));
+        const char *wrong =
+            ws_run(chat, "Grep", "{\"pattern\":\"hard-one-x\",\"path\":\"h1/notes.txt\"}", &st);
+        T_EQ_STR(right, "No matches for 'hard-one-s'.",
+                 "hard link: Grep answers a right guess as no match");
+        T_EQ_STR(wrong, "No matches for 'hard-one-x'.", "hard link: and a wrong one the same way");
+        free(right);
+    }
     t = ws_run(chat, "Grep",
                "{\"pattern\":\"hard-\",\"include_ignored\":true,\"output_mode\":\"content\"}", &st);
     T_CHECK(!has(t, "secret"), "hard links: Grep include_ignored shows none: %s", flat(t));

@@ -178,10 +178,10 @@ static void test_grep(agt_session *s)
            "m/s.cc:1:struct a {\nm/s.cc:2: int x;", 0, "multiline dot matches a line break");
     expect(s, "Grep", "{\"pattern\":\"a.*x\",\"path\":\"m\",\"output_mode\":\"content\"}",
            "No matches for 'a.*x'.", 0, "without multiline");
-    expect(s, "Grep", "{\"pattern\":\"=\",\"path\":\"home/.aws\"}",
-           "home/.aws/config\n1 sensitive file (.env files, private keys, credentials) was left "
-           "out.",
-           0, "sensitive judged on the whole path");
+    /* credentials is left out, and not counted: it is judged when it
+     * matched, and a count would tell a right guess of it from a wrong one */
+    expect(s, "Grep", "{\"pattern\":\"=\",\"path\":\"home/.aws\"}", "home/.aws/config", 0,
+           "sensitive judged on the whole path");
     expect(s, "Glob", "{\"pattern\":\"*\",\"path\":\"home/.aws\"}",
            "home/.aws/config\n\n1 sensitive file matching the pattern was left out (.env files, "
            "private keys, credentials).",
