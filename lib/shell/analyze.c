@@ -884,7 +884,8 @@ typedef struct runner {
 
 /* sh/bash/... options; *cpos gets the index of the -c string (0: none),
  * *operand the first operand (0: none). */
-static int shell_opts(const words *ws, size_t at, size_t *cpos, size_t *operand, bool *sflag)
+static int shell_opts(const words *ws, size_t at, size_t *cpos, size_t *operand, bool *sflag,
+                      bool *rcfile)
 {
     static const char *const long0[] = {
         "--norc",      "--noprofile", "--login",      "--posix",        "--verbose",
@@ -895,6 +896,7 @@ static int shell_opts(const words *ws, size_t at, size_t *cpos, size_t *operand,
     bool cflag = false;
     *cpos = *operand = 0;
     *sflag = false;
+    *rcfile = false;
     size_t j = at + 1;
     while (j < ws->n) {
         const char *a = ws->w[j];
@@ -920,6 +922,11 @@ static int shell_opts(const words *ws, size_t at, size_t *cpos, size_t *operand,
                     j++;
                     continue;
                 }
+                /* --rcfile FILE, --init-file FILE: the shell runs the
+                 * file's commands first, as `source FILE` (bash -i with
+                 * either ran it even before `-c true`); --init-command
+                 * STRING (fish) runs the string */
+                *rcfile = true;
                 j += 2;
                 continue;
             }
@@ -1120,11 +1127,13 @@ static int find_runner(const words *ws, size_t at, bool stdin_fed, runner *r)
         return AGTI_SH_OK; /* the common case: an ordinary command */
     if (name_is(name, shells)) {
         size_t cpos, operand;
-        bool sflag;
-        if (shell_opts(ws, at, &cpos, &operand, &sflag) == W_UNKNOWN) {
+        bool sflag, rcfile;
+        if (shell_opts(ws, at, &cpos, &operand, &sflag, &rcfile) == W_UNKNOWN) {
             r->flags |= AGTI_SHX_WRAPPER_UNKNOWN;
             return AGTI_SH_OK;
         }
+        if (rcfile)
+            r->flags |= AGTI_SHX_SOURCE;
         if (cpos != 0) {
             r->is_runner = true;
             r->flags |= AGTI_SHX_CONTAINER;

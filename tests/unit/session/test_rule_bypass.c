@@ -392,6 +392,33 @@ static void test_arith(void)
              "the reason describes arithmetic code and a way to write it");
 }
 
+/* 6b. A shell told to run a startup file first (--rcfile, --init-file) runs
+ * that file's commands as `source FILE` does, whatever the -c string is:
+ * `bash --rcfile <(echo 'rm -rf d') -i -c true` ran rm past the deny rule
+ * and, in manual mode, under Bash(true) (attacker report). */
+static void test_startup_files(void)
+{
+    static const char *rules = "{\"allow\":[\"Bash(echo *)\",\"Bash(true)\",\"Bash(nice *)\"],"
+                               "\"deny\":[\"Bash(rm -rf *)\"]}";
+    static const dcase c[] = {
+        {"bash --rcfile <(echo 'rm -rf d') -i -c true", "closed"},
+        {"bash --init-file evil.sh -i -c true", "closed"},
+        {"bash -i --rcfile evil.sh -c true", "closed"},
+        {"nice bash --rcfile evil.sh -i -c true", "closed"},
+        {"bash -c 'bash --init-file evil.sh -i -c true'", "closed"},
+        {"echo \"$(bash --rcfile evil.sh -i -c true)\"", "closed"},
+        {"bash --norc -c true", "ran"},
+        {"bash --noprofile --norc -c 'echo hi'", "ran"},
+    };
+    RUN("startup files", rules, YOLO, c);
+    char why[1024];
+    T_EQ_STR(decide_with(rules, MANUAL, "bash --rcfile evil.sh -i -c true", why, sizeof why),
+             "pending", "startup files: asks in manual mode under Bash(true)");
+    T_EQ_STR(
+        decide_with(rules, MANUAL, "nice bash --init-file evil.sh -i -c true", why, sizeof why),
+        "pending", "startup files: asks in manual mode under Bash(nice *)");
+}
+
 /* 7. Bytes that are not UTF-8 in the command or the call id. */
 static void test_not_utf8(void)
 {
@@ -447,6 +474,7 @@ int main(void)
     test_more_args();
     test_sensitive_args();
     test_arith();
+    test_startup_files();
     test_not_utf8();
     remove_tree(ws_root);
     return t_done();
