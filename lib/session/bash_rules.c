@@ -477,6 +477,10 @@ static void tok_refspec(tokset *t, const char *cmd, const char *sub, const char 
         tok_add(t, "--force", 7);
     else if (w[0] == ':')
         tok_norm(t, cmd, sub, "--delete");
+    else if (strchr(w, '{') != NULL && strpbrk(w, "+:") != NULL)
+        /* a brace expansion may make a +refspec or a :refspec of it
+         * ({+main,x}): fail closed */
+        tok_add(t, "--force", 7);
 }
 
 /* Whether a command token meets a pattern token: the same, or a prefix of
@@ -1445,10 +1449,16 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
         hits h = {0};
         rc = match_layer(rs, &L, inner ? e->path : NULL, &h, j);
         size_t g = rc == AGT_OK ? git_globals(&L) : 0;
-        if (g > 0) {
+        /* a git push after the script changed git's environment
+         * (GIT_CONFIG_COUNT/KEY_n/VALUE_n, GIT_CONFIG_PARAMETERS, HOME, ...)
+         * may be configured to force or mirror, as with -c: for deny and ask
+         * rules it is a --force (it forced past Bash(git push --force *)) */
+        bool envf = rc == AGT_OK && (e->flags & AGTI_SHX_ENV_CODE) && L.n >= 2 + g &&
+                    strcmp(L.w[0], "git") == 0 && strcmp(L.w[1 + g], "push") == 0;
+        if (g > 0 || envf) {
             /* git without its global options, for deny and ask rules */
             /* a -c remote.X.push=+... makes the push a force: one more word */
-            bool gf = git_config_forces(&L, g);
+            bool gf = git_config_forces(&L, g) || envf;
             char **w = malloc((L.n - g + gf) * sizeof *w);
             unsigned *f = malloc((L.n - g + gf) * sizeof *f);
             if (w == NULL || f == NULL) {

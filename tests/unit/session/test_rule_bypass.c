@@ -159,6 +159,16 @@ static void test_git_push(void)
     static const char *deny = "{\"deny\":[\"Bash(git push --force *)\",\"Bash(git push -f *)\"]}";
     static const dcase c[] = {
         {"git push origin +main", "deny:Bash(git push --force *)"},
+        /* attacker report: git's configuration through the environment, as
+         * -c gives it, and a brace expansion making a +refspec */
+        {"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.mirror GIT_CONFIG_VALUE_0=true git "
+         "push",
+         "deny:Bash(git push --force *)"},
+        {"env GIT_CONFIG_PARAMETERS=\"'remote.origin.push=+refs/heads/*'\" git push origin main",
+         "deny:Bash(git push --force *)"},
+        {"export GIT_CONFIG_COUNT=1; git push origin main", "deny:Bash(git push --force *)"},
+        {"git push origin {+main,HEAD:refs/heads/other}", "deny:Bash(git push --force *)"},
+        {"git push origin {:main,x}", "deny:Bash(git push --force *)"},
         {"git push origin +main:main", "deny:Bash(git push --force *)"},
         {"git push origin +HEAD:refs/heads/main", "deny:Bash(git push --force *)"},
         {"git push --force-with-lease origin main", "deny:Bash(git push --force *)"},
