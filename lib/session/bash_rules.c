@@ -492,6 +492,10 @@ struct agti_bash_pat {
     char **lit; /* the literal words the pattern starts with (for undecidable words) */
     size_t nlit;
     bool names_force; /* a literal word spells a forcing or deleting git push */
+    /* the options that run code its words spell (agti_sh_code_options on the
+     * pattern): only they are covered by its wildcards (codeopt_spelled) */
+    agti_sh_codeopt *codeopts;
+    size_t ncodeopts;
 };
 
 void agti_bash_pat_free(struct agti_bash_pat *bp)
@@ -506,6 +510,7 @@ void agti_bash_pat_free(struct agti_bash_pat *bp)
     free(bp->lit);
     tok_free(&bp->opts);
     free(bp->rest);
+    free(bp->codeopts);
     free(bp);
 }
 
@@ -520,6 +525,47 @@ static char **copy_lits(const pword *w, size_t n)
             return NULL;
         }
     return v;
+}
+
+#define MAX_CODEOPTS 16
+
+/* The code options a pattern's words spell: each word up to its first
+ * wildcard, flagged AGTI_SHW_GLOB when it has one (codeopts.c). */
+static int pattern_codeopts(struct agti_bash_pat *bp, const pword *w, size_t n)
+{
+    if (n == 0)
+        return AGT_OK;
+    char **argv = calloc(n, sizeof *argv);
+    unsigned *flags = calloc(n, sizeof *flags);
+    bp->codeopts = calloc(MAX_CODEOPTS, sizeof *bp->codeopts);
+    int rc = argv && flags && bp->codeopts ? AGT_OK : agti_oom();
+    for (size_t i = 0; rc == AGT_OK && i < n; i++) {
+        const char *s = agti_buf_cstr(&w[i].lit);
+        const char *m = agti_buf_cstr(&w[i].mask);
+        size_t k = 0;
+        while (k < w[i].lit.len && !m[k])
+            k++;
+        flags[i] = k < w[i].lit.len ? AGTI_SHW_GLOB : 0;
+        const char *slash = i == 0 ? strrchr(s, '/') : NULL;
+        if (slash != NULL && (size_t)(slash - s) < k) /* ./make: its basename */
+            argv[i] = agti_strndup(slash + 1, k - (size_t)(slash - s) - 1);
+        else
+            argv[i] = agti_strndup(s, k);
+        if (argv[i] == NULL)
+            rc = agti_oom();
+    }
+    if (rc == AGT_OK) {
+        bool oom = false;
+        size_t c = agti_sh_code_options(argv, flags, n, true, bp->codeopts, MAX_CODEOPTS, &oom);
+        bp->ncodeopts = c < MAX_CODEOPTS ? c : MAX_CODEOPTS;
+        if (oom)
+            rc = agti_oom();
+    }
+    for (size_t i = 0; argv && i < n; i++)
+        free(argv[i]);
+    free(argv);
+    free(flags);
+    return rc;
 }
 
 int agti_bash_compile(agti_rule *r)
@@ -582,6 +628,8 @@ int agti_bash_compile(agti_rule *r)
         bp->opts.oom = bp->opts.oom || t.oom;
         tok_free(&t);
     }
+    if (pattern_codeopts(bp, w, n) != AGT_OK)
+        bp->opts.oom = true;
     /* the structured form: lead words, options, operands */
     size_t nlead = 0;
     while (nlead < n && !pword_has_wild(&w[nlead]) && agti_buf_cstr(&w[nlead].lit)[0] != '-')
@@ -1390,6 +1438,47 @@ static char *sensitive_reason(const agti_sensitive *pol, const agti_sh_exec *e, 
     return out;
 }
 
+/* Why an allow rule with a wildcard does not cover exec e, whose options
+ * make its program run code or open a file an argument chooses
+ * (AGTI_SHX_CODE_OPT): the first such option the rule's words do not spell
+ * (malloc'd), or NULL: it spells them all. */
+static char *codeopt_reason(const agti_rule *r, const agti_sh_exec *e, bool *oom)
+{
+    agti_sh_codeopt have[MAX_CODEOPTS];
+    size_t at = (size_t)(e->argv - e->written);
+    bool omem = false;
+    size_t n =
+        agti_sh_code_options(e->argv, e->wflags + at, e->argc, false, have, MAX_CODEOPTS, &omem);
+    const agti_sh_codeopt *miss = NULL;
+    const struct agti_bash_pat *bp = r->bash;
+    for (size_t i = 0; i < n && miss == NULL; i++) {
+        if (i >= MAX_CODEOPTS || omem || bp == NULL) {
+            miss = &have[0];
+            break;
+        }
+        bool found = false;
+        for (size_t k = 0; k < bp->ncodeopts && !found; k++)
+            found = bp->codeopts[k].why == have[i].why &&
+                    strcmp(bp->codeopts[k].detail, have[i].detail) == 0;
+        if (!found)
+            miss = &have[i];
+    }
+    if (miss == NULL && n > 0)
+        return NULL;
+    if (n == 0)
+        return NULL; /* (the analysis saw one: not reached) */
+    char *t = exec_text(e);
+    char *out =
+        t ? agti_aprintf("`%s` runs code, or writes or reads a file, that its arguments choose "
+                         "(%s %s), which an allow rule with a wildcard covers only when it spells "
+                         "that option",
+                         t, e->argv[0], miss->why)
+          : NULL;
+    free(t);
+    *oom = out == NULL;
+    return out;
+}
+
 /* Why an allow rule with a pattern does not cover exec e although its
  * words match (malloc'd), or NULL. */
 static char *allow_blocked(const agti_sensitive *pol, const agti_rule *r, const agti_sh_exec *e,
@@ -1402,6 +1491,11 @@ static char *allow_blocked(const agti_sensitive *pol, const agti_rule *r, const 
                "(PATH, LD_PRELOAD, BASH_ENV, GIT_*, ...: docs/session.md)";
     else if (e->flags & AGTI_SHX_MORE_ARGS)
         what = "gets more arguments when it runs (xargs, parallel, find -exec ... {} +)";
+    if (what == NULL && rule_has_wildcard(r) && (e->flags & AGTI_SHX_CODE_OPT) && e->argc > 0) {
+        char *why = codeopt_reason(r, e, oom);
+        if (why != NULL || *oom)
+            return why;
+    }
     if (what == NULL)
         return rule_has_wildcard(r) ? sensitive_reason(pol, e, oom) : NULL;
     char *t = exec_text(e);
