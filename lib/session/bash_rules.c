@@ -1199,8 +1199,10 @@ static size_t runner_words(char *const *w, size_t n, int depth)
     return n;
 }
 
-/* The session rule for one command: as narrow as the command allows. */
-static char *suggest_words(char *const *w, size_t n)
+/* The session rule for one command: as narrow as the command allows; the
+ * exact command when exact (one whose options run code: a wildcard rule
+ * would not cover it again). */
+static char *suggest_words(char *const *w, size_t n, bool exact)
 {
     if (n == 0)
         return NULL;
@@ -1209,7 +1211,7 @@ static char *suggest_words(char *const *w, size_t n)
             n = i; /* a rule is one line of UTF-8 text: stop before such a word */
     if (n == 0)
         return NULL;
-    size_t keep = runner_words(w, n, 0);
+    size_t keep = exact ? n : runner_words(w, n, 0);
     if (keep == 0)
         keep = n > 1 && plain_word(w[1]) ? 2 : 1;
     if (keep > n)
@@ -1658,7 +1660,7 @@ int agti_verdict_details(agti_verdict *v)
             render_shown(&arg, e->argv, e->argc);
             rc = sset_add(&us, v->uncovered, agti_buf_detach(&arg));
             if (rc == AGT_OK && !(e->flags & (AGTI_SHX_WRITES | AGTI_SHX_FAIL_CLOSED))) {
-                char *sug = suggest_words(e->argv, e->argc);
+                char *sug = suggest_words(e->argv, e->argc, (e->flags & AGTI_SHX_CODE_OPT) != 0);
                 if (sug != NULL)
                     rc = sset_add(&ss, v->suggest, sug);
             }
@@ -1668,7 +1670,8 @@ int agti_verdict_details(agti_verdict *v)
         size_t k = st->v[i].priv_stage;
         if (rc == AGT_OK && k != SIZE_MAX && !(e->flags & AGTI_SHX_WRITES)) {
             size_t at = e->stages[k];
-            char *sug = suggest_words(e->written + at, e->writtenc - at);
+            char *sug = suggest_words(e->written + at, e->writtenc - at,
+                                      (e->flags & AGTI_SHX_CODE_OPT) != 0);
             if (sug != NULL)
                 rc = sset_add(&ss, v->suggest, sug);
         }

@@ -247,13 +247,42 @@ static void test_programs(void)
     RUN("programs spelled", spelled, s);
 }
 
+/* Approving such a command for the session stores the exact command: a
+ * wildcard rule (Bash(make *)) would not cover it the next time. */
+static void test_session_rule(void)
+{
+    agt_registry *reg = make_chat_registry();
+    agt_session *s = NULL;
+    agt_session_new(&s, reg, ws_root);
+    const char *rules = "{\"allow\":[\"Bash(make *)\"]}";
+    agt_session_load_rules(s, rules, strlen(rules));
+    const char *args = "{\"command\":\"make -f build.mk --eval=x all\"}";
+    agt_result *r = NULL;
+    T_EQ_INT(agt_session_dispatch(s, "s1", "Bash", args, &r), AGT_EPENDING, "it asks");
+    char *pj = NULL;
+    agt_session_pending(s, &pj);
+    T_CHECK(pj != NULL &&
+                strstr(pj, "\"suggested_rule\":\"Bash(make -f build.mk --eval=x all)\"") != NULL,
+            "the suggested rule is the exact command: %s", pj ? pj : "(null)");
+    agt_free(pj);
+    T_EQ_INT(agt_session_answer(s, "s1", AGT_DECISION_APPROVE_SESSION, NULL, &r), AGT_OK,
+             "approved for the session");
+    agt_result_free(r);
+    r = NULL;
+    T_EQ_STR(outcome(s, "Bash", args), "ran", "the same command then runs");
+    T_EQ_STR(outcome(s, "Bash", "{\"command\":\"make -f build.mk --eval=y all\"}"), "pending",
+             "another --eval still asks");
+    agt_session_free(s);
+    agt_registry_free(reg);
+}
+
 int main(void)
 {
-    (void)outcome;
     make_workspace();
     test_make();
     test_ssh();
     test_programs();
+    test_session_rule();
     remove_tree(ws_root);
     return t_done();
 }
