@@ -42,18 +42,19 @@ typedef struct copt {
 /* kinds of operand handling */
 enum {
     K_PLAIN = 0,
-    K_MAKE,   /* NAME=value operands set make variables */
-    K_SSH,    /* first operand the destination, the rest a remote command */
-    K_SED,    /* the program is the first operand unless -e/-f */
-    K_AWK,    /* the same for awk */
-    K_TAR,    /* a first word without '-' is a cluster of options (tar xzf) */
-    K_LESS,   /* +CMD operands are commands */
-    K_VIM,    /* +CMD operands are commands */
-    K_FIND,   /* primaries, not getopt */
-    K_ZIP,    /* zip's -TT CMD (two letters) */
-    K_GIT,    /* global options, then a subcommand */
-    K_GITSUB, /* a git subcommand: its options (table row of git_subs) */
-    K_SSHCMD  /* git submodule foreach / bisect run: the rest is a command */
+    K_MAKE,     /* NAME=value operands set make variables */
+    K_SSH,      /* first operand the destination, the rest a remote command */
+    K_SED,      /* the program is the first operand unless -e/-f */
+    K_AWK,      /* the same for awk */
+    K_TAR,      /* a first word without '-' is a cluster of options (tar xzf) */
+    K_LESS,     /* +CMD operands are commands */
+    K_VIM,      /* +CMD operands are commands */
+    K_FIND,     /* primaries, not getopt */
+    K_ZIP,      /* zip's -TT CMD (two letters) */
+    K_GIT,      /* global options, then a subcommand */
+    K_GITSUB,   /* a git subcommand: its options (table row of git_subs) */
+    K_SSHCMD,   /* git submodule foreach / bisect run: the rest is a command */
+    K_GITCONFIG /* git config: a write unless it only reads */
 };
 
 typedef struct cprog {
@@ -139,6 +140,8 @@ static const char W_GIT_XCMD[] = "-x/--exec/--extcmd: runs the command it names 
 static const char W_GIT_PACK[] = "--upload-pack/-u/--receive-pack/--exec: runs the program it "
                                  "names";
 static const char W_GIT_TEMPLATE[] = "--template: copies hooks from the folder it names";
+static const char W_GIT_CONFIG[] = "config: writes a configuration value, which can run "
+                                   "commands (core.pager, core.fsmonitor, alias.*)";
 static const char W_GIT_RUN[] = "runs the command given after it (submodule foreach, bisect run)";
 
 /* ---- the tables ------------------------------------------------------- */
@@ -332,6 +335,7 @@ static const cprog git_subs[] = {
     {"|push|send-pack|", "o", "", "||", git_push_code, K_GITSUB},
     {"|init|", "", "", "||", git_init_code, K_GITSUB},
     {"|submodule|bisect|", "", "", "||", git_none, K_SSHCMD},
+    {"|config|", "", "", "||", git_none, K_GITCONFIG},
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -381,6 +385,7 @@ typedef struct cctx {
     agti_buf prog;   /* sed: the -e texts joined by newlines */
     bool prog_dyn;
     bool oom;
+    const char *name; /* the program's name (argv[0]) */
 } cctx;
 
 static void hit(cctx *c, const char *why, const char *detail, size_t dlen, bool lower)
@@ -760,15 +765,23 @@ static const copt *find_short(const copt *code, char ch)
     return NULL;
 }
 
-static bool sandbox_long(const cprog *sp, const char *name, size_t n)
+/* GNU sed's and gawk's --sandbox (gawk -S): only under these names, since
+ * mawk ignores a -W option it does not know and BWK awk an unknown option,
+ * and then run system() all the same. */
+static bool sandbox_names(const cctx *c, const cprog *sp)
 {
-    return (sp->kind == K_SED || sp->kind == K_AWK) && n >= 2 && long_meets("|sandbox|", name, n) &&
+    return sp->kind == K_SED || (sp->kind == K_AWK && strcmp(c->name, "gawk") == 0);
+}
+
+static bool sandbox_long(const cctx *c, const cprog *sp, const char *name, size_t n)
+{
+    return sandbox_names(c, sp) && n >= 2 && long_meets("|sandbox|", name, n) &&
            !long_meets("|source|", name, n);
 }
 
-static bool sandbox_short(const cprog *sp, char ch)
+static bool sandbox_short(const cctx *c, const cprog *sp, char ch)
 {
-    return sp->kind == K_AWK && ch == 'S';
+    return sp->kind == K_AWK && sandbox_names(c, sp) && ch == 'S';
 }
 
 /* Whether the word after an option is read as its value: not when it looks
@@ -810,7 +823,7 @@ static void read_opts(cctx *c, const cprog *sp, char *const *w, const unsigned *
             size_t nl = strcspn(name, "=");
             bool eq = name[nl] == '=';
             bool takes = false;
-            if (sandbox_long(sp, name, nl))
+            if (sandbox_long(c, sp, name, nl))
                 c->sandbox = true;
             char exact[64];
             if (sp->lsafe != NULL && nl + 3 < sizeof exact) {
@@ -836,7 +849,7 @@ static void read_opts(cctx *c, const cprog *sp, char *const *w, const unsigned *
         }
         for (size_t k = 1; a[k]; k++) {
             char ch = a[k];
-            if (sandbox_short(sp, ch))
+            if (sandbox_short(c, sp, ch))
                 c->sandbox = true;
             const copt *o = find_short(sp->code, ch);
             if (o != NULL) {
@@ -914,6 +927,8 @@ static void read_operands(cctx *c, const cprog *sp, char *const *w, const unsign
     }
     case K_LESS:
     case K_VIM:
+        if (strcmp(c->name, "ex") == 0)
+            hit(c, W_VIM_CMD, "", 0, false); /* reads editor commands from its input */
         for (size_t k = 0; k < nops; k++) {
             const char *a = w[ops[k]];
             if (a[0] == '+')
@@ -927,6 +942,50 @@ static void read_operands(cctx *c, const cprog *sp, char *const *w, const unsign
 
 static void read_prog(cctx *c, const cprog *sp, char *const *w, const unsigned *f, size_t from,
                       size_t n);
+
+/* git config ARGS (w[from..n)): a write of the configuration unless it
+ * reads: --get*, -l/--list, the get/list subcommands, one NAME alone. */
+static void git_config_cmd(cctx *c, char *const *w, const unsigned *f, size_t from, size_t n)
+{
+    static const char *const reads[] = {
+        "--get",       "--get-all",       "--get-regexp", "--get-urlmatch",
+        "--get-color", "--get-colorbool", "-l",           "--list",
+        NULL};
+    static const char *const with_value[] = {"-f", "--file", "--blob", "--type", "--default", NULL};
+    static const char *const writes[] = {
+        "--unset", "--unset-all", "--add", "--replace-all", "--rename-section", "--remove-section",
+        "-e",      "--edit",      "set",   "unset",         "rename-section",   "remove-section",
+        "edit",    NULL};
+    size_t ops = 0;
+    bool read = false, first = true, write = false;
+    for (size_t i = from; i < n; i++) {
+        const char *a = w[i];
+        if (c->pattern && (f[i] & AGTI_SHW_GLOB) && a[0] == '\0') {
+            ops++;
+            continue;
+        }
+        if (!c->pattern && (f[i] & WORD_DYN)) {
+            hit(c, W_DYNAMIC, "", 0, false);
+            return;
+        }
+        bool opt = a[0] == '-' && a[1] != '\0';
+        for (size_t k = 0; (opt || first) && writes[k]; k++)
+            write = write || strcmp(a, writes[k]) == 0;
+        for (size_t k = 0; opt && reads[k]; k++)
+            read = read || strcmp(a, reads[k]) == 0;
+        for (size_t k = 0; opt && with_value[k]; k++)
+            if (strcmp(a, with_value[k]) == 0 && i + 1 < n)
+                i++;
+        if (!opt) {
+            if (first && (strcmp(a, "get") == 0 || strcmp(a, "list") == 0))
+                read = true;
+            first = false;
+            ops++;
+        }
+    }
+    if (write || (!read && ops != 1))
+        hit(c, W_GIT_CONFIG, "", 0, false);
+}
 
 static void read_git(cctx *c, char *const *w, const unsigned *f, size_t n)
 {
@@ -963,6 +1022,10 @@ static void read_git(cctx *c, char *const *w, const unsigned *f, size_t n)
     const char *sub = w[i];
     for (size_t k = 0; k < sizeof git_subs / sizeof git_subs[0]; k++)
         if (in_names(git_subs[k].names, sub)) {
+            if (git_subs[k].kind == K_GITCONFIG) {
+                git_config_cmd(c, w, f, i + 1, n);
+                return;
+            }
             if (git_subs[k].kind == K_SSHCMD) {
                 /* git submodule foreach CMD, git bisect run CMD */
                 for (size_t j = i + 1; j < n; j++)
@@ -1040,7 +1103,8 @@ size_t agti_sh_code_options(char *const *argv, const unsigned *flags, size_t arg
             sp = &progs[k];
     if (sp == NULL)
         return 0;
-    cctx c = {.out = out, .max = out ? max : 0, .pattern = pattern, .prog = AGTI_BUF_INIT};
+    cctx c = {
+        .out = out, .max = out ? max : 0, .pattern = pattern, .prog = AGTI_BUF_INIT, .name = name};
     if (sp->kind == K_GIT)
         read_git(&c, argv, flags, argc);
     else if (sp->kind == K_FIND)

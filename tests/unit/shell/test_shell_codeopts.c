@@ -212,6 +212,9 @@ static void test_sed_awk(void)
         {"gawk -o/tmp/x '{}'", "-d/-o/-p/-D and --dump-v"},
         {"gawk --sandbox 'BEGIN{system(\"id\")}'", "-"},
         {"gawk -S 'BEGIN{system(\"id\")}'", "-"},
+        /* mawk and BWK awk ignore options they do not know: no sandbox */
+        {"awk --sandbox 'BEGIN{system(\"id\")}'", "its program runs command"},
+        {"mawk -S 'BEGIN{system(\"id\")}'", "its program runs command"},
     };
     RUN("sed/awk", c);
 }
@@ -260,6 +263,7 @@ static void test_others(void)
         {"vim --cmd '!id' f", "+CMD/-c/--cmd/-S/-u/-U/-"},
         {"vim -S evil.vim f", "+CMD/-c/--cmd/-S/-u/-U/-"},
         {"vim -es f", "+CMD/-c/--cmd/-S/-u/-U/-"},
+        {"ex f", "+CMD/-c/--cmd/-S/-u/-U/-"}, /* reads editor commands from its input */
         {"find . -name '*.c'", "-"},
         {"find src -type f -print", "-"},
         {"find . -fprint /tmp/x", "-fprint/-fprint0/-fprint"},
@@ -324,6 +328,18 @@ static void test_git(void)
         {"git push --receive-pack=./x origin main", "--upload-pack/-u/--recei"},
         {"git submodule foreach id", "runs the command given a"},
         {"git bisect run ./x", "runs the command given a"},
+        {"git config core.pager id", "config"},
+        {"git config --global alias.x '!id'", "config"},
+        {"git config --add core.fsmonitor id", "config"},
+        {"git config set core.pager id", "config"},
+        {"git config -e", "config"},
+        {"git config --unset core.hooksPath", "config"},
+        {"git config edit", "config"},
+        {"git config core.pager", "-"}, /* reads */
+        {"git config --get core.pager", "-"},
+        {"git config -l", "-"},
+        {"git config --file x.cfg --list", "-"},
+        {"git config get core.pager", "-"},
         {"git -C . -c core.pager=id log --ext-diff",
          "-C/--git-dir + -c/--config-env sets a g:core.pager + --ext-diff"},
     };
