@@ -1440,10 +1440,19 @@ static char *sensitive_reason(const agti_sensitive *pol, const agti_sh_exec *e, 
     return out;
 }
 
+static size_t codeopt_count(const agti_sh_codeopt *v, size_t n, const agti_sh_codeopt *o)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += v[i].why == o->why && strcmp(v[i].detail, o->detail) == 0;
+    return k;
+}
+
 /* Why an allow rule with a wildcard does not cover exec e, whose options
  * make its program run code or open a file an argument chooses
  * (AGTI_SHX_CODE_OPT): the first such option the rule's words do not spell
- * (malloc'd), or NULL: it spells them all. */
+ * as many times as the command gives it (make -f build.mk -f evil under
+ * Bash(make -f build.mk *)), malloc'd; NULL: it spells them all. */
 static char *codeopt_reason(const agti_rule *r, const agti_sh_exec *e, bool *oom)
 {
     agti_sh_codeopt have[MAX_CODEOPTS];
@@ -1458,11 +1467,7 @@ static char *codeopt_reason(const agti_rule *r, const agti_sh_exec *e, bool *oom
             miss = &have[0];
             break;
         }
-        bool found = false;
-        for (size_t k = 0; k < bp->ncodeopts && !found; k++)
-            found = bp->codeopts[k].why == have[i].why &&
-                    strcmp(bp->codeopts[k].detail, have[i].detail) == 0;
-        if (!found)
+        if (codeopt_count(have, n, &have[i]) > codeopt_count(bp->codeopts, bp->ncodeopts, &have[i]))
             miss = &have[i];
     }
     if (miss == NULL && n > 0)

@@ -256,8 +256,8 @@ static const copt wget_code[] = {
     {0, NULL, 0, 0, NULL}};
 
 static const cprog progs[] = {
-    {"|make|gmake|", "oW", "jlO", "|old-file|assume-old|what-if|new-file|assume-new|", make_code,
-     K_MAKE},
+    {"|make|gmake|bmake|pmake|remake|", "oW", "jlO",
+     "|old-file|assume-old|what-if|new-file|assume-new|", make_code, K_MAKE},
     {"|ssh|slogin|", "bceilmpBDJLOPQRSwW", "", "||", ssh_code, K_SSH},
     {"|scp|", "JPcilX", "", "||", scp_code, K_PLAIN},
     {"|sftp|", "cilsBJPRX", "", "||", sftp_code, K_PLAIN},
@@ -267,7 +267,7 @@ static const cprog progs[] = {
      sort_code, K_PLAIN},
     {"|sed|gsed|", "l", "i", "|line-length|", sed_code, K_SED},
     {"|awk|gawk|mawk|nawk|original-awk|", "vF", "L", "|assign|field-separator|", awk_code, K_AWK},
-    {"|tar|gtar|", "bCfgHKLNTVX", "",
+    {"|tar|gtar|bsdtar|", "bCfgHKLNTVX", "",
      "|file|directory|blocking-factor|record-size|files-from|"
      "exclude-from|exclude|format|group|owner|mode|mtime|newer|"
      "after-date|newer-mtime|starting-file|tape-length|"
@@ -400,9 +400,11 @@ static void hit(cctx *c, const char *why, const char *detail, size_t dlen, bool 
         d[i] = lower && ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch;
     }
     d[dlen] = '\0';
+    /* each one is counted (a rule spelling one -f covers one), but for the
+     * words only known when it runs: once */
     size_t have = c->n < c->max ? c->n : c->max;
-    for (size_t i = 0; i < have; i++)
-        if (c->out[i].why == why && strcmp(c->out[i].detail, d) == 0)
+    for (size_t i = 0; why == W_DYNAMIC && i < have; i++)
+        if (c->out[i].why == why)
             return;
     if (c->n < c->max) {
         c->out[c->n].why = why;

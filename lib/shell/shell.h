@@ -322,7 +322,8 @@ void agti_sh_analysis_free(agti_sh_analysis *a);
  * address for the same option: `make -f` and `make --file=x` both give
  * "-f/--file/--makefile: ..."); detail tells apart options of one kind: the
  * ssh -o keyword or git -c name in lower case, the make variable's name;
- * else "". */
+ * else "". An option given twice is listed twice (a word only known when it
+ * runs: once). */
 typedef struct agti_sh_codeopt {
     const char *why;
     char detail[48];

@@ -103,8 +103,11 @@ static void test_make(void)
     static const char *spelled = "{\"allow\":[\"Bash(make -f build.mk *)\",\"Bash(make CFLAGS=* "
                                  "*)\",\"Bash(make -C sub)\"]}";
     static const vcase s[] = {
-        {"make -f build.mk all", "ran"}, {"make -f build.mk --eval=x", "pending"},
-        {"make CFLAGS=-O2 all", "ran"},  {"make CFLAGS=-O2 SHELL=/tmp/x", "pending"},
+        {"make -f build.mk all", "ran"},
+        {"make -f build.mk --eval=x", "pending"},
+        {"make -f build.mk -f /dev/stdin", "pending"}, /* the rule spells one -f */
+        {"make CFLAGS=-O2 all", "ran"},
+        {"make CFLAGS=-O2 SHELL=/tmp/x", "pending"},
         {"make -C sub", "ran"}, /* no wildcard: the rule names its arguments */
         {"make -C other", "pending"},
     };

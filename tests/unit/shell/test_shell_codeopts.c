@@ -124,6 +124,8 @@ static void test_make(void)
         {"timeout 5 make --eval=x", "--eval/-E"},       /* through a wrapper */
         {"/usr/bin/make -f x", "-f/--file/--makefile"}, /* a path */
         {"make -f a --eval=b", "-f/--file/--makefile + --eval/-E"},
+        {"make -f a -f b", "-f/--file/--makefile + -f/--file/--makefile"},
+        {"bmake -f x", "-f/--file/--makefile"},
     };
     RUN("make", c);
 }
@@ -262,7 +264,7 @@ static void test_others(void)
         {"vim -t tag +'!id'", "+CMD/-c/--cmd/-S/-u/-U/-"},
         {"vim --cmd '!id' f", "+CMD/-c/--cmd/-S/-u/-U/-"},
         {"vim -S evil.vim f", "+CMD/-c/--cmd/-S/-u/-U/-"},
-        {"vim -es f", "+CMD/-c/--cmd/-S/-u/-U/-"},
+        {"vim -es f", "+CMD/-c/--cmd/-S/-u/-U/- + +CMD/-c/--cmd/-S/-u/-U/-"},
         {"ex f", "+CMD/-c/--cmd/-S/-u/-U/-"}, /* reads editor commands from its input */
         {"find . -name '*.c'", "-"},
         {"find src -type f -print", "-"},
