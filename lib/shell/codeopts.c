@@ -28,7 +28,8 @@ enum {
     R_SSHOPT,      /* its value is an ssh_config line (ssh -o) */
     R_GITCFG,      /* its value is a git config NAME=VALUE (git -c) */
     R_CODE_IF_ARG, /* R_CODE only with a value (git --exec-path=DIR; alone it prints) */
-    R_PROG_ARG     /* its value is program text and the program is not an operand (awk -e) */
+    R_PROG_ARG,    /* its value is program text and the program is not an operand (awk -e) */
+    R_VAR          /* its value is NAME=VALUE: the detail is NAME (cmake -D) */
 };
 
 typedef struct copt {
@@ -42,19 +43,27 @@ typedef struct copt {
 /* kinds of operand handling */
 enum {
     K_PLAIN = 0,
-    K_MAKE,     /* NAME=value operands set make variables */
-    K_SSH,      /* first operand the destination, the rest a remote command */
-    K_SED,      /* the program is the first operand unless -e/-f */
-    K_AWK,      /* the same for awk */
-    K_TAR,      /* a first word without '-' is a cluster of options (tar xzf) */
-    K_LESS,     /* +CMD operands are commands */
-    K_VIM,      /* +CMD operands are commands */
-    K_FIND,     /* primaries, not getopt */
-    K_ZIP,      /* zip's -TT CMD (two letters) */
-    K_GIT,      /* global options, then a subcommand */
-    K_GITSUB,   /* a git subcommand: its options (table row of git_subs) */
-    K_SSHCMD,   /* git submodule foreach / bisect run: the rest is a command */
-    K_GITCONFIG /* git config: a write unless it only reads */
+    K_MAKE,      /* NAME=value operands set make variables */
+    K_SSH,       /* first operand the destination, the rest a remote command */
+    K_SED,       /* the program is the first operand unless -e/-f */
+    K_AWK,       /* the same for awk */
+    K_TAR,       /* a first word without '-' is a cluster of options (tar xzf) */
+    K_LESS,      /* +CMD operands are commands */
+    K_VIM,       /* +CMD operands are commands */
+    K_FIND,      /* primaries, not getopt */
+    K_ZIP,       /* zip's -TT CMD (two letters) */
+    K_GIT,       /* global options, then a subcommand */
+    K_GITSUB,    /* a git subcommand: its options (table row of git_subs) */
+    K_SSHCMD,    /* git submodule foreach / bisect run: the rest is a command */
+    K_GITCONFIG, /* git config: a write unless it only reads */
+    K_LONGONLY,  /* getopt_long_only: -name and --name are long options (gdb, emacs) */
+    K_GO,        /* go's flags: -name, --name, -name=v; go env -w */
+    K_CC,        /* compiler drivers: -wrapper, -B, -fplugin=, @file, ... */
+    K_SQLITE,    /* sqlite3 DB [SQL]...: dot-commands, file functions, stdin */
+    K_PSQL,      /* psql: -c SQL, else its input */
+    K_MYSQL,     /* mysql: -e SQL, else its input */
+    K_SOCAT,     /* socat ADDRESS ADDRESS */
+    K_ALWAYS     /* runs code whatever its options (script) */
 };
 
 typedef struct cprog {
@@ -142,6 +151,30 @@ static const char W_GIT_PACK[] = "--upload-pack/-u/--receive-pack/--exec: runs t
 static const char W_GIT_TEMPLATE[] = "--template: copies hooks from the folder it names";
 static const char W_GIT_CONFIG[] = "config: writes a configuration value, which can run "
                                    "commands (core.pager, core.fsmonitor, alias.*)";
+static const char W_GDB[] = "-ex/-x/-iex/-ix/--eval-command/--command: runs debugger commands, "
+                            "which can run shell commands";
+static const char W_EMACS[] = "--eval/-l/--load/-f/--funcall/--script/-x: runs Lisp code";
+static const char W_CMAKE[] = "-P/-C/-E/--toolchain: runs a CMake script or a command";
+static const char W_CMAKE_VAR[] = "-D sets a cache variable, which can name a program "
+                                  "(CMAKE_C_COMPILER, CMAKE_*_LAUNCHER)";
+static const char W_NINJA[] = "-f/-C: runs the build file it names, or that of another folder";
+static const char W_GO[] = "-toolexec/-exec/env -w: runs the program it names, or writes go's "
+                           "settings (GOFLAGS)";
+static const char W_CARGO[] = "--config: sets a configuration value, which can name a program "
+                              "(build.rustc-wrapper, target.*.runner)";
+static const char W_CC[] = "-wrapper/-B/-fplugin/-fpass-plugin/-specs/-fuse-ld/--ld-path/"
+                           "-Xclang/-Xlinker/@file: runs or loads a program, or reads options "
+                           "from a file";
+static const char W_SQL[] =
+    "its SQL runs shell, file or extension commands (sqlite3 .shell/.system/.output, ATTACH, "
+    "VACUUM INTO, load_extension, writefile, edit; psql \\! \\o COPY PROGRAM; mysql system, "
+    "\\!, source, INTO OUTFILE), or it reads them from its input or a file";
+static const char W_SOCAT[] = "an address that runs a program or opens a file (EXEC:, SYSTEM:, "
+                              "OPEN:, CREATE:, a path, ...), or -L/-W/-lf: writes a file";
+static const char W_NC[] =
+    "-e/-c/--exec/--sh-exec/--lua-exec/-o/--output: runs the program it names, or writes a file";
+static const char W_TCPDUMP[] = "-z/-w: runs the command it names after each file, or writes one";
+static const char W_SCRIPT[] = "runs a shell, or the command given with -c, and writes its log";
 static const char W_GIT_RUN[] = "runs the command given after it (submodule foreach, bisect run)";
 
 /* ---- the tables ------------------------------------------------------- */
@@ -255,6 +288,33 @@ static const copt wget_code[] = {
     {'e', NULL, 1, R_CODE, W_WGET_OUT},
     {0, NULL, 0, 0, NULL}};
 
+static const copt gdb_code[] = {
+    {0, "|ex|eval-command|x|command|iex|init-eval-command|ix|init-command|", 1, R_CODE, W_GDB},
+    {0, NULL, 0, 0, NULL}};
+static const copt emacs_code[] = {
+    {0, "|eval|execute|l|load|f|funcall|script|x|", 1, R_CODE, W_EMACS}, {0, NULL, 0, 0, NULL}};
+static const copt cmake_code[] = {
+    {'P', NULL, 1, R_CODE, W_CMAKE},    {'C', NULL, 1, R_CODE, W_CMAKE},
+    {'E', NULL, 0, R_CODE, W_CMAKE},    {0, "|toolchain|", 1, R_CODE, W_CMAKE},
+    {'D', NULL, 1, R_VAR, W_CMAKE_VAR}, {0, NULL, 0, 0, NULL}};
+static const copt ninja_code[] = {
+    {'f', NULL, 1, R_CODE, W_NINJA}, {'C', NULL, 1, R_CODE, W_NINJA}, {0, NULL, 0, 0, NULL}};
+static const copt cargo_code[] = {{0, "|config|", 1, R_CODE, W_CARGO}, {0, NULL, 0, 0, NULL}};
+static const copt nc_code[] = {{'e', "|exec|sh-exec|lua-exec|", 1, R_CODE, W_NC},
+                               {'c', NULL, 1, R_CODE, W_NC},
+                               {'o', "|output|hex-dump|", 1, R_CODE, W_NC},
+                               {0, NULL, 0, 0, NULL}};
+static const copt tcpdump_code[] = {
+    {'z', NULL, 1, R_CODE, W_TCPDUMP}, {'w', NULL, 1, R_CODE, W_TCPDUMP}, {0, NULL, 0, 0, NULL}};
+static const copt psql_code[] = {{'c', "|command|", 1, R_PROG, W_SQL},
+                                 {'f', "|file|", 1, R_PROGFILE, W_SQL},
+                                 {'o', "|output|log-file|", 1, R_CODE, W_SQL},
+                                 {'L', NULL, 1, R_CODE, W_SQL},
+                                 {0, NULL, 0, 0, NULL}};
+static const copt mysql_code[] = {{'e', "|execute|", 1, R_PROG, W_SQL},
+                                  {0, "|pager|tee|init-command|", 1, R_CODE, W_SQL},
+                                  {0, NULL, 0, 0, NULL}};
+
 static const cprog progs[] = {
     {"|make|gmake|bmake|pmake|remake|", "oW", "jlO",
      "|old-file|assume-old|what-if|new-file|assume-new|", make_code, K_MAKE},
@@ -302,6 +362,21 @@ static const cprog progs[] = {
     {"|wget|", "iBtTwUlADRIXQ", "", "|input-file|base|tries|timeout|wait|user-agent|level|",
      wget_code, K_PLAIN},
     {"|git|", "", "", "||", NULL, K_GIT},
+    {"|gdb|", "", "", "||", gdb_code, K_LONGONLY},
+    {"|emacs|", "", "", "||", emacs_code, K_LONGONLY},
+    {"|cmake|", "GTASBWUL", "", "|preset|log-level|", cmake_code, K_PLAIN},
+    {"|ninja|", "jkldtw", "", "||", ninja_code, K_PLAIN},
+    {"|go|", "", "", "||", NULL, K_GO},
+    {"|cargo|", "pjFZ", "", "|package|jobs|features|target|manifest-path|", cargo_code, K_PLAIN},
+    {"|gcc|g++|cc|c++|clang|clang++|cpp|gfortran|", "", "", "||", NULL, K_CC},
+    {"|sqlite3|", "", "", "||", NULL, K_SQLITE},
+    {"|psql|", "dhpUvPTFRwW", "", "|dbname|host|port|username|variable|set|pset|", psql_code,
+     K_PSQL},
+    {"|mysql|mariadb|", "uhPDSOb", "p", "|user|host|port|database|socket|", mysql_code, K_MYSQL},
+    {"|socat|", "bTDs", "", "||", NULL, K_SOCAT},
+    {"|nc|ncat|netcat|", "ipsTwxXIOMVqbmg", "", "|proxy|proxy-type|source|wait|", nc_code, K_PLAIN},
+    {"|tcpdump|", "BcCEFGiIjMmrsTVWyZ", "", "||", tcpdump_code, K_PLAIN},
+    {"|script|", "", "", "||", NULL, K_ALWAYS},
 };
 
 /* git subcommands and their options (read after the global options). */
@@ -735,6 +810,16 @@ static void value_role(cctx *c, const copt *o, const char *v, unsigned f, bool h
         if (has)
             git_config(c, v, f);
         break;
+    case R_VAR: {
+        size_t k = strcspn(v, ":=");
+        if (c->pattern && (f & AGTI_SHW_GLOB) && v[k] == '\0')
+            break; /* the name is not spelled */
+        if (!c->pattern && (f & WORD_DYN) && v[k] == '\0')
+            hit(c, W_DYNAMIC, "", 0, false);
+        else
+            hit(c, o->why, v, k, false);
+        break;
+    }
     case R_CODE_IF_ARG:
         if (has)
             hit(c, o->why, "", 0, false);
@@ -878,6 +963,8 @@ static void read_opts(cctx *c, const cprog *sp, char *const *w, const unsigned *
     }
 }
 
+static bool any_ci(const char *t, size_t n, const char *const *words);
+
 /* The operands: what each kind does with them. */
 static void read_operands(cctx *c, const cprog *sp, char *const *w, const unsigned *f,
                           const size_t *ops, size_t nops)
@@ -925,6 +1012,22 @@ static void read_operands(cctx *c, const cprog *sp, char *const *w, const unsign
                 (sp->kind == K_SED ? sed_unsafe(p, c->prog.len) : awk_unsafe(p, c->prog.len)))
                 hit(c, why, "", 0, false);
         }
+        break;
+    }
+    case K_PSQL:
+    case K_MYSQL: {
+        static const char *const psql_bad[] = {"\\",      "copy",  "program",      "lo_",
+                                               "pg_read", "pg_ls", "pg_stat_file", NULL};
+        static const char *const mysql_bad[] = {"\\",       "system",    "source",    "outfile",
+                                                "dumpfile", "load_file", "load data", "pager",
+                                                "tee",      NULL};
+        if (c->pattern)
+            break;
+        if (c->prog_dyn || (!c->prog_given && !c->sandbox))
+            hit(c, W_SQL, "", 0, false); /* reads its commands from its input */
+        else if (c->prog.len > 0 && any_ci(agti_buf_cstr(&c->prog), c->prog.len,
+                                           sp->kind == K_PSQL ? psql_bad : mysql_bad))
+            hit(c, W_SQL, "", 0, false);
         break;
     }
     case K_LESS:
@@ -1054,6 +1157,224 @@ static void read_find(cctx *c, char *const *w, const unsigned *f, size_t n)
     }
 }
 
+/* Case-insensitive: whether t[0..n) holds word. */
+static bool has_ci(const char *t, size_t n, const char *word)
+{
+    size_t m = strlen(word);
+    for (size_t i = 0; i + m <= n; i++)
+        if (strncasecmp(t + i, word, m) == 0)
+            return true;
+    return false;
+}
+
+static bool any_ci(const char *t, size_t n, const char *const *words)
+{
+    for (size_t k = 0; words[k]; k++)
+        if (has_ci(t, n, words[k]))
+            return true;
+    return false;
+}
+
+/* gdb, emacs: getopt_long_only, -name is --name; any prefix of a code
+ * option counts (the values are not followed: a value that looks like an
+ * option is read as one too). */
+static void read_longonly(cctx *c, const cprog *sp, char *const *w, const unsigned *f, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        const char *a = w[i];
+        if (!c->pattern && dyn_maybe_option(a, f[i], false))
+            hit(c, W_DYNAMIC, "", 0, false);
+        if (strcmp(a, "--") == 0)
+            break;
+        if (a[0] != '-' || a[1] == '\0')
+            continue;
+        const char *name = a + (a[1] == '-' ? 2 : 1);
+        size_t nl = strcspn(name, "=");
+        for (size_t k = 0; sp->code[k].why != NULL; k++)
+            if (long_meets(sp->code[k].l, name, nl))
+                hit(c, sp->code[k].why, "", 0, false);
+    }
+}
+
+/* go: -toolexec, -exec (Go's flags: one or two dashes, exact names), and
+ * go env -w/-u, which write go's settings. */
+static void read_go(cctx *c, char *const *w, const unsigned *f, size_t n)
+{
+    bool env = n > 1 && strcmp(w[1], "env") == 0;
+    for (size_t i = 1; i < n; i++) {
+        const char *a = w[i];
+        if (!c->pattern && dyn_maybe_option(a, f[i], false))
+            hit(c, W_DYNAMIC, "", 0, false);
+        if (a[0] != '-' || a[1] == '\0')
+            continue;
+        const char *name = a + (a[1] == '-' ? 2 : 1);
+        size_t nl = strcspn(name, "=");
+        if ((nl == 8 && memcmp(name, "toolexec", 8) == 0) ||
+            (nl == 4 && memcmp(name, "exec", 4) == 0) ||
+            (env && nl == 1 && (name[0] == 'w' || name[0] == 'u')))
+            hit(c, W_GO, "", 0, false);
+    }
+}
+
+/* gcc, clang and friends: options that run or load a program or read more
+ * options from a file. */
+static void read_cc(cctx *c, char *const *w, const unsigned *f, size_t n)
+{
+    static const char *const exact[] = {"-wrapper", "-Xclang", "-Xlinker", "--ld-path", NULL};
+    static const char *const prefix[] = {"-fplugin", "-fpass-plugin", "-B", "-specs",
+                                         "--specs",  "--ld-path=",    NULL};
+    for (size_t i = 1; i < n; i++) {
+        const char *a = w[i];
+        if (!c->pattern && dyn_maybe_option(a, f[i], false))
+            hit(c, W_DYNAMIC, "", 0, false);
+        bool code = a[0] == '@' || (strncmp(a, "-fuse-ld=", 9) == 0 && strchr(a, '/') != NULL) ||
+                    (strncmp(a, "-Wl,", 4) == 0 && strstr(a, "plugin") != NULL);
+        for (size_t k = 0; !code && exact[k]; k++)
+            code = strcmp(a, exact[k]) == 0;
+        for (size_t k = 0; !code && prefix[k]; k++)
+            code = strncmp(a, prefix[k], strlen(prefix[k])) == 0;
+        if (code)
+            hit(c, W_CC, "", 0, false);
+    }
+}
+
+static const char *const sqlite_words[] = {"attach",   "vacuum", "load_extension", "writefile",
+                                           "readfile", "edit",   "fts3_tokenizer", NULL};
+
+/* Whether an SQL text given to sqlite3 can run a command or open a file. */
+static bool sqlite_unsafe(const char *t, size_t n, unsigned f, bool pattern)
+{
+    if (!pattern && (f & WORD_DYN))
+        return true;
+    size_t i = 0;
+    while (i < n && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n'))
+        i++;
+    return (i < n && t[i] == '.') || strchr(t, '\n') != NULL || any_ci(t, n, sqlite_words);
+}
+
+/* sqlite3 [OPTIONS] DB [SQL]...: -safe turns the shell's commands off. */
+static void read_sqlite(cctx *c, char *const *w, const unsigned *f, size_t n)
+{
+    static const char *const with_value[] = {
+        "separator", "nullvalue", "newline", "A",   "lookaside", "maxsize", "mmap",
+        "pagecache", "vfs",       "heap",    "cmd", "init",      NULL};
+    bool safe = false, sql = false, dashdash = false;
+    size_t db = 0;
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(w[i], "-safe") == 0 || strcmp(w[i], "--safe") == 0)
+            safe = true;
+    for (size_t i = 1; i < n; i++) {
+        const char *a = w[i];
+        if (!c->pattern && dyn_maybe_option(a, f[i], dashdash))
+            hit(c, W_DYNAMIC, "", 0, false);
+        if (c->pattern && (f[i] & AGTI_SHW_GLOB) && a[0] == '\0') {
+            if (db++ > 0)
+                sql = true;
+            continue;
+        }
+        if (!dashdash && strcmp(a, "--") == 0) {
+            dashdash = true;
+            continue;
+        }
+        if (!dashdash && a[0] == '-' && a[1] != '\0') {
+            const char *name = a + (a[1] == '-' ? 2 : 1);
+            if (strcmp(name, "init") == 0 && !safe)
+                hit(c, W_SQL, "", 0, false);
+            if (strcmp(name, "cmd") == 0 && i + 1 < n && !safe &&
+                sqlite_unsafe(w[i + 1], strlen(w[i + 1]), f[i + 1], c->pattern))
+                hit(c, W_SQL, "", 0, false);
+            for (size_t k = 0; with_value[k]; k++)
+                if (strcmp(name, with_value[k]) == 0 && i + 1 < n) {
+                    i++;
+                    break;
+                }
+            continue;
+        }
+        if (db++ == 0)
+            continue; /* the database file */
+        sql = true;
+        if (!safe && sqlite_unsafe(a, strlen(a), f[i], c->pattern))
+            hit(c, W_SQL, "", 0, false);
+    }
+    if (!sql && !safe && !c->pattern)
+        hit(c, W_SQL, "", 0, false); /* reads its commands from its input */
+}
+
+/* socat: each address must be one that only talks to the network or the
+ * standard streams. */
+static void read_socat(cctx *c, char *const *w, const unsigned *f, size_t n)
+{
+    static const char *const safe[] = {"stdio",
+                                       "stdin",
+                                       "stdout",
+                                       "stderr",
+                                       "tcp",
+                                       "tcp4",
+                                       "tcp6",
+                                       "tcp-connect",
+                                       "tcp4-connect",
+                                       "tcp6-connect",
+                                       "tcp-listen",
+                                       "tcp-l",
+                                       "tcp4-listen",
+                                       "tcp6-listen",
+                                       "udp",
+                                       "udp4",
+                                       "udp6",
+                                       "udp-connect",
+                                       "udp-listen",
+                                       "udp-l",
+                                       "udp-sendto",
+                                       "udp-recvfrom",
+                                       "udp-recv",
+                                       "sctp",
+                                       "sctp-connect",
+                                       "sctp-listen",
+                                       "openssl",
+                                       "ssl",
+                                       "openssl-connect",
+                                       "openssl-listen",
+                                       "ssl-l",
+                                       "socks4",
+                                       "socks4a",
+                                       "socks5",
+                                       "proxy",
+                                       "proxy-connect",
+                                       NULL};
+    bool dashdash = false;
+    for (size_t i = 1; i < n; i++) {
+        const char *a = w[i];
+        if (!c->pattern && dyn_maybe_option(a, f[i], dashdash))
+            hit(c, W_DYNAMIC, "", 0, false);
+        if (c->pattern && (f[i] & AGTI_SHW_GLOB) && a[0] == '\0')
+            continue;
+        if (!dashdash && strcmp(a, "--") == 0) {
+            dashdash = true;
+            continue;
+        }
+        if (!dashdash && a[0] == '-' && a[1] != '\0') {
+            if (strcmp(a, "-L") == 0 || strcmp(a, "-W") == 0 || strncmp(a, "-lf", 3) == 0)
+                hit(c, W_SOCAT, "", 0, false);
+            if ((strcmp(a, "-b") == 0 || strcmp(a, "-T") == 0) && i + 1 < n)
+                i++;
+            continue;
+        }
+        if (strcmp(a, "-") == 0)
+            continue;
+        size_t k = strcspn(a, ":,");
+        bool ok = false;
+        for (size_t s2 = 0; safe[s2] && !ok; s2++)
+            ok = strlen(safe[s2]) == k && strncasecmp(a, safe[s2], k) == 0;
+        const char *opts = strchr(a, ',');
+        if (ok && opts != NULL) {
+            static const char *const bad[] = {"exec", "system", "shell", NULL};
+            ok = !any_ci(opts, strlen(opts), bad);
+        }
+        if (!ok)
+            hit(c, W_SOCAT, "", 0, false);
+    }
+}
+
 static void read_prog(cctx *c, const cprog *sp, char *const *w, const unsigned *f, size_t from,
                       size_t n)
 {
@@ -1091,6 +1412,14 @@ static void read_prog(cctx *c, const cprog *sp, char *const *w, const unsigned *
         free(ops);
 }
 
+static const cprog *find_cc(void)
+{
+    for (size_t k = 0; k < sizeof progs / sizeof progs[0]; k++)
+        if (progs[k].kind == K_CC)
+            return &progs[k];
+    return NULL;
+}
+
 size_t agti_sh_code_options(char *const *argv, const unsigned *flags, size_t argc, bool pattern,
                             agti_sh_codeopt *out, size_t max, bool *oom)
 {
@@ -1103,12 +1432,30 @@ size_t agti_sh_code_options(char *const *argv, const unsigned *flags, size_t arg
     for (size_t k = 0; k < sizeof progs / sizeof progs[0] && sp == NULL; k++)
         if (in_names(progs[k].names, name))
             sp = &progs[k];
+    static const char *const cc_versioned[] = {"gcc-", "g++-", "clang-", "clang++-", NULL};
+    for (size_t k = 0; sp == NULL && cc_versioned[k]; k++) {
+        size_t m = strlen(cc_versioned[k]);
+        if (strncmp(name, cc_versioned[k], m) == 0 && name[m] >= '0' && name[m] <= '9')
+            sp = find_cc(); /* gcc-12, clang-17 */
+    }
     if (sp == NULL)
         return 0;
     cctx c = {
         .out = out, .max = out ? max : 0, .pattern = pattern, .prog = AGTI_BUF_INIT, .name = name};
     if (sp->kind == K_GIT)
         read_git(&c, argv, flags, argc);
+    else if (sp->kind == K_LONGONLY)
+        read_longonly(&c, sp, argv, flags, argc);
+    else if (sp->kind == K_GO)
+        read_go(&c, argv, flags, argc);
+    else if (sp->kind == K_CC)
+        read_cc(&c, argv, flags, argc);
+    else if (sp->kind == K_SQLITE)
+        read_sqlite(&c, argv, flags, argc);
+    else if (sp->kind == K_SOCAT)
+        read_socat(&c, argv, flags, argc);
+    else if (sp->kind == K_ALWAYS)
+        hit(&c, W_SCRIPT, "", 0, false);
     else if (sp->kind == K_FIND)
         read_find(&c, argv, flags, argc);
     else

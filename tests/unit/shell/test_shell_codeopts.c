@@ -348,6 +348,78 @@ static void test_git(void)
     RUN("git", c);
 }
 
+/* Debuggers, editors, build tools, compilers, database shells, socat, nc,
+ * tcpdump, script. */
+static void test_more(void)
+{
+    static const case_t c[] = {
+        {"gdb ./prog", "-"},
+        {"gdb -batch -ex 'shell id' ./prog", "-ex/-x/-iex/-ix/--eval-c"},
+        {"gdb --eval-command='shell id' ./prog", "-ex/-x/-iex/-ix/--eval-c"},
+        {"gdb -x cmds.gdb ./prog", "-ex/-x/-iex/-ix/--eval-c"},
+        {"gdb --eval='shell id' ./prog", "-ex/-x/-iex/-ix/--eval-c"}, /* a prefix */
+        {"emacs f.txt", "-"},
+        {"emacs -nw f.txt", "-"},
+        {"emacs --batch --eval '(shell-command \"id\")'", "--eval/-l/--load/-f/--fu"},
+        {"emacs -l evil.el", "--eval/-l/--load/-f/--fu"},
+        {"cmake -S . -B build", "-"},
+        {"cmake --build build", "-"},
+        {"cmake -P script.cmake", "-P/-C/-E/--toolchain"},
+        {"cmake -E env X=1 id", "-P/-C/-E/--toolchain"},
+        {"cmake -DCMAKE_C_COMPILER_LAUNCHER=./x -B b",
+         "-D sets a cache variable:CMAKE_C_COMPILER_LAUNCHER"},
+        {"cmake -D CMAKE_BUILD_TYPE=Release -B b", "-D sets a cache variable:CMAKE_BUILD_TYPE"},
+        {"ninja -C build", "-f/-C"},
+        {"ninja -f evil.ninja", "-f/-C"},
+        {"ninja -j4 all", "-"},
+        {"go build ./...", "-"},
+        {"go test -run TestX ./...", "-"},
+        {"go build -toolexec=./x ./...", "-toolexec/-exec/env -w"},
+        {"go test -exec ./x ./...", "-toolexec/-exec/env -w"},
+        {"go env -w GOFLAGS=-toolexec=./x", "-toolexec/-exec/env -w"},
+        {"go env GOPATH", "-"},
+        {"cargo build --release", "-"},
+        {"cargo --config 'build.rustc-wrapper=\"./x\"' build", "--config"},
+        {"cargo build --config target.x.runner=./x", "--config"},
+        {"gcc -O2 -o x x.c", "-"},
+        {"gcc -wrapper ./x,-v x.c", "-wrapper/-B/-fplugin/-fp"},
+        {"gcc -B/tmp/x x.c", "-wrapper/-B/-fplugin/-fp"},
+        {"gcc -fplugin=./x.so x.c", "-wrapper/-B/-fplugin/-fp"},
+        {"gcc @opts x.c", "-wrapper/-B/-fplugin/-fp"},
+        {"clang -Xclang -load -Xclang ./x.so x.c",
+         "-wrapper/-B/-fplugin/-fp + -wrapper/-B/-fplugin/-fp"},
+        {"gcc-12 -fuse-ld=/tmp/ld x.c", "-wrapper/-B/-fplugin/-fp"},
+        {"clang -fuse-ld=lld x.c", "-"},
+        {"sqlite3 db.sqlite 'select 1'", "-"},
+        {"sqlite3 db.sqlite '.shell id'", "its SQL runs shell, file"},
+        {"sqlite3 db.sqlite \"select writefile('x', 'y')\"", "its SQL runs shell, file"},
+        {"sqlite3 db.sqlite \"ATTACH 'x.db' AS a\"", "its SQL runs shell, file"},
+        {"sqlite3 db.sqlite", "its SQL runs shell, file"}, /* reads its input */
+        {"sqlite3 -cmd '.system id' db.sqlite 'select 1'", "its SQL runs shell, file"},
+        {"sqlite3 -safe db.sqlite '.shell id'", "-"},
+        {"psql -c 'select 1' db", "-"},
+        {"psql -c '\\! id' db", "its SQL runs shell, file"},
+        {"psql -c \"COPY t TO PROGRAM 'id'\" db", "its SQL runs shell, file"},
+        {"psql db", "its SQL runs shell, file"},
+        {"psql -f x.sql db", "its SQL runs shell, file"},
+        {"mysql -e 'select 1' db", "-"},
+        {"mysql -e 'system id' db", "its SQL runs shell, file"},
+        {"mysql -u root -p db", "its SQL runs shell, file"},
+        {"socat - TCP:host:80", "-"},
+        {"socat TCP-LISTEN:8080,fork TCP:host:80", "-"},
+        {"socat TCP-LISTEN:8080 EXEC:id", "an address that runs a p"},
+        {"socat - SYSTEM:id", "an address that runs a p"},
+        {"socat - /tmp/x", "an address that runs a p"},
+        {"nc host 80", "-"},
+        {"nc -l -p 8080 -e /bin/sh", "-e/-c/--exec/--sh-exec/-"},
+        {"ncat --sh-exec id -l 8080", "-e/-c/--exec/--sh-exec/-"},
+        {"tcpdump -i eth0 -n", "-"},
+        {"tcpdump -i eth0 -w x.pcap -G 1 -z ./x", "-z/-w + -z/-w"},
+        {"script -qc id /dev/null", "runs a shell, or the com"},
+    };
+    RUN("more", c);
+}
+
 /* A rule's pattern: what its words spell. */
 static void test_patterns(void)
 {
@@ -371,6 +443,9 @@ static void test_patterns(void)
         {"git diff --ext-diff *", "--ext-diff"},
         {"tar *", "-"},
         {"make -C *", "-C/--directory"},
+        {"cmake -DCMAKE_BUILD_TYPE=* *", "-D sets a cache variable:CMAKE_BUILD_TYPE"},
+        {"cmake -D* *", "-"},
+        {"sqlite3 *", "-"},
     };
     run("patterns", c, sizeof c / sizeof c[0], true);
 }
@@ -382,6 +457,7 @@ int main(void)
     test_sed_awk();
     test_others();
     test_git();
+    test_more();
     test_patterns();
     return t_done();
 }
