@@ -1477,9 +1477,9 @@ static char *codeopt_reason(const agti_rule *r, const agti_sh_exec *e, bool *oom
     char *t = exec_text(e);
     char *out =
         t ? agti_aprintf("`%s` runs code, or writes or reads a file, that its arguments choose "
-                         "(%s %s), which an allow rule with a wildcard covers only when it spells "
+                         "(%s), which an allow rule with a wildcard covers only when it spells "
                          "that option",
-                         t, e->argv[0], miss->why)
+                         t, miss->why)
           : NULL;
     free(t);
     *oom = out == NULL;

@@ -124,14 +124,14 @@ static void test_make(void)
              "pending", "make -f asks");
     T_EQ_STR(why,
              "`make -f /dev/stdin` runs code, or writes or reads a file, that its arguments "
-             "choose (make -f/--file/--makefile: the makefile it names runs its recipes), which "
+             "choose (-f/--file/--makefile: the makefile it names runs its recipes), which "
              "an allow rule with a wildcard covers only when it spells that option",
              "the reason names the option");
     T_EQ_STR(verdict("{\"allow\":[\"Bash(make *)\"]}", "make SHELL=/tmp/x", why, sizeof why),
              "pending", "make SHELL= asks");
     T_EQ_STR(why,
              "`make SHELL=/tmp/x` runs code, or writes or reads a file, that its arguments choose "
-             "(make a NAME=value argument sets a make variable, which recipes run (SHELL=, CC=, "
+             "(a NAME=value argument sets a make variable, which recipes run (SHELL=, CC=, "
              "$(shell ...))), which an allow rule with a wildcard covers only when it spells "
              "that option",
              "the reason names the variable form");
@@ -166,6 +166,20 @@ static void test_ssh(void)
         {"ssh box", "ran"},
     };
     RUN("ssh spelled", spelled, s);
+    char why[1024];
+    T_EQ_STR(verdict(spelled, "ssh box uptime", why, sizeof why), "pending", "remote command");
+    T_EQ_STR(why,
+             "`ssh box uptime` runs code, or writes or reads a file, that its arguments choose "
+             "(runs a command on the remote host), which an allow rule with a wildcard covers "
+             "only when it spells that option",
+             "the reason says it runs a remote command");
+    T_EQ_STR(verdict("{\"allow\":[\"Bash(ssh *)\"]}", "ssh -o \"$O\" host", why, sizeof why),
+             "pending", "a dynamic option");
+    T_EQ_STR(why,
+             "`ssh -o $O host` runs code, or writes or reads a file, that its arguments choose "
+             "(an argument only known when it runs may be such an option), which an allow rule "
+             "with a wildcard covers only when it spells that option",
+             "the reason says the option is not known");
 }
 
 static void test_programs(void)
