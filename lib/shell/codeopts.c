@@ -135,8 +135,9 @@ static const char W_RSYNC_OUT[] = "--log-file/--write-batch/--only-write-batch: 
 static const char W_CURL_OUT[] =
     "-o/-O/--output/--output-dir/-D/-c/--trace/--libcurl/--etag-save/--stderr/--hsts/"
     "--alt-svc/-K/--config: writes the file it names, or reads a configuration that can";
-static const char W_WGET_OUT[] = "-O/-o/-a/-P/--config/-e/--execute: writes the file it names, "
-                                 "or runs wgetrc commands that can";
+static const char W_WGET_OUT[] =
+    "-O/-o/-a/-P/--config/-e/--execute/--use-askpass: writes the file it names, "
+    "runs the program it names, or runs wgetrc commands that can";
 static const char W_GIT_CFG[] = "-c/--config-env sets a git configuration value, which can run "
                                 "commands (core.pager, core.fsmonitor, core.sshCommand, alias.*)";
 static const char W_GIT_EXEC[] = "--exec-path: runs git's commands from the folder it names";
@@ -175,6 +176,9 @@ static const char W_NC[] =
     "-e/-c/--exec/--sh-exec/--lua-exec/-o/--output: runs the program it names, or writes a file";
 static const char W_TCPDUMP[] = "-z/-w: runs the command it names after each file, or writes one";
 static const char W_SCRIPT[] = "runs a shell, or the command given with -c, and writes its log";
+static const char W_GIT_FILTER[] =
+    "--*-filter/--setup/--smtp-server/--sendmail-cmd/--*-cmd/help --web: runs the command or "
+    "browser it names";
 static const char W_GIT_RUN[] = "runs the command given after it (submodule foreach, bisect run)";
 
 /* ---- the tables ------------------------------------------------------- */
@@ -280,8 +284,8 @@ static const copt curl_code[] = {
     {0, NULL, 0, 0, NULL}};
 
 static const copt wget_code[] = {
-    {'O', "|output-document|output-file|append-output|directory-prefix|config|execute|", 1, R_CODE,
-     W_WGET_OUT},
+    {'O', "|output-document|output-file|append-output|directory-prefix|config|execute|use-askpass|",
+     1, R_CODE, W_WGET_OUT},
     {'o', NULL, 1, R_CODE, W_WGET_OUT},
     {'a', NULL, 1, R_CODE, W_WGET_OUT},
     {'P', NULL, 1, R_CODE, W_WGET_OUT},
@@ -397,6 +401,14 @@ static const copt git_push_code[] = {{0, "|receive-pack|exec|", 1, R_CODE, W_GIT
                                      {0, NULL, 0, 0, NULL}};
 static const copt git_init_code[] = {{0, "|template|", 1, R_CODE, W_GIT_TEMPLATE},
                                      {0, NULL, 0, 0, NULL}};
+static const copt git_filter_code[] = {
+    {0,
+     "|tree-filter|index-filter|msg-filter|env-filter|commit-filter|parent-filter|tag-name-"
+     "filter|setup|smtp-server|sendmail-cmd|to-cmd|cc-cmd|header-cmd|",
+     1, R_CODE, W_GIT_FILTER},
+    {0, NULL, 0, 0, NULL}};
+static const copt git_help_code[] = {{'w', "|web|", 0, R_CODE, W_GIT_FILTER},
+                                     {0, NULL, 0, 0, NULL}};
 static const copt git_none[] = {{0, NULL, 0, 0, NULL}};
 
 static const cprog git_subs[] = {
@@ -411,6 +423,9 @@ static const cprog git_subs[] = {
     {"|init|", "", "", "||", git_init_code, K_GITSUB},
     {"|submodule|bisect|", "", "", "||", git_none, K_SSHCMD},
     {"|config|", "", "", "||", git_none, K_GITCONFIG},
+    {"|filter-branch|send-email|", "d", "", "||", git_filter_code, K_GITSUB},
+    {"|help|", "", "", "||", git_help_code, K_GITSUB},
+    {"|instaweb|", "", "", "||", git_none, K_SSHCMD},
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -764,6 +779,13 @@ static void ssh_option(cctx *c, const char *v, unsigned f)
     size_t k = strcspn(v, "= \t");
     if (!c->pattern && (f & WORD_DYN)) {
         hit(c, W_DYNAMIC, "", 0, false);
+        return;
+    }
+    /* ssh splits the line as a shell would: a quote or a backslash in the
+     * keyword ("ProxyCommand" id, Proxy\Command) is not read here */
+    size_t q = strcspn(v, "\"'\\");
+    if (q < k || (q < strlen(v) && v[k] != '=' && v[k] != ' ' && v[k] != '\t')) {
+        hit(c, W_SSH_OPT, v, k, true);
         return;
     }
     for (size_t i = 0; kws[i]; i++)
@@ -1132,7 +1154,10 @@ static void read_git(cctx *c, char *const *w, const unsigned *f, size_t n)
                 return;
             }
             if (git_subs[k].kind == K_SSHCMD) {
-                /* git submodule foreach CMD, git bisect run CMD */
+                /* git submodule foreach CMD, git bisect run CMD; git
+                 * instaweb runs the web server of the configuration */
+                if (strcmp(sub, "instaweb") == 0)
+                    hit(c, W_GIT_RUN, "", 0, false);
                 for (size_t j = i + 1; j < n; j++)
                     if (strcmp(w[j], "foreach") == 0 || strcmp(w[j], "run") == 0) {
                         hit(c, W_GIT_RUN, "", 0, false);

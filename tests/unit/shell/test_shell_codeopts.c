@@ -146,6 +146,11 @@ static void test_ssh(void)
         {"ssh -o LocalCommand=id -o PermitLocalCommand=yes host",
          "-o sets an option that r:localcommand + -o sets an option that r:permitlocalcommand"},
         {"ssh -o KnownHostsCommand=id host", "-o sets an option that r:knownhostscommand"},
+        /* ssh splits the -o line as a shell would: quotes are not read here */
+        {"ssh -o '\"ProxyCommand\" id' host", "-o sets an option that r:\"proxycommand\""},
+        {"ssh -o 'Proxy\"Command\" id' host", "-o sets an option that r:proxy\"command\""},
+        {"ssh -o 'ProxyCommand \"id\"' host", "-o sets an option that r:proxycommand"},
+        {"ssh -o 'User \"me\"' host", "-"},
         {"ssh -F evil.cfg host", "-F"},
         {"ssh -I ./lib.so host", "-I"},
         {"ssh -E log host", "-E"},
@@ -290,6 +295,7 @@ static void test_others(void)
         {"curl -K cfg https://e.com", "-o/-O/--output/--output-"},
         {"wget -q https://e.com/x", "-"},
         {"wget -O /tmp/x https://e.com", "-O/-o/-a/-P/--config/-e/"},
+        {"wget --use-askpass=./x https://e.com", "-O/-o/-a/-P/--config/-e/"},
         {"python3 -c 'import os'", "-"}, /* a python rule already runs any code */
     };
     RUN("others", c);
@@ -330,6 +336,11 @@ static void test_git(void)
         {"git push --receive-pack=./x origin main", "--upload-pack/-u/--recei"},
         {"git submodule foreach id", "runs the command given a"},
         {"git bisect run ./x", "runs the command given a"},
+        {"git filter-branch --tree-filter id HEAD", "--*-filter/--setup/--smt"},
+        {"git send-email --sendmail-cmd=./x a.patch", "--*-filter/--setup/--smt"},
+        {"git help -w log", "--*-filter/--setup/--smt"},
+        {"git help log", "-"},
+        {"git instaweb", "runs the command given a"},
         {"git config core.pager id", "config"},
         {"git config --global alias.x '!id'", "config"},
         {"git config --add core.fsmonitor id", "config"},
