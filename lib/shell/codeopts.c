@@ -903,6 +903,15 @@ static bool takes_word(const cprog *sp, const char *v)
     return !((sp->kind == K_LESS || sp->kind == K_VIM) && v[0] == '+');
 }
 
+/* Takes w[i + 1] as an option's value: one that may split into several
+ * words when it runs ($X unquoted, a glob) may give an option after it. */
+static size_t take_value(cctx *c, const unsigned *f, size_t i)
+{
+    if (!c->pattern && (f[i + 1] & (AGTI_SHW_UNQUOTED_EXP | AGTI_SHW_GLOB | AGTI_SHW_BRACE)))
+        hit(c, W_DYNAMIC, "", 0, false);
+    return i + 1;
+}
+
 /* Reads w[from..n) as GNU getopt would for program sp; the operands go to
  * *ops (indices) in order. */
 static void read_opts(cctx *c, const cprog *sp, char *const *w, const unsigned *f, size_t from,
@@ -953,7 +962,7 @@ static void read_opts(cctx *c, const cprog *sp, char *const *w, const unsigned *
             if (long_meets(sp->larg, name, nl))
                 takes = true;
             if (takes && !eq && i + 1 < n && takes_word(sp, w[i + 1]))
-                i++;
+                i = take_value(c, f, i);
             continue;
         }
         for (size_t k = 1; a[k]; k++) {
@@ -971,12 +980,12 @@ static void read_opts(cctx *c, const cprog *sp, char *const *w, const unsigned *
                 unsigned vf = att ? fl : (v ? f[i + 1] : 0);
                 value_role(c, o, v ? v : "", vf, v != NULL);
                 if (!att && o->arg == 1 && i + 1 < n && takes_word(sp, w[i + 1]))
-                    i++;
+                    i = take_value(c, f, i);
                 break;
             }
             if (strchr(sp->sarg, ch) != NULL) {
                 if (a[k + 1] == '\0' && i + 1 < n && takes_word(sp, w[i + 1]))
-                    i++;
+                    i = take_value(c, f, i);
                 break;
             }
             if (strchr(sp->sopt, ch) != NULL)
@@ -1414,6 +1423,8 @@ static void read_prog(cctx *c, const cprog *sp, char *const *w, const unsigned *
     }
     size_t nops = 0;
     size_t start = from;
+    if (sp->kind == K_TAR && start < n && !c->pattern && (f[start] & WORD_DYN))
+        hit(c, W_DYNAMIC, "", 0, false); /* may be old-style options (tar "x$F") */
     if (sp->kind == K_TAR && start < n && w[start][0] != '-' && !(f[start] & WORD_DYN) &&
         !(c->pattern && (f[start] & AGTI_SHW_GLOB))) {
         /* tar's old style: "xzf a.tar" is -x -z -f a.tar; each letter that

@@ -243,6 +243,9 @@ static void test_others(void)
         {"sort -r f", "-"},
         {"sort -k2,2 -t, -S 1G f", "-"},
         {"sort --compress-program=./x f", "--compress-program"},
+        {"sort -k $K f", "an argument only known w"}, /* may split: 1 --compress-program=x */
+        {"sort -k \"$K\" f", "-"},                    /* one word: -k's value */
+        {"tar \"x$F\" a.tar", "an argument only known w"},
         {"sort --compress=./x f", "--compress-program"},
         {"sort -o out f", "-o/--output"},
         {"sort -ro out f", "-o/--output"},
