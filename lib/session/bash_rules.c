@@ -554,10 +554,16 @@ static int pattern_codeopts(struct agti_bash_pat *bp, const pword *w, size_t n)
         if (argv[i] == NULL)
             rc = agti_oom();
     }
-    if (rc == AGT_OK) {
+    /* from each literal word on: a rule for a wrapper stage (Bash(sudo make
+     * -f *)) spells the options of the command it runs */
+    for (size_t at = 0; rc == AGT_OK && at < n && bp->ncodeopts < MAX_CODEOPTS; at++) {
+        if (flags[at] != 0)
+            continue;
         bool oom = false;
-        size_t c = agti_sh_code_options(argv, flags, n, true, bp->codeopts, MAX_CODEOPTS, &oom);
-        bp->ncodeopts = c < MAX_CODEOPTS ? c : MAX_CODEOPTS;
+        size_t room = MAX_CODEOPTS - bp->ncodeopts;
+        size_t c = agti_sh_code_options(argv + at, flags + at, n - at, true,
+                                        bp->codeopts + bp->ncodeopts, room, &oom);
+        bp->ncodeopts += c < room ? c : room;
         if (oom)
             rc = agti_oom();
     }

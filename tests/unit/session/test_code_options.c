@@ -254,14 +254,19 @@ static void test_programs(void)
     RUN("programs", rules, c);
     static const char *spelled =
         "{\"allow\":[\"Bash(git diff --ext-diff *)\",\"Bash(git -c color.ui=always *)\","
-        "\"Bash(sudo *)\",\"Bash(sort *)\"]}";
+        "\"Bash(sudo *)\",\"Bash(sort *)\",\"Bash(make -f *)\"]}";
     static const vcase s[] = {
         {"git diff --ext-diff HEAD", "ran"},
         {"git -c color.ui=always log", "ran"},
         {"git -c color.ui=always -c core.pager=id log", "pending"},
         {"sudo sort -o /etc/x f", "pending"}, /* neither stage's rule spells -o */
+        {"sudo make -f build.mk", "pending"}, /* Bash(make -f *) alone: sudo not covered */
     };
     RUN("programs spelled", spelled, s);
+    static const char *sudo = "{\"allow\":[\"Bash(sudo make -f *)\",\"Bash(make -f *)\"]}";
+    T_EQ_STR(verdict(sudo, "sudo make -f build.mk", NULL, 0), "ran",
+             "a sudo rule spells the options of the command it runs");
+    T_EQ_STR(verdict(sudo, "sudo make -f build.mk --eval=x", NULL, 0), "pending", "but only those");
 }
 
 /* Approving such a command for the session stores the exact command: a
