@@ -506,6 +506,10 @@ struct agti_bash_pat {
     char **lit; /* the literal words the pattern starts with (for undecidable words) */
     size_t nlit;
     bool names_force; /* a literal word spells a forcing or deleting git push */
+    /* the options that run code its words spell (agti_sh_code_options on the
+     * pattern): only they are covered by its wildcards (codeopt_spelled) */
+    agti_sh_codeopt *codeopts;
+    size_t ncodeopts;
 };
 
 void agti_bash_pat_free(struct agti_bash_pat *bp)
@@ -520,6 +524,7 @@ void agti_bash_pat_free(struct agti_bash_pat *bp)
     free(bp->lit);
     tok_free(&bp->opts);
     free(bp->rest);
+    free(bp->codeopts);
     free(bp);
 }
 
@@ -534,6 +539,53 @@ static char **copy_lits(const pword *w, size_t n)
             return NULL;
         }
     return v;
+}
+
+#define MAX_CODEOPTS 16
+
+/* The code options a pattern's words spell: each word up to its first
+ * wildcard, flagged AGTI_SHW_GLOB when it has one (codeopts.c). */
+static int pattern_codeopts(struct agti_bash_pat *bp, const pword *w, size_t n)
+{
+    if (n == 0)
+        return AGT_OK;
+    char **argv = calloc(n, sizeof *argv);
+    unsigned *flags = calloc(n, sizeof *flags);
+    bp->codeopts = calloc(MAX_CODEOPTS, sizeof *bp->codeopts);
+    int rc = argv && flags && bp->codeopts ? AGT_OK : agti_oom();
+    for (size_t i = 0; rc == AGT_OK && i < n; i++) {
+        const char *s = agti_buf_cstr(&w[i].lit);
+        const char *m = agti_buf_cstr(&w[i].mask);
+        size_t k = 0;
+        while (k < w[i].lit.len && !m[k])
+            k++;
+        flags[i] = k < w[i].lit.len ? AGTI_SHW_GLOB : 0;
+        const char *slash = i == 0 ? strrchr(s, '/') : NULL;
+        if (slash != NULL && (size_t)(slash - s) < k) /* ./make: its basename */
+            argv[i] = agti_strndup(slash + 1, k - (size_t)(slash - s) - 1);
+        else
+            argv[i] = agti_strndup(s, k);
+        if (argv[i] == NULL)
+            rc = agti_oom();
+    }
+    /* from each literal word on: a rule for a wrapper stage (Bash(sudo make
+     * -f *)) spells the options of the command it runs */
+    for (size_t at = 0; rc == AGT_OK && at < n && bp->ncodeopts < MAX_CODEOPTS; at++) {
+        if (flags[at] != 0)
+            continue;
+        bool oom = false;
+        size_t room = MAX_CODEOPTS - bp->ncodeopts;
+        size_t c = agti_sh_code_options(argv + at, flags + at, n - at, true,
+                                        bp->codeopts + bp->ncodeopts, room, &oom);
+        bp->ncodeopts += c < room ? c : room;
+        if (oom)
+            rc = agti_oom();
+    }
+    for (size_t i = 0; argv && i < n; i++)
+        free(argv[i]);
+    free(argv);
+    free(flags);
+    return rc;
 }
 
 int agti_bash_compile(agti_rule *r)
@@ -596,6 +648,8 @@ int agti_bash_compile(agti_rule *r)
         bp->opts.oom = bp->opts.oom || t.oom;
         tok_free(&t);
     }
+    if (pattern_codeopts(bp, w, n) != AGT_OK)
+        bp->opts.oom = true;
     /* the structured form: lead words, options, operands */
     size_t nlead = 0;
     while (nlead < n && !pword_has_wild(&w[nlead]) && agti_buf_cstr(&w[nlead].lit)[0] != '-')
@@ -1165,8 +1219,10 @@ static size_t runner_words(char *const *w, size_t n, int depth)
     return n;
 }
 
-/* The session rule for one command: as narrow as the command allows. */
-static char *suggest_words(char *const *w, size_t n)
+/* The session rule for one command: as narrow as the command allows; the
+ * exact command when exact (one whose options run code: a wildcard rule
+ * would not cover it again). */
+static char *suggest_words(char *const *w, size_t n, bool exact)
 {
     if (n == 0)
         return NULL;
@@ -1175,7 +1231,7 @@ static char *suggest_words(char *const *w, size_t n)
             n = i; /* a rule is one line of UTF-8 text: stop before such a word */
     if (n == 0)
         return NULL;
-    size_t keep = runner_words(w, n, 0);
+    size_t keep = exact ? n : runner_words(w, n, 0);
     if (keep == 0)
         keep = n > 1 && plain_word(w[1]) ? 2 : 1;
     if (keep > n)
@@ -1408,6 +1464,52 @@ static char *sensitive_reason(const agti_sensitive *pol, const agti_sh_exec *e, 
     return out;
 }
 
+static size_t codeopt_count(const agti_sh_codeopt *v, size_t n, const agti_sh_codeopt *o)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += v[i].why == o->why && strcmp(v[i].detail, o->detail) == 0;
+    return k;
+}
+
+/* Why an allow rule with a wildcard does not cover exec e, whose options
+ * make its program run code or open a file an argument chooses
+ * (AGTI_SHX_CODE_OPT): the first such option the rule's words do not spell
+ * as many times as the command gives it (make -f build.mk -f evil under
+ * Bash(make -f build.mk *)), malloc'd; NULL: it spells them all. */
+static char *codeopt_reason(const agti_rule *r, const agti_sh_exec *e, bool *oom)
+{
+    agti_sh_codeopt have[MAX_CODEOPTS];
+    size_t at = (size_t)(e->argv - e->written);
+    bool omem = false;
+    size_t n =
+        agti_sh_code_options(e->argv, e->wflags + at, e->argc, false, have, MAX_CODEOPTS, &omem);
+    const agti_sh_codeopt *miss = NULL;
+    const struct agti_bash_pat *bp = r->bash;
+    for (size_t i = 0; i < n && miss == NULL; i++) {
+        if (i >= MAX_CODEOPTS || omem || bp == NULL) {
+            miss = &have[0];
+            break;
+        }
+        if (codeopt_count(have, n, &have[i]) > codeopt_count(bp->codeopts, bp->ncodeopts, &have[i]))
+            miss = &have[i];
+    }
+    if (miss == NULL && n > 0)
+        return NULL;
+    if (n == 0)
+        return NULL; /* (the analysis saw one: not reached) */
+    char *t = exec_text(e);
+    char *out =
+        t ? agti_aprintf("`%s` runs code, or writes or reads a file, that its arguments choose "
+                         "(%s), which an allow rule with a wildcard covers only when it spells "
+                         "that option",
+                         t, miss->why)
+          : NULL;
+    free(t);
+    *oom = out == NULL;
+    return out;
+}
+
 /* Why an allow rule with a pattern does not cover exec e although its
  * words match (malloc'd), or NULL. */
 static char *allow_blocked(const agti_sensitive *pol, const agti_rule *r, const agti_sh_exec *e,
@@ -1420,6 +1522,11 @@ static char *allow_blocked(const agti_sensitive *pol, const agti_rule *r, const 
                "(PATH, LD_PRELOAD, BASH_ENV, GIT_*, ...: docs/session.md)";
     else if (e->flags & AGTI_SHX_MORE_ARGS)
         what = "gets more arguments when it runs (xargs, parallel, find -exec ... {} +)";
+    if (what == NULL && rule_has_wildcard(r) && (e->flags & AGTI_SHX_CODE_OPT) && e->argc > 0) {
+        char *why = codeopt_reason(r, e, oom);
+        if (why != NULL || *oom)
+            return why;
+    }
     if (what == NULL)
         return rule_has_wildcard(r) ? sensitive_reason(pol, e, oom) : NULL;
     char *t = exec_text(e);
@@ -1588,7 +1695,7 @@ int agti_verdict_details(agti_verdict *v)
             render_shown(&arg, e->argv, e->argc);
             rc = sset_add(&us, v->uncovered, agti_buf_detach(&arg));
             if (rc == AGT_OK && !(e->flags & (AGTI_SHX_WRITES | AGTI_SHX_FAIL_CLOSED))) {
-                char *sug = suggest_words(e->argv, e->argc);
+                char *sug = suggest_words(e->argv, e->argc, (e->flags & AGTI_SHX_CODE_OPT) != 0);
                 if (sug != NULL)
                     rc = sset_add(&ss, v->suggest, sug);
             }
@@ -1598,7 +1705,8 @@ int agti_verdict_details(agti_verdict *v)
         size_t k = st->v[i].priv_stage;
         if (rc == AGT_OK && k != SIZE_MAX && !(e->flags & AGTI_SHX_WRITES)) {
             size_t at = e->stages[k];
-            char *sug = suggest_words(e->written + at, e->writtenc - at);
+            char *sug = suggest_words(e->written + at, e->writtenc - at,
+                                      (e->flags & AGTI_SHX_CODE_OPT) != 0);
             if (sug != NULL)
                 rc = sset_add(&ss, v->suggest, sug);
         }

@@ -243,49 +243,19 @@ static bool is_name_c(char c)
  * name runs or what code a program loads or runs (AGTI_SHX_ENV_CODE). */
 static bool env_code_name(const char *name, size_t n)
 {
-    static const char *const exact[] = {"PATH",
-                                        "BASH_ENV",
-                                        "ENV",
-                                        "SHELLOPTS",
-                                        "BASHOPTS",
-                                        "PS4",
-                                        "PROMPT_COMMAND",
-                                        "EXECIGNORE",
-                                        "BASH_LOADABLES_PATH",
-                                        "GCONV_PATH",
-                                        "HOME",
-                                        "XDG_CONFIG_HOME",
-                                        "EDITOR",
-                                        "VISUAL",
-                                        "PAGER",
-                                        "MANPAGER",
-                                        "LESSOPEN",
-                                        "LESSCLOSE",
-                                        "SSH_ASKPASS",
-                                        "SUDO_ASKPASS",
-                                        "PYTHONPATH",
-                                        "PYTHONHOME",
-                                        "PYTHONSTARTUP",
-                                        "PYTHONUSERBASE",
-                                        "NODE_OPTIONS",
-                                        "NODE_PATH",
-                                        "PERL5OPT",
-                                        "PERL5LIB",
-                                        "PERLLIB",
-                                        "RUBYOPT",
-                                        "RUBYLIB",
-                                        "JAVA_TOOL_OPTIONS",
-                                        "_JAVA_OPTIONS",
-                                        "JDK_JAVA_OPTIONS",
-                                        "CLASSPATH",
-                                        "GOFLAGS",
-                                        "MAKEFLAGS",
-                                        "CC",
-                                        "CXX",
-                                        "CPP",
-                                        "LD",
-                                        "SHELL",
-                                        NULL};
+    static const char *const exact[] = {
+        "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "EXECIGNORE",
+        "BASH_LOADABLES_PATH", "GCONV_PATH", "HOME", "XDG_CONFIG_HOME", "EDITOR", "VISUAL", "PAGER",
+        "MANPAGER", "LESSOPEN", "LESSCLOSE", "SSH_ASKPASS", "SUDO_ASKPASS", "PYTHONPATH",
+        "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "NODE_OPTIONS", "NODE_PATH", "PERL5OPT",
+        "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
+        "JDK_JAVA_OPTIONS", "CLASSPATH", "GOFLAGS", "MAKEFLAGS", "CC", "CXX", "CPP", "LD", "SHELL",
+        /* options and start-up files of
+         * programs whose options run code
+         * (codeopts.c) */
+        "LESS", "LESSKEY", "LESSKEYIN", "LESSKEY_CONTENT", "LESSEDIT", "MANOPT", "MAKEFILES",
+        "TAR_OPTIONS", "RSYNC_RSH", "RIPGREP_CONFIG_PATH", "WGETRC", "CURL_HOME", "VIMINIT",
+        "EXINIT", "MYVIMRC", "AWKPATH", "AWKLIBPATH", NULL};
     static const char *const prefix[] = {"LD_",         "DYLD_",       "GIT_",
                                          "BASH_FUNC_",  "RUSTC",       "CARGO_",
                                          "NPM_CONFIG_", "npm_config_", NULL};
@@ -651,16 +621,7 @@ static const wspec *find_wrapper(const char *name)
 /* Whether "|name|" occurs in list for the first n bytes of name. */
 static bool in_list(const char *list, const char *name, size_t n)
 {
-    if (n == 0)
-        return false;
-    for (const char *p = list; (p = strchr(p, '|')) != NULL && p[1];) {
-        p++;
-        size_t m = strcspn(p, "|");
-        if (m == n && memcmp(p, name, n) == 0)
-            return true;
-        p += m;
-    }
-    return false;
+    return agti_sh_opt_listed(list, name, n);
 }
 
 static bool is_assignment(const char *w)
@@ -1399,6 +1360,9 @@ static int emit_words(actx *c, words *ws, unsigned flags, bool stdin_fed, const 
         return fail(c, AGTI_SH_ENOMEM, "out of memory");
     }
     flags |= r.flags | scan_words(c, ws, at);
+    if (!(flags & AGTI_SHX_DYNAMIC_NAME) && at < ws->n &&
+        agti_sh_code_options(ws->w + at, ws->f + at, ws->n - at, false, NULL, 0, NULL) > 0)
+        flags |= AGTI_SHX_CODE_OPT;
     if (r.dyn)
         flags |= AGTI_SHX_EVAL_DYNAMIC;
     if (any_dynamic(ws, at + 1 < ws->n ? at + 1 : ws->n, ws->n))

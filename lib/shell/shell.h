@@ -271,6 +271,28 @@ const agti_sh_func *agti_sh_func_at(const agti_sh_script *s, size_t i);
  * environment ('BASH_FUNC_ls%%=() { rm -rf d; }' bash -c ls): a bash it
  * starts runs the body, which is not checked. */
 #define AGTI_SHX_ENV_FUNC 0x2000u
+/* Its options or arguments make the program run code, or write or read a
+ * file, that an argument chooses (make -f/--eval/-C/VAR=value, ssh -o
+ * ProxyCommand or a remote command, sed's e/w/r commands, awk's system(),
+ * tar --to-command, rg --pre, git -c, ...: agti_sh_code_options lists
+ * them). A caller lets an allow rule with a wildcard cover such a command
+ * only when the rule spells the same options. */
+#define AGTI_SHX_CODE_OPT 0x4000u
+/* Every flag is a bit of its own (two branches once gave ENV_FUNC and
+ * CODE_OPT the same bit, each then read as the other): the sum of distinct
+ * bits is their union. */
+_Static_assert(AGTI_SHX_DYNAMIC_NAME + AGTI_SHX_EVAL_DYNAMIC + AGTI_SHX_SOURCE +
+                       AGTI_SHX_SHELL_STDIN + AGTI_SHX_DYNAMIC_ARGS + AGTI_SHX_WRAPPER_UNKNOWN +
+                       AGTI_SHX_WRITES + AGTI_SHX_SHELL_FILE + AGTI_SHX_MORE_ARGS +
+                       AGTI_SHX_CONTAINER + AGTI_SHX_SYNTAX + AGTI_SHX_ENV_CODE + AGTI_SHX_ARITH +
+                       AGTI_SHX_ENV_FUNC + AGTI_SHX_CODE_OPT ==
+                   (AGTI_SHX_DYNAMIC_NAME | AGTI_SHX_EVAL_DYNAMIC | AGTI_SHX_SOURCE |
+                    AGTI_SHX_SHELL_STDIN | AGTI_SHX_DYNAMIC_ARGS | AGTI_SHX_WRAPPER_UNKNOWN |
+                    AGTI_SHX_WRITES | AGTI_SHX_SHELL_FILE | AGTI_SHX_MORE_ARGS |
+                    AGTI_SHX_CONTAINER | AGTI_SHX_SYNTAX | AGTI_SHX_ENV_CODE | AGTI_SHX_ARITH |
+                    AGTI_SHX_ENV_FUNC | AGTI_SHX_CODE_OPT),
+               "AGTI_SHX_* flags must be distinct bits");
+
 /* The flags that make a command undecidable: a caller fails closed on them. */
 #define AGTI_SHX_FAIL_CLOSED                                                                       \
     (AGTI_SHX_DYNAMIC_NAME | AGTI_SHX_EVAL_DYNAMIC | AGTI_SHX_SOURCE | AGTI_SHX_SHELL_STDIN |      \
@@ -312,5 +334,36 @@ int agti_sh_analyze(const agti_sh_script *s, agti_sh_analysis **out, agti_sh_err
 size_t agti_sh_nexecs(const agti_sh_analysis *a);
 const agti_sh_exec *agti_sh_exec_at(const agti_sh_analysis *a, size_t i);
 void agti_sh_analysis_free(agti_sh_analysis *a);
+
+/* ---- options that run code (codeopts.c) -------------------------------- */
+/* One option or argument form with which a program runs code or writes or
+ * reads a file an argument chooses. why is a static English text (the same
+ * address for the same option: `make -f` and `make --file=x` both give
+ * "-f/--file/--makefile: ..."); detail tells apart options of one kind: the
+ * ssh -o keyword or git -c name in lower case, the make variable's name;
+ * else "". An option given twice is listed twice (a word only known when it
+ * runs: once). */
+typedef struct agti_sh_codeopt {
+    const char *why;
+    char detail[48];
+} agti_sh_codeopt;
+
+/* The code options of the command argv[0..argc) (argv[0] the basename, flags
+ * the AGTI_SHW_* of each word), read as GNU getopt reads them (clusters,
+ * attached values, --opt=v and --opt v, abbreviations, options after
+ * operands, "--"), up to max of them into out (out may be NULL): returns how
+ * many there are, 0 for a program not listed or a command with none. A word
+ * only known when it runs where an option could be counts as one, and so
+ * does an awk or sed program that cannot be read (fail closed). With
+ * pattern, argv are a rule's pattern words: a word with a wildcard is its
+ * text before the first wildcard, flagged AGTI_SHW_GLOB, and spells only
+ * what that text spells (a remote ssh command is never spelled). *oom (may
+ * be NULL) is set when memory ran out: the count is then at least 1. */
+/* Whether "|name|" (its first n bytes) is one of the names of list
+ * ("|a|b|"); false for n == 0. */
+bool agti_sh_opt_listed(const char *list, const char *name, size_t n);
+
+size_t agti_sh_code_options(char *const *argv, const unsigned *flags, size_t argc, bool pattern,
+                            agti_sh_codeopt *out, size_t max, bool *oom);
 
 #endif

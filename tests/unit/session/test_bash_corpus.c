@@ -422,6 +422,8 @@ static void test_doc_examples(agt_registry *reg)
         {"PATH=.:$PATH ls", "pending", "ran"},
         {"echo a | xargs git log", "pending", "ran"},
         {"git show HEAD:.env", "pending", "ran"},
+        {"git -c core.pager=id log", "pending", "ran"},
+        {"git diff --ext-diff", "pending", "ran"},
     };
     for (int mode = 0; mode < 2; mode++) {
         agt_session *s = NULL;

@@ -1,0 +1,1 @@
+make -wC dir --ev='$(shell id)' CC=x -f - <<<'all:;id'

@@ -1,0 +1,1 @@
+ssh -vo ProxyCommand=id host -F x uptime; scp -S x a b:c; sftp -b f h

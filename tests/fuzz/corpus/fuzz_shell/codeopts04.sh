@@ -1,0 +1,1 @@
+tar xIf p a.tar --to-c=id --checkpoint-action=exec=id; git -c core.pager=id -C . log --ext --output=x; git config --add a.b c; rg --pre x; less +'!id' f; vim -c x +y; find . -fprintf f %p -delete; zip -TT x; rsync -ave x a b; man -P x ls; curl -sSo x u

