@@ -1073,9 +1073,63 @@ static int cmp_name(const void *key, const void *elem)
 
 /* Every name find_runner looks at (but python*), in strcmp order. */
 static const char *const runner_names[] = {
-    ".",       "ash",  "bash",   "dash",     "eval",  "fish", "ksh",  "lksh",  "lua",
-    "mksh",    "node", "nodejs", "parallel", "perl",  "php",  "posh", "rbash", "ruby",
-    "runuser", "sh",   "source", "su",       "tclsh", "trap", "yash", "zsh"};
+    ".",    "ash",   "bash",   "dash",    "eval",      "fc",   "fish",    "git",
+    "ksh",  "lksh",  "lua",    "mapfile", "mksh",      "node", "nodejs",  "parallel",
+    "perl", "php",   "posh",   "rbash",   "readarray", "ruby", "runuser", "script",
+    "sh",   "shopt", "source", "su",      "tclsh",     "trap", "yash",    "zsh"};
+
+/* Builtins and programs that run a string of shell code that the command
+ * gives in a way not read here: fail closed (EVAL_DYNAMIC). mapfile and
+ * readarray -C CALLBACK run it for every chunk; fc reruns (and edits)
+ * history entries, which `history -s` writes; `shopt -s expand_aliases`
+ * makes alias values code (alias ls='rm -rf d', then ls); git -c
+ * alias.NAME=!CMD runs CMD through a shell. (Attacker report: each ran rm
+ * past a deny rule in yolo mode.) */
+static bool runs_code_string(const words *ws, size_t at, const char *name)
+{
+    size_t n = ws->n;
+    if (strcmp(name, "fc") == 0)
+        return true;
+    if (strcmp(name, "mapfile") == 0 || strcmp(name, "readarray") == 0) {
+        for (size_t j = at + 1; j < n; j++) {
+            const char *a = ws->w[j];
+            if ((ws->f[j] & WORD_DYN) || (a[0] == '-' && strchr(a, 'C') != NULL))
+                return true;
+        }
+        return false;
+    }
+    if (strcmp(name, "shopt") == 0) {
+        bool set = false, aliases = false;
+        for (size_t j = at + 1; j < n; j++) {
+            const char *a = ws->w[j];
+            if (ws->f[j] & WORD_DYN)
+                return true;
+            if (a[0] == '-' && strchr(a, 's') != NULL)
+                set = true;
+            if (strcmp(a, "expand_aliases") == 0)
+                aliases = true;
+        }
+        return set && aliases;
+    }
+    if (strcmp(name, "git") == 0) {
+        for (size_t j = at + 1; j + 1 < n; j++) {
+            const char *a = ws->w[j];
+            if (a[0] != '-')
+                break; /* the subcommand: global options come before it */
+            const char *kv = NULL;
+            if (strcmp(a, "-c") == 0)
+                kv = ws->w[++j];
+            else if (strncmp(a, "-c", 2) == 0)
+                kv = a + 2;
+            if (kv != NULL && strncasecmp(kv, "alias.", 6) == 0) {
+                const char *eq = strchr(kv, '=');
+                if (eq == NULL || eq[1] == '!' || (ws->f[j] & WORD_DYN))
+                    return true;
+            }
+        }
+    }
+    return false;
+}
 
 static int find_runner(const words *ws, size_t at, bool stdin_fed, runner *r)
 {
@@ -1152,7 +1206,13 @@ static int find_runner(const words *ws, size_t at, bool stdin_fed, runner *r)
         }
         return AGTI_SH_OK;
     }
-    if (strcmp(name, "su") == 0 || strcmp(name, "runuser") == 0) {
+    if (runs_code_string(ws, at, name)) {
+        r->flags |= AGTI_SHX_EVAL_DYNAMIC;
+        return AGTI_SH_OK;
+    }
+    if (strcmp(name, "git") == 0)
+        return AGTI_SH_OK;
+    if (strcmp(name, "su") == 0 || strcmp(name, "runuser") == 0 || strcmp(name, "script") == 0) {
         for (size_t j = at + 1; j < n; j++) {
             const char *a = ws->w[j];
             const char *val = NULL;

@@ -1556,6 +1556,13 @@ static agti_sh_node *parse_pipeline(sh_parser *p)
             if (at(p, 0) == '-' && at(p, 1) == 'p' &&
                 (at(p, 2) < 0 || agti_shp_is_meta((char)at(p, 2))))
                 p->pos += 2;
+            /* bash's TIMEIGN: `--` after time [-p] ends its options and
+             * is no command (`time -- rm -rf d` was read as a command
+             * named `--` and ran rm past a deny rule) */
+            agti_shp_skip_blanks(p);
+            if (at(p, 0) == '-' && at(p, 1) == '-' &&
+                (at(p, 2) < 0 || agti_shp_is_meta((char)at(p, 2))))
+                p->pos += 2;
         } else {
             break;
         }

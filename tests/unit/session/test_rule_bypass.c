@@ -429,6 +429,31 @@ static void test_startup_files(void)
         "pending", "startup files: asks in manual mode under Bash(nice *)");
 }
 
+/* 6c. Strings run as shell code by builtins and programs, and `time --`
+ * (attacker report: each ran rm past the deny rule in yolo mode). */
+static void test_code_strings(void)
+{
+    static const char *rules = "{\"allow\":[\"Bash(echo *)\",\"Bash(true)\"],"
+                               "\"deny\":[\"Bash(rm -rf *)\"]}";
+    static const dcase c[] = {
+        {"time -- rm -rf d", "deny:Bash(rm -rf *)"},
+        {"time -p -- rm -rf d", "deny:Bash(rm -rf *)"},
+        {"script -qc 'rm -rf d' /dev/null", "deny:Bash(rm -rf *)"},
+        {"script --command 'rm -rf d' /dev/null", "deny:Bash(rm -rf *)"},
+        {"mapfile -C 'rm -rf d #' -c 1 <<< x", "closed"},
+        {"readarray -tC 'rm -rf d #' -c 1 <<< x", "closed"},
+        {"history -s 'rm -rf d'; fc -s rm", "closed"},
+        {"shopt -s expand_aliases; alias ls='rm -rf d'\nls", "closed"},
+        {"git -c alias.x='!rm -rf d' x", "closed"},
+        {"git -calias.x='!rm -rf d' x", "closed"},
+        {"time -- echo hi", "ran"},
+        {"mapfile -t lines <<< x; echo ${#lines[@]}", "ran"},
+        {"shopt -s nullglob; echo hi", "ran"},
+        {"script -q -c 'echo hi' /dev/null", "ran"},
+    };
+    RUN("code strings", rules, YOLO, c);
+}
+
 /* 7. Bytes that are not UTF-8 in the command or the call id. */
 static void test_not_utf8(void)
 {
@@ -485,6 +510,7 @@ int main(void)
     test_sensitive_args();
     test_arith();
     test_startup_files();
+    test_code_strings();
     test_not_utf8();
     remove_tree(ws_root);
     return t_done();

@@ -316,7 +316,7 @@ static const case_t env_code[] = {
     {"printf -v PATH %s .; ls", "printf -v PATH %s . {V}\nls {V}"},
     {"hash -p ./x ls; ls", "hash -p ./x ls {V}\nls {V}"},
     {"alias ls=x; ls", "alias ls=x {V}\nls {V}"},
-    {"shopt -s expand_aliases", "shopt -s expand_aliases {V}"},
+    {"shopt -s expand_aliases", "shopt -s expand_aliases {EV}"},
     {": ${LD_PRELOAD:=x.so}; ls", ": ${LD_PRELOAD:=x.so} {AV}\nls {V}"},
     {"eval PATH=.; ls", "eval PATH=. {CV}\nls {V}"},
     {"env -S 'PATH=. ls'", "env -S [PATH=. ls] {CV}\nls ^0 {V}"},

@@ -429,7 +429,10 @@ static void test_more(void)
         {"ncat --sh-exec id -l 8080", "-e/-c/--exec/--sh-exec/-"},
         {"tcpdump -i eth0 -n", "-"},
         {"tcpdump -i eth0 -w x.pcap -G 1 -z ./x", "-z/-w + -z/-w"},
-        {"script -qc id /dev/null", "runs a shell, or the com"},
+        /* script -c STRING is read as sh -c STRING (its commands are
+         * checked as the string's own), without -c it runs a shell */
+        {"script -qc id /dev/null", "-"},
+        {"script -q /dev/null", "runs a shell, or the com"},
     };
     RUN("more", c);
 }
