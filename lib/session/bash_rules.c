@@ -1016,6 +1016,11 @@ typedef struct jctx {
      * it. */
     sset norule;
     const agti_sensitive *sens; /* the session's sensitive-file policy (NULL: built-in) */
+    /* the folders the script changes to (cd, pushd), literal ones; a
+     * relative file name may be below any of them when it runs */
+    const char **cds;
+    size_t ncds;
+    bool cd_unknown; /* a cd to a folder only known when it runs (or cd -) */
     bool oom;
 } jctx;
 
@@ -1395,8 +1400,68 @@ static bool name_unknown(const char *w, unsigned f)
 /* The sensitive file a word names, if any: the word, its value after `=`
  * (--file=.env), after each `:` (HEAD:.env, host:.env), after `@`
  * (curl -d @.env), after a short option letter (-f.env). */
-static bool word_sensitive(const agti_sensitive *pol, const char *w, const char **name,
+/* path with "//" collapsed and "." segments dropped ("./.aws//x" ->
+ * ".aws/x"), in buf (cap bytes); NULL when it does not fit. The file
+ * tools clean their paths the same way before judging them. */
+static const char *lexical_clean(const char *path, char *buf, size_t cap)
+{
+    size_t o = 0;
+    const char *p = path;
+    if (*p == '/') {
+        buf[o++] = '/';
+        while (*p == '/')
+            p++;
+    }
+    while (*p) {
+        const char *seg = p;
+        while (*p && *p != '/')
+            p++;
+        size_t n = (size_t)(p - seg);
+        while (*p == '/')
+            p++;
+        if (n == 1 && seg[0] == '.')
+            continue;
+        if (o + n + 2 > cap)
+            return NULL;
+        if (o > 0 && buf[o - 1] != '/')
+            buf[o++] = '/';
+        memcpy(buf + o, seg, n);
+        o += n;
+    }
+    if (o == 0)
+        buf[o++] = '.';
+    buf[o] = '\0';
+    return buf;
+}
+
+/* Whether a file name matches the policy as written, cleaned, or below a
+ * folder the script changes to (cd .aws && cat credentials). */
+static bool name_sensitive(const agti_sensitive *pol, const char *f, const jctx *j,
                            const char **why)
+{
+    if (agti_sensitive_match(pol, f, why))
+        return true;
+    char buf[4096], joined[4096];
+    const char *c = lexical_clean(f, buf, sizeof buf);
+    if (c == NULL)
+        return true; /* too long to clean: fail closed */
+    if (strcmp(c, f) != 0 && agti_sensitive_match(pol, c, why))
+        return true;
+    if (c[0] == '/' || c[0] == '~' || j == NULL)
+        return false;
+    for (size_t i = 0; i < j->ncds; i++) {
+        int n = snprintf(joined, sizeof joined, "%s/%s", j->cds[i], c);
+        if (n < 0 || (size_t)n >= sizeof joined)
+            return true;
+        const char *jc = lexical_clean(joined, buf, sizeof buf);
+        if (jc == NULL || agti_sensitive_match(pol, jc, why))
+            return true;
+    }
+    return false;
+}
+
+static bool word_sensitive(const agti_sensitive *pol, const char *w, const char **name,
+                           const char **why, const jctx *j)
 {
     const char *cand[64];
     size_t nc = 0;
@@ -1411,7 +1476,7 @@ static bool word_sensitive(const agti_sensitive *pol, const char *w, const char 
     for (const char *p = w; (p = strchr(p, ':')) != NULL && nc < 64; p++)
         cand[nc++] = p + 1;
     for (size_t i = 0; i < nc; i++)
-        if (cand[i][0] != '\0' && agti_sensitive_match(pol, cand[i], why)) {
+        if (cand[i][0] != '\0' && name_sensitive(pol, cand[i], j, why)) {
             *name = cand[i];
             return true;
         }
@@ -1420,7 +1485,8 @@ static bool word_sensitive(const agti_sensitive *pol, const char *w, const char 
 
 /* Why a wildcard allow rule does not cover exec e, which names a file that
  * is sensitive or that may be (malloc'd), or NULL: none. *oom on failure. */
-static char *sensitive_reason(const agti_sensitive *pol, const agti_sh_exec *e, bool *oom)
+static char *sensitive_reason(const agti_sensitive *pol, const agti_sh_exec *e, const jctx *j,
+                              bool *oom)
 {
     /* builtins that open no file their arguments name (they print them) */
     static const char *const no_files[] = {"echo", "printf", "true", "false", ":", NULL};
@@ -1431,10 +1497,11 @@ static char *sensitive_reason(const agti_sensitive *pol, const agti_sh_exec *e, 
     bool unknown = false;
     for (size_t i = 1; i < e->argc && name == NULL && !unknown; i++) {
         size_t at = (size_t)(e->argv - e->written) + i;
-        if (name_unknown(e->argv[i], e->wflags[at]))
+        if (name_unknown(e->argv[i], e->wflags[at]) ||
+            (j != NULL && j->cd_unknown && e->argv[i][0] != '-' && e->argv[i][0] != '/'))
             unknown = true;
         else
-            word_sensitive(pol, e->argv[i], &name, &why);
+            word_sensitive(pol, e->argv[i], &name, &why, j);
     }
     const agti_sh_cmd *c = e->cmd;
     for (size_t i = 0; c != NULL && i < c->nredirs && name == NULL && !unknown; i++) {
@@ -1445,7 +1512,7 @@ static char *sensitive_reason(const agti_sensitive *pol, const agti_sh_exec *e, 
         if (name_unknown(r->target.value, r->target.flags))
             unknown = true;
         else
-            word_sensitive(pol, r->target.value, &name, &why);
+            word_sensitive(pol, r->target.value, &name, &why, j);
     }
     if (name == NULL && !unknown)
         return NULL;
@@ -1513,7 +1580,7 @@ static char *codeopt_reason(const agti_rule *r, const agti_sh_exec *e, bool *oom
 /* Why an allow rule with a pattern does not cover exec e although its
  * words match (malloc'd), or NULL. */
 static char *allow_blocked(const agti_sensitive *pol, const agti_rule *r, const agti_sh_exec *e,
-                           bool *oom)
+                           const jctx *j, bool *oom)
 {
     *oom = false;
     const char *what = NULL;
@@ -1528,7 +1595,7 @@ static char *allow_blocked(const agti_sensitive *pol, const agti_rule *r, const 
             return why;
     }
     if (what == NULL)
-        return rule_has_wildcard(r) ? sensitive_reason(pol, e, oom) : NULL;
+        return rule_has_wildcard(r) ? sensitive_reason(pol, e, j, oom) : NULL;
     char *t = exec_text(e);
     char *out =
         t ? agti_aprintf("`%s` %s, which an allow rule with a pattern does not cover", t, what)
@@ -1615,7 +1682,7 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
             h.allow != NULL && (h.allow->pattern == NULL || !(e->flags & AGTI_SHX_WRITES));
         if (allowed && h.allow->pattern != NULL) {
             bool oom = false;
-            char *why = allow_blocked(j->sens, h.allow, e, &oom);
+            char *why = allow_blocked(j->sens, h.allow, e, j, &oom);
             if (oom)
                 return agti_oom();
             if (why != NULL) {
@@ -1716,6 +1783,47 @@ int agti_verdict_details(agti_verdict *v)
     return rc;
 }
 
+/* The folders the script changes to: the literal operand of every cd and
+ * pushd (the first word not an option); a cd with none is $HOME ("~"), and
+ * one whose folder is only known when it runs (cd "$D", cd -, popd) makes
+ * every relative file name unknown for the sensitive-file check. */
+static int collect_cds(const agti_sh_analysis *a, jctx *j)
+{
+    for (size_t i = 0; i < agti_sh_nexecs(a); i++) {
+        const agti_sh_exec *e = agti_sh_exec_at(a, i);
+        if (e->argc == 0 || (strcmp(e->argv[0], "cd") != 0 && strcmp(e->argv[0], "pushd") != 0 &&
+                             strcmp(e->argv[0], "popd") != 0))
+            continue;
+        if (strcmp(e->argv[0], "popd") == 0) {
+            j->cd_unknown = true;
+            continue;
+        }
+        const char *dir = "~";
+        for (size_t k = 1; k < e->argc; k++) {
+            size_t at = (size_t)(e->argv - e->written) + k;
+            if (name_unknown(e->argv[k], e->wflags[at]) || strcmp(e->argv[k], "-") == 0) {
+                j->cd_unknown = true;
+                dir = NULL;
+                break;
+            }
+            if (e->argv[k][0] == '-' && strcmp(e->argv[k], "--") != 0)
+                continue;
+            if (strcmp(e->argv[k], "--") == 0)
+                continue;
+            dir = e->argv[k];
+            break;
+        }
+        if (dir == NULL)
+            continue;
+        const char **g = realloc(j->cds, (j->ncds + 1) * sizeof *g);
+        if (g == NULL)
+            return agti_oom();
+        j->cds = g;
+        j->cds[j->ncds++] = dir;
+    }
+    return AGT_OK;
+}
+
 int agti_bash_evaluate(agti_ruleset *rs, const struct agti_sensitive *sens, const char *command,
                        agti_verdict *v)
 {
@@ -1772,6 +1880,7 @@ int agti_bash_evaluate(agti_ruleset *rs, const struct agti_sensitive *sens, cons
     bool all_allowed = true;
     size_t needing = 0;
     jctx j = {.scratch = {AGTI_BUF_INIT, AGTI_BUF_INIT}, .sens = sens};
+    rc = collect_cds(a, &j);
     agti_ruleset_tool_range(rs, "Bash", &j.bash);
     agti_ruleset_each_key(rs, &j.bash, "", collect_rule, &j);
     if (j.oom)
@@ -1786,6 +1895,7 @@ int agti_bash_evaluate(agti_ruleset *rs, const struct agti_sensitive *sens, cons
     agti_buf_free(&j.scratch[1]);
     free(j.generic);
     free(j.norule.v);
+    free(j.cds);
     v->ncommands = needing;
     if (rc != AGT_OK || v->kind == AGT_RULE_DENY)
         return rc;

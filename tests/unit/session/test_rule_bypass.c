@@ -303,9 +303,25 @@ static void test_sensitive_args(void)
     static const char *rules =
         "{\"allow\":[\"Bash(cat *)\",\"Bash(head *)\",\"Bash(git show *)\",\"Bash(grep *)\","
         "\"Bash(cat README.md)\",\"Bash(cp *)\",\"Bash(wc *)\",\"Bash(cat "
-        ".env.local)\",\"Bash(sudo *)\",\"Bash(echo *)\",\"Bash(base64 *)\"]}";
+        ".env.local)\",\"Bash(sudo *)\",\"Bash(echo *)\",\"Bash(base64 *)\",\"Bash(cd *)\","
+        "\"Bash(pushd *)\"]}";
     static const dcase c[] = {
         {"cat .env", "pending"},
+        /* attacker report: a name cleaned as the file tools clean paths,
+         * and a name relative to a folder the script changes to */
+        {"cat .aws/./credentials", "pending"},
+        {"cat .aws//credentials", "pending"},
+        {"cat ~/.aws//credentials", "pending"},
+        {"cat \"$HOME/.aws/./credentials\"", "pending"},
+        {"cd ~/.aws && cat credentials", "pending"},
+        {"cd .aws && cat credentials", "pending"},
+        {"(cd .aws && cat credentials)", "pending"},
+        {"cd -P .aws && cat credentials", "pending"},
+        {"cd ~/.kube && cat config", "pending"},
+        {"pushd .aws && cat credentials", "pending"},
+        {"cd \"$D\" && cat x", "pending"},
+        {"cd src && cat main.c", "ran"},
+        {"cat ./README.md", "ran"},
         {"cat ./.env", "pending"},
         {"cat sub/.env.production", "pending"},
         {"cat .ENV", "pending"},
