@@ -1612,6 +1612,23 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
                       size_t *needing, jctx *j)
 {
     int rc = AGT_OK;
+    if (e->argc == 0 && !(e->flags & (AGTI_SHX_WRITES | AGTI_SHX_ARITH | AGTI_SHX_FAIL_CLOSED))) {
+        /* redirections only, reading ($(<f)): no rule to match, and nothing
+         * to approve, unless what it reads is a sensitive file (or may be):
+         * echo "$(<.env)" printed .env under Bash(echo *) */
+        bool oom = false;
+        char *why = sensitive_reason(j->sens, e, j, &oom);
+        if (oom)
+            return agti_oom();
+        if (why == NULL)
+            return AGT_OK;
+        rc = set_once(&v->unallowed, why);
+        if (rc != AGT_OK)
+            return rc;
+        (*needing)++;
+        *all_allowed = false;
+        return state_add(st, idx, SIZE_MAX, true);
+    }
     bool inner_allowed = false;
     size_t priv = SIZE_MAX;
     const agti_rule *allow_rule = NULL;

@@ -1608,7 +1608,13 @@ static int process_cmd(actx *c, size_t i)
     unsigned flags = (writes ? AGTI_SHX_WRITES : 0) | scan_assigns(c, cmd) |
                      ((c->inherit & INH_MORE) ? AGTI_SHX_MORE_ARGS : 0);
     if (cmd->argc == 0) {
-        if (!writes && !(flags & AGTI_SHX_ARITH))
+        /* a command of redirections only that opens a file to read
+         * ($(<f), bash's way to read a file) gets an exec too: what it
+         * reads is its output there */
+        bool reads = false;
+        for (size_t r = 0; r < cmd->nredirs && !reads; r++)
+            reads = cmd->redirs[r].op == AGTI_SHR_IN || cmd->redirs[r].op == AGTI_SHR_RDWR;
+        if (!writes && !reads && !(flags & AGTI_SHX_ARITH))
             return AGTI_SH_OK;
         /* the assignments stand for the command (x=$((y)) evaluates y) */
         bool shown = (flags & AGTI_SHX_ARITH) != 0;

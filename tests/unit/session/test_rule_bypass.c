@@ -320,6 +320,11 @@ static void test_sensitive_args(void)
         {"cd ~/.kube && cat config", "pending"},
         {"pushd .aws && cat credentials", "pending"},
         {"cd \"$D\" && cat x", "pending"},
+        /* bash reads a file with $(<f): the redirection is the reader */
+        {"echo \"$(<.env)\"", "pending"},
+        {"cat <(< .env)", "pending"},
+        {"cat <<< \"$(< .env)\"", "pending"},
+        {"echo \"$(<README.md)\"", "ran"},
         {"cd src && cat main.c", "ran"},
         {"cat ./README.md", "ran"},
         {"cat ./.env", "pending"},
