@@ -149,6 +149,13 @@ static const struct {
     {".my.cnf", "password file"},
     {".htpasswd", "password file"},
     {"htpasswd", "password file"},
+    {"etc/shadow", "system password hashes"},
+    {"etc/shadow-", "system password hashes"},
+    {"etc/gshadow", "system password hashes"},
+    {"etc/gshadow-", "system password hashes"},
+    /* a process's environment holds the host's tokens (OPENAI_API_KEY=...) */
+    {"proc/*/environ", "process environment (holds the host's tokens)"},
+    {"proc/*/task/*/environ", "process environment (holds the host's tokens)"},
 };
 
 #define NBUILTIN (sizeof builtin / sizeof builtin[0])
