@@ -24,7 +24,9 @@ struct agti_sh_analysis {
     agti_sh_exec *v;
     size_t n, cap;
     agti_sh_arena arena;
-    bool env_code; /* the script changes command look-up: every exec gets ENV_CODE */
+    bool env_code;  /* the script changes command look-up: every exec gets ENV_CODE */
+    bool shell_env; /* it sets BASH_ENV or ENV (or a name only known when it runs): a
+                     * shell it starts runs that file first */
 };
 
 /* A word flag that means the word's final text is not known statically. */
@@ -270,6 +272,14 @@ static bool env_code_name(const char *name, size_t n)
     return false;
 }
 
+/* BASH_ENV and ENV name a file that a shell runs before its commands
+ * (bash -c, sh -i): setting one makes a later shell a `source FILE`. */
+static bool startup_env_name(const char *name, size_t n)
+{
+    return (n == 8 && strncmp(name, "BASH_ENV", 8) == 0) ||
+           (n == 3 && strncmp(name, "ENV", 3) == 0);
+}
+
 /* The name a word assigns or names (NAME, NAME=v, NAME+=v, NAME[i]=v):
  * its length, 0 when the word does not start with a name. */
 static size_t word_name(const char *w)
@@ -424,14 +434,18 @@ static unsigned scan_words(actx *c, const words *ws, size_t at)
         }
         size_t n = word_name(ws->w[i]);
         if (n > 0 && (ws->w[i][n] == '=' || (ws->w[i][n] == '+' && ws->w[i][n + 1] == '=')) &&
-            env_code_name(ws->w[i], n))
+            env_code_name(ws->w[i], n)) {
             c->a->env_code = true;
+            c->a->shell_env |= startup_env_name(ws->w[i], n);
+        }
     }
     for (size_t i = 0; i < ws->n; i++) {
         if ((ws->f[i] & AGTI_SHW_EVAL) && word_reads_code(ws->w[i]))
             fl |= AGTI_SHX_ARITH;
-        if ((ws->f[i] & AGTI_SHW_DYNAMIC) && word_assigns_env(ws->w[i]))
+        if ((ws->f[i] & AGTI_SHW_DYNAMIC) && word_assigns_env(ws->w[i])) {
             c->a->env_code = true;
+            c->a->shell_env = true;
+        }
     }
     if (at >= ws->n)
         return fl;
@@ -475,6 +489,8 @@ static unsigned scan_words(actx *c, const words *ws, size_t at)
         size_t n = word_name(a);
         if (dyn || (n > 0 && env_code_name(a, n)))
             c->a->env_code = true;
+        if (dyn || (n > 0 && startup_env_name(a, n)))
+            c->a->shell_env = true;
         if (!dyn && subscript_reads(a))
             fl |= AGTI_SHX_ARITH;
         if (strcmp(cmd, "printf") == 0)
@@ -517,10 +533,14 @@ static unsigned scan_assigns(actx *c, const agti_sh_cmd *cmd)
         size_t n = word_name(a);
         if (n > 0 && env_code_name(a, n))
             c->a->env_code = true;
+        if (n > 0 && startup_env_name(a, n))
+            c->a->shell_env = true;
         if (subscript_reads(a) || ((cmd->assigns[i].flags & AGTI_SHW_EVAL) && word_reads_code(a)))
             fl |= AGTI_SHX_ARITH;
-        if (word_assigns_env(a))
+        if (word_assigns_env(a)) {
             c->a->env_code = true;
+            c->a->shell_env = true;
+        }
     }
     for (size_t i = 0; i < cmd->nredirs; i++) {
         const agti_sh_redir *r = &cmd->redirs[i];
@@ -1746,6 +1766,12 @@ int agti_sh_analyze(const agti_sh_script *s, agti_sh_analysis **out, agti_sh_err
     if (a->env_code) /* the order the commands run in is not followed: all of them */
         for (size_t i = 0; i < a->n; i++)
             a->v[i].flags |= AGTI_SHX_ENV_CODE;
+    /* BASH_ENV=x.sh bash -c true runs x.sh (attacker report: rm past a deny
+     * rule in yolo mode): every shell of such a script sources a file */
+    if (a->shell_env)
+        for (size_t i = 0; i < a->n; i++)
+            if (a->v[i].argc > 0 && name_is(a->v[i].argv[0], shells))
+                a->v[i].flags |= AGTI_SHX_SOURCE;
     *out = a;
     return AGTI_SH_OK;
 }

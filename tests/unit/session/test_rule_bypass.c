@@ -441,6 +441,12 @@ static void test_startup_files(void)
         {"nice bash --rcfile evil.sh -i -c true", "closed"},
         {"bash -c 'bash --init-file evil.sh -i -c true'", "closed"},
         {"echo \"$(bash --rcfile evil.sh -i -c true)\"", "closed"},
+        /* BASH_ENV and ENV name a file a shell runs first */
+        {"BASH_ENV=x.sh bash -c true", "closed"},
+        {"ENV=x.sh sh -i -c true", "closed"},
+        {"export BASH_ENV=x.sh; bash -c true", "closed"},
+        {"env BASH_ENV=x.sh bash -c true", "closed"},
+        {"X=1 bash -c true", "ran"},
         {"bash --norc -c true", "ran"},
         {"bash --noprofile --norc -c 'echo hi'", "ran"},
     };
