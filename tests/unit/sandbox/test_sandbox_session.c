@@ -506,7 +506,8 @@ static void test_placeholders(void)
             "git redirects: .git cannot be renamed, removed, redirected or written (%s)",
             flat(out));
     free(out);
-    snprintf(cmd, sizeof cmd, "cd %s && git --git-dir=.git/modules/libs/foo symbolic-ref HEAD", p2);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && git --git-dir=.git/modules/libs/foo symbolic-ref HEAD >/dev/null", p2);
     T_EQ_INT(system(cmd), 0, "modules: HEAD still readable outside");
     after = listing(p2);
     T_EQ_STR(after, before, "modules: no placeholder left in the module repositories");
