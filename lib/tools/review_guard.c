@@ -523,6 +523,17 @@ bool agti_review_guard_path(agti_review_guard *g, const char *path, const char *
     return false;
 }
 
+bool agti_review_guard_by_name(agti_review_guard *g, const char *path)
+{
+    if (agti_sensitive_match(g->pol, path, NULL))
+        return true;
+    const char *rel = relative(g, path);
+    for (size_t i = 0; i < g->nother; i++)
+        if (strcmp(rel, g->other[i]) == 0)
+            return true;
+    return false;
+}
+
 bool agti_review_guard_diff(agti_review_guard *g, const char *path, const char **why)
 {
     if (agti_review_guard_path(g, path, why))

@@ -38,6 +38,11 @@ void agti_review_guard_free(agti_review_guard *g);
  * sensitive; *why (may be NULL) gets a static phrase. */
 bool agti_review_guard_path(agti_review_guard *g, const char *path, const char **why);
 
+/* Only what the path's name tells (the session's patterns, renames and
+ * copies of sensitive files), no look at the file itself (hard links):
+ * what a search may count whether or not the file matched. */
+bool agti_review_guard_by_name(agti_review_guard *g, const char *path);
+
 /* The same for a path of file_read_diff, with both names of the diff's
  * file it leads to (agt_diff_file_index: also by "a/" or "b/" prefix). */
 bool agti_review_guard_diff(agti_review_guard *g, const char *path, const char **why);

@@ -325,21 +325,24 @@ static bool key_lines(const scan *sc, const cand *cd)
 /* What the call says of sensitive files must not depend on what they hold:
  * counting only those whose bytes matched told the caller whether a guess
  * of a secret matched (TOKEN=h: one hidden file, TOKEN=hx: none), and a
- * regex could recover it a character at a time. So every sensitive file
- * of the searched scope is counted, matched or not, read or not; and a
- * file that is hidden for its content (a private key in a file not named
- * like one) is left out without a count, as a file without a match. */
+ * regex could recover it a character at a time. So every file sensitive
+ * by its name (or a rename's) in the searched scope is counted, matched or
+ * not, read or not; and a file hidden for what it is (a hard link to a
+ * sensitive file, looked at only when it matched: a stat of every file
+ * cost 7% of a search) or for its content (a private key in a file not
+ * named like one) is left out without a count, as a file without a match. */
 static void collect(scan *sc, cand *cands, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         cand *cd = &cands[i];
-        if (agti_review_guard_path(sc->guard, cd->path, NULL))
+        if (agti_review_guard_by_name(sc->guard, cd->path))
             sc->sensitive++; /* left out, counted whatever it holds */
         else if (cd->state == 2)
             sc->skipped_large++;
         else if (cd->state == 3)
             sc->unreadable++;
-        else if (cd->state == 1 && key_lines(sc, cd))
+        else if (cd->state == 1 &&
+                 (agti_review_guard_path(sc->guard, cd->path, NULL) || key_lines(sc, cd)))
             ; /* left out, not counted: the count would tell it matched */
         else if (cd->state == 1 && !sc->capped) {
             if (sc->out.len >= SEARCH_MAX_BYTES) {

@@ -490,6 +490,28 @@ static void spellings(void)
     agt_session_free(chat);
 }
 
+/* code_search over a tree where an untracked notes.txt is a hard link to
+ * the ignored .env: a right guess of the secret and a wrong one get the
+ * same text (a count of the hidden link told them apart). */
+static void hard_link_guess(void)
+{
+    put_file("r9/.gitignore", ".env\n");
+    put_lines("r9/.env", "TOKEN=hx-secret");
+    put_file("r9/app.py", "print('hi')\n");
+    git_base("r9", "ln .env notes.txt");
+    agt_session *rev = review_session("r9", AGT_CHANGES_WORKSPACE);
+    int st;
+    char *right = strdup(ws_run(rev, "code_search", "{\"search_text\":\"TOKEN=hx\"}", &st));
+    const char *wrong = ws_run(rev, "code_search", "{\"search_text\":\"TOKEN=hy\"}", &st);
+    /* notes.txt, a copy of .env by content too, is counted in every search */
+    const char *want = "No matches found.\n\nNote: 1 sensitive file (credentials, keys, "
+                       "environment files) is not searched.";
+    T_EQ_STR(right, want, "hard link guess: a right guess finds nothing shown");
+    T_EQ_STR(wrong, want, "hard link guess: and a wrong one the same");
+    free(right);
+    agt_session_free(rev);
+}
+
 int main(void)
 {
     make_ws("sensnames");
@@ -501,6 +523,7 @@ int main(void)
     plain_moves();
     copies();
     hard_links();
+    hard_link_guess();
     symlinks();
     spellings();
     agt_registry_free(rreg);
