@@ -122,7 +122,8 @@ bool agti_changes_disk_same(const agt_changes *c, size_t i, const struct stat *s
 const char *agti_changes_workdir(const agt_changes *c);
 
 /* The tracked paths of a repository's index (submodules left out, a
- * conflict's stages once, sorted by strcmp) and its working tree, read with
+ * conflict's stages once, in the index's order, which is strcmp's) and its
+ * working tree, read with
  * a repository handle of its own: a search can start on them while the
  * change set of the same tree opens on another thread. */
 typedef struct agti_git_index_list {

@@ -462,10 +462,9 @@ int agti_git_index_list_read(const char *repo_path, agti_git_index_list *l)
                 continue; /* a conflict's further stage */
             rc = list_push(&pl, e->path);
         }
-        /* the index is in byte order already; sorted again all the same, as
-         * callers look paths up by strcmp */
-        if (rc == AGT_OK && pl.n > 1)
-            qsort(pl.v, pl.n, sizeof(char *), cmp_path);
+        /* no sort: the index keeps its entries in byte order, which is
+         * strcmp's, as callers' look-ups need (a path a look-up missed would
+         * only be searched again later) */
         l->paths = pl.v;
         l->n = pl.n;
         if (rc != AGT_OK)

@@ -425,14 +425,7 @@ static void tok_long(tokset *t, const char *cmd, const char *sub, const char *na
         tok_add(t, name - 2, n + 2);
         return;
     }
-    bool exact = false, any = false;
-    for (const char *p = list; p != NULL && (p = strchr(p, '|')) != NULL && p[1];) {
-        p++;
-        size_t m = strcspn(p, "|");
-        if (m == n && memcmp(p, name, n) == 0)
-            exact = true;
-        p += m;
-    }
+    bool exact = list != NULL && agti_sh_opt_listed(list, name, n), any = false;
     for (const char *p = list;
          !exact && n > 0 && p != NULL && (p = strchr(p, '|')) != NULL && p[1];) {
         p++;
@@ -837,10 +830,17 @@ static bool git_config_forces(const layer *L, size_t g);
 /* Whether a layer is a git push that can overwrite or delete a remote ref:
  * a force option in any spelling or abbreviation, a +refspec, a :refspec,
  * --delete, --mirror, --prune. */
+/* Whether a layer is `git [global options] push ...` (g: the number of
+ * global option words, git_globals). */
+static bool is_git_push(const layer *L, size_t g)
+{
+    return L->n >= 2 + g && strcmp(L->w[0], "git") == 0 && strcmp(L->w[1 + g], "push") == 0;
+}
+
 static bool push_forces(const layer *L)
 {
     size_t g = git_globals(L);
-    if (L->n < 2 + g || strcmp(L->w[0], "git") != 0 || strcmp(L->w[1 + g], "push") != 0)
+    if (!is_git_push(L, g))
         return false;
     tokset t = {0};
     bool dashdash = false;
@@ -1644,8 +1644,7 @@ static int judge_exec(agti_ruleset *rs, const agti_sh_exec *e, size_t idx, agti_
          * (GIT_CONFIG_COUNT/KEY_n/VALUE_n, GIT_CONFIG_PARAMETERS, HOME, ...)
          * may be configured to force or mirror, as with -c: for deny and ask
          * rules it is a --force (it forced past Bash(git push --force *)) */
-        bool envf = rc == AGT_OK && (e->flags & AGTI_SHX_ENV_CODE) && L.n >= 2 + g &&
-                    strcmp(L.w[0], "git") == 0 && strcmp(L.w[1 + g], "push") == 0;
+        bool envf = rc == AGT_OK && (e->flags & AGTI_SHX_ENV_CODE) && is_git_push(&L, g);
         if (g > 0 || envf) {
             /* git without its global options, for deny and ask rules */
             /* a -c remote.X.push=+... makes the push a force: one more word */

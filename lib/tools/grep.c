@@ -132,10 +132,9 @@ typedef struct grep_out {
     agti_buf full;
     pager pg;
     bool pending_sep, any;
-    size_t nfiles;    /* files shown (after the sensitive ones were dropped) */
-    size_t total;     /* count_matches: matched lines of those */
-    size_t sensitive; /* files dropped here as sensitive */
-    agti_buf tails;   /* notes on files with binary data part-way (the first 5) */
+    size_t nfiles;  /* files shown (after the sensitive ones were dropped) */
+    size_t total;   /* count_matches: matched lines of those */
+    agti_buf tails; /* notes on files with binary data part-way (the first 5) */
     size_t ntails;
     agti_search_file *files; /* files_with_matches: paths and times */
     size_t nf, capf;
@@ -213,8 +212,7 @@ static bool is_sensitive(grep_out *g, const agti_search_file *f)
 static int take_file(void *payload, agti_search_file *f)
 {
     grep_out *g = payload;
-    if (is_sensitive(g, f)) {
-        g->sensitive++;
+    if (is_sensitive(g, f)) { /* dropped, not counted (see the closing note's count) */
         agti_search_file_clear(f);
         return AGT_OK;
     }

@@ -1341,6 +1341,28 @@ static int slow_sink(void *payload, agti_search_file *f)
     return AGT_OK;
 }
 
+/* files_with_matches for "hit" below root with one worker, held in the
+ * sink at the first file (slow_sink) while the walk queues the others;
+ * what is named what in the checks. */
+static slow_sink_state held_search(const char *root, const char *what)
+{
+    agti_search_opts o = opts("hit");
+    o.threads = 1;
+    o.mode = AGTI_SEARCH_FILES;
+    agti_searcher *s = NULL;
+    slow_sink_state st = {0, 0};
+    T_EQ_INT(agti_searcher_new(&s, &o), AGT_OK, "%s: searcher", what);
+    if (s == NULL)
+        return st;
+    int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    agti_search_result res;
+    T_EQ_INT(agti_search_tree_sink(s, fd, root, slow_sink, &st, &res), AGT_OK, "%s: search", what);
+    agti_search_result_clear(&res);
+    agti_searcher_free(s);
+    close(fd);
+    return st;
+}
+
 /* A search keeps few folders open for its queue: a threaded process that
  * outgrows its descriptor table waits for an RCU grace period each time
  * (several ms, every thread that opens a file waiting too), and holding a
@@ -1365,21 +1387,9 @@ static void test_fd_table_stays_small(void)
     }
     /* One worker, held up in the sink at the first file, while the walk
      * queues all the others: every folder is then waiting at once. */
-    agti_search_opts o = opts("hit");
-    o.threads = 1;
-    o.mode = AGTI_SEARCH_FILES;
-    agti_searcher *s = NULL;
-    T_EQ_INT(agti_searcher_new(&s, &o), AGT_OK, "descriptor table: searcher");
-    int fd = open(r, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    slow_sink_state st = {0, 0};
-    agti_search_result res;
-    T_EQ_INT(agti_search_tree_sink(s, fd, r, slow_sink, &st, &res), AGT_OK,
-             "descriptor table: search");
+    slow_sink_state st = held_search(r, "descriptor table");
     T_EQ_INT(st.files, 600, "descriptor table: every folder's hit found");
     T_EQ_INT(st.max_table, before, "descriptor table: not grown by the search");
-    agti_search_result_clear(&res);
-    agti_searcher_free(s);
-    close(fd);
     rmtree(r);
     free(r);
 }
@@ -1462,22 +1472,10 @@ static void test_bounded_queue(void)
      * depended on timing) */
     {
         agti_search_tree_set_queue_max(0);
-        agti_search_opts o = opts("hit");
-        o.threads = 1;
-        o.mode = AGTI_SEARCH_FILES;
-        agti_searcher *s = NULL;
-        T_EQ_INT(agti_searcher_new(&s, &o), AGT_OK, "default queue: searcher");
-        int fd = open(r, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        slow_sink_state st = {0, 0};
-        agti_search_result res;
-        T_EQ_INT(agti_search_tree_sink(s, fd, r, slow_sink, &st, &res), AGT_OK,
-                 "default queue: search");
+        slow_sink_state st = held_search(r, "default queue");
         T_EQ_INT(st.files, 1000, "default queue: every hit");
         T_EQ_INT((int)agti_search_tree_last_queue_cap(), 4096,
                  "default queue (4,096): 3,000 files fit without reuse, room 4,096");
-        agti_search_result_clear(&res);
-        agti_searcher_free(s);
-        close(fd);
     }
     /* a cap cuts the results while the walk waits for room */
     agti_search_tree_set_queue_max(8);
