@@ -54,6 +54,8 @@ typedef struct cell {
 } cell;
 
 typedef struct render {
+    const char *src; /* the text md4c parses, and its length */
+    size_t srclen;
     sbuf out;
     int color;
     level stack[MAX_DEPTH];
@@ -584,6 +586,12 @@ static int leave_span(MD_SPANTYPE type, void *detail, void *ud)
 static int text(MD_TEXTTYPE type, const MD_CHAR *s, MD_SIZE n, void *ud)
 {
     render *r = ud;
+    /* md4c (Debian's 0.4.8) was seen by fuzz_markdown handing a span that
+     * started in its input and reached past the end: only the input's own
+     * bytes go out (spans elsewhere are md4c's own strings, such as a code
+     * block's line breaks) */
+    if (s >= r->src && s <= r->src + r->srclen && (size_t)n > r->srclen - (size_t)(s - r->src))
+        n = (MD_SIZE)(r->srclen - (size_t)(s - r->src));
     if (r->in_code) {
         put(&r->code, s, n);
         return 0;
@@ -634,7 +642,18 @@ char *chat_md_render(const char *md, size_t len, int color)
     p.enter_span = enter_span;
     p.leave_span = leave_span;
     p.text = text;
-    int rc = md_parse(md, (MD_SIZE)len, &p, &r);
+    /* a copy with zero bytes after it: a read past the end by md4c lands in
+     * them, not past the caller's buffer */
+    enum { PAD = 64 };
+    char *src = malloc(len + PAD);
+    if (src == NULL)
+        return NULL;
+    memcpy(src, md, len);
+    memset(src + len, 0, PAD);
+    r.src = src;
+    r.srclen = len;
+    int rc = md_parse(src, (MD_SIZE)len, &p, &r);
+    free(src);
     for (size_t i = 0; i < r.ncells; i++) {
         free(r.cells[i].styled.p);
         free(r.cells[i].plain.p);
