@@ -27,6 +27,9 @@ int agti_error(int code, const char *fmt, ...) AGTI_PRINTF(2, 3);
 int agti_verror(int code, const char *fmt, va_list ap);
 /* Records AGT_ENOMEM with a fixed message (never allocates). */
 int agti_oom(void);
+/* agti_error with a finished message (no formatting pass), cut at the
+ * buffer's end. Returns CODE. */
+int agti_error_text(int code, const char *msg);
 /* Keeps this thread's last message as handle's (rc < 0) or clears it (rc
  * >= 0), for agt_session/agent/model_error_message; agti_error_forget when
  * the handle is freed. */

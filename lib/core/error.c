@@ -37,6 +37,17 @@ int agti_error(int code, const char *fmt, ...)
     return code;
 }
 
+int agti_error_text(int code, const char *msg)
+{
+    last_code = code;
+    size_t n = strlen(msg);
+    if (n > sizeof last_msg - 1)
+        n = sizeof last_msg - 1;
+    memmove(last_msg, msg, n); /* msg may be agt_error_message() itself */
+    last_msg[n] = '\0';
+    return code;
+}
+
 int agti_oom(void)
 {
     last_code = AGT_ENOMEM;

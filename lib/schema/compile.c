@@ -1352,6 +1352,9 @@ static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
             return deep ? bad_kw(c, in, "enum", "is nested too deeply"), false : (c_oom(c), false);
         if (c->big && c->big->n && !fix_big(c, e, (agti_jv *)n->enum_jv))
             return c_oom(c), false;
+        n->enum_text = agti_schema_jv_text(&c->s->consts, n->enum_jv);
+        if (n->enum_text == NULL)
+            return c_oom(c), false;
     }
     const json_t *k = in->draft >= AGT_DRAFT_6 ? json_object_get(j, "const") : NULL;
     if (k) {
@@ -1362,6 +1365,9 @@ static bool compile_value_kws(cctx *c, const sinfo *in, agti_snode *n)
         if (n->const_jv == NULL)
             return deep ? bad_kw(c, in, "const", "is nested too deeply"), false : (c_oom(c), false);
         if (c->big && c->big->n && !fix_big(c, k, (agti_jv *)n->const_jv))
+            return c_oom(c), false;
+        n->const_text = agti_schema_jv_text(&c->s->consts, n->const_jv);
+        if (n->const_text == NULL)
             return c_oom(c), false;
     }
     if (!get_number(c, in, "multipleOf", &n->multiple_of, AGTI_K_MULTIPLE_OF, &n->flags, NULL, NULL,

@@ -122,6 +122,9 @@ struct agti_snode {
     json_t *const_value;
     const agti_jv *enum_jv; /* the same values, for comparison */
     const agti_jv *const_jv;
+    /* their compact JSON text for messages, cut at 159 bytes with "..."
+     * (made once at compile time: a message is built on every failure) */
+    const char *enum_text, *const_text;
     double multiple_of, maximum, minimum, excl_maximum, excl_minimum;
     json_int_t multiple_of_int; /* > 0 when multipleOf is an integer */
     /* The four limits again, exact, for those written as JSON integers
@@ -241,6 +244,9 @@ void agti_bigmap_free(agti_bigmap *m);
 void agti_schema_destroy(agt_schema *s);
 
 uint32_t agti_schema_hash(const char *s, size_t len);
+/* A value's compact JSON text for messages, cut at 159 bytes with "...",
+ * allocated in A (validate.c). NULL when out of memory. */
+char *agti_schema_jv_text(agti_jarena *a, const agti_jv *v);
 
 /* regex.c: compiles an ECMA-262 pattern with PCRE2 (UTF, UCP, JIT). On failure
  * returns NULL and writes a message into err. */

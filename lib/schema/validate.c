@@ -473,15 +473,38 @@ static void dump_fixed(fbuf *f, const agti_jv *v)
     }
 }
 
-static void report_json(vctx *c, const ipath *ip, const agti_snode *n, const char *kw,
-                        const char *prefix, const agti_jv *v)
+char *agti_schema_jv_text(agti_jarena *a, const agti_jv *v)
 {
-    if (c->quiet || (c->errors == NULL && c->have_first))
-        return;
     char text[160];
     fbuf f = {text, 0, sizeof text, false};
     text[0] = '\0';
     dump_fixed(&f, v);
+    char *out = agti_jarena_alloc(a, f.len + 1);
+    if (out)
+        memcpy(out, text, f.len + 1);
+    return out;
+}
+
+/* A violation whose message is PREFIX and a value's text (a node's
+ * enum_text or const_text). */
+static void report_json(vctx *c, const ipath *ip, const agti_snode *n, const char *kw,
+                        const char *prefix, const char *text)
+{
+    if (c->quiet || c->fatal || (c->errors == NULL && c->have_first))
+        return;
+    if (c->errors == NULL) {
+        /* first-error mode: composed in place, no formatting pass */
+        fbuf f = {c->first_msg, 0, sizeof c->first_msg, false};
+        f.p[0] = '\0';
+        path_fixed(&f, ip);
+        if (f.len == 0)
+            fb_puts(&f, "instance");
+        fb_puts(&f, ": ");
+        fb_puts(&f, prefix);
+        fb_puts(&f, text);
+        c->have_first = true;
+        return;
+    }
     report(c, ip, n, kw, "%s%s", prefix, text);
 }
 
@@ -1433,9 +1456,9 @@ static bool v_applicators(vctx *c, const agti_snode *n, const agti_jv *inst, ipa
              * a reference to the schema the model cannot see). */
             const agti_snode *nn = n->not_;
             if (!nn->is_bool && nn->const_jv != NULL)
-                report_json(c, ip, n, "not", "must not be ", nn->const_jv);
+                report_json(c, ip, n, "not", "must not be ", nn->const_text);
             else if (!nn->is_bool && nn->enum_jv != NULL)
-                report_json(c, ip, n, "not", "must not be one of ", nn->enum_jv);
+                report_json(c, ip, n, "not", "must not be one of ", nn->enum_text);
             else
                 report(c, ip, n, "not", "must not match the schema in \"not\"");
             if (!c->errors)
@@ -1525,14 +1548,14 @@ static bool v_node(vctx *c, const agti_snode *n, const agti_jv *inst, ipath *ip,
             found = j_equal(inst, &n->enum_jv->u.a[i]);
         if (!found) {
             ok = false;
-            report_json(c, ip, n, "enum", "must be one of ", n->enum_jv);
+            report_json(c, ip, n, "enum", "must be one of ", n->enum_text);
             if (!c->errors)
                 goto out;
         }
     }
     if ((n->flags & AGTI_K_CONST) && !j_equal(inst, n->const_jv)) {
         ok = false;
-        report_json(c, ip, n, "const", "must be equal to ", n->const_jv);
+        report_json(c, ip, n, "const", "must be equal to ", n->const_text);
         if (!c->errors)
             goto out;
     }
@@ -1664,6 +1687,6 @@ int agti_schema_validate_jv(const agt_schema *s, const agti_jv *instance, json_t
                               json_string_value(json_object_get(first, "message")));
     }
     if (c.have_first)
-        return agti_error(AGT_EINVALID, "%s", c.first_msg);
+        return agti_error_text(AGT_EINVALID, c.first_msg);
     return agti_error(AGT_EINVALID, "instance is invalid");
 }

@@ -206,6 +206,26 @@ static void test_messages(void)
              "first-error mode");
     T_EQ_STR(agt_error_message(), "/tags/1: must be one of [\"a\",\"b\"]",
              "first-error message: path and violation");
+    {
+        /* the value text of a message is cut at 159 bytes with "...", the
+         * same in first-error and all-errors mode (worked out by hand:
+         * `["` + 154 a's + `...`) */
+        char big[400], want[400];
+        memset(want, 0, sizeof want);
+        snprintf(big, sizeof big, "{\"enum\":[\"%0300d\"]}", 0);
+        for (char *q = strchr(big, '0'); q && *q == '0'; q++)
+            *q = 'a';
+        agt_schema *e = compile(big);
+        strcpy(want, "instance: must be one of [\"");
+        memset(want + strlen(want), 'a', 154);
+        strcat(want, "...");
+        T_EQ_INT(validate(e, "1", NULL), AGT_EINVALID, "long enum, first-error mode");
+        T_EQ_STR(agt_error_message(), want, "long enum value cut in the message");
+        T_EQ_INT(validate(e, "1", &errs), AGT_EINVALID, "long enum, all errors");
+        T_EQ_STR(agt_error_message(), want, "the same message in all-errors mode");
+        agt_free(errs);
+        agt_schema_free(e);
+    }
     T_EQ_INT(validate(s, "{\"path\":\"p\",\"x/~\":1}", NULL), AGT_EINVALID, "escaped path");
     T_EQ_STR(agt_error_message(), "/x~1~0: property 'x/~' is not allowed (allowed: path, n, tags)",
              "pointer escapes");
