@@ -13,6 +13,7 @@
 #include "diff/diff_internal.h"
 #include "fs/fs.h"
 #include "git/git_internal.h"
+#include "git/index_file.h"
 
 /* ---- working-tree files ----------------------------------------------- */
 
@@ -426,10 +427,57 @@ void agti_git_index_list_free(agti_git_index_list *l)
     l->wfd = -1;
 }
 
+/* The index list read without libgit2 (lib/git/index_file.c), when
+ * repo_path is the top of a working tree with a .git folder: no library
+ * to load, and none of libgit2's checksum, per-entry copies and path map
+ * (20 ms of a 13,400-entry index). False when that does not apply or the
+ * index does not parse: libgit2 reads it then. */
+static bool index_list_direct(const char *repo_path, agti_git_index_list *l)
+{
+    char *top = realpath(repo_path, NULL);
+    if (top == NULL)
+        return false;
+    const char *sep = top[strlen(top) - 1] == '/' ? "" : "/";
+    char *gitdir = agti_aprintf("%s%s.git", top, sep);
+    char *ipath = gitdir ? agti_aprintf("%s/index", gitdir) : NULL;
+    struct stat st;
+    agti_index_file f;
+    bool ok = ipath != NULL && lstat(gitdir, &st) == 0 && S_ISDIR(st.st_mode) &&
+              agti_index_file_read(ipath, (size_t)1 << 30, &f) == AGT_OK;
+    free(gitdir);
+    free(ipath);
+    if (!ok) {
+        free(top);
+        return false;
+    }
+    path_list pl = {NULL, 0, 0, NULL};
+    for (size_t i = 0; ok && i < f.n; i++) {
+        const agti_index_entry *e = &f.e[i];
+        if (e->mode == 0160000)
+            continue; /* a submodule */
+        if (pl.n > 0 && strcmp(pl.v[pl.n - 1], e->path) == 0)
+            continue; /* a conflict's further stage */
+        ok = list_push(&pl, e->path) == AGT_OK;
+    }
+    agti_index_file_free(&f);
+    l->paths = pl.v;
+    l->n = pl.n;
+    l->workdir = ok ? agti_aprintf("%s%s", top, sep) : NULL;
+    free(top);
+    if (l->workdir == NULL) {
+        agti_git_index_list_free(l);
+        return false;
+    }
+    l->wfd = open(l->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    return true;
+}
+
 int agti_git_index_list_read(const char *repo_path, agti_git_index_list *l)
 {
     memset(l, 0, sizeof *l);
     l->wfd = -1;
+    if (index_list_direct(repo_path, l))
+        return AGT_OK;
     int rc = agti_git_ensure();
     if (rc != AGT_OK)
         return rc;

@@ -442,8 +442,10 @@ static bool early_start(early *e, agt_session *s, const agti_search_opts *o,
     e->pl.o = o;
     e->sel = sel;
     e->repo_path = agt_session_root(s);
-    if (agti_git_ensure() != AGT_OK) /* once, before threads race for it */
-        return false;
+    /* libgit2 is not loaded here: the index list is read without it
+     * (lib/git/index_file.c), so the search starts while the calling
+     * thread loads libgit2 (10 ms: its TLS set-up reads the system's
+     * certificates) and opens the change set */
     if (pthread_mutex_init(&e->pl.mu, NULL) != 0)
         return false;
     if (pthread_mutex_init(&e->mu, NULL) != 0) {
