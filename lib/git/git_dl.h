@@ -90,6 +90,7 @@
     X(git_tree_entry_name)                                                                         \
     X(git_tree_entry_type)                                                                         \
     X(git_tree_free)                                                                               \
+    X(git_tree_id)                                                                                 \
     X(git_tree_walk)
 
 typedef struct agti_git_api {
@@ -186,6 +187,7 @@ void agti_git_shutdown(void);
 #define git_tree_entry_name (agti_git.git_tree_entry_name)
 #define git_tree_entry_type (agti_git.git_tree_entry_type)
 #define git_tree_free (agti_git.git_tree_free)
+#define git_tree_id (agti_git.git_tree_id)
 #define git_tree_walk (agti_git.git_tree_walk)
 
 #endif

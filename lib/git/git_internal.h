@@ -118,6 +118,10 @@ int agti_workdir_read(int wfd, const char *workdir, const char *path, size_t max
  * prepared (agti_changes_readers_prepare). */
 bool agti_changes_disk_same(const agt_changes *c, size_t i, const struct stat *st);
 
+/* Test hook: how many workspace change sets found the index to hold
+ * HEAD's tree by its cache tree (and so skipped diffing HEAD against it). */
+size_t agti_git_index_head_hits(void);
+
 /* The change set's working-tree folder (ending in '/'), NULL for none. */
 const char *agti_changes_workdir(const agt_changes *c);
 

@@ -13,6 +13,7 @@
 
 #include "diff/diff_internal.h"
 #include "git/git_internal.h"
+#include "git/index_file.h"
 
 int agti_git_error(int code, const char *fmt, ...)
 {
@@ -152,8 +153,51 @@ static int note_absent(agt_changes *c, git_diff *unstaged)
     return AGT_OK;
 }
 
+/* Whether the index holds HEAD's tree exactly, as its cache tree tells
+ * (the TREE extension git and libgit2 keep: the tree id each folder's
+ * span of entries would be written as, dropped when an entry in the span
+ * changes): when the root's covers every entry and is HEAD's tree, the
+ * diff of HEAD against the index is empty, and git's own diff-index
+ * --cached skips it the same way. Read without libgit2 (index_file.c),
+ * and used only when the file is the one libgit2 read (the same stat data
+ * around both reads) holding the same paths, none of them in a conflict
+ * or added with intent to add (git leaves those out of the cache tree).
+ * A 13,400-entry index: 2 ms against 19 for libgit2's tree walk. */
+static size_t index_head_hits; /* test hook: change sets that took the shortcut */
+
+size_t agti_git_index_head_hits(void)
+{
+    return __atomic_load_n(&index_head_hits, __ATOMIC_RELAXED);
+}
+
+static bool index_is_head(const agt_changes *c, const char *ipath)
+{
+    if (c->base_tree == NULL || !c->index_stamped)
+        return false;
+    agti_index_file f;
+    if (agti_index_file_read(ipath, (size_t)1 << 30, &f) != AGT_OK)
+        return false;
+    struct agti_file_stamp after;
+    bool same = agti_file_stamp_of(ipath, &after) &&
+                agti_file_stamp_equal(&c->index_stamp, &after) && f.tree_root_valid &&
+                f.tree_root_entries >= 0 && (size_t)f.tree_root_entries == f.n &&
+                f.n == git_index_entrycount(c->index) &&
+                memcmp(f.tree_root_id, git_tree_id(c->base_tree)->id, sizeof f.tree_root_id) == 0;
+    for (size_t i = 0; same && i < f.n; i++) {
+        const git_index_entry *e = git_index_get_byindex(c->index, i);
+        same = e != NULL && f.e[i].stage == 0 && !f.e[i].intent_to_add &&
+               strcmp(e->path, f.e[i].path) == 0;
+    }
+    agti_index_file_free(&f);
+    if (same)
+        __atomic_add_fetch(&index_head_hits, 1, __ATOMIC_RELAXED);
+    return same;
+}
+
 /* Workspace mode: HEAD -> index, and index -> working tree; the latter is
- * merged in unless it is empty (a clean tree reviews the index). */
+ * merged in unless it is empty (a clean tree reviews the index). When the
+ * index holds HEAD's tree, the second alone is the change set: merged
+ * into an empty first, its deltas would be copied as they are. */
 static int diff_workspace(agt_changes *c, git_diff **out)
 {
     if (git_repository_is_bare(c->repo))
@@ -176,6 +220,7 @@ static int diff_workspace(agt_changes *c, git_diff **out)
     }
     c->index_stamped = stamped && agti_file_stamp_of(ipath, &after) &&
                        agti_file_stamp_equal(&c->index_stamp, &after);
+    bool index_head = index_is_head(c, ipath);
     free(ipath);
     git_diff_options o;
     diff_options(&o);
@@ -184,7 +229,7 @@ static int diff_workspace(agt_changes *c, git_diff **out)
     o.flags |= GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
                GIT_DIFF_SHOW_UNTRACKED_CONTENT;
     git_diff *staged = NULL, *unstaged = NULL;
-    if (git_diff_tree_to_index(&staged, c->repo, c->base_tree, c->index, &o) < 0)
+    if (!index_head && git_diff_tree_to_index(&staged, c->repo, c->base_tree, c->index, &o) < 0)
         return agti_git_error(AGT_EGIT, "cannot diff HEAD against the index in '%s'", c->workdir);
     if (git_diff_index_to_workdir(&unstaged, c->repo, c->index, &o) < 0) {
         git_diff_free(staged);
@@ -192,6 +237,18 @@ static int diff_workspace(agt_changes *c, git_diff **out)
                               c->workdir);
     }
     c->source = AGTI_SOURCE_INDEX;
+    if (index_head) {
+        if (git_diff_num_deltas(unstaged) > 0) {
+            c->source = AGTI_SOURCE_WORKTREE;
+            rc = note_absent(c, unstaged);
+            if (rc != AGT_OK) {
+                git_diff_free(unstaged);
+                return rc;
+            }
+        }
+        *out = unstaged;
+        return AGT_OK;
+    }
     if (git_diff_num_deltas(unstaged) > 0) {
         c->source = AGTI_SOURCE_WORKTREE;
         rc = note_absent(c, unstaged);

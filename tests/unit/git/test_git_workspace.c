@@ -110,6 +110,37 @@ static void test_index_when_clean(void)
     free(l);
 }
 
+/* The index's cache tree shows it holds HEAD's tree: the diff of HEAD
+ * against the index is skipped (open.c). Where the cache tree is valid
+ * for another tree (a soft reset moves HEAD, the index and its cache tree
+ * stay) the staged changes must still show. */
+static void test_cache_tree_shortcut(void)
+{
+    new_repo("cachetree");
+    gf_puts(dir, "a.txt", "one\n");
+    gf_puts(dir, "sub/b.txt", "bee\n");
+    gf_sh(dir, GIT "add -A && " GIT "commit -q -m one");
+    size_t hits = agti_git_index_head_hits();
+    check_workspace("cache tree: clean", "index", NULL, NULL, false);
+    T_EQ_INT((long long)(agti_git_index_head_hits() - hits), 1, "cache tree: clean: shortcut");
+    gf_puts(dir, "a.txt", "two\n");
+    gf_puts(dir, "u.txt", "untracked\n");
+    hits = agti_git_index_head_hits();
+    check_workspace("cache tree: unstaged", "worktree", "diff -M", "HEAD", true);
+    T_EQ_INT((long long)(agti_git_index_head_hits() - hits), 1, "cache tree: unstaged: shortcut");
+    gf_sh(dir, "rm u.txt && " GIT "commit -q -am two && " GIT "reset -q --soft HEAD~1");
+    hits = agti_git_index_head_hits();
+    check_workspace("cache tree: soft reset", "index", "diff -M --cached", "", false);
+    T_EQ_INT((long long)(agti_git_index_head_hits() - hits), 0,
+             "cache tree: soft reset: the cache tree is another tree's, no shortcut");
+    gf_puts(dir, "sub/b.txt", "changed\n");
+    check_workspace("cache tree: soft reset + unstaged", "worktree", "diff -M", "HEAD", true);
+    gf_sh(dir, GIT "add sub/b.txt");
+    hits = agti_git_index_head_hits();
+    check_workspace("cache tree: staged", "index", "diff -M --cached", "", false);
+    T_EQ_INT((long long)(agti_git_index_head_hits() - hits), 0, "cache tree: staged: no shortcut");
+}
+
 static void test_unborn(void)
 {
     new_repo("unborn");
@@ -341,6 +372,7 @@ int main(void)
         return 1;
     }
     test_index_when_clean();
+    test_cache_tree_shortcut();
     test_unborn();
     test_errors();
     test_similarity();
