@@ -118,6 +118,24 @@ int agti_workdir_read(int wfd, const char *workdir, const char *path, size_t max
  * prepared (agti_changes_readers_prepare). */
 bool agti_changes_disk_same(const agt_changes *c, size_t i, const struct stat *st);
 
+/* The workspace scan (scan.c): the paths the index-to-working-tree diff
+ * can report, for a diff limited to them. AGT_OK with the list (maybe
+ * empty); AGT_EUNSUPPORTED when the scan cannot vouch for a list (the
+ * whole tree is diffed then); AGT_ENOMEM. */
+typedef struct agti_scan_list {
+    char **v;
+    size_t n, cap;
+} agti_scan_list;
+
+int agti_workspace_scan(const agt_changes *c, agti_scan_list *out);
+void agti_scan_list_free(agti_scan_list *l);
+
+/* Test hook: the scan is not used while this is set (the whole tree is
+ * diffed), so that tests can compare the two. */
+void agti_git_scan_disable(bool off);
+/* Test hook: how many workspace change sets were diffed by a scan's list. */
+size_t agti_git_scan_hits(void);
+
 /* Test hook: how many workspace change sets found the index to hold
  * HEAD's tree by its cache tree (and so skipped diffing HEAD against it). */
 size_t agti_git_index_head_hits(void);

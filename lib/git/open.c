@@ -164,6 +164,52 @@ static int note_absent(agt_changes *c, git_diff *unstaged)
  * or added with intent to add (git leaves those out of the cache tree).
  * A 13,400-entry index: 2 ms against 19 for libgit2's tree walk. */
 static size_t index_head_hits; /* test hook: change sets that took the shortcut */
+static bool scan_off;          /* test hook: no workspace scan */
+static size_t scan_hits;       /* test hook: diffs limited by a scan */
+
+void agti_git_scan_disable(bool off)
+{
+    __atomic_store_n(&scan_off, off, __ATOMIC_RELAXED);
+}
+
+size_t agti_git_scan_hits(void)
+{
+    return __atomic_load_n(&scan_hits, __ATOMIC_RELAXED);
+}
+
+/* The index-to-working-tree diff, limited to the paths of the workspace
+ * scan (scan.c) when it gives a list: the same deltas as the diff of the
+ * whole tree, which it is otherwise. An empty list leaves one clean path
+ * in it (a pathspec of none would be the whole tree). */
+static int diff_unstaged(agt_changes *c, const git_diff_options *base, git_diff **out)
+{
+    agti_scan_list l;
+    int rc = __atomic_load_n(&scan_off, __ATOMIC_RELAXED) ? AGT_EUNSUPPORTED
+                                                          : agti_workspace_scan(c, &l);
+    if (rc == AGT_ENOMEM)
+        return rc;
+    git_diff_options o = *base;
+    char *one[1];
+    if (rc == AGT_OK) {
+        const git_index_entry *first = git_index_get_byindex(c->index, 0);
+        if (l.n == 0 && first == NULL) {
+            rc = AGT_EUNSUPPORTED; /* no index entry, no file: the whole diff is as cheap */
+        } else {
+            one[0] = (char *)(l.n ? NULL : first->path);
+            o.pathspec.strings = l.n ? l.v : one;
+            o.pathspec.count = l.n ? l.n : 1;
+            o.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+            __atomic_add_fetch(&scan_hits, 1, __ATOMIC_RELAXED);
+        }
+    }
+    int grc = git_diff_index_to_workdir(out, c->repo, c->index, &o);
+    if (rc == AGT_OK)
+        agti_scan_list_free(&l);
+    if (grc < 0)
+        return agti_git_error(AGT_EGIT, "cannot diff the index against the working tree of '%s'",
+                              c->workdir);
+    return AGT_OK;
+}
 
 size_t agti_git_index_head_hits(void)
 {
@@ -231,10 +277,10 @@ static int diff_workspace(agt_changes *c, git_diff **out)
     git_diff *staged = NULL, *unstaged = NULL;
     if (!index_head && git_diff_tree_to_index(&staged, c->repo, c->base_tree, c->index, &o) < 0)
         return agti_git_error(AGT_EGIT, "cannot diff HEAD against the index in '%s'", c->workdir);
-    if (git_diff_index_to_workdir(&unstaged, c->repo, c->index, &o) < 0) {
+    rc = diff_unstaged(c, &o, &unstaged);
+    if (rc != AGT_OK) {
         git_diff_free(staged);
-        return agti_git_error(AGT_EGIT, "cannot diff the index against the working tree of '%s'",
-                              c->workdir);
+        return rc;
     }
     c->source = AGTI_SOURCE_INDEX;
     if (index_head) {
