@@ -126,6 +126,10 @@ static const struct {
          "1111111111111111111111111111111111111111,mod",
      true},
     {"racily clean", "echo same > r.txt && " GIT "add r.txt && echo SAME > r.txt", true},
+    {"folders nested past the scan's depth",
+     "d=$(printf 'n/%.0s' $(seq 1 95)) && mkdir -p $d && echo deep > ${d}f && " GIT
+     "add -A && " GIT "commit -q -m deep && echo more >> ${d}f",
+     false},
     {"a .git inside a tracked folder", "mkdir dir/.git && echo x > dir/.git/HEAD", false},
     {"core.ignorecase", GIT "config core.ignorecase true && echo more >> a.txt", false},
 };
