@@ -153,16 +153,6 @@ static int note_absent(agt_changes *c, git_diff *unstaged)
     return AGT_OK;
 }
 
-/* Whether the index holds HEAD's tree exactly, as its cache tree tells
- * (the TREE extension git and libgit2 keep: the tree id each folder's
- * span of entries would be written as, dropped when an entry in the span
- * changes): when the root's covers every entry and is HEAD's tree, the
- * diff of HEAD against the index is empty, and git's own diff-index
- * --cached skips it the same way. Read without libgit2 (index_file.c),
- * and used only when the file is the one libgit2 read (the same stat data
- * around both reads) holding the same paths, none of them in a conflict
- * or added with intent to add (git leaves those out of the cache tree).
- * A 13,400-entry index: 2 ms against 19 for libgit2's tree walk. */
 static size_t index_head_hits; /* test hook: change sets that took the shortcut */
 static bool scan_off;          /* test hook: no workspace scan */
 static size_t scan_hits;       /* test hook: diffs limited by a scan */
@@ -216,6 +206,16 @@ size_t agti_git_index_head_hits(void)
     return __atomic_load_n(&index_head_hits, __ATOMIC_RELAXED);
 }
 
+/* Whether the index holds HEAD's tree exactly, as its cache tree tells
+ * (the TREE extension git and libgit2 keep: the tree id each folder's
+ * span of entries would be written as, dropped when an entry in the span
+ * changes): when the root's covers every entry and is HEAD's tree, the
+ * diff of HEAD against the index is empty, and git's own diff-index
+ * --cached skips it the same way. Read without libgit2 (index_file.c),
+ * and used only when the file is the one libgit2 read (the same stat data
+ * around both reads) holding the same paths, none of them in a conflict
+ * or added with intent to add (git leaves those out of the cache tree).
+ * A 13,400-entry index: 2 ms against 19 for libgit2's tree walk. */
 static bool index_is_head(const agt_changes *c, const char *ipath)
 {
     if (c->base_tree == NULL || !c->index_stamped)
