@@ -42,6 +42,23 @@ int agti_ensure_init(void);
 /* Prefixes the current last-error message with "prefix: ". */
 void agti_error_prefix(const char *fmt, ...) AGTI_PRINTF(1, 2);
 
+/* ---- arrays and files ------------------------------------------------ */
+
+/* Makes room in a realloc'd array for element N (one past the N in use):
+ * ARRP is the address of the array's pointer (of any object type), *CAP its
+ * room in elements, ELEM an element's size. Nothing happens while N < *CAP;
+ * otherwise the room doubles (or becomes FIRST when there was none) and the
+ * pointer and *CAP are updated. Returns AGT_OK, or AGT_ENOMEM (recorded,
+ * the array and *CAP as they were) when the allocation fails or the new
+ * size does not fit in a size_t. */
+int agti_grow(void *arrp, size_t *cap, size_t n, size_t elem, size_t first);
+
+/* Reads LEN bytes from FD into BUF, going on after EINTR and short reads;
+ * stops early at the end of the file or at an error. Returns the bytes read:
+ * fewer than LEN when the file ended (errno then 0) or a read failed (errno
+ * from that read). */
+size_t agti_read_full(int fd, void *buf, size_t len);
+
 /* ---- buffers --------------------------------------------------------- */
 
 /* A growable, always NUL-terminated byte buffer. After an allocation failure

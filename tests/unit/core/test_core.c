@@ -1,5 +1,11 @@
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -121,11 +127,104 @@ static void test_json(void)
     json_decref(n);
 }
 
+static void test_grow(void)
+{
+    size_t *a = NULL, cap = 0;
+    T_EQ_INT(agti_grow(&a, &cap, 0, sizeof *a, 32), AGT_OK, "grow: an empty array");
+    T_CHECK(a != NULL, "grow: storage given");
+    T_EQ_INT(cap, 32, "grow: an empty array gets FIRST elements of room");
+    for (size_t i = 0; i < 32; i++)
+        a[i] = i * 7;
+    size_t *before = a;
+    T_EQ_INT(agti_grow(&a, &cap, 31, sizeof *a, 32), AGT_OK, "grow: element 31 of 32");
+    T_CHECK(a == before && cap == 32, "grow: nothing done while there is room");
+    T_EQ_INT(agti_grow(&a, &cap, 32, sizeof *a, 32), AGT_OK, "grow: element 32 of 32");
+    T_EQ_INT(cap, 64, "grow: a full array doubles");
+    T_CHECK(a[0] == 0 && a[31] == 217, "grow: the elements kept");
+    T_EQ_INT(agti_grow(&a, &cap, 200, sizeof *a, 32), AGT_OK, "grow: element 200 of 64");
+    T_EQ_INT(cap, 256, "grow: doubled until element 200 fits (64, 128, 256)");
+    T_CHECK(a[31] == 217, "grow: the elements kept again");
+    free(a);
+
+    char *c = NULL;
+    cap = 0;
+    T_EQ_INT(agti_grow(&c, &cap, 0, 1, 0), AGT_OK, "grow: FIRST 0");
+    T_EQ_INT(cap, 1, "grow: FIRST 0 counts as 1");
+    free(c);
+
+    c = NULL;
+    cap = 0;
+    T_EQ_INT(agti_grow(&c, &cap, 0, SIZE_MAX / 2, 4), AGT_ENOMEM,
+             "grow: 4 elements of SIZE_MAX/2 bytes do not fit in a size_t");
+    T_CHECK(c == NULL && cap == 0, "grow: a failed grow leaves the array as it was");
+    T_EQ_INT(agt_error_code(), AGT_ENOMEM, "grow: the failure recorded");
+
+    c = malloc(1);
+    char *keep = c;
+    cap = SIZE_MAX / 2 + 1;
+    T_EQ_INT(agti_grow(&c, &cap, cap, 1, 4), AGT_ENOMEM,
+             "grow: a room past SIZE_MAX/2 cannot double");
+    T_CHECK(c == keep && cap == SIZE_MAX / 2 + 1, "grow: nothing changed on overflow");
+    free(keep);
+}
+
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    alarms++;
+}
+
+static void test_read_full(void)
+{
+    int p[2];
+    T_CHECK(pipe(p) == 0, "read_full: pipe");
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        /* three writes apart in time: the reader sees short reads, and the
+         * alarm below interrupts it while it waits */
+        (void)!write(p[1], "abc", 3);
+        usleep(150 * 1000);
+        (void)!write(p[1], "defgh", 5);
+        usleep(50 * 1000);
+        (void)!write(p[1], "ij", 2);
+        _exit(0);
+    }
+    close(p[1]);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm; /* no SA_RESTART: a blocked read fails with EINTR */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, &old);
+    struct itimerval it = {{0, 0}, {0, 40 * 1000}};
+    setitimer(ITIMER_REAL, &it, NULL);
+    char buf[32] = {0};
+    size_t got = agti_read_full(p[0], buf, 8);
+    T_EQ_INT(got, 8, "read_full: 8 bytes over two writes 150 ms apart");
+    T_CHECK(memcmp(buf, "abcdefgh", 8) == 0, "read_full: the bytes in order");
+    T_EQ_INT(alarms, 1, "read_full: the read was interrupted once and went on");
+    got = agti_read_full(p[0], buf, sizeof buf);
+    T_EQ_INT(got, 2, "read_full: the last 2 bytes, then the end of the pipe");
+    T_EQ_INT(errno, 0, "read_full: errno 0 at the end of the file");
+    T_CHECK(memcmp(buf, "ij", 2) == 0, "read_full: the last bytes");
+    sigaction(SIGALRM, &old, NULL);
+    close(p[0]);
+    waitpid(pid, NULL, 0);
+    errno = 0;
+    T_EQ_INT(agti_read_full(-1, buf, 4), 0, "read_full: a bad descriptor reads nothing");
+    T_EQ_INT(errno, EBADF, "read_full: the read's errno kept");
+    T_EQ_INT(agti_read_full(-1, buf, 0), 0, "read_full: no bytes asked, none read");
+}
+
 int main(void)
 {
     test_errors();
     test_buf();
     test_utf8();
     test_json();
+    test_grow();
+    test_read_full();
     return t_done();
 }
