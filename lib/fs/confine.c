@@ -70,14 +70,8 @@ static void strv_clear(strv *s)
 
 static bool strv_push(strv *s, const char *p, size_t n)
 {
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 16;
-        char **nv = realloc(s->v, nc * sizeof *nv);
-        if (nv == NULL)
-            return false;
-        s->v = nv;
-        s->cap = nc;
-    }
+    if (agti_grow(&s->v, &s->cap, s->n, sizeof *s->v, 16) != AGT_OK)
+        return false;
     char *d = agti_strndup(p, n);
     if (d == NULL)
         return false;
@@ -340,14 +334,8 @@ static void walk_reset(walk *w, size_t b)
 
 static bool walk_pushfd(walk *w, int fd, const char *name)
 {
-    if (w->nfds == w->capfds) {
-        size_t nc = w->capfds ? w->capfds * 2 : 16;
-        int *nf = realloc(w->fds, nc * sizeof *nf);
-        if (nf == NULL)
-            return false;
-        w->fds = nf;
-        w->capfds = nc;
-    }
+    if (agti_grow(&w->fds, &w->capfds, w->nfds, sizeof *w->fds, 16) != AGT_OK)
+        return false;
     if (!strv_push(&w->done, name, strlen(name)))
         return false;
     w->fds[w->nfds++] = fd;

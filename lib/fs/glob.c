@@ -66,15 +66,9 @@ static int strlist_push(strlist *l, char *s)
         return agti_error(AGT_ELIMIT, "glob: more than %d alternatives after brace expansion",
                           AGTI_GLOB_MAX_ALTERNATIVES);
     }
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 8;
-        char **nv = realloc(l->v, nc * sizeof *nv);
-        if (nv == NULL) {
-            free(s);
-            return agti_oom();
-        }
-        l->v = nv;
-        l->cap = nc;
+    if (agti_grow(&l->v, &l->cap, l->n, sizeof *l->v, 8) != AGT_OK) {
+        free(s);
+        return AGT_ENOMEM;
     }
     l->v[l->n++] = s;
     return AGT_OK;

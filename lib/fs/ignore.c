@@ -238,14 +238,8 @@ static int list_index(ign_list *l, size_t idx)
         k->last = idx;
         return AGT_OK;
     }
-    if (l->nothers == l->capothers) {
-        size_t nc = l->capothers ? l->capothers * 2 : 8;
-        size_t *no = realloc(l->others, nc * sizeof *no);
-        if (no == NULL)
-            return agti_oom();
-        l->others = no;
-        l->capothers = nc;
-    }
+    if (agti_grow(&l->others, &l->capothers, l->nothers, sizeof *l->others, 8) != AGT_OK)
+        return AGT_ENOMEM;
     l->others[l->nothers++] = idx;
     return AGT_OK;
 }
@@ -283,16 +277,10 @@ static int list_add_line(ign_list *l, const char *s, size_t len)
         agti_wm_free(p.wm);
         return agti_oom();
     }
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 8;
-        ign_pat *np = realloc(l->pats, nc * sizeof *np);
-        if (np == NULL) {
-            agti_wm_free(p.wm);
-            free(p.lit);
-            return agti_oom();
-        }
-        l->pats = np;
-        l->cap = nc;
+    if (agti_grow(&l->pats, &l->cap, l->n, sizeof *l->pats, 8) != AGT_OK) {
+        agti_wm_free(p.wm);
+        free(p.lit);
+        return AGT_ENOMEM;
     }
     l->pats[l->n++] = p;
     rc = list_index(l, l->n - 1);
@@ -348,15 +336,7 @@ static int list_add_fd(ign_list *l, int fd)
         close(fd);
         return agti_oom();
     }
-    size_t got = 0;
-    while (got < sz) {
-        ssize_t n = read(fd, buf + got, sz - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
+    size_t got = agti_read_full(fd, buf, sz);
     close(fd);
     int rc = list_add_text(l, buf, got);
     free(buf);
@@ -756,14 +736,8 @@ int agti_ignore_push_listed(agti_ignore *ig, const char *reldir, unsigned presen
 
 int agti_ignore_push_at(agti_ignore *ig, const char *reldir, int dirfd, unsigned present)
 {
-    if (ig->depth == ig->stack_cap) {
-        size_t nc = ig->stack_cap ? ig->stack_cap * 2 : 16;
-        ign_frame *ns = realloc(ig->stack, nc * sizeof *ns);
-        if (ns == NULL)
-            return agti_oom();
-        ig->stack = ns;
-        ig->stack_cap = nc;
-    }
+    if (agti_grow(&ig->stack, &ig->stack_cap, ig->depth, sizeof *ig->stack, 16) != AGT_OK)
+        return AGT_ENOMEM;
     ign_frame fr = {NULL};
     size_t n = strlen(reldir);
     fr.list = list_ref(cache_find(ig, reldir, n));

@@ -35,14 +35,8 @@ static void comps_free(comps *c)
 
 static bool comps_push(comps *c, const char *s, size_t n)
 {
-    if (c->n == c->cap) {
-        size_t nc = c->cap ? c->cap * 2 : 16;
-        char **nv = realloc(c->v, nc * sizeof *nv);
-        if (nv == NULL)
-            return false;
-        c->v = nv;
-        c->cap = nc;
-    }
+    if (agti_grow(&c->v, &c->cap, c->n, sizeof *c->v, 16) != AGT_OK)
+        return false;
     char *d = agti_strndup(s, n);
     if (d == NULL)
         return false;

@@ -301,14 +301,8 @@ static int compile(sens_pattern *out, const char *text, const char *reason, bool
 
 static int push(agti_sensitive *pol, const char *text, const char *reason, bool builtin_p)
 {
-    if (pol->n == pol->cap) {
-        size_t cap = pol->cap ? pol->cap * 2 : NBUILTIN + 8;
-        sens_pattern *np = realloc(pol->p, cap * sizeof *np);
-        if (np == NULL)
-            return agti_oom();
-        pol->p = np;
-        pol->cap = cap;
-    }
+    if (agti_grow(&pol->p, &pol->cap, pol->n, sizeof *pol->p, NBUILTIN + 8) != AGT_OK)
+        return AGT_ENOMEM;
     int rc = compile(&pol->p[pol->n], text, reason, builtin_p);
     if (rc == AGT_OK)
         pol->n++;

@@ -85,14 +85,8 @@ static int add(agti_fs_txn *t, int dirfd, const char *name, const char *display,
     if (t == NULL || dirfd < 0 || name == NULL || name[0] == '\0' || strchr(name, '/') != NULL ||
         (!remove && data == NULL && len > 0))
         return agti_error(AGT_EINVAL, "txn: the folder, the name and the data must be given");
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 8;
-        txn_entry *nv = realloc(t->v, nc * sizeof *nv);
-        if (nv == NULL)
-            return agti_oom();
-        t->v = nv;
-        t->cap = nc;
-    }
+    if (agti_grow(&t->v, &t->cap, t->n, sizeof *t->v, 8) != AGT_OK)
+        return AGT_ENOMEM;
     txn_entry *e = &t->v[t->n];
     memset(e, 0, sizeof *e);
     e->dirfd = dirfd;

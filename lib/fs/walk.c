@@ -418,16 +418,10 @@ static void descend(walker *w, int pfd, const dent *d, size_t depth)
             close(fd);
             return;
         }
-    if (w->nanc == w->capanc) {
-        size_t nc = w->capanc ? w->capanc * 2 : 32;
-        dev_ino *na = realloc(w->anc, nc * sizeof *na);
-        if (na == NULL) {
-            halt(w, agti_oom());
-            close(fd);
-            return;
-        }
-        w->anc = na;
-        w->capanc = nc;
+    if (agti_grow(&w->anc, &w->capanc, w->nanc, sizeof *w->anc, 32) != AGT_OK) {
+        halt(w, AGT_ENOMEM);
+        close(fd);
+        return;
     }
     w->anc[w->nanc++] = (dev_ino){st.st_dev, st.st_ino};
     walk_dir(w, fd, depth + 1);
@@ -537,15 +531,9 @@ static void dirh_release(dirh *h)
 /* Records the folder being listed (parallel walks); SIZE_MAX on OOM. */
 static size_t level_push(walker *w, dent *names, size_t n, int fd, size_t depth)
 {
-    if (w->nlevels == w->caplevels) {
-        size_t nc = w->caplevels ? w->caplevels * 2 : 16;
-        level *nl = realloc(w->levels, nc * sizeof *nl);
-        if (nl == NULL) {
-            halt(w, agti_oom());
-            return SIZE_MAX;
-        }
-        w->levels = nl;
-        w->caplevels = nc;
+    if (agti_grow(&w->levels, &w->caplevels, w->nlevels, sizeof *w->levels, 16) != AGT_OK) {
+        halt(w, AGT_ENOMEM);
+        return SIZE_MAX;
     }
     level *lv = &w->levels[w->nlevels];
     memset(lv, 0, sizeof *lv);

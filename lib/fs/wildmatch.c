@@ -172,14 +172,8 @@ static void set_bit(uint64_t *v, size_t i)
 
 static int tok_push(tok **toks, size_t *n, size_t *cap, int type)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 16;
-        tok *t = realloc(*toks, nc * sizeof **toks);
-        if (t == NULL)
-            return agti_oom();
-        *toks = t;
-        *cap = nc;
-    }
+    if (agti_grow(&*toks, &*cap, *n, sizeof **toks, 16) != AGT_OK)
+        return AGT_ENOMEM;
     (*toks)[*n].type = type;
     memset((*toks)[*n].set, 0, sizeof(*toks)[*n].set);
     (*n)++;

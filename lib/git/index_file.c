@@ -268,20 +268,13 @@ int agti_index_file_read(const char *path, size_t max_bytes, agti_index_file *ou
         close(fd);
         return agti_error(AGT_ELIMIT, "'%s' is larger than %zu bytes", path, max_bytes);
     }
-    size_t len = (size_t)st.st_size, got = 0;
+    size_t len = (size_t)st.st_size, got;
     unsigned char *buf = malloc(len ? len : 1);
     if (buf == NULL) {
         close(fd);
         return agti_oom();
     }
-    while (got < len) {
-        ssize_t r = read(fd, buf + got, len - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
+    got = agti_read_full(fd, buf, len);
     close(fd);
     int rc = got == len ? agti_index_file_parse(buf, len, out)
                         : agti_error(AGT_EIO, "'%s' changed size while it was read", path);

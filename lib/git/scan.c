@@ -72,15 +72,9 @@ static void push(scan_ctx *x, const char *a, size_t alen, const char *b, size_t 
         x->rc = AGT_EUNSUPPORTED;
         return;
     }
-    if (x->out->n == x->out->cap) {
-        size_t cap = x->out->cap ? x->out->cap * 2 : 64;
-        char **v = realloc(x->out->v, cap * sizeof *v);
-        if (v == NULL) {
-            x->rc = agti_oom();
-            return;
-        }
-        x->out->v = v;
-        x->out->cap = cap;
+    if (agti_grow(&x->out->v, &x->out->cap, x->out->n, sizeof *x->out->v, 64) != AGT_OK) {
+        x->rc = AGT_ENOMEM;
+        return;
     }
     char *s = malloc(alen + blen + 1);
     if (s == NULL) {
@@ -165,14 +159,8 @@ static int list_dir(int fd, char *buf, size_t size, listing *l)
             at += de->d_reclen;
             if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                 continue;
-            if (l->n == l->cap) {
-                size_t cap = l->cap ? l->cap * 2 : 32;
-                size_t *off = realloc(l->off, cap * sizeof *off);
-                if (off == NULL)
-                    return agti_oom();
-                l->off = off;
-                l->cap = cap;
-            }
+            if (agti_grow(&l->off, &l->cap, l->n, sizeof *l->off, 32) != AGT_OK)
+                return AGT_ENOMEM;
             l->off[l->n++] = l->names.len;
             agti_buf_put(&l->names, de->d_name, strlen(de->d_name) + 1);
         }

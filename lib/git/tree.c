@@ -199,14 +199,8 @@ typedef struct path_list {
 
 static int list_push(path_list *l, const char *path)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        char **v = realloc(l->v, cap * sizeof(char *));
-        if (!v)
-            return agti_oom();
-        l->v = v;
-        l->cap = cap;
-    }
+    if (agti_grow(&l->v, &l->cap, l->n, sizeof *l->v, 256) != AGT_OK)
+        return AGT_ENOMEM;
     l->v[l->n] = agti_strdup(path);
     if (!l->v[l->n])
         return agti_oom();

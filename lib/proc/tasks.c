@@ -151,14 +151,8 @@ int agti_tasks_start(agti_tasks *m, const char *command, const char *description
                           "tasks: %zu background tasks are already running (the limit is %zu); "
                           "wait for one to finish or stop one",
                           running, m->max_running);
-    if (m->n == m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 16;
-        task **nv = realloc(m->v, nc * sizeof *nv);
-        if (nv == NULL)
-            return agti_oom();
-        m->v = nv;
-        m->cap = nc;
-    }
+    if (agti_grow(&m->v, &m->cap, m->n, sizeof *m->v, 16) != AGT_OK)
+        return AGT_ENOMEM;
     task *t = calloc(1, sizeof *t);
     if (t == NULL)
         return agti_oom();
@@ -210,14 +204,8 @@ static char *preview_of(const agti_proc *p, size_t max)
 
 static int add_event(agti_tasks *m, task *t)
 {
-    if (m->nev == m->cap_ev) {
-        size_t nc = m->cap_ev ? m->cap_ev * 2 : 16;
-        agti_task_event *ne = realloc(m->ev, nc * sizeof *ne);
-        if (ne == NULL)
-            return agti_oom();
-        m->ev = ne;
-        m->cap_ev = nc;
-    }
+    if (agti_grow(&m->ev, &m->cap_ev, m->nev, sizeof *m->ev, 16) != AGT_OK)
+        return AGT_ENOMEM;
     agti_task_event *e = &m->ev[m->nev];
     memset(e, 0, sizeof *e);
     const char *reason = agti_proc_reason(t->proc);

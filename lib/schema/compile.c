@@ -243,14 +243,8 @@ static bool is_schema(const json_t *j)
 
 static agti_sres *new_res(cctx *c)
 {
-    if (c->n_res == c->cap_res) {
-        size_t ncap = c->cap_res ? c->cap_res * 2 : 8;
-        resinfo *nr = realloc(c->res, ncap * sizeof *nr);
-        if (nr == NULL)
-            return NULL;
-        c->res = nr;
-        c->cap_res = ncap;
-    }
+    if (agti_grow(&c->res, &c->cap_res, c->n_res, sizeof *c->res, 8) != AGT_OK)
+        return NULL;
     agti_sres *r = arena_alloc(c->s, sizeof *r);
     if (r == NULL)
         return NULL;
@@ -519,14 +513,8 @@ static void index_schema_body(cctx *c, const json_t *j, const char *base, const 
 
 static bool all_push(cctx *c, sinfo *in)
 {
-    if (c->n_all == c->cap_all) {
-        size_t nc = c->cap_all ? c->cap_all * 2 : 64;
-        sinfo **na = realloc(c->all, nc * sizeof *na);
-        if (na == NULL)
-            return false;
-        c->all = na;
-        c->cap_all = nc;
-    }
+    if (agti_grow(&c->all, &c->cap_all, c->n_all, sizeof *c->all, 64) != AGT_OK)
+        return false;
     c->all[c->n_all++] = in;
     return true;
 }
@@ -1015,16 +1003,10 @@ static bool compile_types(cctx *c, const sinfo *in, agti_snode *n)
 static bool add_code(cctx *c, pcre2_code *re)
 {
     agt_schema *s = c->s;
-    if (s->n_codes == s->cap_codes) {
-        size_t nc = s->cap_codes ? s->cap_codes * 2 : 8;
-        pcre2_code **na = realloc(s->codes, nc * sizeof *na);
-        if (na == NULL) {
-            pcre2_code_free(re);
-            c_oom(c);
-            return false;
-        }
-        s->codes = na;
-        s->cap_codes = nc;
+    if (agti_grow(&s->codes, &s->cap_codes, s->n_codes, sizeof *s->codes, 8) != AGT_OK) {
+        pcre2_code_free(re);
+        c_oom(c);
+        return false;
     }
     s->codes[s->n_codes++] = re;
     return true;

@@ -366,15 +366,9 @@ static void tok_add(tokset *t, const char *tok, size_t len)
     for (size_t i = 0; i < t->n; i++)
         if (strlen(t->v[i]) == len && memcmp(t->v[i], tok, len) == 0)
             return;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 8;
-        char **v = realloc(t->v, cap * sizeof *v);
-        if (v == NULL) {
-            t->oom = true;
-            return;
-        }
-        t->v = v;
-        t->cap = cap;
+    if (agti_grow(&t->v, &t->cap, t->n, sizeof *t->v, 8) != AGT_OK) {
+        t->oom = true;
+        return;
     }
     if ((t->v[t->n] = agti_strndup(tok, len)) == NULL)
         t->oom = true;
@@ -1040,15 +1034,9 @@ static void each_keyed(agti_ruleset *rs, jctx *j, const char *key, lctx *c)
 static void collect_rule(const agti_rule *r, void *ctx)
 {
     jctx *j = ctx;
-    if (j->ngeneric == j->capgeneric) {
-        size_t cap = j->capgeneric ? j->capgeneric * 2 : 8;
-        const agti_rule **v = realloc(j->generic, cap * sizeof *v);
-        if (v == NULL) {
-            j->oom = true;
-            return;
-        }
-        j->generic = v;
-        j->capgeneric = cap;
+    if (agti_grow(&j->generic, &j->capgeneric, j->ngeneric, sizeof *j->generic, 8) != AGT_OK) {
+        j->oom = true;
+        return;
     }
     j->generic[j->ngeneric++] = r;
 }
@@ -1332,14 +1320,8 @@ static void state_free(struct agti_bash_state *st)
 
 static int state_add(struct agti_bash_state *st, size_t exec, size_t priv, bool inner)
 {
-    if (st->n == st->cap) {
-        size_t cap = st->cap ? st->cap * 2 : 8;
-        unc *v = realloc(st->v, cap * sizeof *v);
-        if (v == NULL)
-            return agti_oom();
-        st->v = v;
-        st->cap = cap;
-    }
+    if (agti_grow(&st->v, &st->cap, st->n, sizeof *st->v, 8) != AGT_OK)
+        return AGT_ENOMEM;
     st->v[st->n++] = (unc){exec, priv, inner};
     return AGT_OK;
 }

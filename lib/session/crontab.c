@@ -132,15 +132,9 @@ int agti_crontab_add(agti_crontab *t, const char *expr, const char *prompt, bool
                    ? agti_error(AGT_EPARSE, "cron: '%s' never fires", agt_cron_expression(j.cron))
                    : rc;
     }
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 8;
-        agti_cron_job *v = realloc(t->jobs, cap * sizeof *v);
-        if (v == NULL) {
-            agt_cron_free(j.cron);
-            return agti_oom();
-        }
-        t->jobs = v;
-        t->cap = cap;
+    if (agti_grow(&t->jobs, &t->cap, t->n, sizeof *t->jobs, 8) != AGT_OK) {
+        agt_cron_free(j.cron);
+        return AGT_ENOMEM;
     }
     if ((j.prompt = agti_strdup(prompt)) == NULL) {
         agt_cron_free(j.cron);

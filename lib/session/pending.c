@@ -38,16 +38,10 @@ int agti_pending_park(agt_session *s, agt_call *call, char *why, char *suggested
             return agti_error(AGT_EEXISTS, "call id '%s' is already waiting for approval",
                               agt_call_id(call));
         }
-    if (p->npending == p->cappending) {
-        size_t cap = p->cappending ? p->cappending * 2 : 8;
-        agti_pending *v = realloc(p->pending, cap * sizeof *v);
-        if (v == NULL) {
-            free(why);
-            free(suggested);
-            return agti_oom();
-        }
-        p->pending = v;
-        p->cappending = cap;
+    if (agti_grow(&p->pending, &p->cappending, p->npending, sizeof *p->pending, 8) != AGT_OK) {
+        free(why);
+        free(suggested);
+        return AGT_ENOMEM;
     }
     bool outside = call->outside_dir != NULL && !call->outside_admitted;
     agti_pending q = {agti_strdup(agt_call_id(call)),

@@ -288,15 +288,9 @@ void agti_ruleset_clear(agti_ruleset *rs)
 
 int agti_ruleset_add(agti_ruleset *rs, agti_rule *r)
 {
-    if (rs->n == rs->cap) {
-        size_t cap = rs->cap ? rs->cap * 2 : 16;
-        agti_rule **v = realloc(rs->rules, cap * sizeof *v);
-        if (v == NULL) {
-            agti_rule_free(r);
-            return agti_oom();
-        }
-        rs->rules = v;
-        rs->cap = cap;
+    if (agti_grow(&rs->rules, &rs->cap, rs->n, sizeof *rs->rules, 16) != AGT_OK) {
+        agti_rule_free(r);
+        return AGT_ENOMEM;
     }
     rs->rules[rs->n++] = r;
     rs->dirty = true;

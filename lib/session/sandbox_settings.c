@@ -243,15 +243,9 @@ static int protect_add(protect_list *pl, char *path, bool is_dir)
 {
     if (path == NULL)
         return AGT_ENOMEM;
-    if (pl->n == pl->cap) {
-        size_t cap = pl->cap ? pl->cap * 2 : 8;
-        agti_sandbox_protect *g = realloc(pl->v, cap * sizeof *g);
-        if (g == NULL) {
-            free(path);
-            return AGT_ENOMEM;
-        }
-        pl->v = g;
-        pl->cap = cap;
+    if (agti_grow(&pl->v, &pl->cap, pl->n, sizeof *pl->v, 8) != AGT_OK) {
+        free(path);
+        return AGT_ENOMEM;
     }
     pl->v[pl->n++] = (agti_sandbox_protect){path, is_dir};
     return AGT_OK;

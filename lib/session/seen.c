@@ -58,15 +58,9 @@ static void add_line(agti_seen_acc *a, uint64_t h)
         a->nlines = a->cap = 0;
         return;
     }
-    if (a->nlines == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 256;
-        uint64_t *l = realloc(a->lines, cap * sizeof *l);
-        if (l == NULL) {
-            a->oom = true;
-            return;
-        }
-        a->lines = l;
-        a->cap = cap;
+    if (agti_grow(&a->lines, &a->cap, a->nlines, sizeof *a->lines, 256) != AGT_OK) {
+        a->oom = true;
+        return;
     }
     a->lines[a->nlines++] = h;
 }
@@ -207,15 +201,9 @@ static int record_in(struct agti_seen *t, const char *abs, agti_seen_sum *sum)
                     old = i;
             remove_at(t, old);
         }
-        if (t->n == t->cap) {
-            size_t cap = t->cap ? t->cap * 2 : 16;
-            seen_file *nf = realloc(t->files, cap * sizeof *nf);
-            if (nf == NULL) {
-                agti_seen_sum_free(sum);
-                return agti_oom();
-            }
-            t->files = nf;
-            t->cap = cap;
+        if (agti_grow(&t->files, &t->cap, t->n, sizeof *t->files, 16) != AGT_OK) {
+            agti_seen_sum_free(sum);
+            return AGT_ENOMEM;
         }
         char *copy = agti_strdup(abs);
         if (copy == NULL) {

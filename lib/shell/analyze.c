@@ -200,14 +200,8 @@ static int push_exec(actx *c, words *ws, size_t *stages, size_t nstages, const c
                     "the script runs more than 10000 simple commands (wrappers, functions and "
                     "strings run by sh -c or eval counted)");
     }
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 16;
-        agti_sh_exec *v = realloc(a->v, cap * sizeof *v);
-        if (v == NULL)
-            return fail(c, AGTI_SH_ENOMEM, "out of memory");
-        a->v = v;
-        a->cap = cap;
-    }
+    if (agti_grow(&a->v, &a->cap, a->n, sizeof *a->v, 16) != AGT_OK)
+        return fail(c, AGTI_SH_ENOMEM, "out of memory");
     agti_sh_exec *e = &a->v[a->n];
     memset(e, 0, sizeof *e);
     e->written = ws->w;

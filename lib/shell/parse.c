@@ -345,15 +345,9 @@ static int add_cmd(sh_parser *p, const agti_sh_cmd *c)
                       "more than %d simple commands: refused", AGTI_SH_MAX_COMMANDS);
         return -1;
     }
-    if (sc->ncmds == sc->capcmds) {
-        size_t ncap = sc->capcmds ? sc->capcmds * 2 : 16;
-        agti_sh_cmd *a = realloc(sc->cmds, ncap * sizeof *a);
-        if (!a) {
-            agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos, "out of memory");
-            return -1;
-        }
-        sc->cmds = a;
-        sc->capcmds = ncap;
+    if (agti_grow(&sc->cmds, &sc->capcmds, sc->ncmds, sizeof *sc->cmds, 16) != AGT_OK) {
+        agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos, "out of memory");
+        return -1;
     }
     agti_sh_cmd *d = &sc->cmds[sc->ncmds];
     *d = *c;
@@ -549,15 +543,9 @@ static bool queue_heredocs(sh_parser *p, agti_sh_redir *redirs, size_t n, unsign
     for (size_t i = 0; i < n; i++) {
         if (redirs[i].op != AGTI_SHR_HEREDOC && redirs[i].op != AGTI_SHR_HEREDOC_TAB)
             continue;
-        if (p->npend == p->cappend) {
-            size_t ncap = p->cappend ? p->cappend * 2 : 8;
-            sh_pending *a = realloc(p->pend, ncap * sizeof *a);
-            if (!a) {
-                agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos, "out of memory");
-                return false;
-            }
-            p->pend = a;
-            p->cappend = ncap;
+        if (agti_grow(&p->pend, &p->cappend, p->npend, sizeof *p->pend, 8) != AGT_OK) {
+            agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos, "out of memory");
+            return false;
         }
         p->pend[p->npend].r = &redirs[i];
         p->pend[p->npend].ctx = ctx | p->ctx;
@@ -1292,15 +1280,9 @@ static bool compound_redirs(sh_parser *p, agti_sh_node *n, size_t first_cmd)
                 c.flags |= AGTI_SHC_STDIN_REDIR;
         return add_cmd(p, &c) >= 0;
     }
-    if (p->ninh == p->capinh) {
-        size_t ncap = p->capinh ? p->capinh * 2 : 8;
-        sh_inherit *a = realloc(p->inh, ncap * sizeof *a);
-        if (!a) {
-            agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos, "out of memory");
-            return false;
-        }
-        p->inh = a;
-        p->capinh = ncap;
+    if (agti_grow(&p->inh, &p->capinh, p->ninh, sizeof *p->inh, 8) != AGT_OK) {
+        agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos, "out of memory");
+        return false;
     }
     p->inh[p->ninh].first = first_cmd;
     p->inh[p->ninh].end = body_end;
@@ -1393,15 +1375,9 @@ SH_NOINLINE static agti_sh_node *parse_function_body(sh_parser *p, const agti_sh
         return NULL;
     }
     agti_sh_script *sc = p->sc;
-    if (sc->nfuncs == sc->capfuncs) {
-        size_t ncap = sc->capfuncs ? sc->capfuncs * 2 : 4;
-        agti_sh_func *a = realloc(sc->funcs, ncap * sizeof *a);
-        if (!a) {
-            agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos, "out of memory");
-            return NULL;
-        }
-        sc->funcs = a;
-        sc->capfuncs = ncap;
+    if (agti_grow(&sc->funcs, &sc->capfuncs, sc->nfuncs, sizeof *sc->funcs, 4) != AGT_OK) {
+        agti_shp_fail(p, AGTI_SH_ENOMEM, p->pos, "out of memory");
+        return NULL;
     }
     int fi = (int)sc->nfuncs++;
     sc->funcs[fi].name = agti_shp_strdup(p, name->value, name->vlen);

@@ -236,15 +236,7 @@ static int read_at(int dfd, const char *name, char **out, size_t *len)
     char *buf = rc == AGT_OK ? malloc((size_t)st.st_size + 1) : NULL;
     if (rc == AGT_OK && buf == NULL)
         rc = agti_oom();
-    size_t got = 0;
-    while (rc == AGT_OK && got < (size_t)st.st_size) {
-        ssize_t k = read(fd, buf + got, (size_t)st.st_size - got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break;
-        got += (size_t)k;
-    }
+    size_t got = rc == AGT_OK ? agti_read_full(fd, buf, (size_t)st.st_size) : 0;
     close(fd);
     if (rc != AGT_OK) {
         free(buf);
