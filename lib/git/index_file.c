@@ -126,6 +126,7 @@ int agti_index_file_parse(const unsigned char *data, size_t len, agti_index_file
         return agti_oom();
     }
     size_t prev_off = 0, prev_len = 0;
+    bool empty_path = false;
     int rc = AGT_OK;
     for (uint32_t i = 0; i < n && rc == AGT_OK; i++) {
         const unsigned char *start = p;
@@ -201,10 +202,14 @@ int agti_index_file_parse(const unsigned char *data, size_t len, agti_index_file
             p = start + entry;
         }
         f.arena[used + plen] = '\0';
-        if (plen == 0 || memchr(f.arena + used, '\0', plen) != NULL) {
-            rc = bad("an empty path");
+        if (memchr(f.arena + used, '\0', plen) != NULL) {
+            rc = bad("a NUL inside a path");
             break;
         }
+        /* a split index's entry that replaces one of the shared index has
+         * no path: judged once the extensions show whether it is one */
+        if (plen == 0)
+            empty_path = true;
         if ((e->mode & 0170000) == 0040000) {
             rc = unsupported("a sparse directory entry");
             break;
@@ -242,6 +247,8 @@ int agti_index_file_parse(const unsigned char *data, size_t len, agti_index_file
         }
         p += 8 + size;
     }
+    if (rc == AGT_OK && empty_path)
+        rc = bad("an empty path");
     if (rc != AGT_OK) {
         free(f.e);
         free(f.arena);

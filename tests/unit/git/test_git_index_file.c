@@ -279,6 +279,53 @@ static void test_damage(void)
     T_EQ_INT(agti_index_file_read(missing, 1 << 20, &f), AGT_ENOTFOUND, "no file: not found");
 }
 
+/* Indexes this reader leaves to libgit2 (which cannot read them either):
+ * a split index, whose entries that replace shared ones have empty paths,
+ * and a sparse index's folder entries. Both say so (AGT_EUNSUPPORTED);
+ * an empty path in an index that is not split stays malformed. */
+static void test_split_and_sparse(void)
+{
+    new_repo("split");
+    gf_puts(dir, "a.txt", "a\n");
+    gf_puts(dir, "b.txt", "b\n");
+    gf_sh(dir, GIT "add -A && " GIT "commit -q -m one && " GIT "update-index --split-index && "
+                   "echo more >> b.txt && " GIT "add b.txt");
+    agti_index_file f;
+    T_EQ_INT(read_index(&f), AGT_EUNSUPPORTED, "split index with a replaced entry: unsupported");
+    T_CHECK(strstr(agt_error_message(), "a split index") != NULL, "split index: named (%s)",
+            agt_error_message());
+
+    new_repo("sparse");
+    gf_puts(dir, "a.txt", "a\n");
+    gf_puts(dir, "dir/c.txt", "c\n");
+    gf_puts(dir, "out/d.txt", "d\n");
+    gf_sh(dir, GIT "add -A && " GIT "commit -q -m one && " GIT
+                   "sparse-checkout init --cone --sparse-index && " GIT "sparse-checkout set dir");
+    T_EQ_INT(read_index(&f), AGT_EUNSUPPORTED, "sparse index: unsupported");
+    T_CHECK(strstr(agt_error_message(), "a sparse") != NULL, "sparse index: named (%s)",
+            agt_error_message());
+
+    /* version 2, one entry "x" (mode 100644), its path cut to nothing
+     * by hand: flags' name length 0 and a NUL where 'x' was */
+    new_repo("emptypath");
+    gf_puts(dir, "x", "x\n");
+    gf_sh(dir, GIT "add x");
+    size_t len = 0;
+    unsigned char *b = slurp(&len);
+    if (b != NULL && len > 12 + 62 + 1) {
+        b[12 + 60] &= 0xf0;
+        b[12 + 61] = 0;
+        b[12 + 62] = '\0';
+        T_EQ_INT(agti_index_file_parse(b, len, &f), AGT_EPARSE,
+                 "an empty path, not split: malformed");
+        T_CHECK(strstr(agt_error_message(), "an empty path") != NULL, "empty path: named (%s)",
+                agt_error_message());
+    } else {
+        T_CHECK(false, "emptypath: index read");
+    }
+    free(b);
+}
+
 int main(void)
 {
     if (gf_setup() != 0) {
@@ -289,6 +336,7 @@ int main(void)
     test_cache_tree();
     test_conflict();
     test_damage();
+    test_split_and_sparse();
     gf_teardown();
     return t_done();
 }
