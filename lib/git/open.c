@@ -167,6 +167,23 @@ size_t agti_git_scan_hits(void)
     return __atomic_load_n(&scan_hits, __ATOMIC_RELAXED);
 }
 
+/* git does not compare a skip-worktree entry with the working tree
+ * (ie_match_stat in git's read-cache.c), so a sparse checkout's files
+ * outside its cone are not deleted for git diff and git status. libgit2 1.5
+ * leaves such an entry out when its file is there, and reports it deleted
+ * when it is not (or is a FIFO): every file outside the cone was in the
+ * change set as deleted. Returns 1, leave the delta out, for those. */
+static int skip_worktree_delta(const git_diff *so_far, const git_diff_delta *d, const char *spec,
+                               void *payload)
+{
+    (void)so_far;
+    (void)spec;
+    if (d->status != GIT_DELTA_DELETED)
+        return 0;
+    const git_index_entry *e = git_index_get_bypath(payload, d->old_file.path, 0);
+    return e != NULL && (e->flags_extended & GIT_INDEX_ENTRY_SKIP_WORKTREE) ? 1 : 0;
+}
+
 /* The index-to-working-tree diff, limited to the paths of the workspace
  * scan (scan.c) when it gives a list: the same deltas as the diff of the
  * whole tree, which it is otherwise. An empty list leaves one clean path
@@ -179,6 +196,8 @@ static int diff_unstaged(agt_changes *c, const git_diff_options *base, git_diff 
     if (rc == AGT_ENOMEM)
         return rc;
     git_diff_options o = *base;
+    o.notify_cb = skip_worktree_delta;
+    o.payload = c->index;
     char *one[1];
     if (rc == AGT_OK) {
         const git_index_entry *first = git_index_get_byindex(c->index, 0);
@@ -240,6 +259,47 @@ static bool index_is_head(const agt_changes *c, const char *ipath)
     return same;
 }
 
+/* libgit2 1.5 refuses some indexes that newer git writes, with a message
+ * that names an extension or a checksum: says which kind it is and the git
+ * command that rewrites the index in a form it reads. Returns RC, the
+ * failure agti_git_error recorded, its message extended. */
+static int index_refused(const char *ipath, int rc)
+{
+    char msg[700];
+    snprintf(msg, sizeof msg, "%s", agt_error_message());
+    const char *hint = NULL;
+    agti_index_file f;
+    int read = agti_index_file_read(ipath, (size_t)1 << 30, &f);
+    if (read == AGT_OK) {
+        /* index.skipHash (git 2.40+, and feature.manyFiles): the trailing
+         * checksum left as zeros, which libgit2 1.5 checks */
+        agti_index_file_free(&f);
+        unsigned char tail[20], zero[20] = {0};
+        int fd = open(ipath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= 32 &&
+            pread(fd, tail, sizeof tail, st.st_size - (off_t)sizeof tail) == (ssize_t)sizeof tail &&
+            memcmp(tail, zero, sizeof tail) == 0)
+            hint = "the index has no checksum (index.skipHash, which feature.manyFiles sets in git "
+                   "2.40 and later), and the libgit2 this library uses reads only indexes with "
+                   "one: 'git config index.skipHash false && git update-index "
+                   "--force-write-index' rewrites it with one";
+        if (fd >= 0)
+            close(fd);
+    } else if (read == AGT_EUNSUPPORTED && strstr(agt_error_message(), "a split index")) {
+        hint = "the index is split (core.splitIndex or update-index --split-index), which the "
+               "libgit2 this library uses cannot read: 'git update-index --no-split-index' makes "
+               "it one file again ('git config core.splitIndex false' keeps it so)";
+    } else if (read == AGT_EUNSUPPORTED && strstr(agt_error_message(), "a sparse ")) {
+        hint = "the index is sparse (sparse-checkout --sparse-index), which the libgit2 this "
+               "library uses cannot read: 'git sparse-checkout init --no-sparse-index' rewrites "
+               "it in full and keeps the sparse checkout";
+    }
+    if (hint == NULL)
+        return agti_error(rc, "%s", msg);
+    return agti_error(rc, "%s; %s", msg, hint);
+}
+
 /* Workspace mode: HEAD -> index, and index -> working tree; the latter is
  * merged in unless it is empty (a clean tree reviews the index). When the
  * index holds HEAD's tree, the second alone is the change set: merged
@@ -261,8 +321,10 @@ static int diff_workspace(agt_changes *c, git_diff **out)
     struct agti_file_stamp after;
     bool stamped = agti_file_stamp_of(ipath, &c->index_stamp);
     if (git_repository_index(&c->index, c->repo) < 0) {
+        rc = index_refused(ipath,
+                           agti_git_error(AGT_EGIT, "cannot read the index of '%s'", c->workdir));
         free(ipath);
-        return agti_git_error(AGT_EGIT, "cannot read the index of '%s'", c->workdir);
+        return rc;
     }
     c->index_stamped = stamped && agti_file_stamp_of(ipath, &after) &&
                        agti_file_stamp_equal(&c->index_stamp, &after);

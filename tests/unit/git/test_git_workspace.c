@@ -365,6 +365,71 @@ static void test_limits(void)
     free(b);
 }
 
+/* Indexes that newer git writes and libgit2 1.5 cannot read: the open
+ * fails, its message names the kind and the git command that rewrites the
+ * index, and after that command the change set opens and is git's. */
+static void refused_then_fixed(const char *label, const char *kind, const char *fix)
+{
+    agt_changes *c = NULL;
+    int rc = agt_changes_open(&c, dir, AGT_CHANGES_WORKSPACE, NULL, NULL);
+    T_EQ_INT(rc, AGT_EGIT, "%s: refused", label);
+    if (rc == AGT_OK) {
+        agt_changes_free(c);
+        return;
+    }
+    const char *m = agt_error_message();
+    T_CHECK(strstr(m, "cannot read the index of") != NULL && strstr(m, kind) != NULL &&
+                strstr(m, fix) != NULL,
+            "%s: the message names the kind and the fix (%s)", label, m);
+    T_EQ_INT(gf_sh(dir, "%s", fix), 0, "%s: the fix runs", label);
+}
+
+static void test_unreadable_indexes(void)
+{
+    new_repo("splitidx");
+    gf_puts(dir, "a.txt", "one\n");
+    gf_puts(dir, "b.txt", "bee\n");
+    gf_sh(dir, GIT "add -A && " GIT "commit -q -m one && " GIT "update-index --split-index && "
+                   "echo more >> b.txt && " GIT "add b.txt");
+    refused_then_fixed("split index", "the index is split", "git update-index --no-split-index");
+    check_workspace("split index, made whole", "index", "diff -M --cached", "", false);
+
+    new_repo("sparseidx");
+    gf_puts(dir, "a.txt", "one\n");
+    gf_puts(dir, "dir/c.txt", "sea\n");
+    gf_puts(dir, "out/d.txt", "dee\n");
+    gf_sh(dir,
+          GIT "add -A && " GIT "commit -q -m one && " GIT
+              "sparse-checkout init --cone --sparse-index && " GIT "sparse-checkout set dir && "
+              "echo more >> dir/c.txt");
+    refused_then_fixed("sparse index", "the index is sparse",
+                       "git sparse-checkout init --no-sparse-index");
+    check_workspace("sparse index, made full", "worktree", "diff -M", "HEAD", true);
+
+    /* git never compares a skip-worktree entry with the working tree:
+     * gone, or a FIFO in its place, it is not deleted (libgit2 said so) */
+    new_repo("skipwt");
+    gf_puts(dir, "a.txt", "one\n");
+    gf_puts(dir, "b.txt", "bee\n");
+    gf_puts(dir, "c.txt", "sea\n");
+    gf_sh(dir, GIT "add -A && " GIT "commit -q -m one && " GIT
+                   "update-index --skip-worktree b.txt c.txt && rm b.txt c.txt && mkfifo c.txt && "
+                   "echo two >> a.txt");
+    check_workspace("skip-worktree, gone or a FIFO", "worktree", "diff -M", "HEAD", true);
+
+    /* index.skipHash: git 2.40 and later leave the checksum as zeros;
+     * this git may be older, so the zeros are written by hand */
+    new_repo("skiphash");
+    gf_puts(dir, "a.txt", "one\n");
+    gf_sh(dir, GIT "add -A && " GIT "commit -q -m one && echo two > a.txt && " GIT "add a.txt && "
+                   "s=$(stat -c %%s .git/index) && "
+                   "dd if=/dev/zero of=.git/index bs=1 count=20 seek=$((s - 20)) conv=notrunc "
+                   "status=none");
+    refused_then_fixed("skipHash", "the index has no checksum",
+                       "git config index.skipHash false && git update-index --force-write-index");
+    check_workspace("skipHash, rewritten", "index", "diff -M --cached", "", false);
+}
+
 int main(void)
 {
     if (gf_setup() != 0) {
@@ -377,6 +442,7 @@ int main(void)
     test_errors();
     test_similarity();
     test_limits();
+    test_unreadable_indexes();
     gf_teardown();
     return t_done();
 }
