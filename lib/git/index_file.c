@@ -127,6 +127,7 @@ int agti_index_file_parse(const unsigned char *data, size_t len, agti_index_file
     }
     size_t prev_off = 0, prev_len = 0;
     bool empty_path = false;
+    agti_index_kind refused = AGTI_INDEX_OTHER;
     int rc = AGT_OK;
     for (uint32_t i = 0; i < n && rc == AGT_OK; i++) {
         const unsigned char *start = p;
@@ -211,6 +212,7 @@ int agti_index_file_parse(const unsigned char *data, size_t len, agti_index_file
         if (plen == 0)
             empty_path = true;
         if ((e->mode & 0170000) == 0040000) {
+            refused = AGTI_INDEX_SPARSE;
             rc = unsupported("a sparse directory entry");
             break;
         }
@@ -236,9 +238,11 @@ int agti_index_file_parse(const unsigned char *data, size_t len, agti_index_file
         if (memcmp(p, "TREE", 4) == 0) {
             tree_root(&f, p + 8, size);
         } else if (memcmp(p, "link", 4) == 0) {
+            refused = AGTI_INDEX_SPLIT;
             rc = unsupported("a split index");
             break;
         } else if (memcmp(p, "sdir", 4) == 0) {
+            refused = AGTI_INDEX_SPARSE;
             rc = unsupported("a sparse index");
             break;
         } else if (p[0] < 'A' || p[0] > 'Z') {
@@ -252,6 +256,7 @@ int agti_index_file_parse(const unsigned char *data, size_t len, agti_index_file
     if (rc != AGT_OK) {
         free(f.e);
         free(f.arena);
+        out->refused = refused;
         return rc;
     }
     f.n = n;

@@ -21,6 +21,13 @@ typedef struct agti_index_entry {
     bool assume_valid, skip_worktree, intent_to_add;
 } agti_index_entry;
 
+/* What an index the reader refuses with AGT_EUNSUPPORTED is. */
+typedef enum agti_index_kind {
+    AGTI_INDEX_OTHER = 0, /* another version, an entry flag or extension it does not know */
+    AGTI_INDEX_SPLIT,     /* split index (extension link) */
+    AGTI_INDEX_SPARSE     /* sparse index (folder entries, extension sdir) */
+} agti_index_kind;
+
 typedef struct agti_index_file {
     agti_index_entry *e;
     size_t n;
@@ -31,6 +38,8 @@ typedef struct agti_index_file {
     int64_t tree_root_entries;
     unsigned char tree_root_id[20];
     char *arena; /* the paths */
+    /* set with AGT_EUNSUPPORTED, when the rest of the struct is empty */
+    agti_index_kind refused;
 } agti_index_file;
 
 /* Reads the index file at path (at most max_bytes long). Returns AGT_OK;

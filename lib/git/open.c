@@ -265,7 +265,7 @@ static bool index_is_head(const agt_changes *c, const char *ipath)
  * failure agti_git_error recorded, its message extended. */
 static int index_refused(const char *ipath, int rc)
 {
-    char msg[700];
+    char msg[1024]; /* the whole of a last-error message (error.c's size) */
     snprintf(msg, sizeof msg, "%s", agt_error_message());
     const char *hint = NULL;
     agti_index_file f;
@@ -286,11 +286,11 @@ static int index_refused(const char *ipath, int rc)
                    "--force-write-index' rewrites it with one";
         if (fd >= 0)
             close(fd);
-    } else if (read == AGT_EUNSUPPORTED && strstr(agt_error_message(), "a split index")) {
+    } else if (read == AGT_EUNSUPPORTED && f.refused == AGTI_INDEX_SPLIT) {
         hint = "the index is split (core.splitIndex or update-index --split-index), which the "
                "libgit2 this library uses cannot read: 'git update-index --no-split-index' makes "
                "it one file again ('git config core.splitIndex false' keeps it so)";
-    } else if (read == AGT_EUNSUPPORTED && strstr(agt_error_message(), "a sparse ")) {
+    } else if (read == AGT_EUNSUPPORTED && f.refused == AGTI_INDEX_SPARSE) {
         hint = "the index is sparse (sparse-checkout --sparse-index), which the libgit2 this "
                "library uses cannot read: 'git sparse-checkout init --no-sparse-index' rewrites "
                "it in full and keeps the sparse checkout";

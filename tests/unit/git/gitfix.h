@@ -136,6 +136,17 @@ static GF_UNUSED void gf_puts(const char *dir, const char *rel, const char *text
     gf_write(dir, rel, text, strlen(text));
 }
 
+/* A commit of a.txt and b.txt in the repository at dir, then a split
+ * index (update-index --split-index) and b.txt changed and staged, so the
+ * split index has an entry that replaces one of the shared index. */
+static GF_UNUSED void gf_split_index(const char *dir)
+{
+    gf_puts(dir, "a.txt", "one\n");
+    gf_puts(dir, "b.txt", "bee\n");
+    gf_sh(dir, GIT "add -A && " GIT "commit -q -m one && " GIT "update-index --split-index && "
+                   "echo more >> b.txt && " GIT "add b.txt");
+}
+
 /* n numbered lines "prefix k\n", k = 1..n */
 static GF_UNUSED char *gf_lines(const char *prefix, int n)
 {

@@ -286,12 +286,10 @@ static void test_damage(void)
 static void test_split_and_sparse(void)
 {
     new_repo("split");
-    gf_puts(dir, "a.txt", "a\n");
-    gf_puts(dir, "b.txt", "b\n");
-    gf_sh(dir, GIT "add -A && " GIT "commit -q -m one && " GIT "update-index --split-index && "
-                   "echo more >> b.txt && " GIT "add b.txt");
+    gf_split_index(dir);
     agti_index_file f;
     T_EQ_INT(read_index(&f), AGT_EUNSUPPORTED, "split index with a replaced entry: unsupported");
+    T_EQ_INT(f.refused, AGTI_INDEX_SPLIT, "split index: the kind told");
     T_CHECK(strstr(agt_error_message(), "a split index") != NULL, "split index: named (%s)",
             agt_error_message());
 
@@ -302,6 +300,7 @@ static void test_split_and_sparse(void)
     gf_sh(dir, GIT "add -A && " GIT "commit -q -m one && " GIT
                    "sparse-checkout init --cone --sparse-index && " GIT "sparse-checkout set dir");
     T_EQ_INT(read_index(&f), AGT_EUNSUPPORTED, "sparse index: unsupported");
+    T_EQ_INT(f.refused, AGTI_INDEX_SPARSE, "sparse index: the kind told");
     T_CHECK(strstr(agt_error_message(), "a sparse") != NULL, "sparse index: named (%s)",
             agt_error_message());
 

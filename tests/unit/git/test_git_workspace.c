@@ -387,10 +387,7 @@ static void refused_then_fixed(const char *label, const char *kind, const char *
 static void test_unreadable_indexes(void)
 {
     new_repo("splitidx");
-    gf_puts(dir, "a.txt", "one\n");
-    gf_puts(dir, "b.txt", "bee\n");
-    gf_sh(dir, GIT "add -A && " GIT "commit -q -m one && " GIT "update-index --split-index && "
-                   "echo more >> b.txt && " GIT "add b.txt");
+    gf_split_index(dir);
     refused_then_fixed("split index", "the index is split", "git update-index --no-split-index");
     check_workspace("split index, made whole", "index", "diff -M --cached", "", false);
 
